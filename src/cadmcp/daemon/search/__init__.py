@@ -1,0 +1,26 @@
+"""The daemon's search over the merged host catalogs (`search_dynamic`).
+
+Public API: `SearchIndex` (per-host `replace_host` / `remove_host`, `search`), `CapabilityDoc`,
+`SearchResult`, `capability_docs` (MCP list results → docs), `build_index_from_catalog`
+(evaluation `catalog.json` → index) and `KEYWORDS_META_KEY` (the `_meta` key toolset authors
+use to add search words). See docs/search.md.
+"""
+
+from cadmcp.daemon.search.catalog import (
+    KEYWORDS_META_KEY,
+    build_index_from_catalog,
+    capability_docs,
+    default_key,
+)
+from cadmcp.daemon.search.index import KINDS, CapabilityDoc, SearchIndex, SearchResult
+
+__all__ = [
+    "KEYWORDS_META_KEY",
+    "KINDS",
+    "CapabilityDoc",
+    "SearchIndex",
+    "SearchResult",
+    "build_index_from_catalog",
+    "capability_docs",
+    "default_key",
+]

@@ -1,0 +1,70 @@
+"""Text analysis for search: Unicode normalisation, identifier splitting, stop words, stemming.
+
+One `Analyzer` turns any text (a tool name, a description, a user's query) into the list of
+terms the index stores and the query looks up, so both sides always agree.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+import Stemmer
+
+# Runs of letters (any script) or runs of digits; everything else separates words, which
+# splits names on `_`, `-`, `.`, `/`, `:`, spaces and punctuation, and letters from digits.
+_RUN = re.compile(r"[^\W\d_]+|\d+")
+# camelCase / PascalCase / acronym boundaries inside a run of ASCII letters:
+# "getHTTPResponse" -> get, HTTP, Response; "IfcWall" -> Ifc, Wall.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[^\W\d_]+")
+
+
+def fold(text: str) -> str:
+    """Unicode-normalise: compatibility forms (NFKC), accents dropped, case kept."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFKC", text)
+
+
+def _fold_fast(text: str) -> str:
+    return text if text.isascii() else fold(text)
+
+
+def split_words(text: str) -> list[str]:
+    """Split text and identifiers into lowercase words (camelCase, snake, kebab, dotted, digits)."""
+    words: list[str] = []
+    for run in _RUN.findall(_fold_fast(text)):
+        if run.isdigit() or run.islower() or run.isupper() or run[1:].islower():
+            words.append(run.casefold())
+        else:
+            words.extend(part.casefold() for part in _CAMEL.findall(run))
+    return words
+
+
+class Analyzer:
+    """Words → search terms: stop words dropped, the rest stemmed (Snowball English)."""
+
+    def __init__(self, stop_words: Iterable[str] = ()) -> None:
+        self._stemmer = Stemmer.Stemmer("english")
+        self.stop_words = frozenset(w.casefold() for w in stop_words)
+        self._stems: dict[str, str] = {}
+
+    def stem(self, word: str) -> str:
+        """The stem of one lowercase word (cached)."""
+        stem = self._stems.get(word)
+        if stem is None:
+            stem = self._stemmer.stemWord(word)
+            if len(self._stems) < 200_000:
+                self._stems[word] = stem
+        return stem
+
+    def terms(self, text: str) -> list[str]:
+        """Stemmed terms of `text` in order, stop words removed."""
+        stop = self.stop_words
+        return [self.stem(w) for w in split_words(text) if w not in stop]
+
+    def terms_of_words(self, words: Iterable[str]) -> list[str]:
+        """Stemmed terms of already split words, stop words removed."""
+        stop = self.stop_words
+        return [self.stem(w) for w in words if w not in stop]

@@ -1,0 +1,139 @@
+"""`cadmcp eval search`: search quality and latency of the real index on an evaluation set.
+
+    python -m cadmcp.daemon.search.evaluate --catalog DIR/catalog.json \
+        --queries DIR/queries.jsonl [--k 5] [--misses]
+
+Builds the index from the catalog (no hosts running), runs every query through
+`SearchIndex.search` (the code path of `search_dynamic`) and prints one JSON object:
+`n`, `hit@1`, `hit@K`, `mrr@K`, `p50_ms`, `p95_ms` (and `misses` with `--misses`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cadmcp.daemon.search.catalog import build_index_from_catalog
+from cadmcp.daemon.search.index import SearchIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One evaluation query and the capabilities that count as a hit, as (hostApp, target)."""
+
+    text: str
+    expected: frozenset[tuple[str, str]]
+
+
+class EvalInputError(ValueError):
+    """The catalog or query file cannot be used; the message says what to fix."""
+
+
+def load_queries(path: Path) -> list[Query]:
+    """Queries from a `queries.jsonl` file (one JSON object a line; blank lines skipped)."""
+    out: list[Query] = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            expected = frozenset((str(e["hostApp"]), str(e["target"])) for e in row["expected"])
+            out.append(Query(str(row["query"]), expected))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EvalInputError(
+                f'{path}:{lineno}: expected {{"query": ..., "expected": [{{"hostApp": ..., "target": ...}}]}}'
+                f" ({exc})"
+            ) from exc
+    if not out:
+        raise EvalInputError(f"{path}: no queries found")
+    return out
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+
+
+def evaluate(
+    index: SearchIndex, queries: Sequence[Query], k: int = 5, misses: bool = False
+) -> dict[str, Any]:
+    """Run every query through `index.search` and score the first `k` results."""
+    hit1 = hitk = 0
+    rr = 0.0
+    times: list[float] = []
+    missed: list[dict[str, Any]] = []
+    for q in queries:
+        t0 = time.perf_counter()
+        result = index.search(q.text, limit=k)
+        times.append((time.perf_counter() - t0) * 1000.0)
+        got = [(d.host_app, d.target) for d in result.hits]
+        rank = next((i for i, g in enumerate(got) if g in q.expected), None)
+        if rank is not None:
+            hitk += 1
+            rr += 1.0 / (rank + 1)
+            hit1 += rank == 0
+        if misses and rank != 0:
+            missed.append(
+                {
+                    "query": q.text,
+                    "expected": [f"{a}:{t}" for a, t in sorted(q.expected)],
+                    "rank": None if rank is None else rank + 1,
+                    "first": [f"{a}:{t}" for a, t in got[:3]],
+                }
+            )
+    n = len(queries)
+    report: dict[str, Any] = {
+        "n": n,
+        "hit@1": round(hit1 / n, 4),
+        f"hit@{k}": round(hitk / n, 4),
+        f"mrr@{k}": round(rr / n, 4),
+        "p50_ms": round(_percentile(times, 50), 4),
+        "p95_ms": round(_percentile(times, 95), 4),
+        "capabilities": len(index),
+    }
+    if misses:
+        report["misses"] = missed
+    return report
+
+
+def load_catalog(path: Path) -> Mapping[str, Any]:
+    """A `catalog.json` file as a dict."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise EvalInputError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `cadmcp eval search`; returns the process exit code."""
+    parser = argparse.ArgumentParser(prog="cadmcp eval search", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--catalog", type=Path, required=True, help="catalog.json of the evaluation set")
+    parser.add_argument("--queries", type=Path, required=True, help="queries.jsonl of the evaluation set")
+    parser.add_argument("--k", type=int, default=5, help="results per query that count (default 5)")
+    parser.add_argument("--misses", action="store_true", help="also list the queries not answered first")
+    args = parser.parse_args(argv)
+    if args.k < 1:
+        parser.error("--k must be 1 or more")
+    try:
+        for p in (args.catalog, args.queries):
+            if not p.is_file():
+                raise EvalInputError(f"{p}: no such file; pass the set's catalog.json and queries.jsonl")
+        index = build_index_from_catalog(load_catalog(args.catalog))
+        queries = load_queries(args.queries)
+    except (EvalInputError, ValueError) as exc:
+        print(f"cadmcp eval search: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(evaluate(index, queries, k=args.k, misses=args.misses), ensure_ascii=False, indent=None))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

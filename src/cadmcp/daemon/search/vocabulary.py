@@ -1,0 +1,96 @@
+"""The CAD/BIM search vocabulary: synonym groups, app aliases and stop words, shipped as data.
+
+`vocabulary.json` beside this module holds the data; toolset authors add words for their own
+tools through the tool's `_meta["io.cadmcp/keywords"]` (see `catalog.py`), not here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from cadmcp.daemon.search.analyzer import Analyzer, split_words
+
+#: Weight of a term that came in through a synonym, relative to a word the user typed.
+SYNONYM_WEIGHT = 0.4
+
+
+@dataclass(frozen=True, slots=True)
+class _Member:
+    stems: tuple[str, ...]  # every word stemmed, stop words kept, for matching in the query
+    terms: tuple[str, ...]  # index terms it expands to (stop words dropped)
+
+
+class Vocabulary:
+    """Synonym expansion and app-name detection for queries."""
+
+    def __init__(self, data: Mapping[str, Any], analyzer: Analyzer | None = None) -> None:
+        self.analyzer = analyzer or Analyzer(data.get("stopWords", ()))
+        self._groups: list[tuple[_Member, ...]] = []
+        self._by_first: dict[str, list[tuple[_Member, int]]] = {}
+        for group in data.get("synonyms", ()):
+            members = tuple(self._member(text) for text in group if split_words(text))
+            gid = len(self._groups)
+            self._groups.append(members)
+            for m in members:
+                self._by_first.setdefault(m.stems[0], []).append((m, gid))
+        self._apps: dict[tuple[str, ...], str] = {}
+        for app, aliases in data.get("apps", {}).items():
+            for alias in (app, *aliases):
+                words = tuple(split_words(alias))
+                if words:
+                    self._apps[words] = app.casefold()
+
+    def _member(self, text: str) -> _Member:
+        words = split_words(text)
+        return _Member(
+            stems=tuple(self.analyzer.stem(w) for w in words),
+            terms=tuple(self.analyzer.terms_of_words(words)),
+        )
+
+    def expand(self, words: Sequence[str]) -> dict[str, float]:
+        """Synonym terms for a query's words (lowercase, split), each with its weight."""
+        stems = [self.analyzer.stem(w) for w in words]
+        hit: set[int] = set()
+        for i, s in enumerate(stems):
+            for member, gid in self._by_first.get(s, ()):
+                n = len(member.stems)
+                if tuple(stems[i : i + n]) == member.stems:
+                    hit.add(gid)
+        out: dict[str, float] = {}
+        for gid in sorted(hit):
+            for member in self._groups[gid]:
+                for term in member.terms:
+                    out[term] = SYNONYM_WEIGHT
+        return out
+
+    @property
+    def app_aliases(self) -> dict[tuple[str, ...], str]:
+        """Word sequences that name an app → the app's casefolded name."""
+        return dict(self._apps)
+
+    @staticmethod
+    def app_mentions(words: Sequence[str], aliases: Mapping[tuple[str, ...], str]) -> set[str]:
+        """Casefolded app names that the query's words name, by any alias in `aliases`."""
+        longest = max((len(k) for k in aliases), default=0)
+        found: set[str] = set()
+        for i in range(len(words)):
+            for n in range(1, longest + 1):
+                app = aliases.get(tuple(words[i : i + n]))
+                if app is not None:
+                    found.add(app)
+        return found
+
+
+def load_vocabulary_data() -> dict[str, Any]:
+    """The shipped vocabulary data (`vocabulary.json`)."""
+    text = resources.files(__package__).joinpath("vocabulary.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def default_vocabulary() -> Vocabulary:
+    """A fresh vocabulary from the shipped data."""
+    return Vocabulary(load_vocabulary_data())
