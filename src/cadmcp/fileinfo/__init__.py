@@ -1,1 +1,65 @@
+"""Metadata of CAD/BIM files read straight from disk, with no CAD application running.
 
+``read_file_info(path, detail)`` answers a JSON-ready dict for Revit (.rvt/.rfa/.rte/.rft),
+DWG, DXF and IFC files, or raises :class:`FileInfoError` with a code and a message that
+says what to do next. Each format's library is imported only when a file of that format
+is read, so importing this package is cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from cadmcp.fileinfo.errors import FileInfoError, corrupt
+from cadmcp.fileinfo.paths import SUPPORTED_EXTENSIONS, base_info, check_detail, check_path
+
+__all__ = ["SUPPORTED_EXTENSIONS", "FileInfoError", "read_file_info"]
+
+
+def read_file_info(
+    path: str | os.PathLike[str] | None, detail: Literal["summary", "full"] = "summary"
+) -> dict[str, Any]:
+    """Read a CAD/BIM file's metadata.
+
+    ``summary`` stays small (about 2 KB: long lists are cut with a count of the rest);
+    ``full`` lists everything the reader found. Every answer has ``path``, ``format``,
+    ``fileSizeBytes`` and ``modified``.
+    """
+    level = check_detail(detail)
+    resolved, fmt = check_path(path)
+    info = base_info(resolved, fmt)
+    try:
+        if fmt == "dxf":
+            from cadmcp.fileinfo import dxf
+
+            info.update(dxf.read(resolved, level))
+        elif fmt == "dwg":
+            from cadmcp.fileinfo import dwg
+
+            info.update(dwg.read(resolved, level))
+        elif fmt == "ifc":
+            from cadmcp.fileinfo import ifc
+
+            info.update(ifc.read(resolved, level))
+        else:
+            from cadmcp.fileinfo import revit
+
+            info.update(revit.read(resolved, level))
+    except FileInfoError:
+        raise
+    except PermissionError as exc:
+        raise FileInfoError(
+            "unreadable",
+            f"{resolved} cannot be read (permission denied: {exc.strerror}); check its permissions.",
+        ) from None
+    except OSError as exc:
+        raise FileInfoError(
+            "unreadable", f"{resolved} could not be read: {exc.strerror or exc}. Check the disk or share."
+        ) from None
+    except Exception as exc:  # a library choked on the bytes: report it, never a traceback
+        raise corrupt(resolved.name, _WHAT[fmt], exc) from None
+    return info
+
+
+_WHAT = {"dxf": "a DXF drawing", "dwg": "a DWG drawing", "ifc": "an IFC model", "revit": "a Revit file"}

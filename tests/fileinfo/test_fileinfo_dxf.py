@@ -1,0 +1,197 @@
+"""DXF metadata read by streaming tags from drawings ezdxf writes in the test."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import ezdxf
+import ezdxf.bbox
+import pytest
+from ezdxf.tools import juliandate
+
+from cadmcp.fileinfo import FileInfoError, read_file_info
+
+CREATED = datetime(2021, 3, 14, 15, 9, 26)
+
+
+def make_drawing(dxfversion: str = "R2018", layers: int = 3, blocks: int = 2) -> ezdxf.document.Drawing:
+    doc = ezdxf.new(dxfversion)
+    doc.header["$INSUNITS"] = 4
+    doc.header["$TDCREATE"] = juliandate(CREATED)
+    for i in range(layers):
+        doc.layers.add(f"Layer-{i:03d}", color=i % 7 + 1)
+    for i in range(blocks):
+        block = doc.blocks.new(f"Block-{i:03d}")
+        block.add_line((0, 0), (1, 0))
+        block.add_circle((0, 0), 0.5)
+    msp = doc.modelspace()
+    for i in range(7):
+        msp.add_line((i, 0), (i, 5), dxfattribs={"layer": "Layer-000"})
+    msp.add_circle((2, 2), 3, dxfattribs={"layer": "Layer-001"})
+    msp.add_text("hello", dxfattribs={"layer": "Layer-002"})
+    msp.add_blockref("Block-000", (10, 10))
+    msp.add_polyline3d([(0, 0, 0), (1, 1, 1), (2, 0, 3)])  # VERTEX/SEQEND are not counted
+    return doc
+
+
+def expected_counts(doc: ezdxf.document.Drawing) -> Counter[str]:
+    return Counter(e.dxftype() for e in doc.modelspace())
+
+
+@pytest.mark.parametrize(
+    ("dxfversion", "code", "release"),
+    [("R12", "AC1009", "R12"), ("R2000", "AC1015", "R2000"), ("R2010", "AC1024", "R2010"),
+     ("R2018", "AC1032", "R2018")],
+)  # fmt: skip
+def test_summary_reports_version_dates_units_layers_blocks_and_counts(
+    tmp_path: Path, dxfversion: str, code: str, release: str
+) -> None:
+    doc = make_drawing(dxfversion)
+    path = tmp_path / f"plan-{dxfversion}.dxf"
+    doc.saveas(path)
+
+    info = read_file_info(path)
+
+    assert info["format"] == "dxf"
+    assert info["path"] == str(path.resolve())
+    assert info["fileSizeBytes"] == path.stat().st_size
+    assert datetime.fromisoformat(info["modified"]).tzinfo is not None
+    assert info["acadVersion"] == code
+    assert info["release"] == release
+    assert info["dxfEncoding"] == "ascii"
+    assert info["created"] == CREATED.isoformat()
+    assert info["units"] == (None if dxfversion == "R12" else "Millimeters")  # R12 has no $INSUNITS
+    assert {"Layer-000", "Layer-001", "Layer-002"} <= set(info["layers"]["items"])
+    assert info["blocks"]["items"] == ["Block-000", "Block-001"]
+    assert info["entities"]["total"] == sum(expected_counts(doc).values())
+    assert info["entities"]["byType"] == dict(expected_counts(doc))
+    json.dumps(info)
+
+
+def test_products_name_every_autocad_release_of_the_format(tmp_path: Path) -> None:
+    path = tmp_path / "p.dxf"
+    make_drawing("R2018").saveas(path)
+    assert read_file_info(path)["products"] == "AutoCAD 2018/2019/2020/2021/2022/2023/2024/2025"
+
+
+def test_extents_are_null_until_computed_and_real_after(tmp_path: Path) -> None:
+    doc = make_drawing()
+    doc.saveas(tmp_path / "raw.dxf")
+    box = ezdxf.bbox.extents(doc.modelspace())
+    msp = doc.modelspace()  # ezdxf copies the layout's extents into the header on save
+    msp.dxf.extmin, msp.dxf.extmax = box.extmin, box.extmax
+    doc.saveas(tmp_path / "computed.dxf")
+
+    assert read_file_info(tmp_path / "raw.dxf")["extents"] is None
+    extents = read_file_info(tmp_path / "computed.dxf")["extents"]
+    assert extents["min"] == pytest.approx(list(box.extmin))
+    assert extents["max"] == pytest.approx(list(box.extmax))
+    assert extents["min"][:2] == pytest.approx([-1.0, -1.0])
+
+
+def test_binary_dxf_reads_like_ascii(tmp_path: Path) -> None:
+    doc = make_drawing("R2013")
+    doc.saveas(tmp_path / "text.dxf")
+    doc.saveas(tmp_path / "binary.dxf", fmt="bin")
+
+    text, binary = read_file_info(tmp_path / "text.dxf"), read_file_info(tmp_path / "binary.dxf")
+
+    assert binary["dxfEncoding"] == "binary"
+    for key in ("acadVersion", "created", "units", "layers", "blocks", "entities"):
+        assert binary[key] == text[key], key
+
+
+def test_summary_stays_small_and_caps_long_lists(tmp_path: Path) -> None:
+    path = tmp_path / "big.dxf"
+    make_drawing(layers=150, blocks=60).saveas(path)
+
+    info = read_file_info(path)
+
+    assert len(json.dumps(info)) < 2048
+    assert len(info["layers"]["items"]) == 20
+    assert info["layers"]["count"] == 152  # plus "0" and "Defpoints"
+    assert info["layers"]["more"] == 132
+    assert info["blocks"]["count"] == 60
+    assert len(info["blocks"]["items"]) == 20
+
+
+def test_full_lists_every_layer_block_and_layer_usage(tmp_path: Path) -> None:
+    path = tmp_path / "big.dxf"
+    doc = make_drawing(layers=150, blocks=60)
+    doc.layers.get("Layer-005").freeze()
+    doc.saveas(path)
+
+    info = read_file_info(path, "full")
+
+    layers = {layer["name"]: layer for layer in info["layers"]}
+    assert len(layers) == 152
+    assert layers["Layer-005"]["frozen"] is True
+    assert layers["Layer-004"]["color"] == 5
+    blocks = {b["name"]: b for b in info["blocks"]}
+    assert blocks["Block-059"]["entities"] == 2
+    assert info["entities"]["byLayer"]["Layer-000"] == 7
+    assert info["headerVariables"]["$INSUNITS"] == 4
+    assert "ENTITIES" in info["sections"]
+
+
+def test_paper_space_entities_are_counted_apart(tmp_path: Path) -> None:
+    doc = make_drawing()
+    doc.layout("Layout1").add_circle((0, 0), 5)
+    doc.saveas(tmp_path / "p.dxf")
+
+    entities = read_file_info(tmp_path / "p.dxf")["entities"]
+
+    assert entities["paperSpace"] == 1
+    assert entities["modelSpace"] == sum(expected_counts(doc).values())
+
+
+def test_xrefs_are_reported_as_external_references(tmp_path: Path) -> None:
+    doc = make_drawing()
+    doc.add_xref_def("site/survey.dwg", "SURVEY")
+    doc.saveas(tmp_path / "x.dxf")
+
+    info = read_file_info(tmp_path / "x.dxf")
+
+    assert info["externalReferences"]["items"] == [{"block": "SURVEY", "path": "site/survey.dwg"}]
+
+
+@pytest.mark.parametrize("dxfversion", ["R2000", "R2018"])
+def test_non_ascii_names_decode_with_the_drawings_encoding(tmp_path: Path, dxfversion: str) -> None:
+    doc = make_drawing(dxfversion)
+    doc.layers.add("Wände")
+    doc.saveas(tmp_path / "u.dxf")
+
+    assert "Wände" in read_file_info(tmp_path / "u.dxf")["layers"]["items"]
+
+
+def test_truncated_drawing_is_a_corrupt_file(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.dxf"
+    make_drawing().saveas(whole)
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.dxf"
+    cut.write_bytes(data[: len(data) // 2])
+
+    with pytest.raises(FileInfoError) as caught:
+        read_file_info(cut)
+
+    assert caught.value.code == "corrupt_file"
+    assert "truncated" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"this is not a drawing\nat all\n", b"AutoCAD Binary DXF\r\n\x1a\x00\x00\x00"],
+    ids=["empty", "text", "binary-stub"],
+)
+def test_non_dxf_content_is_a_corrupt_file(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "bad.dxf"
+    path.write_bytes(content)
+
+    with pytest.raises(FileInfoError) as caught:
+        read_file_info(path, "full")
+
+    assert caught.value.code == "corrupt_file"
+    assert "\n" not in caught.value.message

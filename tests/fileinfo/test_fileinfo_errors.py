@@ -1,0 +1,104 @@
+"""Every way a caller can get it wrong answers a FileInfoError with a code and a next step."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cadmcp.fileinfo import SUPPORTED_EXTENSIONS, FileInfoError, read_file_info
+
+
+def error_of(*args: object) -> FileInfoError:
+    with pytest.raises(FileInfoError) as caught:
+        read_file_info(*args)  # type: ignore[arg-type]
+    error = caught.value
+    assert error.message and "\n" not in error.message
+    assert str(error) == error.message
+    json.dumps(error.to_dict())
+    return error
+
+
+@pytest.mark.parametrize("path", [None, "", "   "])
+def test_missing_path_asks_for_one(path: str | None) -> None:
+    error = error_of(path)
+    assert error.code == "missing_path"
+    assert "filePath is required" in error.message
+
+
+def test_a_path_that_is_not_a_string_is_a_missing_path() -> None:
+    assert error_of(42).code == "missing_path"
+
+
+def test_not_found_names_the_path(tmp_path: Path) -> None:
+    error = error_of(tmp_path / "nowhere" / "plan.dxf")
+    assert error.code == "not_found"
+    assert "plan.dxf" in error.message
+
+
+def test_unsupported_extension_lists_the_supported_ones(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("hello")
+    error = error_of(path)
+    assert error.code == "unsupported_extension"
+    for extension in SUPPORTED_EXTENSIONS:
+        assert extension in error.message
+
+
+def test_supported_extensions_cover_the_four_formats() -> None:
+    assert set(SUPPORTED_EXTENSIONS) == {".rvt", ".rfa", ".rte", ".rft", ".dwg", ".dxf", ".ifc"}
+
+
+def test_extension_match_ignores_case(tmp_path: Path) -> None:
+    path = tmp_path / "PLAN.DWG"
+    path.write_bytes(b"AC1032" + bytes(64))
+    assert read_file_info(path)["format"] == "dwg"
+
+
+def test_directory_is_not_a_file(tmp_path: Path) -> None:
+    folder = tmp_path / "model.ifc"
+    folder.mkdir()
+    error = error_of(folder)
+    assert error.code == "not_a_file"
+    assert "directory" in error.message
+
+
+def test_fifo_is_not_a_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.dxf"
+    os.mkfifo(fifo)
+    assert error_of(fifo).code == "not_a_file"
+
+
+@pytest.mark.parametrize("detail", ["everything", "", None, 1])
+def test_invalid_detail_names_the_accepted_values(tmp_path: Path, detail: object) -> None:
+    path = tmp_path / "a.dxf"
+    path.write_text("0\nEOF\n")
+    error = error_of(path, detail)
+    assert error.code == "invalid_detail"
+    assert '"summary"' in error.message and '"full"' in error.message
+
+
+def test_a_path_the_system_cannot_inspect_is_unreadable(tmp_path: Path) -> None:
+    error = error_of(tmp_path / ("x" * 300 + ".dxf"))  # longer than any file name may be
+    assert error.code == "unreadable"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_a_file_without_read_permission_is_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "secret.dxf"
+    path.write_text("0\nEOF\n")
+    path.chmod(0)
+    assert error_of(path).code == "unreadable"
+
+
+def test_importing_the_package_loads_no_format_library() -> None:
+    code = (
+        "import sys, cadmcp.fileinfo as f; "
+        "print([m for m in ('ezdxf', 'ifcopenshell', 'rvt', 'olefile') if m in sys.modules])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
