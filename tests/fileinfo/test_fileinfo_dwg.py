@@ -1,0 +1,124 @@
+"""DWG release and header fields from file headers laid out as AutoCAD writes them."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+from ezdxf.dwginfo import dwg_file_info
+from ezdxf.lldxf.const import acad_release
+
+from cadmcp.fileinfo import FileInfoError, read_file_info
+from cadmcp.fileinfo.releases import RELEASES
+
+
+def r2004_header(code: str = "AC1032", maintenance: int = 4, codepage: int = 30, security: int = 0) -> bytes:
+    """The fixed 0x80-byte prefix of an R2004+ DWG (the encrypted header block follows it)."""
+    head = bytearray(0x100)
+    head[0:6] = code.encode()
+    head[0x0B] = maintenance
+    head[0x0C] = 0x03
+    struct.pack_into("<I", head, 0x0D, 0x1C0)  # preview image address
+    head[0x11] = 0x21  # version of the application that saved it
+    head[0x12] = maintenance
+    struct.pack_into("<H", head, 0x13, codepage)
+    struct.pack_into("<I", head, 0x18, security)
+    struct.pack_into("<I", head, 0x20, 0x300)  # summary info address
+    struct.pack_into("<I", head, 0x28, 0x80)
+    head[0x80:] = bytes((i * 37 + 11) % 256 for i in range(0x80))  # stands in for the encrypted block
+    return bytes(head)
+
+
+def r2000_header(code: str = "AC1015", codepage: int = 29) -> bytes:
+    """An R13–R2000 header: version, image seeker, codepage and the section locators."""
+    head = bytearray(code.encode() + bytes(5))
+    head += bytes([0x00, 0x01])  # maintenance version, constant 1
+    head += struct.pack("<I", 0)  # no preview image
+    head += bytes([0x1F, 0x00])  # unknown
+    head += struct.pack("<H", codepage)
+    locators = [(0, 0x58, 0x6D3), (1, 0x72B, 0x1F2), (2, 0x91D, 0x35)]
+    head += struct.pack("<I", len(locators))
+    for number, seeker, size in locators:
+        head += struct.pack("<BII", number, seeker, size)
+    head += b"\x95\xa0"  # CRC
+    head += bytes.fromhex("95A04E2846A57A41A9082BA4BFC2C5F2")  # end-of-header sentinel
+    return bytes(head)
+
+
+def write(tmp_path: Path, data: bytes, name: str = "drawing.dwg") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_r2018_header_gives_release_products_codepage_and_maintenance(tmp_path: Path) -> None:
+    path = write(tmp_path, r2004_header("AC1032", maintenance=4, codepage=30))
+
+    info = read_file_info(path)
+
+    assert dwg_file_info(path).release == "R2018"  # the fixture is a DWG to ezdxf too
+    assert info["format"] == "dwg"
+    assert info["acadVersion"] == "AC1032"
+    assert info["release"] == "R2018"
+    assert info["products"] == "AutoCAD 2018/2019/2020/2021/2022/2023/2024/2025"
+    assert info["codepage"] == "ANSI_1252"
+    assert info["maintenanceVersion"] == 4
+    assert "header" not in info
+
+
+def test_full_adds_raw_header_fields(tmp_path: Path) -> None:
+    path = write(tmp_path, r2004_header("AC1027", security=0x1))
+
+    header = read_file_info(path, "full")["header"]
+
+    assert header["hasPreview"] is True
+    assert header["appVersion"] == 0x21
+    assert header["encrypted"] is True
+    assert header["signed"] is False
+
+
+def test_r2000_header_layout_gives_its_codepage(tmp_path: Path) -> None:
+    info = read_file_info(write(tmp_path, r2000_header("AC1015", codepage=29)), "full")
+
+    assert info["release"] == "R2000"
+    assert info["products"] == "AutoCAD 2000/2000i/2002"
+    assert info["codepage"] == "ANSI_1251"
+    assert info["header"]["hasPreview"] is False
+
+
+@pytest.mark.parametrize("code", sorted(RELEASES))
+def test_every_known_format_code_is_named(tmp_path: Path, code: str) -> None:
+    data = code.encode().ljust(6, b"\x00") + bytes(0x7A)
+
+    info = read_file_info(write(tmp_path, data))
+
+    assert info["acadVersion"] == code
+    assert info["release"] == RELEASES[code].name
+    if code in acad_release:  # agree with ezdxf wherever it knows the code
+        assert info["release"] == acad_release[code]
+
+
+@pytest.mark.parametrize("code", ["MC0.0", "AC1.2", "AC2.10", "AC1004", "AC1009"])
+def test_pre_r13_drawings_report_only_the_version(tmp_path: Path, code: str) -> None:
+    info = read_file_info(write(tmp_path, code.encode() + b"\x00\x01" * 20))
+    assert info["headerLayout"].startswith("pre-R13")
+    assert "codepage" not in info
+
+
+def test_header_cut_after_the_version_reports_the_version(tmp_path: Path) -> None:
+    info = read_file_info(write(tmp_path, b"AC1018\x00\x00"))
+    assert info["products"] == "AutoCAD 2004/2005/2006"
+    assert info["headerLayout"].startswith("truncated")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"PK\x03\x04zipfile", b"AC99990000", b"0\nSECTION\n"],
+    ids=["empty", "zip", "bad-code", "dxf"],
+)
+def test_content_that_is_not_a_dwg_is_corrupt(tmp_path: Path, data: bytes) -> None:
+    with pytest.raises(FileInfoError) as caught:
+        read_file_info(write(tmp_path, data))
+    assert caught.value.code == "corrupt_file"
+    assert "DWG" in caught.value.message
