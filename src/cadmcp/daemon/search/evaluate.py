@@ -1,6 +1,6 @@
 """`cadmcp eval search`: search quality and latency of the real index on an evaluation set.
 
-    python -m cadmcp.daemon.search.evaluate --catalog DIR/catalog.json \
+    python -m cadmcp.daemon.search.evaluate --catalog DIR/catalog.json
         --queries DIR/queries.jsonl [--k 5] [--misses]
 
 Builds the index from the catalog (no hosts running), runs every query through

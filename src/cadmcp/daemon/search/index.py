@@ -215,12 +215,26 @@ class SearchIndex:
         self._app_aliases = None
 
     def _aliases(self) -> dict[tuple[str, ...], str]:
+        """App aliases: the vocabulary's, plus each host's own app name where that name is
+        distinctive (rare outside the app's own capabilities), so that an app called "find" or
+        "weather" is not mistaken for a mention of the app."""
         if self._app_aliases is None:
             aliases = self.vocabulary.app_aliases
+            by_app: dict[str, list[_Segment]] = {}
             for seg in self._segments.values():
-                words = tuple(split_words(seg.docs[0].host_app))
-                if words and not all(w in self.analyzer.stop_words for w in words):
-                    aliases.setdefault(words, seg.app)
+                by_app.setdefault(seg.app, []).append(seg)
+            for app, segs in by_app.items():
+                words = tuple(split_words(segs[0].docs[0].host_app))
+                terms = self.analyzer.terms_of_words(words)
+                if not words or not terms or words in aliases:
+                    continue
+                inside = sum(len(s.docs) for s in segs)
+                outside_n = self._n - inside
+                outside_df = min(self._df.get(t, 0) for t in terms) - min(
+                    sum(len(s.postings.get(t, ())) for s in segs) for t in terms
+                )
+                if outside_df <= max(2, 0.01 * outside_n):
+                    aliases[words] = app
             self._app_aliases = aliases
         return self._app_aliases
 
