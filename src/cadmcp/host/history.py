@@ -1,0 +1,153 @@
+"""Per-document undo/redo history of named steps, shared by host adapters.
+
+A step is anything with a ``name`` and ``undo()``/``redo()`` methods (see :class:`Step` for a
+ready-made one built from two callables). The adapter records one step per successful
+mutating ``execute_python_code`` run; :meth:`History.navigate` implements the
+``navigate_history`` tool and returns its result shape::
+
+    {"direction": "back", "navigated": 1, "operations": ["Add a wall"],
+     "back_remaining": 3, "forward_available": 1, "message": "Undid 1 step: Add a wall"}
+
+Recording a new step clears the redo stack; the oldest steps are dropped past ``max_depth``.
+Keep one :class:`History` per open document.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol, TypedDict, runtime_checkable
+
+__all__ = ["DEFAULT_MAX_DEPTH", "History", "HistoryError", "NavigationResult", "Step", "UndoableStep"]
+
+DEFAULT_MAX_DEPTH = 100
+
+Direction = Literal["back", "forward"]
+
+
+@runtime_checkable
+class UndoableStep(Protocol):
+    """One recorded change that knows how to revert and re-apply itself."""
+
+    name: str
+
+    def undo(self) -> None: ...
+
+    def redo(self) -> None: ...
+
+
+@dataclass
+class Step:
+    """An :class:`UndoableStep` made of two callables."""
+
+    name: str
+    undo_fn: Callable[[], None]
+    redo_fn: Callable[[], None]
+
+    def undo(self) -> None:
+        self.undo_fn()
+
+    def redo(self) -> None:
+        self.redo_fn()
+
+
+class NavigationResult(TypedDict):
+    """Result of ``navigate_history``."""
+
+    direction: Direction
+    navigated: int
+    operations: list[str]
+    back_remaining: int
+    forward_available: int
+    message: str
+
+
+class HistoryError(Exception):
+    """Bad navigation arguments, or a step failed to undo/redo (the message says which)."""
+
+
+class History:
+    """Bounded undo/redo stacks of named steps for one document."""
+
+    def __init__(self, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        if max_depth < 1:
+            raise ValueError("max_depth must be at least 1")
+        self.max_depth = max_depth
+        self._back: deque[UndoableStep] = deque()
+        self._forward: list[UndoableStep] = []
+
+    def record(self, step: UndoableStep) -> None:
+        """Add a step that has just been applied; clears the redo stack."""
+        self._back.append(step)
+        self._forward.clear()
+        while len(self._back) > self.max_depth:
+            self._back.popleft()
+
+    def clear(self) -> None:
+        """Forget all steps (e.g. after the document was reloaded)."""
+        self._back.clear()
+        self._forward.clear()
+
+    @property
+    def back_remaining(self) -> int:
+        """Steps that can be undone."""
+        return len(self._back)
+
+    @property
+    def forward_available(self) -> int:
+        """Steps that can be redone."""
+        return len(self._forward)
+
+    def undo_names(self) -> list[str]:
+        """Names of undoable steps, most recent first."""
+        return [step.name for step in reversed(self._back)]
+
+    def redo_names(self) -> list[str]:
+        """Names of redoable steps, next first."""
+        return [step.name for step in reversed(self._forward)]
+
+    def navigate(self, direction: str, steps: int = 1) -> NavigationResult:
+        """Undo (``back``) or redo (``forward``) up to ``steps`` steps.
+
+        Asking for more steps than exist moves as far as possible; an empty stack is not an
+        error (``navigated`` is 0 and the message says so). A step that fails stays where it
+        was and raises :class:`HistoryError` naming the steps already moved.
+        """
+        if direction not in ("back", "forward"):
+            raise HistoryError(f"direction must be 'back' (undo) or 'forward' (redo), not {direction!r}.")
+        if not isinstance(steps, int) or steps < 1:
+            raise HistoryError(f"steps must be a whole number of at least 1, not {steps!r}.")
+        back = direction == "back"
+        source: deque[UndoableStep] | list[UndoableStep] = self._back if back else self._forward
+        done: list[str] = []
+        for _ in range(min(steps, len(source))):
+            step = source[-1]
+            try:
+                step.undo() if back else step.redo()
+            except Exception as exc:
+                moved = f" after {'undoing' if back else 'redoing'} {done}" if done else ""
+                raise HistoryError(
+                    f"Could not {'undo' if back else 'redo'} step {step.name!r}{moved}: {exc}"
+                ) from exc
+            source.pop()
+            if back:
+                self._forward.append(step)
+            else:
+                self._back.append(step)
+            done.append(step.name)
+        if done:
+            verb = "Undid" if back else "Redid"
+            message = f"{verb} {len(done)} step{'s' if len(done) != 1 else ''}: " + "; ".join(done)
+        elif back:
+            message = "Nothing to undo: the history has no earlier steps."
+        else:
+            message = "Nothing to redo: there are no undone steps to re-apply."
+        return NavigationResult(
+            direction="back" if back else "forward",
+            navigated=len(done),
+            operations=done,
+            back_remaining=self.back_remaining,
+            forward_available=self.forward_available,
+            message=message,
+        )

@@ -1,0 +1,567 @@
+"""Run an agent's Python code against a live document namespace, like a notebook cell.
+
+Shared by every host adapter's ``execute_python_code`` tool. One call to :func:`run_code`:
+
+1. parses the code (``[SYNTAX ERROR]`` on failure, nothing runs);
+2. installs PEP 723 inline dependencies (``# /// script`` … ``dependencies = [...]``) with uv
+   into a cached target directory keyed by the sorted dependency list and the Python
+   version, and puts it on ``sys.path`` for this run only (``[DEPENDENCY ERROR]`` with uv's
+   message on failure, nothing runs);
+3. calls the adapter's ``begin()`` hook (e.g. take a change-tracking snapshot);
+4. executes the code on the *calling* thread with stdout/stderr of that thread captured and
+   the value of a final expression kept; a watchdog thread stops a runaway script after
+   ``timeout`` seconds by raising :class:`ExecTimeout` asynchronously in it (``[TIMEOUT]``);
+5. calls ``commit(token)`` on success or ``rollback(token)`` on any failure
+   (``[RUNTIME ERROR]`` / ``[TIMEOUT]`` plus ``[ROLLBACK]``). The adapter decides whether the
+   document was mutated and what to record; the hooks may return a note for the output.
+
+Adapter example::
+
+    result = run_code(code, {"doc": doc}, timeout=60,
+                      begin=tracker.snapshot, commit=record_step, rollback=tracker.restore)
+    text, is_error = result.text(), result.is_error
+
+Limits: the timeout is delivered between Python bytecodes, so a script blocked inside one
+long C call (``time.sleep(1e6)``, a huge regex) is stopped only when that call returns, and
+a loop that catches everything with a bare ``except:`` (or ``except BaseException``) may
+swallow the repeated stop requests.
+Modules imported from a PEP 723 directory stay in ``sys.modules`` after the run.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import hashlib
+import io
+import linecache
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TextIO, TypeVar
+
+__all__ = [
+    "EXEC_TIMEOUT_ENV",
+    "DependencyError",
+    "ExecResult",
+    "ExecTimeout",
+    "Status",
+    "default_timeout",
+    "ensure_dependencies",
+    "parse_script_dependencies",
+    "run_code",
+]
+
+EXEC_TIMEOUT_ENV = "CADMCP_EXEC_TIMEOUT"
+"""Environment variable (seconds) for the runaway-script timeout; default 60."""
+
+DEFAULT_TIMEOUT = 60.0
+USER_FILENAME = "<agent-code>"
+MAX_VALUE_REPR = 20_000
+MAX_OUTPUT = 200_000
+UV_INSTALL_TIMEOUT = 600.0
+
+Status = Literal["ok", "syntax_error", "dependency_error", "runtime_error", "timeout"]
+
+T = TypeVar("T")
+
+PREFIX: dict[Status, str] = {
+    "ok": "",
+    "syntax_error": "[SYNTAX ERROR]",
+    "dependency_error": "[DEPENDENCY ERROR]",
+    "runtime_error": "[RUNTIME ERROR]",
+    "timeout": "[TIMEOUT]",
+}
+
+
+class ExecTimeout(BaseException):
+    """Raised asynchronously inside a script that ran past its timeout.
+
+    A ``BaseException`` so that ``except Exception`` in user code does not swallow it.
+    """
+
+
+class DependencyError(Exception):
+    """PEP 723 metadata was invalid or uv could not install the dependencies."""
+
+
+@dataclass
+class ExecResult:
+    """Outcome of one :func:`run_code` call.
+
+    ``output`` is what the code printed; ``value`` the value of a final expression (``None``
+    if there was none); ``error`` the prefixed error text; ``notes`` what the transaction
+    hooks reported (undo step recorded, ``[ROLLBACK] …``).
+    """
+
+    status: Status
+    output: str = ""
+    value: Any = None
+    has_value: bool = False
+    error: str | None = None
+    rolled_back: bool = False
+    notes: list[str] = field(default_factory=list)
+    duration: float = 0.0
+
+    @property
+    def is_error(self) -> bool:
+        """True unless the code ran to completion."""
+        return self.status != "ok"
+
+    @property
+    def value_repr(self) -> str | None:
+        """``repr`` of the final expression's value, truncated; None when there was none."""
+        if not self.has_value:
+            return None
+        try:
+            text = repr(self.value)
+        except Exception as exc:
+            text = f"<repr failed: {type(exc).__name__}: {exc}>"
+        if len(text) > MAX_VALUE_REPR:
+            text = text[:MAX_VALUE_REPR] + f"… [{len(text) - MAX_VALUE_REPR} more characters]"
+        return text
+
+    def text(self) -> str:
+        """Human/agent readable summary: error first, then output, value and notes."""
+        parts: list[str] = []
+        if self.error:
+            parts.append(self.error)
+        if self.output:
+            parts.append(("Output before the error:\n" if self.error else "") + self.output.rstrip("\n"))
+        value = self.value_repr
+        if value is not None:
+            parts.append(f"Result: {value}")
+        parts.extend(self.notes)
+        if not parts:
+            parts.append("Code ran without output. End the code with an expression to see its value.")
+        return "\n\n".join(parts)
+
+
+def default_timeout() -> float:
+    """The timeout from ``CADMCP_EXEC_TIMEOUT`` (seconds), or 60 when unset or invalid."""
+    raw = os.environ.get(EXEC_TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def run_code(
+    code: str,
+    namespace: dict[str, Any],
+    *,
+    timeout: float | None = None,
+    begin: Callable[[], T] | None = None,
+    commit: Callable[[T], str | None] | None = None,
+    rollback: Callable[[T], str | None] | None = None,
+    install_dependencies: bool = True,
+) -> ExecResult:
+    """Run ``code`` in ``namespace`` on the calling thread and report what happened.
+
+    ``timeout`` defaults to :func:`default_timeout`. ``begin`` runs just before the code and
+    its return value (a snapshot token) is passed to ``commit`` after a successful run or
+    to ``rollback`` after an error or timeout; each may return a note for the output.
+    Never raises for problems in the user's code.
+    """
+    started = time.perf_counter()
+    limit = default_timeout() if timeout is None else timeout
+
+    try:
+        body, last_expr = _compile(code)
+    except SyntaxError as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+        detail = detail.replace(f'File "{USER_FILENAME}", ', "")
+        return ExecResult(
+            "syntax_error",
+            error=f"{PREFIX['syntax_error']} Nothing ran; fix the code and run it again.\n{detail}",
+            duration=time.perf_counter() - started,
+        )
+
+    extra_paths: list[str] = []
+    if install_dependencies:
+        try:
+            deps = parse_script_dependencies(code)
+            if deps:
+                extra_paths.append(str(ensure_dependencies(deps)))
+        except DependencyError as exc:
+            return ExecResult(
+                "dependency_error",
+                error=f"{PREFIX['dependency_error']} Nothing ran. {exc}",
+                duration=time.perf_counter() - started,
+            )
+
+    _register_source(code)
+    token = begin() if begin is not None else None
+    buffer = _CaptureBuffer()
+    result = ExecResult("ok")
+    with _sys_path(extra_paths), _capture_thread_output(buffer):
+        outcome = _run_guarded(body, last_expr, namespace, limit)
+    result.output = buffer.getvalue()
+    result.status = outcome.status
+    if outcome.status == "ok":
+        result.value, result.has_value = outcome.value, outcome.has_value
+        if commit is not None:
+            try:
+                note = commit(token)  # type: ignore[arg-type]
+            except Exception as exc:
+                result.status = "runtime_error"
+                result.error = (
+                    f"{PREFIX['runtime_error']} The code ran but its changes could not be recorded: {exc}"
+                )
+                _do_rollback(result, rollback, token)
+            else:
+                if note:
+                    result.notes.append(note)
+    else:
+        result.error = outcome.error
+        _do_rollback(result, rollback, token)
+    result.duration = time.perf_counter() - started
+    return result
+
+
+def _do_rollback(result: ExecResult, rollback: Callable[[Any], str | None] | None, token: Any) -> None:
+    if rollback is None:
+        return
+    try:
+        note = rollback(token)
+    except Exception as exc:
+        result.notes.append(f"[ROLLBACK FAILED] The document may be partly changed: {exc}")
+        return
+    result.rolled_back = True
+    result.notes.append(note or "[ROLLBACK] The document was restored to its state before the code ran.")
+
+
+# --- parsing and execution -------------------------------------------------------------
+
+
+def _compile(code: str) -> tuple[Any, Any | None]:
+    """Compile ``code`` into a body and, if it ends with an expression, that expression."""
+    tree = ast.parse(code, filename=USER_FILENAME, mode="exec")
+    last_expr = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        expr = ast.Expression(tree.body.pop().value)
+        last_expr = compile(expr, USER_FILENAME, "eval")
+    body = compile(tree, USER_FILENAME, "exec")
+    return body, last_expr
+
+
+def _register_source(code: str) -> None:
+    """Let tracebacks show the user's source lines."""
+    lines = code.splitlines(keepends=True)
+    linecache.cache[USER_FILENAME] = (len(code), None, lines, USER_FILENAME)
+
+
+@dataclass
+class _Outcome:
+    status: Status
+    value: Any = None
+    has_value: bool = False
+    error: str | None = None
+
+
+def _run_guarded(body: Any, last_expr: Any | None, namespace: dict[str, Any], limit: float) -> _Outcome:
+    namespace.setdefault("__name__", "__agent__")
+    namespace.setdefault("__builtins__", __builtins__)
+    watchdog = _Watchdog(threading.get_ident(), limit)
+    try:
+        try:
+            watchdog.start()
+            exec(body, namespace)
+            if last_expr is None:
+                return _Outcome("ok")
+            value = eval(last_expr, namespace)
+            return _Outcome("ok", value=value, has_value=value is not None)
+        finally:
+            watchdog.stop()
+    except ExecTimeout:
+        return _timeout_outcome(limit)
+    except BaseException as exc:
+        if watchdog.fired:
+            return _timeout_outcome(limit)
+        return _Outcome("runtime_error", error=f"{PREFIX['runtime_error']} {_format_user_traceback(exc)}")
+
+
+def _timeout_outcome(limit: float) -> _Outcome:
+    return _Outcome(
+        "timeout",
+        error=(
+            f"{PREFIX['timeout']} The code was stopped after {limit:g} s. Make it faster (work on "
+            f"fewer elements, avoid endless loops) or raise the limit with the {EXEC_TIMEOUT_ENV} "
+            "environment variable (seconds) of the host process."
+        ),
+    )
+
+
+def _format_user_traceback(exc: BaseException) -> str:
+    """Format ``exc`` with the frames before the first user frame dropped."""
+    te = traceback.TracebackException.from_exception(exc)
+    stack = te.stack
+    for index, frame in enumerate(stack):
+        if frame.filename == USER_FILENAME:
+            del stack[:index]
+            break
+    lines = "".join(te.format()).rstrip()
+    lines = lines.replace(f'File "{USER_FILENAME}"', "Your code")
+    head = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return f"{head}\n{lines}"
+
+
+class _Watchdog:
+    """Raise :class:`ExecTimeout` in thread ``tid`` after ``limit`` s, re-raising until it stops.
+
+    Re-firing every 0.2 s gives code that swallowed one with a bare ``except:`` more chances to stop.
+    ``stop()`` clears any exception still pending so it cannot leak into the caller.
+    """
+
+    REFIRE = 0.2
+
+    def __init__(self, tid: int, limit: float) -> None:
+        self._tid = tid
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._running = False
+        self.fired = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._running = True
+        self._thread = threading.Thread(target=self._watch, name="cadmcp-exec-watchdog", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        if self._done.wait(self._limit):
+            return
+        while True:
+            with self._lock:
+                if not self._running:
+                    return
+                self.fired = True
+                _set_async_exc(self._tid, ExecTimeout)
+            if self._done.wait(self.REFIRE):
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+        with self._lock:
+            self._running = False
+            if self.fired:
+                _set_async_exc(self._tid, None)
+
+
+def _set_async_exc(tid: int, exc: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(tid), ctypes.py_object(exc) if exc is not None else ctypes.c_void_p(0)
+    )
+
+
+# --- output capture --------------------------------------------------------------------
+
+
+class _CaptureBuffer(io.StringIO):
+    """A StringIO that stops growing at MAX_OUTPUT characters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._size = 0
+        self._dropped = 0
+
+    def write(self, s: str) -> int:
+        if self._size >= MAX_OUTPUT:
+            self._dropped += len(s)
+            return len(s)
+        self._size += len(s)
+        return super().write(s)
+
+    def getvalue(self) -> str:
+        text = super().getvalue()
+        if self._dropped:
+            text += f"\n… [{self._dropped} more characters of output dropped]\n"
+        return text
+
+
+class _ThreadRouter(io.TextIOBase):
+    """Stand-in for sys.stdout/sys.stderr: writes from capturing threads go to their buffer,
+    writes from any other thread go to the original stream."""
+
+    def __init__(self, original: TextIO) -> None:
+        self.original = original
+        self.buffers: dict[int, io.StringIO] = {}
+
+    def _target(self) -> TextIO | io.StringIO:
+        return self.buffers.get(threading.get_ident(), self.original)
+
+    def write(self, s: str) -> int:
+        return self._target().write(s)
+
+    def flush(self) -> None:
+        target = self._target()
+        if target is self.original:
+            target.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.original, "encoding", "utf-8") or "utf-8"
+
+
+_router_lock = threading.Lock()
+
+
+@contextmanager
+def _capture_thread_output(buffer: io.StringIO) -> Iterator[None]:
+    """Capture this thread's stdout and stderr into ``buffer``; restore both afterwards."""
+    tid = threading.get_ident()
+    routers: list[tuple[str, _ThreadRouter, bool, io.StringIO | None]] = []
+    with _router_lock:
+        for name in ("stdout", "stderr"):
+            current = getattr(sys, name)
+            installed = not isinstance(current, _ThreadRouter)
+            router = _ThreadRouter(current) if installed else current
+            if installed:
+                setattr(sys, name, router)
+            routers.append((name, router, installed, router.buffers.get(tid)))
+            router.buffers[tid] = buffer
+    try:
+        yield
+    finally:
+        with _router_lock:
+            for name, router, installed, previous in routers:
+                if previous is not None:
+                    router.buffers[tid] = previous
+                else:
+                    router.buffers.pop(tid, None)
+                if installed and not router.buffers:
+                    setattr(sys, name, router.original)
+                elif installed and getattr(sys, name) is not router:
+                    setattr(sys, name, router)  # user code replaced the stream: put ours back
+
+
+@contextmanager
+def _sys_path(paths: Sequence[str]) -> Iterator[None]:
+    for path in reversed(paths):
+        sys.path.insert(0, path)
+    try:
+        yield
+    finally:
+        for path in paths:
+            with suppress(ValueError):
+                sys.path.remove(path)
+
+
+# --- PEP 723 dependencies --------------------------------------------------------------
+
+_PEP723_BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
+_install_lock = threading.Lock()
+
+
+def parse_script_dependencies(code: str) -> list[str]:
+    """Return the ``dependencies`` of the code's PEP 723 ``script`` block (empty if none)."""
+    blocks = [m for m in _PEP723_BLOCK.finditer(code if code.endswith("\n") else code + "\n")]
+    scripts = [m for m in blocks if m.group("type") == "script"]
+    if not scripts:
+        return []
+    if len(scripts) > 1:
+        raise DependencyError("The code has more than one '# /// script' block; keep exactly one.")
+    content = "".join(
+        line[2:] if line.startswith("# ") else line[1:]
+        for line in scripts[0].group("content").splitlines(keepends=True)
+    )
+    try:
+        meta = tomllib.loads(content)
+    except tomllib.TOMLDecodeError as exc:
+        raise DependencyError(f"The '# /// script' block is not valid TOML: {exc}") from None
+    deps = meta.get("dependencies", [])
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise DependencyError("In the '# /// script' block write dependencies = [\"package>=1.0\", ...].")
+    return sorted({d.strip() for d in deps if d.strip()})
+
+
+def cache_root() -> Path:
+    """Directory holding one installed target directory per dependency set."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("cadmcp")) / "script-deps"
+
+
+def ensure_dependencies(deps: Sequence[str], *, root: Path | None = None) -> Path:
+    """Install ``deps`` with uv (once per sorted set and Python version) and return the directory
+    to put on ``sys.path``. Raises :class:`DependencyError` with uv's message on failure."""
+    spec = sorted(set(deps))
+    key_source = "\n".join([f"py{sys.version_info.major}.{sys.version_info.minor}", *spec])
+    key = hashlib.sha256(key_source.encode()).hexdigest()[:24]
+    base = root or cache_root()
+    target = base / key
+    if (target / ".complete").exists():
+        return target
+    uv = _find_uv()
+    with _install_lock:
+        if (target / ".complete").exists():
+            return target
+        base.mkdir(parents=True, exist_ok=True)
+        staging = base / f".{key}.{os.getpid()}.{threading.get_ident()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        command = [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            sys.executable,
+            "--target",
+            str(staging),
+            *spec,
+        ]
+        try:
+            proc = subprocess.run(
+                command, capture_output=True, text=True, timeout=UV_INSTALL_TIMEOUT, check=False
+            )
+        except subprocess.TimeoutExpired:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise DependencyError(
+                f"Installing {', '.join(spec)} took longer than {UV_INSTALL_TIMEOUT:g} s."
+            ) from None
+        if proc.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            message = (proc.stderr or proc.stdout).strip()
+            raise DependencyError(
+                f"uv could not install {', '.join(spec)}. Check the package names and versions in the "
+                f"'# /// script' block.\n{message}"
+            )
+        (staging / ".complete").write_text("\n".join(spec) + "\n")
+        try:
+            staging.rename(target)
+        except OSError:  # another process finished first
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _find_uv() -> str:
+    try:
+        import uv
+
+        return uv.find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        pass
+    found = shutil.which("uv")
+    if found is None:
+        raise DependencyError(
+            "uv is not installed; install it (pip install uv) to use '# /// script' dependencies."
+        )
+    return found
