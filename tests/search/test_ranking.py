@@ -1,20 +1,111 @@
-"""Ranking: names first, synonyms, app preference."""
+"""Ranking: names first, synonyms, app preference, `_meta` keywords, determinism."""
 
 from __future__ import annotations
 
+import random
+
 from cadmcp.daemon.search import SearchIndex
+
+from .conftest import cad_docs, tool
 
 
 def test_exact_tool_name_ranks_first(index: SearchIndex) -> None:
-    result = index.search("view_screenshot", host_key="dxf-1")
-    assert result.hits[0].name == "view_screenshot"
+    for query in ("view_screenshot", "view screenshot", "VIEW_SCREENSHOT", "viewScreenshot"):
+        assert index.search(query, host_key="dxf-1").hits[0].name == "view_screenshot", query
 
 
-def test_synonym_finds_undo_tool(index: SearchIndex) -> None:
-    result = index.search("revert my last change", host_key="ifc-1")
-    assert result.hits[0].name == "navigate_history"
+def test_name_prefix_ranks_first_even_without_a_whole_word() -> None:
+    idx = SearchIndex()
+    idx.replace_host(
+        "h",
+        [
+            tool("view_screenshot", "Render to PNG.", host="h"),
+            tool("screen_layout", "View and screen the layout of the view.", host="h"),
+        ],
+    )
+    assert idx.search("view_scr").hits[0].name == "view_screenshot"
+
+
+def test_exact_resource_uri_ranks_first(index: SearchIndex) -> None:
+    assert index.search("ifc://python-cheatsheet").hits[0].target == "ifc://python-cheatsheet"
+
+
+def test_synonyms_find_capabilities_described_in_other_words(index: SearchIndex) -> None:
+    assert index.search("revert my last change", host_key="ifc-1").hits[0].name == "navigate_history"
+    assert index.search("take a picture of the plan", host_key="ifc-1").hits[0].name == "view_screenshot"
+    assert index.search("run a script", host_key="dxf-1").hits[0].name == "execute_python_code"
+
+
+def test_multiword_synonym_how_many_means_count() -> None:
+    idx = SearchIndex()
+    idx.replace_host(
+        "h",
+        [
+            tool("count_entities", "Count entities per type.", host="h"),
+            tool("list_layers", "List the layers.", host="h"),
+        ],
+    )
+    assert idx.search("how many lines are there").hits[0].name == "count_entities"
+
+
+def test_a_synonym_alone_finds_the_tool_and_unknown_words_find_nothing() -> None:
+    idx = SearchIndex()
+    idx.replace_host("h", [tool("navigate_history", "Step through changes.", host="h")])
+    assert idx.search("revert").hits  # through the vocabulary group undo/revert/history
+    assert not idx.search("zebra").hits
 
 
 def test_query_naming_an_app_prefers_its_host(index: SearchIndex) -> None:
     assert index.search("take a screenshot of the IFC model").hits[0].host_key == "ifc-1"
     assert index.search("take a screenshot in autocad").hits[0].host_key == "dxf-1"
+    assert index.search("screenshot of the BIM model").hits[0].host_key == "ifc-1"
+    assert index.search("take a screenshot").hits[0].host_key == "dxf-1"  # no app named: stable order
+
+
+def test_query_naming_a_host_app_by_its_own_name_prefers_it(index: SearchIndex) -> None:
+    index.replace_host("rvt-1", cad_docs("rvt-1", "Revit"))
+    index.replace_host("bl-1", cad_docs("bl-1", "Blender"))
+    assert index.search("undo in blender").hits[0].host_key == "bl-1"
+    assert index.search("revit screenshot").hits[0].host_key == "rvt-1"
+
+
+def test_meta_keywords_make_a_tool_findable_by_its_authors_words() -> None:
+    idx = SearchIndex()
+    idx.replace_host(
+        "h",
+        [
+            tool("export_block_schedule", "Write block references to CSV.", host="h", keywords=["Türliste"]),
+            tool("purge_unused", "Remove unused definitions.", host="h"),
+        ],
+    )
+    result = idx.search("turliste")
+    assert [d.name for d in result.hits] == ["export_block_schedule"]
+
+
+def test_parameter_names_and_descriptions_are_searched() -> None:
+    idx = SearchIndex()
+    idx.replace_host(
+        "h",
+        [
+            tool("apply", "Apply a change.", host="h", params=[("tolerance", "clash tolerance in metres")]),
+            tool("other", "Something else entirely.", host="h"),
+        ],
+    )
+    assert idx.search("tolerance").hits[0].name == "apply"
+
+
+def test_results_do_not_depend_on_insertion_order() -> None:
+    hosts = [(f"h{i}", cad_docs(f"h{i}", "DXF")) for i in range(5)]
+    queries = ["screenshot", "undo", "python", "open document", "element", "nothing-like-this"]
+    expected = None
+    rng = random.Random(7)
+    for _ in range(3):
+        rng.shuffle(hosts)
+        idx = SearchIndex()
+        for key, docs in hosts:
+            idx.replace_host(key, list(reversed(docs)) if rng.random() < 0.5 else docs)
+        got = [[d.key for d in idx.search(q, limit=20).hits] for q in queries]
+        assert expected is None or got == expected
+        expected = got
+    # identical tools on identical hosts tie: broken by host key
+    assert [d.host_key for d in idx.search("undo", limit=5).hits] == ["h0", "h1", "h2", "h3", "h4"]

@@ -78,6 +78,8 @@ _MIN_PREFIX = 3
 _MAX_PREFIX_HITS = 200
 #: Score factor for capabilities of an app the query names ("... in the IFC model").
 APP_PREFERENCE = 1.5
+#: Coordination: a capability's score is scaled by (share of the query's weight it matches) ** COORD.
+COORD = 0.5
 
 
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
@@ -107,6 +109,7 @@ class _Segment:
         "kind_counts",
         "names",
         "order",
+        "order_keys",
         "postings",
         "prefix_idx",
         "prefix_keys",
@@ -115,6 +118,7 @@ class _Segment:
     def __init__(self, host_key: str, docs: Sequence[CapabilityDoc], analyzer: Analyzer) -> None:
         self.host_key = host_key
         self.docs = sorted(docs, key=_order_key)
+        self.order_keys = [_order_key(d) for d in self.docs]
         self.app = self.docs[0].host_app.casefold() if self.docs else ""
         self.order = _order_key(self.docs[0])[:3] if self.docs else ("", "", host_key)
         self.kind_counts: dict[str, int] = {}
@@ -312,15 +316,20 @@ class SearchIndex:
         ]
         preferred = Vocabulary.app_mentions(words, self._aliases()) if words else set()
         probes = {p for p in (fold(query).strip().casefold(), " ".join(words)) if len(p) >= _MIN_PREFIX}
+        app_terms = {self.analyzer.stem(w) for w in words if (w,) in self._aliases()}
+        total_w = sum(w for t, w in weighted if qterms[t] >= 1.0 and t not in app_terms) or 1.0
         ranked = []
         for seg in scope:
             acc: dict[int, float] = {}
+            cov: dict[int, float] = {}
             get = acc.get
+            cget = cov.get
             for t, w in weighted:
                 plist = seg.postings.get(t)
                 if plist:
                     for i, s in plist:
                         acc[i] = get(i, 0.0) + w * s
+                        cov[i] = cget(i, 0.0) + w
             tiers: dict[int, int] = {}
             for probe in probes:
                 exact, prefix = seg.name_matches(probe)
@@ -337,7 +346,9 @@ class SearchIndex:
                 if kind_set is not None and doc.kind not in kind_set:
                     continue
                 score = acc.get(i, 0.0) * boost
-                ranked.append(((-tiers.get(i, 0), -score, _order_key(doc)), doc))
+                if score and COORD:
+                    score *= min(1.0, cov[i] / total_w) ** COORD
+                ranked.append(((-tiers.get(i, 0), -score, seg.order_keys[i]), doc))
         return ranked
 
     def _suggest(self, query: str, scope: list[_Segment], kind_set: set[str] | None) -> list[str]:

@@ -1,0 +1,122 @@
+"""The index's bookkeeping: per-host replace/remove, filters, listing, zero-hit guidance."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cadmcp.daemon.search import SearchIndex, capability_docs
+
+from .conftest import cad_docs, tool
+
+
+def test_replace_host_reindexes_that_host_only(index: SearchIndex) -> None:
+    assert len(index) == 16
+    index.replace_host("dxf-1", [tool("purge_unused", "Remove unused blocks.", host="dxf-1")])
+    assert len(index) == 9
+    assert [d.name for d in index.search("undo", host_key="dxf-1").hits] == []
+    assert index.search("undo", host_key="ifc-1").hits[0].name == "navigate_history"
+    assert index.search("purge").hits[0].host_key == "dxf-1"
+
+
+def test_remove_host_drops_its_capabilities_and_term_statistics(index: SearchIndex) -> None:
+    index.replace_host("x", [tool("frobnicate", "Frobnicate widgets.", host="x")])
+    index.remove_host("x")
+    index.remove_host("never-there")
+    assert len(index) == 16
+    assert not index.search("frobnicate").hits
+    assert "frobnic" not in index._df
+
+
+def test_a_doc_of_another_host_is_refused(index: SearchIndex) -> None:
+    with pytest.raises(ValueError, match="belongs to host"):
+        index.replace_host("ifc-1", [tool("x", host="dxf-1")])
+
+
+def test_host_and_kind_filters(index: SearchIndex) -> None:
+    result = index.search("python", host_key="ifc-1", kinds=["resource"])
+    assert [d.target for d in result.hits] == ["ifc://python-cheatsheet"]
+    assert {d.host_key for d in index.search("python", host_key="ifc-1").hits} == {"ifc-1"}
+    assert index.search("python", host_key="nope").hits == []
+    with pytest.raises(ValueError, match="unknown kind"):
+        index.search("python", kinds=["prompt"])
+
+
+def test_empty_query_lists_the_catalog_in_stable_order(index: SearchIndex) -> None:
+    index.replace_host("a-0", cad_docs("a-0", "DXF"))
+    result = index.search(None, limit=100)
+    assert result.total == 24
+    keys = [(d.host_app, d.host_key, d.kind) for d in result.hits]
+    assert keys == sorted(
+        keys, key=lambda k: (k[0], k[1], ["tool", "resource", "resource_template"].index(k[2]))
+    )
+    tools = [d.target for d in result.hits if d.host_key == "a-0" and d.kind == "tool"]
+    assert tools == sorted(tools)
+    page = index.search("  ", kinds=["resource_template"], limit=2)
+    assert page.total == 3 and len(page.hits) == 2
+    assert [d.host_key for d in page.hits] == ["a-0", "dxf-1"]
+
+
+def test_total_counts_all_matches_beyond_the_limit(index: SearchIndex) -> None:
+    result = index.search("document", limit=2)
+    assert len(result.hits) == 2
+    assert result.total > 2
+
+
+def test_zero_hits_suggest_close_names_and_report_kinds(index: SearchIndex) -> None:
+    result = index.search("screnshot")
+    assert result.hits == []
+    assert "view_screenshot" in result.suggestions
+    assert result.kinds_available == {"tool": 12, "resource": 2, "resource_template": 2}
+
+
+def test_zero_hits_in_a_kind_suggest_matches_of_other_kinds(index: SearchIndex) -> None:
+    result = index.search("python cheatsheet", kinds=["resource_template"])
+    assert result.hits == []
+    assert "python-cheatsheet" in result.suggestions
+
+
+def test_hits_carry_no_suggestions(index: SearchIndex) -> None:
+    assert index.search("screenshot").suggestions == []
+
+
+def test_capability_docs_from_mcp_list_results() -> None:
+    docs = capability_docs(
+        host_app="IFC",
+        host_version="IFC4",
+        host_key="ifc-9",
+        tools=[
+            {
+                "name": "navigate_history",
+                "description": "Undo or redo.",
+                "annotations": {"title": "History"},
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"direction": {"type": "string", "enum": ["undo", "redo"]}, "steps": {}},
+                },
+                "_meta": {"io.cadmcp/keywords": ["rollback", " step back "]},
+            }
+        ],
+        resources=[{"uri": "ifc://version", "name": "version"}],
+        resource_templates=[{"uriTemplate": "ifc://schedule/{scheduleId}/preview{?rows,cols}", "name": "p"}],
+    )
+    history, version, template = docs
+    assert history.title == "History"
+    assert history.params == (("direction", "undo redo"), ("steps", ""))
+    assert history.keywords == ("rollback", "step back")
+    assert history.key == "ifc-9/tool/navigate_history"
+    assert (version.kind, version.target, version.description) == ("resource", "ifc://version", "")
+    assert template.params == (("scheduleId", ""), ("rows", ""), ("cols", ""))
+
+
+def test_reindexing_a_200_tool_host_takes_milliseconds(index: SearchIndex) -> None:
+    docs = [
+        tool(f"tool_{i}_{w}", f"Does {w} things with layer {i} and the active drawing.", host="big")
+        for i, w in enumerate(["draw", "erase", "move", "copy"] * 50)
+    ]
+    index.replace_host("big", docs)
+    t0 = time.perf_counter()
+    index.replace_host("big", docs)
+    assert time.perf_counter() - t0 < 0.5  # generous for a loaded CI machine; bench/ measures it
+    assert len(index) == 216
