@@ -1,0 +1,82 @@
+"""The live model summary behind ``ifc://model/context``: never cached, cheap to compute."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import ifcopenshell
+import ifcopenshell.ifcopenshell_wrapper as wrapper
+
+from cadmcp.hosts.ifc.documents import IfcDocument
+
+
+@cache
+def _is_counted(schema: str, ifc_class: str) -> bool:
+    """Physical elements (walls, doors, slabs…) and spaces; not openings or other features."""
+    try:
+        decl = wrapper.schema_by_name(schema).declaration_by_name(ifc_class)
+    except Exception:
+        return False
+    names = []
+    while decl is not None:
+        names.append(decl.name())
+        decl = decl.supertype() if hasattr(decl, "supertype") else None
+    return ("IfcElement" in names and "IfcFeatureElement" not in names) or "IfcSpace" in names
+
+
+def element_counts(f: ifcopenshell.file) -> dict[str, int]:
+    """Instances per element class present in the model, largest first (no per-element work)."""
+    counts = {
+        cls: len(f.by_type(cls, include_subtypes=False)) for cls in f.types() if _is_counted(f.schema, cls)
+    }
+    return dict(sorted(((k, v) for k, v in counts.items() if v), key=lambda kv: (-kv[1], kv[0])))
+
+
+def length_unit(f: ifcopenshell.file) -> str | None:
+    """The project's length unit, e.g. ``METRE`` or ``MILLIMETRE``."""
+    import ifcopenshell.util.unit
+
+    unit = ifcopenshell.util.unit.get_project_unit(f, "LENGTHUNIT")
+    return ifcopenshell.util.unit.get_full_unit_name(unit) if unit is not None else None
+
+
+def storeys(f: ifcopenshell.file) -> list[dict[str, Any]]:
+    """Building storeys by elevation with the number of elements each contains."""
+    rows = []
+    for storey in f.by_type("IfcBuildingStorey"):
+        contained = sum(len(rel.RelatedElements) for rel in storey.ContainsElements)
+        rows.append(
+            {
+                "name": storey.Name,
+                "elevation": storey.Elevation,
+                "id": storey.id(),
+                "globalId": storey.GlobalId,
+                "elements": contained,
+            }
+        )
+    return sorted(rows, key=lambda r: (r["elevation"] is None, r["elevation"] or 0.0, r["name"] or ""))
+
+
+def model_context(doc: IfcDocument) -> dict[str, Any]:
+    """Title, path, schema, project, units, storeys, element counts and history of ``doc``."""
+    f = doc.file
+    projects = f.by_type("IfcProject")
+    counts = element_counts(f)
+    return {
+        "title": doc.title,
+        "path": str(doc.path) if doc.path else None,
+        "modified": doc.modified,
+        "schema": f.schema_identifier,
+        "project": projects[0].Name if projects else None,
+        "units": {"length": length_unit(f)},
+        "storeys": storeys(f),
+        "elementCounts": counts,
+        "totalElements": sum(counts.values()),
+        "history": {
+            "undoSteps": doc.history.back_remaining,
+            "redoSteps": doc.history.forward_available,
+            "lastSteps": doc.history.undo_names()[:5],
+        },
+        "revision": doc.revision,
+    }

@@ -1,0 +1,264 @@
+"""Open IFC documents: loading, saving, the active one, and undo steps built on IfcOpenShell transactions.
+
+One script run is one IfcOpenShell transaction and one named step in the shared
+:class:`cadmcp.host.history.History`. Both stacks have the same depth, so they drop their
+oldest steps together and stay in lockstep.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ifcopenshell
+
+from cadmcp.host.history import History
+
+HISTORY_DEPTH = 64
+"""Undo depth per document (IfcOpenShell's own default history size)."""
+
+IFC_SUFFIXES = (".ifc",)
+_OTHER_FORMATS = {
+    ".rvt": "a Revit project",
+    ".rfa": "a Revit family",
+    ".rte": "a Revit template",
+    ".dwg": "an AutoCAD drawing",
+    ".dxf": "a DXF drawing",
+    ".ifczip": "a zipped IFC file",
+    ".ifcxml": "an ifcXML file",
+}
+_state_ids = itertools.count(1)
+
+
+class DocumentError(Exception):
+    """A document could not be opened, found or saved; the message says what to do next."""
+
+
+def _touched_ids(transaction: Any) -> set[int]:
+    """Step ids of every entity a transaction created, edited, deleted or re-linked."""
+    ids: set[int] = set()
+    for op in transaction.operations:
+        if "id" in op:
+            ids.add(op["id"])
+        value = op.get("value")
+        if isinstance(value, dict) and "id" in value:
+            ids.add(value["id"])
+        ids.update(op.get("inverses") or ())
+    return ids
+
+
+class IfcStep:
+    """One undoable script run: an IfcOpenShell transaction with a name."""
+
+    def __init__(self, name: str, document: IfcDocument, transaction: Any) -> None:
+        self.name = name
+        self._document = document
+        self._transaction = transaction
+        self.state_before = document.state
+        self.state_after = next(_state_ids)
+        self.touched = _touched_ids(transaction)
+
+    def undo(self) -> None:
+        f = self._document.file
+        if not f.history or f.history[-1] is not self._transaction:
+            raise DocumentError(
+                "the model's transaction history no longer matches (was undo called in a script?)"
+            )
+        f.undo()
+        self._document.state = self.state_before
+        self._document.changed(self.touched)
+
+    def redo(self) -> None:
+        f = self._document.file
+        if not f.future or f.future[-1] is not self._transaction:
+            raise DocumentError("the model's redo history no longer matches (was redo called in a script?)")
+        f.redo()
+        self._document.state = self.state_after
+        self._document.changed(self.touched)
+
+
+class IfcDocument:
+    """One open model with its path, undo history and a revision counter bumped on every change."""
+
+    def __init__(self, file: ifcopenshell.file, path: Path | None, title: str) -> None:
+        self.file = file
+        self.file.history_size = HISTORY_DEPTH
+        self.path = path
+        self.title = title
+        self.history = History(max_depth=HISTORY_DEPTH)
+        self.revision = 0
+        self.state = 0
+        """Identifies the model's content: the newest applied step (0 = as opened)."""
+        self._saved_state = 0
+        self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
+
+    @property
+    def modified(self) -> bool:
+        """True when the model differs from what was last opened or saved."""
+        return self.state != self._saved_state
+
+    def changed(self, touched: set[int]) -> None:
+        """Note a change to the model (a commit, undo or redo touching ``touched`` entity ids)."""
+        self.revision += 1
+        for listener in self.listeners:
+            listener(self, touched)
+
+    # Transaction hooks for cadmcp.host.pyexec.run_code ------------------------------------
+    def begin(self) -> IfcDocument:
+        """Start the transaction a script runs in."""
+        self.file.begin_transaction()
+        return self
+
+    def commit(self, name: str) -> str | None:
+        """Close the script's transaction; record it as an undo step if it changed the model."""
+        transaction = self.file.transaction
+        if transaction is None or not transaction.operations:
+            self.file.transaction = None  # read-only: keep the redo stack
+            return None
+        self.file.end_transaction()
+        step = IfcStep(name, self, transaction)
+        self.history.record(step)
+        self.state = step.state_after
+        self.changed(step.touched)
+        return f"Recorded undo step {name!r} ({len(transaction.operations)} changes)."
+
+    def rollback(self) -> str:
+        """Revert everything the failed script did."""
+        transaction = self.file.transaction
+        touched = _touched_ids(transaction) if transaction is not None else set()
+        self.file.discard_transaction()
+        if touched:
+            self.changed(touched)
+        return "[ROLLBACK] The model was left exactly as it was before the script ran."
+
+    def save(self, path: Path | None = None) -> Path:
+        """Write the model to ``path`` (save as) or to its own path."""
+        target = path or self.path
+        if target is None:
+            raise DocumentError(
+                f"{self.title!r} is a new document and has no file yet: call save_document with a "
+                "filePath ending in .ifc."
+            )
+        target = target.expanduser().resolve()
+        if target.suffix.lower() not in IFC_SUFFIXES:
+            raise DocumentError(f"Cannot save as {target.name!r}: the file name must end in .ifc.")
+        if not target.parent.is_dir():
+            raise DocumentError(
+                f"Cannot save to {str(target)!r}: the folder {str(target.parent)!r} does not exist."
+            )
+        try:
+            self.file.write(str(target))
+        except OSError as exc:
+            raise DocumentError(f"Could not write {str(target)!r}: {exc.strerror or exc}.") from exc
+        self.path = target
+        self.title = target.name
+        self._saved_state = self.state
+        return target
+
+
+def load_model(path: Path) -> ifcopenshell.file:
+    """Open an IFC file from disk, or raise :class:`DocumentError` saying why it cannot be opened."""
+    suffix = path.suffix.lower()
+    if suffix in _OTHER_FORMATS and suffix not in IFC_SUFFIXES:
+        raise DocumentError(
+            f"{path.name!r} is {_OTHER_FORMATS[suffix]}, not an IFC model. The IFC host opens .ifc files; "
+            "export the model to IFC first, or use read_file_info for its metadata."
+        )
+    if not path.exists():
+        raise DocumentError(f"File not found: {str(path)!r}. Check the path (absolute paths are safest).")
+    if path.is_dir():
+        raise DocumentError(f"{str(path)!r} is a folder; give the path of an .ifc file inside it.")
+    if suffix not in IFC_SUFFIXES:
+        raise DocumentError(
+            f"{path.name!r} is not an .ifc file. The IFC host opens IFC-SPF files ending in .ifc."
+        )
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(64)
+    except OSError as exc:
+        raise DocumentError(
+            f"Cannot read {str(path)!r}: {exc.strerror or exc}. Check its permissions."
+        ) from exc
+    if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"ISO-10303-21"):
+        raise DocumentError(
+            f"{path.name!r} is not an IFC-SPF file (it does not start with 'ISO-10303-21;'). "
+            "It may be damaged or another format renamed to .ifc."
+        )
+    try:
+        return ifcopenshell.open(str(path))
+    except Exception as exc:
+        raise DocumentError(
+            f"IfcOpenShell could not parse {path.name!r}: {exc}. The file may be damaged."
+        ) from exc
+
+
+class Workspace:
+    """The documents open in this host and which one is active."""
+
+    def __init__(self) -> None:
+        self.documents: list[IfcDocument] = []
+        self.active: IfcDocument | None = None
+        self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
+
+    def _unique_title(self, title: str) -> str:
+        taken = {d.title for d in self.documents}
+        if title not in taken:
+            return title
+        stem, suffix = Path(title).stem, Path(title).suffix
+        return next(
+            f"{stem} ({n}){suffix}" for n in itertools.count(2) if f"{stem} ({n}){suffix}" not in taken
+        )
+
+    def add(self, file: ifcopenshell.file, path: Path | None, title: str) -> IfcDocument:
+        """Register a loaded model and make it active."""
+        doc = IfcDocument(file, path, self._unique_title(title))
+        doc.listeners.extend(self.listeners)
+        self.documents.append(doc)
+        self.active = doc
+        return doc
+
+    def open(self, file_path: str) -> tuple[IfcDocument, bool]:
+        """Open (or re-activate, if open) the model at ``file_path``; returns it and whether it is new."""
+        if not file_path or not file_path.strip():
+            raise DocumentError("filePath is empty: give the path of an .ifc file.")
+        path = Path(file_path.strip()).expanduser()
+        try:
+            resolved = path.resolve()
+        except OSError as exc:
+            raise DocumentError(f"Invalid path {file_path!r}: {exc}.") from exc
+        for doc in self.documents:
+            if doc.path == resolved:
+                self.active = doc
+                return doc, False
+        model = load_model(resolved)
+        return self.add(model, resolved, resolved.name), True
+
+    def new(self, name: str = "Untitled") -> IfcDocument:
+        """A new, unsaved IFC4 project with one storey, ready for modelling."""
+        from cadmcp.hosts.ifc.modelgen import new_project
+
+        return self.add(new_project(name).file, None, f"{name}.ifc")
+
+    def require_active(self) -> IfcDocument:
+        """The active document, or a clear error when none is open."""
+        if self.active is None:
+            raise DocumentError("No document is open: call open_document with the path of an .ifc file.")
+        return self.active
+
+    def find(self, key: str) -> IfcDocument:
+        """A document by title or path; the error lists what is open."""
+        key = key.strip()
+        for doc in self.documents:
+            if key == doc.title or (doc.path is not None and key == str(doc.path)):
+                return doc
+        try:
+            resolved = Path(key).expanduser().resolve()
+        except (OSError, ValueError):
+            resolved = None
+        for doc in self.documents:
+            if resolved is not None and doc.path == resolved:
+                return doc
+        listing = ", ".join(repr(d.title) for d in self.documents) or "none"
+        raise DocumentError(f"No open document is called {key!r}. Open documents: {listing}.")

@@ -1,0 +1,465 @@
+"""The IFC host's built-in MCP tools and resources over a :class:`Workspace` of open models.
+
+Every tool and resource here is a plain sync function: the host runtime runs them on the
+application thread, one at a time, so they may touch the documents freely.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.resources
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+from weakref import WeakKeyDictionary
+
+import ifcopenshell
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from typing_extensions import TypedDict
+
+from cadmcp import __version__
+from cadmcp.host import pyexec
+from cadmcp.host.history import HistoryError, NavigationResult
+from cadmcp.hosts.ifc.documents import DocumentError, IfcDocument, Workspace
+from cadmcp.wire.jsonwire import dumps
+
+HOST_APP = "IFC"
+MAX_IMAGE_SIDE = 4096
+MIN_IMAGE_SIDE = 64
+
+
+class LazyPackage(ModuleType):
+    """A package whose submodules import on first attribute access (``api.root``, ``util.element``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._package = importlib.import_module(name)
+        self.__doc__ = self._package.__doc__
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        try:
+            return getattr(self._package, attr)
+        except AttributeError:
+            try:
+                return importlib.import_module(f"{self.__name__}.{attr}")
+            except ModuleNotFoundError:
+                raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}") from None
+
+    def __dir__(self) -> list[str]:
+        import pkgutil
+
+        return sorted({*dir(self._package), *(m.name for m in pkgutil.iter_modules(self._package.__path__))})
+
+
+class OpenResult(TypedDict):
+    """Result of ``open_document``."""
+
+    success: bool
+    message: str
+    documentTitle: str
+
+
+class DocumentEntry(TypedDict):
+    title: str
+    path: str | None
+    active: bool
+    modified: bool
+
+
+class DocumentList(TypedDict):
+    """Result of ``list_documents``."""
+
+    documents: list[DocumentEntry]
+    active: str | None
+
+
+class SaveResult(TypedDict):
+    """Result of ``save_document``."""
+
+    success: bool
+    message: str
+    path: str
+
+
+class ActivateResult(TypedDict):
+    """Result of ``activate_document``."""
+
+    success: bool
+    message: str
+    documentTitle: str
+
+
+def _first_line(code: str) -> str:
+    for line in code.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:80]
+    return "Python script"
+
+
+class IfcHost:
+    """The application side: open documents, caches and the operations the tools expose."""
+
+    def __init__(self, exec_timeout: float | None = None) -> None:
+        from cadmcp.hosts.ifc.validation import WarningsCache
+
+        self.workspace = Workspace()
+        self.exec_timeout = exec_timeout
+        self.warnings = WarningsCache()
+        self._geometry: WeakKeyDictionary[IfcDocument, Any] = WeakKeyDictionary()
+        self._namespace_modules: dict[str, Any] | None = None
+
+    # Documents -------------------------------------------------------------------------
+    def active(self) -> IfcDocument:
+        try:
+            return self.workspace.require_active()
+        except DocumentError as exc:
+            raise ToolError(str(exc)) from None
+
+    def geometry(self, doc: IfcDocument) -> Any:
+        from cadmcp.hosts.ifc.geometry import GeometryCache
+
+        cache = self._geometry.get(doc)
+        if cache is None:
+            cache = self._geometry[doc] = GeometryCache(doc)
+        return cache
+
+    def open_document(self, filePath: str) -> OpenResult:
+        try:
+            doc, is_new = self.workspace.open(filePath)
+        except DocumentError as exc:
+            raise ToolError(str(exc)) from None
+        f = doc.file
+        walls, storeys = len(f.by_type("IfcWall")), len(f.by_type("IfcBuildingStorey"))
+        verb = "Opened" if is_new else "Already open; activated"
+        summary = f"{f.schema_identifier}, {storeys} storeys, {walls} walls"
+        message = f"{verb} {doc.title} ({summary}). It is the active document."
+        return OpenResult(success=True, message=message, documentTitle=doc.title)
+
+    def list_documents(self) -> DocumentList:
+        ws = self.workspace
+        entries = [
+            DocumentEntry(
+                title=d.title,
+                path=str(d.path) if d.path else None,
+                active=d is ws.active,
+                modified=d.modified,
+            )
+            for d in ws.documents
+        ]
+        return DocumentList(documents=entries, active=ws.active.title if ws.active else None)
+
+    def activate_document(self, document: str) -> ActivateResult:
+        try:
+            doc = self.workspace.find(document)
+        except DocumentError as exc:
+            raise ToolError(str(exc)) from None
+        self.workspace.active = doc
+        return ActivateResult(
+            success=True, message=f"{doc.title} is now the active document.", documentTitle=doc.title
+        )
+
+    def save_document(self, filePath: str | None = None) -> SaveResult:
+        doc = self.active()
+        try:
+            path = doc.save(Path(filePath.strip()) if filePath and filePath.strip() else None)
+        except DocumentError as exc:
+            raise ToolError(str(exc)) from None
+        return SaveResult(success=True, message=f"Saved {doc.title} to {path}.", path=str(path))
+
+    # Code and history --------------------------------------------------------------------
+    def _namespace(self, doc: IfcDocument) -> dict[str, Any]:
+        if self._namespace_modules is None:
+            import ifcopenshell.util.element
+
+            self._namespace_modules = {
+                "ifcopenshell": ifcopenshell,
+                "api": LazyPackage("ifcopenshell.api"),
+                "util": LazyPackage("ifcopenshell.util"),
+                "element": ifcopenshell.util.element,
+            }
+        return {"__name__": "__agent__", "model": doc.file, **self._namespace_modules}
+
+    def execute_python_code(self, code: str, description: str | None = None) -> CallToolResult:
+        doc = self.active()
+        name = (description or "").strip() or _first_line(code)
+        result = pyexec.run_code(
+            code,
+            self._namespace(doc),
+            timeout=self.exec_timeout,
+            begin=doc.begin,
+            commit=lambda _token: doc.commit(name),
+            rollback=lambda _token: doc.rollback(),
+        )
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.text())], is_error=result.is_error
+        )
+
+    def navigate_history(self, direction: Literal["back", "forward"], steps: int = 1) -> NavigationResult:
+        doc = self.active()
+        try:
+            return doc.history.navigate(direction, steps)
+        except HistoryError as exc:
+            raise ToolError(str(exc)) from None
+
+    # Views -----------------------------------------------------------------------------------
+    def _storey(self, doc: IfcDocument, storey: str | None) -> ifcopenshell.entity_instance | None:
+        from cadmcp.hosts.ifc.context import storeys
+
+        levels = storeys(doc.file)
+        if storey is None:
+            return None
+        key = storey.strip()
+        for level in levels:
+            if key in (level["name"], level["globalId"], str(level["id"]), f"#{level['id']}"):
+                return doc.file.by_id(level["id"])
+        for level in levels:
+            if (level["name"] or "").lower() == key.lower():
+                return doc.file.by_id(level["id"])
+        names = ", ".join(repr(level["name"]) for level in levels) or "none"
+        raise ToolError(f"No storey {storey!r} in {doc.title}. Storeys: {names}.")
+
+    def view_screenshot(
+        self,
+        width: int = 1280,
+        height: int | None = None,
+        view: Literal["axonometric", "plan"] = "axonometric",
+        storey: str | None = None,
+    ) -> Image:
+        from cadmcp.hosts.ifc.context import storeys
+        from cadmcp.hosts.ifc.geometry import drawable_elements
+        from cadmcp.hosts.ifc.render import render_png
+
+        for label, value in (("width", width), ("height", height)):
+            if value is not None and not MIN_IMAGE_SIDE <= value <= MAX_IMAGE_SIDE:
+                raise ToolError(
+                    f"{label} must be between {MIN_IMAGE_SIDE} and {MAX_IMAGE_SIDE} pixels, not {value}."
+                )
+        doc = self.active()
+        f = doc.file
+        level = self._storey(doc, storey)
+        if level is None and view == "plan":
+            levels = storeys(f)
+            level = f.by_id(levels[0]["id"]) if levels else None
+        cache = self.geometry(doc)
+        underlay = []
+        if level is not None:
+            import ifcopenshell.util.element
+
+            members = [
+                e
+                for e in ifcopenshell.util.element.get_contained(level)
+                if e.is_a("IfcElement") and not e.is_a("IfcFeatureElement") and e.Representation is not None
+            ]
+            if view == "plan":
+                spaces = [
+                    e for e in ifcopenshell.util.element.get_decomposition(level, is_recursive=False)
+                    if e.is_a("IfcSpace") and e.Representation is not None
+                ]  # fmt: skip
+                underlay = cache.meshes_for(spaces)
+            caption = f"{doc.title} — {view} — {level.Name}"
+        else:
+            members = drawable_elements(f)
+            caption = f"{doc.title} — {view}"
+        png = render_png(cache.meshes_for(members), width, height, view, underlay=underlay, caption=caption)
+        return Image(data=png, format="png")
+
+    # Resources -------------------------------------------------------------------------------
+    def _resource_doc(self) -> IfcDocument:
+        try:
+            return self.workspace.require_active()
+        except DocumentError as exc:
+            raise ResourceError(str(exc)) from None
+
+    def model_context(self) -> str:
+        from cadmcp.hosts.ifc.context import model_context
+
+        return dumps(model_context(self._resource_doc()))
+
+    def model_warnings(self) -> str:
+        return dumps(self.warnings.get(self._resource_doc()))
+
+    def schedules(self) -> str:
+        from cadmcp.hosts.ifc.schedules import list_schedules
+
+        doc = self._resource_doc()
+        return dumps({"document": doc.title, "schedules": list_schedules(doc.file)})
+
+    def schedule_preview(self, scheduleId: str) -> str:
+        from cadmcp.hosts.ifc.schedules import ScheduleNotFound, schedule_preview
+
+        try:
+            return schedule_preview(self._resource_doc().file, scheduleId)
+        except ScheduleNotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+
+    def element(self, elementId: str) -> str:
+        from cadmcp.hosts.ifc.elements import ElementNotFound, element_info, find_element
+
+        doc = self._resource_doc()
+        try:
+            entity = find_element(doc.file, elementId)
+        except ElementNotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        return dumps(element_info(entity, self.geometry(doc).bounding_box))
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the host adapter and the libraries it runs on."""
+    import numpy
+    import PIL
+
+    return {
+        "host": HOST_APP,
+        "adapter": __version__,
+        "ifcopenshell": ifcopenshell.version,
+        "numpy": numpy.__version__,
+        "pillow": PIL.__version__,
+    }
+
+
+def build_server(host: IfcHost) -> MCPServer:
+    """An MCPServer with the IFC host's built-in tools, resources and templates."""
+    server = MCPServer(
+        name="cadmcp-ifc",
+        title="IFC host (IfcOpenShell)",
+        description=f"Live IFC/BIM models through IfcOpenShell {ifcopenshell.version}: run Python "
+        "against the model with undo, inspect elements and schedules, render views.",
+        version=__version__,
+        instructions="Read ifc://model/context first; run code with execute_python_code "
+        "(see ifc://python-cheatsheet); undo with navigate_history.",
+    )
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+    server.add_tool(
+        host.execute_python_code,
+        name="execute_python_code",
+        description=(
+            "Run Python against the live IFC model of the active document, like a notebook cell: returns "
+            "printed output and the value of a final expression. In scope: model (ifcopenshell.file), "
+            "ifcopenshell, api (ifcopenshell.api), util (ifcopenshell.util), element "
+            "(ifcopenshell.util.element). A run that changes the model becomes one undo step named by "
+            "description; a run that raises is rolled back. PEP 723 '# /// script' dependencies are "
+            "installed first. Read ifc://python-cheatsheet for recipes."
+        ),
+        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False),
+    )
+    server.add_tool(
+        host.open_document,
+        name="open_document",
+        description="Open an IFC model (.ifc) from disk and make it the active document. Several models "
+        "can be open at once; opening one that is already open just activates it.",
+        annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False),
+    )
+    server.add_tool(
+        host.list_documents,
+        name="list_documents",
+        description="List the open IFC documents with their paths, which one is active and which have "
+        "unsaved changes.",
+        annotations=read_only,
+    )
+    server.add_tool(
+        host.activate_document,
+        name="activate_document",
+        description="Make another open document active (by title or path); code, views and resources "
+        "then use it.",
+        annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True),
+    )
+    server.add_tool(
+        host.save_document,
+        name="save_document",
+        description="Save the active document to its file, or to filePath (save as, must end in .ifc). A new "
+        "document needs a filePath the first time.",
+        annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True),
+    )
+    server.add_tool(
+        host.navigate_history,
+        name="navigate_history",
+        description="Undo ('back') or redo ('forward') whole execute_python_code steps of the active "
+        "document. Returns the names of the steps moved and how many remain each way.",
+        annotations=ToolAnnotations(destructive_hint=False),
+    )
+    server.add_tool(
+        host.view_screenshot,
+        name="view_screenshot",
+        description="Render the active model to a PNG from its real geometry: an axonometric view of the "
+        "whole building (or one storey), or a top-down plan of one storey (default: the lowest). Use it to check "
+        "the result of an edit.",
+        annotations=read_only,
+    )
+
+    def resource(uri: str, fn: Any, description: str, mime: str = "application/json") -> None:
+        server.resource(uri, description=description, mime_type=mime)(fn)
+
+    def cheatsheet() -> str:
+        return (
+            importlib.resources.files("cadmcp.hosts.ifc")
+            .joinpath("cheatsheet.md")
+            .read_text(encoding="utf-8")
+        )
+
+    def version() -> str:
+        return dumps(library_versions())
+
+    resource(
+        "ifc://python-cheatsheet",
+        cheatsheet,
+        "What is in scope for execute_python_code, the undo rules and common ifcopenshell.api recipes. "
+        "Read before writing code.",
+        "text/markdown",
+    )
+    resource("ifc://version", version, "Versions of the IFC host adapter, IfcOpenShell and its libraries.")
+    resource(
+        "ifc://model/context",
+        host.model_context,
+        "Live state of the active model: title, path, schema, project, length unit, storeys with element "
+        "counts, element counts by IFC class and undo history depth. Always current.",
+    )
+    resource(
+        "ifc://model/warnings",
+        host.model_warnings,
+        "IFC schema validation of the active model: issues grouped by kind, the first 50 in full with "
+        "element ids. Recomputed only after changes.",
+    )
+    resource(
+        "ifc://schedules",
+        host.schedules,
+        "Schedules available for the active model, one per element class present (IfcDoor, IfcWall, "
+        "IfcSpace…), with row counts and preview URIs.",
+    )
+    resource(
+        "ifc://element/{elementId}",
+        host.element,
+        "One element by step id (e.g. 123) or GlobalId: class, name, storey, type, property sets, "
+        "quantities, attributes and bounding box.",
+    )
+    resource(
+        "ifc://schedule/{scheduleId}/preview",
+        host.schedule_preview,
+        "CSV preview (header + first 30 rows) of one schedule: GlobalId, Name, Storey, Type and key "
+        "properties such as FireRating, IsExternal, sizes and quantities. scheduleId is an IFC class "
+        "like IfcDoor.",
+        "text/csv",
+    )
+    return server
+
+
+def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = None) -> MCPServer:
+    """Open ``paths`` (the first one active) or a new empty IFC4 project, and serve the built-ins."""
+    host = IfcHost(exec_timeout=exec_timeout)
+    for path in paths:
+        host.workspace.open(str(path))
+    if host.workspace.documents:
+        host.workspace.active = host.workspace.documents[0]
+    else:
+        host.workspace.new()
+    server = build_server(host)
+    server.ifc_host = host  # type: ignore[attr-defined]  # for tests and the bench
+    return server
+
+
+__all__ = ["HOST_APP", "IfcHost", "build_server", "create_server", "library_versions"]
