@@ -10,6 +10,7 @@ is scanned for the paths of linked files.
 from __future__ import annotations
 
 import re
+import struct
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ _LINK_KINDS = {
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _PARTATOM = "{urn:schemas-autodesk-com:partatom}"
 _SUMMARY_LINKS = 5
+_FREESECT = 0xFFFFFFFF
 
 
 def read(path: Path, detail: Detail) -> dict[str, Any]:
@@ -78,6 +80,7 @@ def _read_streams(path: Path) -> dict[str, Any]:
         )
     try:
         with olefile.OleFileIO(str(path)) as ole:
+            _check_size(path, ole)
             names = ["/".join(parts) for parts in ole.listdir(streams=True, storages=False)]
             if not ole.exists("BasicFileInfo"):
                 raise FileInfoError(
@@ -94,6 +97,31 @@ def _read_streams(path: Path) -> dict[str, Any]:
         raise
     except Exception as exc:  # olefile raises OSError/struct.error on damaged sectors
         raise corrupt(path.name, "a Revit compound file", exc) from None
+
+
+def _check_size(path: Path, ole: Any) -> None:
+    """A compound file cut short still opens; its sector table shows how long it should be."""
+    size = path.stat().st_size
+    sector = ole.sector_size
+    needed = 0
+    with path.open("rb") as fp:
+        header = fp.read(512)
+        fat_sectors = struct.unpack_from("<I", header, 44)[0]
+        difat = struct.unpack_from("<109I", header, 76)[: min(fat_sectors, 109)]
+        for fat_sector in difat:
+            needed = max(needed, (fat_sector + 2) * sector)
+            fp.seek((fat_sector + 1) * sector)
+            entries = fp.read(sector)
+            count = len(entries) // 4
+            for index, nxt in enumerate(struct.unpack_from(f"<{count}I", entries)):
+                if nxt != _FREESECT:
+                    needed = max(needed, (fat_sector * (sector // 4) + index + 2) * sector)
+    if size < needed:
+        raise FileInfoError(
+            "corrupt_file",
+            f"{path.name} is truncated: it is {size} bytes but its sector table needs {needed}. "
+            "Re-copy the file or open it in Revit to repair it.",
+        )
 
 
 def _basic_file_info(data: bytes) -> list[tuple[str, str]]:
