@@ -1,11 +1,103 @@
-"""The `cadmcp` command line."""
+"""The `cadmcp` command line: `daemon`, `host`, `eval`, `demo`."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import importlib
+import logging
+import os
 import sys
+from collections.abc import Sequence
+
+HOSTS = {"dxf": "cadmcp.hosts.dxf", "ifc": "cadmcp.hosts.ifc"}
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cadmcp", description="AI agents inside live CAD/BIM applications, over MCP."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    daemon = sub.add_parser("daemon", help="serve the MCP surface to an AI client (stdio by default)")
+    daemon.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio"
+    )
+    daemon.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    daemon.add_argument("--scan-interval", type=float, default=2.0, help="seconds between host scans")
+
+    host = sub.add_parser("host", help="run a host process")
+    host.add_argument("kind", choices=["demo", *HOSTS], help="which host to run")
+    host.add_argument("files", nargs="*", help="documents to open")
+    host.add_argument("--app", default=None, help="host app name (demo host only)")
+    host.add_argument("--app-version", default=None, help="host version (demo host only)")
+    host.add_argument(
+        "--exec-timeout", type=float, default=None, help="seconds before a runaway script is stopped"
+    )
+
+    ev = sub.add_parser("eval", help="evaluate search quality on a query set")
+    ev.add_argument("what", choices=["search"])
+    ev.add_argument("rest", nargs=argparse.REMAINDER)
+
+    demo = sub.add_parser("demo", help="start a host on a sample model and walk through search -> invoke")
+    demo.add_argument("--host", choices=sorted(HOSTS), default="dxf")
+    return parser
+
+
+def _run_host(args: argparse.Namespace) -> int:
+    if args.kind == "demo":
+        from cadmcp.host.demo import main as demo_main
+
+        demo_main(args.app or "Demo", args.app_version or "1.0")
+        return 0
+    module = importlib.import_module(HOSTS[args.kind])
+    from cadmcp.host import HostRuntime
+
+    runtime = HostRuntime(module.HOST_APP, module.HOST_VERSION)
+    for path in args.files:
+        if not os.path.exists(path):
+            print(f"cadmcp host {args.kind}: {path} not found", file=sys.stderr)
+            return 2
+    runtime.add_server(module.create_server(args.files, exec_timeout=args.exec_timeout))
+    runtime.run()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
-    print("cadmcp: commands are being built", file=sys.stderr)
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    if args.command == "daemon":
+        import anyio
+
+        from cadmcp.daemon.hosts import HostDirectory
+        from cadmcp.daemon.search import SearchIndex
+        from cadmcp.daemon.server import Daemon
+
+        daemon = Daemon(HostDirectory(SearchIndex(), scan_interval=args.scan_interval))
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(
+                daemon.serve_http if args.http else daemon.serve_stdio,
+                *((("127.0.0.1", args.port)) if args.http else ()),
+            )
+        return 0
+    if args.command == "host":
+        return _run_host(args)
+    if args.command == "eval":
+        from cadmcp.daemon.search.evaluate import main as eval_main
+
+        return eval_main(list(args.rest))
+    if args.command == "demo":
+        from cadmcp.walkthrough import main as walk_main
+
+        return walk_main(args.host)
     return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

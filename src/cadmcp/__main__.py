@@ -1,0 +1,7 @@
+"""`python -m cadmcp` runs the command line."""
+
+import sys
+
+from cadmcp.cli import main
+
+sys.exit(main())

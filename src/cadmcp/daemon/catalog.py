@@ -1,0 +1,171 @@
+"""The daemon's view of each host's catalog: immutable entries and capability ids.
+
+An id is a short digest of (host instance, kind, target, content). It stays the same across
+catalog refreshes while the capability's content (name, description, schemas) is unchanged,
+and stops resolving once the host is gone or the capability changed. The ledger remembers
+ids it has issued so a stale id can be told apart from a malformed one and explained.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cadmcp.daemon.search.catalog import template_params
+
+Kind = Literal["tool", "resource", "resource_template"]
+KINDS: tuple[Kind, ...] = ("tool", "resource", "resource_template")
+ID_PREFIX = "c"
+ID_RE = re.compile(r"^c[a-z2-7]{12}$")
+
+
+@dataclass(frozen=True, slots=True)
+class HostKey:
+    """A host instance: the machine it runs on and its process id."""
+
+    machine_id: str
+    pid: int
+
+    @property
+    def instance_id(self) -> str:
+        """The `hostInstanceId` agents see."""
+        return f"{self.machine_id[:8]}-{self.pid}"
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    """One tool, resource or resource template of one host."""
+
+    id: str
+    kind: Kind
+    target: str
+    name: str
+    title: str | None
+    description: str
+    raw: dict[str, Any]
+    host: HostKey
+
+    @property
+    def required_args(self) -> list[str]:
+        if self.kind == "tool":
+            return list((self.raw.get("inputSchema") or {}).get("required") or [])
+        if self.kind == "resource_template":
+            return [name for name, _ in template_params(self.target)]
+        return []
+
+    @property
+    def params(self) -> list[tuple[str, str]]:
+        if self.kind == "tool":
+            props = (self.raw.get("inputSchema") or {}).get("properties") or {}
+            return [(name, str((spec or {}).get("description") or "")) for name, spec in props.items()]
+        if self.kind == "resource_template":
+            return list(template_params(self.target))
+        return []
+
+
+def content_digest(raw: dict[str, Any]) -> str:
+    """A digest of what makes a capability what it is (everything but volatile `_meta` stamps)."""
+    clean = {k: v for k, v in raw.items() if k != "_meta"}
+    meta = raw.get("_meta")
+    if isinstance(meta, dict):
+        clean["_meta"] = {k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")}
+    return hashlib.blake2b(
+        json.dumps(clean, sort_keys=True, default=str).encode(), digest_size=16
+    ).hexdigest()
+
+
+def mint_id(host: HostKey, kind: str, target: str, digest: str) -> str:
+    material = f"{host.machine_id}|{host.pid}|{kind}|{target}|{digest}".encode()
+    raw = hashlib.blake2b(material, digest_size=8).digest()
+    return ID_PREFIX + base64.b32encode(raw).decode().lower().rstrip("=")[:12]
+
+
+@dataclass(frozen=True)
+class HostEntry:
+    """An immutable snapshot of one connected host and its catalog."""
+
+    key: HostKey
+    host_app: str
+    version: str
+    endpoint: str
+    protocol_version: str
+    server_name: str
+    capabilities: tuple[Capability, ...] = ()
+    by_id: dict[str, Capability] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def build(
+        cls,
+        key: HostKey,
+        *,
+        host_app: str,
+        version: str,
+        endpoint: str,
+        protocol_version: str,
+        server_name: str,
+        tools: list[dict[str, Any]],
+        resources: list[dict[str, Any]],
+        templates: list[dict[str, Any]],
+    ) -> HostEntry:
+        caps: list[Capability] = []
+        for kind, items, target_key in (
+            ("tool", tools, "name"),
+            ("resource", resources, "uri"),
+            ("resource_template", templates, "uriTemplate"),
+        ):
+            for raw in items:
+                target = str(raw.get(target_key) or "")
+                if not target:
+                    continue
+                cap_id = mint_id(key, kind, target, content_digest(raw))
+                caps.append(
+                    Capability(
+                        id=cap_id,
+                        kind=kind,  # type: ignore[arg-type]
+                        target=target,
+                        name=str(raw.get("name") or target),
+                        title=raw.get("title"),
+                        description=str(raw.get("description") or ""),
+                        raw=raw,
+                        host=key,
+                    )
+                )
+        return cls(
+            key,
+            host_app,
+            version,
+            endpoint,
+            protocol_version,
+            server_name,
+            tuple(caps),
+            {c.id: c for c in caps},
+        )
+
+    def find(self, kind: str, target: str) -> Capability | None:
+        return next((c for c in self.capabilities if c.kind == kind and c.target == target), None)
+
+    def routing(self) -> dict[str, Any]:
+        return {"hostApp": self.host_app, "version": self.version, "hostInstanceId": self.key.instance_id}
+
+
+class IdLedger:
+    """Remembers which (host, kind, target) every issued id named, to explain stale ids."""
+
+    def __init__(self, capacity: int = 200_000) -> None:
+        self._issued: OrderedDict[str, tuple[HostKey, str, str]] = OrderedDict()
+        self._capacity = capacity
+
+    def record(self, entry: HostEntry) -> None:
+        for cap in entry.capabilities:
+            self._issued[cap.id] = (cap.host, cap.kind, cap.target)
+            self._issued.move_to_end(cap.id)
+        while len(self._issued) > self._capacity:
+            self._issued.popitem(last=False)
+
+    def lookup(self, cap_id: str) -> tuple[HostKey, str, str] | None:
+        return self._issued.get(cap_id)

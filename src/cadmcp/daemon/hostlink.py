@@ -1,0 +1,60 @@
+"""The daemon's MCP client session to one host.
+
+Calls are passed through as raw JSON-RPC results so nothing of the host's answer is lost
+or re-shaped, and the SDK's output-schema validation (which lists tools behind the
+caller's back) is switched off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+
+
+class HostLink(ClientSession):
+    """A `ClientSession` for pass-through: raw results, no hidden requests."""
+
+    async def validate_tool_result(self, name: str, result: types.CallToolResult) -> None:
+        """No-op: the daemon forwards host results untouched and never lists tools to validate."""
+
+    async def connect(self) -> str:
+        """Negotiate: the 2026-07-28 `server/discover`, falling back to the 2025-11-25 handshake."""
+        try:
+            await self.discover()
+        except MCPError:
+            await self.initialize()
+        return self.protocol_version or ""
+
+    async def raw_request(
+        self, method: str, params: dict[str, Any] | None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a request and return the host's result dict as it arrived (serverInfo stamp removed)."""
+        data: dict[str, Any] = {"method": method, "params": dict(params or {})}
+        opts: dict[str, Any] = {}
+        self._stamp(data, opts)  # the SDK's per-era envelope (protocol version, client info)
+        if timeout is not None:
+            opts["timeout"] = timeout
+        result = await self._dispatcher.send_raw_request(method, data.get("params"), opts)  # type: ignore[arg-type]
+        meta = result.get("_meta")
+        if isinstance(meta, dict) and SERVER_INFO_META_KEY in meta:
+            meta = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}
+            result = {**result, "_meta": meta} if meta else {k: v for k, v in result.items() if k != "_meta"}
+        return result
+
+    async def list_all(self, method: str, key: str, timeout: float) -> list[dict[str, Any]]:
+        """Every item of a paginated list method, as raw dicts."""
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(1000):
+            params = {"cursor": cursor} if cursor else {}
+            result = await self.raw_request(method, params, timeout=timeout)
+            items.extend(result.get(key) or [])
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+        return items

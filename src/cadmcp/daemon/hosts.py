@@ -1,0 +1,265 @@
+"""Host discovery and the live set of host connections.
+
+The directory scans the runtime directory (every `scan_interval` seconds and on file
+system events), keeps only endpoints whose process is alive, and runs one task per host:
+connect with a timeout, negotiate, list the catalog into an immutable `HostEntry`, then
+follow the host's list-changed events, re-listing that host only. A host that hangs or
+misbehaves only ever stalls its own task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from mcp.client.subscriptions import listen
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
+from cadmcp.daemon.hostlink import HostLink
+from cadmcp.daemon.search import SearchIndex, capability_docs
+from cadmcp.wire import endpoints, sockets
+
+log = logging.getLogger("cadmcp.daemon")
+
+
+def machine_id() -> str:
+    """A stable id for this machine (systemd's machine-id, else a digest of the host name)."""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        with contextlib.suppress(OSError):
+            value = Path(path).read_text().strip()
+            if value:
+                return value
+    import hashlib
+
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:32]
+
+
+@dataclass
+class EndpointState:
+    """What the daemon knows about one endpoint file."""
+
+    endpoint: endpoints.Endpoint
+    status: str = "discovered"  # discovered | connecting | connected | failed
+    error: str | None = None
+    attempts: int = 0
+    retry_at: float = 0.0
+
+
+class HostDirectory:
+    """Discovers hosts, keeps one connection and one catalog entry per live host."""
+
+    def __init__(
+        self,
+        index: SearchIndex,
+        *,
+        directory: Path | None = None,
+        scan_interval: float = 2.0,
+        connect_timeout: float = 5.0,
+        list_timeout: float = 10.0,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        self.index = index
+        self.directory = directory or endpoints.runtime_dir()
+        self.scan_interval = scan_interval
+        self.connect_timeout = connect_timeout
+        self.list_timeout = list_timeout
+        self.machine_id = machine_id()
+        self.entries: dict[HostKey, HostEntry] = {}
+        self.links: dict[HostKey, HostLink] = {}
+        self.states: dict[Path, EndpointState] = {}
+        self.ledger = IdLedger()
+        self.gone: dict[HostKey, float] = {}
+        self._on_change = on_change
+        self._tasks: dict[Path, anyio.CancelScope] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._wake = anyio.Event()
+        self._scanned = anyio.Event()
+
+    # -- lookups used by the tools ------------------------------------------------------------
+    def entry_for_instance(self, instance_id: str) -> HostEntry | None:
+        return next((e for e in self.entries.values() if e.key.instance_id == instance_id), None)
+
+    async def wait_scanned(self) -> None:
+        """Wait for the first full scan (so a fresh daemon answers with the hosts already running)."""
+        await self._scanned.wait()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._watch_directory)
+            task_status.started()
+            while True:
+                await self.scan()
+                with anyio.move_on_after(self.scan_interval):
+                    await self._wake.wait()
+                self._wake = anyio.Event()
+
+    def wake(self) -> None:
+        """Scan now instead of at the next interval."""
+        self._wake.set()
+
+    async def _watch_directory(self) -> None:
+        try:
+            from watchfiles import awatch
+        except ImportError:  # pragma: no cover - watchfiles is a dependency; polling still works
+            return
+        with contextlib.suppress(Exception):
+            async for _ in awatch(self.directory, debounce=50, step=20, recursive=False):
+                self.wake()
+
+    async def scan(self) -> None:
+        """One pass over the runtime directory: start tasks for new live hosts, drop dead ones."""
+        found = {ep.path: ep for ep in endpoints.list_endpoints(self.directory)}
+        now = time.monotonic()
+        for path, ep in found.items():
+            if not endpoints.pid_alive(ep.pid):
+                self._forget(path)
+                with contextlib.suppress(OSError):
+                    path.unlink()  # a crashed host's leftover socket in our private directory
+                continue
+            state = self.states.setdefault(path, EndpointState(ep))
+            if path not in self._tasks and now >= state.retry_at and self._tg is not None:
+                scope = anyio.CancelScope()
+                self._tasks[path] = scope
+                self._tg.start_soon(self._host_task, ep, scope)
+        for path in list(self.states):
+            if path not in found:
+                self._forget(path)
+        self._scanned.set()
+
+    def _forget(self, path: Path) -> None:
+        scope = self._tasks.pop(path, None)
+        if scope is not None:
+            scope.cancel()
+        self.states.pop(path, None)
+
+    # -- one host ----------------------------------------------------------------------------
+    async def _host_task(self, ep: endpoints.Endpoint, scope: anyio.CancelScope) -> None:
+        key = HostKey(self.machine_id, ep.pid)
+        state = self.states.get(ep.path) or EndpointState(ep)
+        state.status, state.attempts = "connecting", state.attempts + 1
+        try:
+            with scope:
+                await self._serve_host(ep, key, state)
+            if not scope.cancel_called:
+                state.status, state.error = "failed", "the host closed the connection"
+        except Exception as exc:  # any failure stays inside this host's task
+            state.status = "failed"
+            state.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            log.info("host %s: %s", ep.name, state.error)
+        finally:
+            state.retry_at = time.monotonic() + min(
+                30.0, self.scan_interval * 2 ** min(state.attempts - 1, 4)
+            )
+            self._tasks.pop(ep.path, None)
+            self._drop(key)
+
+    async def _serve_host(self, ep: endpoints.Endpoint, key: HostKey, state: EndpointState) -> None:
+        changes_send, changes_recv = anyio.create_memory_object_stream[str](8)
+
+        async def on_message(message: Any) -> None:
+            root = getattr(message, "root", message)
+            method = getattr(root, "method", "") or ""
+            if method.endswith("list_changed"):
+                with contextlib.suppress(anyio.WouldBlock):
+                    changes_send.send_nowait(method)
+
+        async with (
+            sockets.connect(ep.path, timeout=self.connect_timeout) as (read, write),
+            HostLink(read, write, message_handler=on_message) as link,
+        ):
+            with anyio.fail_after(self.connect_timeout):
+                version = await link.connect()
+            if version in MODERN_PROTOCOL_VERSIONS:
+                async with listen(link, tools_list_changed=True, resources_list_changed=True) as events:
+                    await self._refresh(ep, key, link, version)
+                    state.status, state.error, state.attempts = "connected", None, 0
+                    async for _ in events:
+                        await self._refresh(ep, key, link, version)
+            else:
+                await self._refresh(ep, key, link, version)
+                state.status, state.error, state.attempts = "connected", None, 0
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._ping_until_gone, link, tg.cancel_scope)
+                    async for _ in changes_recv:
+                        await self._refresh(ep, key, link, version)
+
+    async def _ping_until_gone(self, link: HostLink, scope: anyio.CancelScope) -> None:
+        while True:
+            await anyio.sleep(max(self.scan_interval, 2.0))
+            try:
+                with anyio.fail_after(self.connect_timeout):
+                    await link.send_ping()
+            except Exception:
+                scope.cancel()
+                raise ConnectionError("the host stopped answering pings") from None
+
+    async def _refresh(self, ep: endpoints.Endpoint, key: HostKey, link: HostLink, version: str) -> None:
+        """List the host's whole catalog and swap its entry (and search segment) at once."""
+        started = time.perf_counter()
+        with anyio.fail_after(self.list_timeout):
+            tools = await link.list_all("tools/list", "tools", self.list_timeout)
+            resources = await link.list_all("resources/list", "resources", self.list_timeout)
+            templates = await link.list_all(
+                "resources/templates/list", "resourceTemplates", self.list_timeout
+            )
+        info = link.server_info
+        entry = HostEntry.build(
+            key,
+            host_app=ep.host_app,
+            version=ep.version,
+            endpoint=str(ep.path),
+            protocol_version=version,
+            server_name=info.name if info else "",
+            tools=tools,
+            resources=resources,
+            templates=templates,
+        )
+        ids = {(c.kind, c.target): c.id for c in entry.capabilities}
+        docs = capability_docs(
+            host_app=entry.host_app,
+            host_version=entry.version,
+            host_key=key.instance_id,
+            tools=tools,
+            resources=resources,
+            resource_templates=templates,
+            key=lambda kind, target: ids[(kind, target)],
+        )
+        self.ledger.record(entry)
+        self.entries[key] = entry
+        self.links[key] = link
+        self.gone.pop(key, None)
+        self.index.replace_host(key.instance_id, [d for d in docs if d.key in entry.by_id])
+        log.info(
+            "catalog host=%s pid=%s tools=%d resources=%d templates=%d durationMs=%d",
+            ep.host_app,
+            ep.pid,
+            len(tools),
+            len(resources),
+            len(templates),
+            (time.perf_counter() - started) * 1000,
+        )
+        if self._on_change:
+            self._on_change()
+
+    def _drop(self, key: HostKey) -> None:
+        if self.entries.pop(key, None) is not None:
+            self.index.remove_host(key.instance_id)
+            self.gone[key] = time.time()
+        self.links.pop(key, None)
+
+
+def owner_pid_alive(pid: int) -> bool:
+    """Whether a host process is still there (used to word stale errors)."""
+    return pid == os.getpid() or endpoints.pid_alive(pid)

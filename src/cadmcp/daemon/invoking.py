@@ -1,0 +1,288 @@
+"""`invoke_dynamic`: resolve an opaque id and pass the call through to its host.
+
+Tool results come back exactly as the host sent them. Resource reads come back as embedded
+resources. Multi-round results (`input_required`) keep the protocol's own fields: the
+host's `requestState` travels inside the daemon's state, which the SDK's request-state
+boundary seals (tamper-proof, expiring, bound to the id and arguments).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.uri_template import UriTemplate
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from cadmcp.daemon.catalog import ID_RE, Capability, HostEntry
+from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validation_error
+from cadmcp.daemon.hostlink import HostLink
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.surface import MAX_READS
+from cadmcp.wire.jsonwire import dumps
+
+READS_BUDGET_BYTES = 4 * 1024 * 1024
+"""Total size of the contents one batch of reads may return."""
+MAX_LEGACY_ROUNDS = 8
+_STATE_VERSION = 1
+
+
+def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability, HostLink]:
+    """The live capability an id names, or a stale / validation error saying what to do."""
+    if not isinstance(cap_id, str) or not ID_RE.match(cap_id):
+        raise validation_error(
+            f"{cap_id!r} is not a capability id. Ids come from search_dynamic (like 'cq3v...')."
+        )
+    for entry in directory.entries.values():
+        cap = entry.by_id.get(cap_id)
+        if cap is not None:
+            link = directory.links.get(entry.key)
+            if link is None:
+                break
+            return entry, cap, link
+    issued = directory.ledger.lookup(cap_id)
+    if issued is None:
+        raise stale(
+            "unknown", "This id is not known (the daemon may have restarted). Search again for a fresh id."
+        )
+    host, kind, target = issued
+    entry = directory.entries.get(host)
+    if entry is None:
+        raise stale(
+            "host_disconnected",
+            f"The host (pid {host.pid}) that served this capability is gone; nothing ran. "
+            "Search again to find a running host, or start one.",
+        )
+    if entry.find(kind, target) is not None:
+        raise stale(
+            "changed", f"{target} changed on the host since this id was issued; nothing ran. Search again."
+        )
+    raise stale("removed", f"The host no longer offers {target}; nothing ran. Search again.")
+
+
+def _expand(cap: Capability, arguments: dict[str, Any]) -> str:
+    if cap.kind == "resource":
+        return cap.target
+    template = UriTemplate.parse(cap.target)
+    missing = [name for name in template.variable_names if name not in arguments]
+    if missing:
+        raise validation_error(f"{cap.target} needs arguments {missing} (got {sorted(arguments)}).")
+    values = {k: v if isinstance(v, list) else str(v) for k, v in arguments.items()}
+    return template.expand(values)
+
+
+def _host_failure(exc: BaseException, entry: HostEntry, *, started: bool) -> DaemonError:
+    if isinstance(exc, MCPError) and exc.error.code not in (types.CONNECTION_CLOSED,):
+        return DaemonError(
+            "host_error",
+            f"The {entry.host_app} host answered an error: {exc.error.message}",
+            {"code": exc.error.code, "data": exc.error.data},
+        )
+    return invocation_failed(
+        f"The {entry.host_app} host (pid {entry.key.pid}) failed during the call ({type(exc).__name__}). "
+        "The call may have partly run; check the model state before retrying.",
+        execution_started=started,
+    )
+
+
+async def _host_call(link: HostLink, entry: HostEntry, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return await link.raw_request(method, params)
+    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+        raise _host_failure(exc, entry, started=True) from exc
+
+
+def _seal_state(cap: Capability, host_state: str | None) -> str:
+    return dumps({"v": _STATE_VERSION, "id": cap.id, "hs": host_state})
+
+
+def _open_state(state: str | None, cap: Capability) -> str | None:
+    if state is None:
+        return None
+    try:
+        data = json.loads(state)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("v") != _STATE_VERSION or data.get("id") != cap.id:
+        raise validation_error(
+            "requestState does not belong to this id; retry with the state the daemon returned."
+        )
+    return data.get("hs")
+
+
+async def invoke(
+    directory: HostDirectory,
+    ctx: ServerRequestContext[Any],
+    args: dict[str, Any],
+    input_responses: dict[str, Any] | None,
+    request_state: str | None,
+) -> dict[str, Any]:
+    """The `invoke_dynamic` answer as a wire dict (the host's own result for tools)."""
+    unknown = sorted(set(args) - {"id", "arguments", "reads"})
+    if unknown:
+        raise validation_error(
+            f"Unknown argument(s) {unknown}; invoke_dynamic takes id and arguments, or reads."
+        )
+    if "reads" in args and args.get("reads") is not None:
+        if "id" in args or "arguments" in args:
+            raise validation_error("Pass either id (with arguments) or reads, not both.")
+        return await read_many(directory, args["reads"])
+    if "id" not in args:
+        raise validation_error(
+            "Pass id (from search_dynamic) with its arguments, or reads=[{id, arguments}, ...]."
+        )
+    arguments = args.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        raise validation_error("arguments must be an object with the capability's arguments.")
+    entry, cap, link = resolve(directory, args["id"])
+    if cap.kind != "tool":
+        uri = _expand(cap, arguments)
+        result = await _host_call(link, entry, "resources/read", {"uri": uri})
+        return _embedded(result)
+    params: dict[str, Any] = {"name": cap.target, "arguments": arguments}
+    host_state = _open_state(request_state, cap)
+    if input_responses is not None:
+        params["inputResponses"] = input_responses
+    if host_state is not None:
+        params["requestState"] = host_state
+    result = await _host_call(link, entry, "tools/call", params)
+    if result.get("resultType") != "input_required":
+        return result
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return {**result, "requestState": _seal_state(cap, result.get("requestState"))}
+    return await _drive_rounds_for_legacy_client(ctx, link, entry, params, result)
+
+
+async def _drive_rounds_for_legacy_client(
+    ctx: ServerRequestContext[Any],
+    link: HostLink,
+    entry: HostEntry,
+    params: dict[str, Any],
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    """A 2025-11-25 client cannot receive input_required: ask it ourselves, then retry the host."""
+    meta = ServerMessageMetadata(related_request_id=ctx.request_id)
+    answers = {
+        "elicitation/create": (types.ElicitRequest, types.ElicitResult),
+        "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
+        "roots/list": (types.ListRootsRequest, types.ListRootsResult),
+    }
+    for _ in range(MAX_LEGACY_ROUNDS):
+        responses: dict[str, Any] = {}
+        for key, request in (result.get("inputRequests") or {}).items():
+            kinds = answers.get(request.get("method", ""))
+            if kinds is None:
+                raise invocation_failed(
+                    f"The host asked for unsupported input {request.get('method')!r}.", execution_started=True
+                )
+            request_type, result_type = kinds
+            typed = request_type.model_validate(request, by_name=False)
+            try:
+                answer = await ctx.session.send_request(typed, result_type, metadata=meta)  # type: ignore[arg-type]
+            except Exception as exc:
+                raise validation_error(
+                    f"The host needs input this client could not give ({type(exc).__name__}: {exc}). "
+                    "Use a client that supports elicitation."
+                ) from exc
+            responses[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        retry = {**params, "inputResponses": responses}
+        if result.get("requestState") is not None:
+            retry["requestState"] = result["requestState"]
+        else:
+            retry.pop("requestState", None)
+        result = await _host_call(link, entry, "tools/call", retry)
+        if result.get("resultType") != "input_required":
+            return result
+    raise invocation_failed(
+        "The host kept asking for input; gave up after several rounds.", execution_started=True
+    )
+
+
+def _embedded(read_result: dict[str, Any]) -> dict[str, Any]:
+    contents = read_result.get("contents") or []
+    out: dict[str, Any] = {
+        "content": [{"type": "resource", "resource": c} for c in contents],
+        "isError": False,
+        "resultType": "complete",
+    }
+    if read_result.get("_meta"):
+        out["_meta"] = read_result["_meta"]
+    return out
+
+
+def _size(contents: list[dict[str, Any]]) -> int:
+    return sum(len(c.get("text") or "") + len(c.get("blob") or "") for c in contents)
+
+
+async def read_many(directory: HostDirectory, reads: Any) -> dict[str, Any]:
+    """Read up to 16 resources/templates concurrently, within a total size budget."""
+    if not isinstance(reads, list) or not reads:
+        raise validation_error("reads must be a non-empty list of {id, arguments?} objects.")
+    if len(reads) > MAX_READS:
+        raise validation_error(
+            f"At most {MAX_READS} reads per call (got {len(reads)}); split them into batches."
+        )
+    targets: list[tuple[HostEntry, Capability, HostLink, str]] = []
+    for n, read in enumerate(reads):
+        if not isinstance(read, dict) or "id" not in read or set(read) - {"id", "arguments"}:
+            raise validation_error(f"reads[{n}] must be an object {{id, arguments?}}.")
+        entry, cap, link = resolve(directory, read["id"])
+        if cap.kind == "tool":
+            raise validation_error(
+                f"reads[{n}] names the tool {cap.target}; reads take resources and templates only."
+            )
+        arguments = read.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise validation_error(f"reads[{n}].arguments must be an object.")
+        targets.append((entry, cap, link, _expand(cap, arguments)))
+
+    outcomes: list[dict[str, Any] | DaemonError | None] = [None] * len(targets)
+
+    async def one(n: int, entry: HostEntry, link: HostLink, uri: str) -> None:
+        try:
+            outcomes[n] = await _host_call(link, entry, "resources/read", {"uri": uri})
+        except DaemonError as err:
+            outcomes[n] = err
+
+    async with anyio.create_task_group() as tg:
+        for n, (entry, _cap, link, uri) in enumerate(targets):
+            tg.start_soon(one, n, entry, link, uri)
+
+    content: list[dict[str, Any]] = []
+    report: list[dict[str, Any]] = []
+    budget = READS_BUDGET_BYTES
+    for (_entry, cap, _link, uri), outcome in zip(targets, outcomes, strict=True):
+        row: dict[str, Any] = {"id": cap.id, "uri": uri}
+        if isinstance(outcome, DaemonError):
+            row.update(ok=False, error=outcome.body())
+        elif outcome is not None:
+            contents = outcome.get("contents") or []
+            size = _size(contents)
+            if size > budget:
+                row.update(
+                    ok=False,
+                    error={
+                        "type": "result_too_large",
+                        "message": f"{uri} is {size} bytes, over the {budget} bytes left in this batch's "
+                        f"{READS_BUDGET_BYTES}-byte budget; read it on its own or narrow it.",
+                        "bytes": size,
+                    },
+                )
+            else:
+                budget -= size
+                content.extend({"type": "resource", "resource": c} for c in contents)
+                row.update(ok=True, bytes=size)
+        report.append(row)
+    summary = {"reads": report}
+    text = {"type": "text", "text": dumps(summary)}
+    return {
+        "content": [text, *content],
+        "structuredContent": summary,
+        "isError": False,
+        "resultType": "complete",
+    }

@@ -1,0 +1,134 @@
+"""`search_dynamic`: validate the request, query the index, shape items for agents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cadmcp.daemon.catalog import KINDS, Capability
+from cadmcp.daemon.errors import validation_error
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.search.catalog import template_params
+from cadmcp.daemon.surface import DEFAULT_LIMIT, MAX_LIMIT
+
+_DESCRIPTION_CHARS = 200
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) <= _DESCRIPTION_CHARS:
+        return text
+    cut = text[:_DESCRIPTION_CHARS]
+    stop = cut.rfind(". ")
+    return cut[: stop + 1] if stop > 60 else cut.rstrip() + "…"
+
+
+def _type_hint(spec: Any) -> str:
+    if not isinstance(spec, dict):
+        return "any"
+    if "enum" in spec and isinstance(spec["enum"], list):
+        return "|".join(str(v) for v in spec["enum"][:6])
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        kind = "|".join(str(k) for k in kind if k != "null")
+    if kind is None and isinstance(spec.get("anyOf"), list):
+        kind = "|".join(
+            str(s.get("type")) for s in spec["anyOf"] if isinstance(s, dict) and s.get("type") != "null"
+        )
+    return str(kind or "any")
+
+
+def args_hint(cap: Capability) -> str:
+    """A one-line reminder of the arguments: `filePath: string, steps?: integer`."""
+    if cap.kind == "resource_template":
+        return ", ".join(f"{name}: string" for name, _ in template_params(cap.target))
+    if cap.kind != "tool":
+        return ""
+    schema = cap.raw.get("inputSchema") or {}
+    required = set(schema.get("required") or [])
+    props = schema.get("properties") or {}
+    return ", ".join(
+        f"{name}{'' if name in required else '?'}: {_type_hint(spec)}" for name, spec in props.items()
+    )
+
+
+def item(cap: Capability, routing: dict[str, Any], detail: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": cap.id,
+        "kind": cap.kind,
+        "target": cap.target,
+        **routing,
+        "description": _short(cap.description or cap.title or cap.name),
+        "requiredArgs": cap.required_args,
+        "argsHint": args_hint(cap),
+    }
+    if cap.title:
+        out["title"] = cap.title
+    if detail == "schema" and cap.kind == "tool":
+        out["inputSchema"] = cap.raw.get("inputSchema") or {"type": "object"}
+    return out
+
+
+def parse_request(args: dict[str, Any]) -> tuple[str | None, str | None, list[str] | None, int, str]:
+    unknown = sorted(set(args) - {"query", "hostInstanceId", "kinds", "limit", "detail"})
+    if unknown:
+        raise validation_error(
+            f"Unknown argument(s) {unknown}; "
+            "search_dynamic takes query, hostInstanceId, kinds, limit, detail."
+        )
+    query = args.get("query")
+    if query is not None and not isinstance(query, str):
+        raise validation_error("query must be a string (or omitted to list everything).")
+    host = args.get("hostInstanceId")
+    if host is not None and not isinstance(host, str):
+        raise validation_error("hostInstanceId must be a string from list_host_instances.")
+    kinds = args.get("kinds")
+    if kinds is not None:
+        if isinstance(kinds, str):
+            kinds = [kinds]
+        if not isinstance(kinds, list) or not kinds:
+            raise validation_error(f"kinds must be a non-empty list drawn from {list(KINDS)}.")
+        bad = [k for k in kinds if k not in KINDS]
+        if bad:
+            raise validation_error(f"Unknown kind(s) {bad}; use any of {list(KINDS)}.")
+    limit = args.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise validation_error(f"limit must be an integer from 1 to {MAX_LIMIT} (got {limit!r}).")
+    detail = args.get("detail", "summary")
+    if detail not in ("summary", "schema"):
+        raise validation_error(f"detail must be 'summary' or 'schema' (got {detail!r}).")
+    return query, host, kinds, limit, detail
+
+
+def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
+    """The `search_dynamic` answer: `{count, hasMore, items[]}` plus guidance when nothing matched."""
+    query, host, kinds, limit, detail = parse_request(args)
+    if host is not None and directory.entry_for_instance(host) is None:
+        known = sorted(e.key.instance_id for e in directory.entries.values())
+        raise validation_error(
+            f"No connected host has hostInstanceId {host!r}. Connected: {known or 'none'}; "
+            "call list_host_instances to see them."
+        )
+    result = directory.index.search(query, host_key=host, kinds=kinds, limit=limit)
+    items = []
+    for doc in result.hits:
+        entry = directory.entry_for_instance(doc.host_key)
+        cap = entry.by_id.get(doc.key) if entry else None
+        if entry is not None and cap is not None:
+            items.append(item(cap, entry.routing(), detail))
+    answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
+    if not items:
+        if not directory.entries:
+            message = (
+                "No host is connected, so there is nothing to search. Start a host (for example "
+                "`cadmcp host dxf drawing.dxf`) or call list_host_instances to see what was discovered."
+            )
+        else:
+            message = (
+                "Nothing matched. Try other words, one of the suggested names, or an empty query to list all."
+            )
+        answer["guidance"] = {
+            "message": message,
+            "suggestions": result.suggestions,
+            "kindsAvailable": result.kinds_available,
+        }
+    return answer

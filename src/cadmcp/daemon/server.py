@@ -1,0 +1,137 @@
+"""The daemon's MCP server: the fixed surface over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.exceptions import MCPError
+
+from cadmcp import __version__
+from cadmcp.daemon import invoking, searching
+from cadmcp.daemon.errors import DaemonError
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.search import SearchIndex
+from cadmcp.daemon.surface import INVOKE_DYNAMIC, LIST_HOST_INSTANCES, SEARCH_DYNAMIC, TOOLS
+from cadmcp.wire.jsonwire import dumps
+
+log = logging.getLogger("cadmcp.daemon")
+
+INSTRUCTIONS = (
+    "cadmcp connects you to running CAD/BIM applications (hosts). Find what a host can do with "
+    "search_dynamic, then run it with invoke_dynamic using the returned id. list_host_instances shows "
+    "which hosts are running."
+)
+
+
+def structured(value: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
+    """A daemon tool result: structured content plus its compact JSON text mirror."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=dumps(value))],
+        structured_content=value,
+        is_error=is_error,
+    )
+
+
+class Daemon:
+    """Owns the host directory, the search index and the MCP server in front of them."""
+
+    def __init__(self, directory: HostDirectory | None = None, *, state_ttl: float = 600.0) -> None:
+        self.index = directory.index if directory else SearchIndex()
+        self.directory = directory or HostDirectory(self.index)
+        self.server = self._build_server(state_ttl)
+
+    def host_instances(self) -> dict[str, Any]:
+        hosts = [
+            {
+                **entry.routing(),
+                "pid": entry.key.pid,
+                "machineId": entry.key.machine_id,
+                "protocolVersion": entry.protocol_version,
+                "serverName": entry.server_name,
+                "capabilities": len(entry.capabilities),
+                "endpoint": entry.endpoint,
+            }
+            for entry in sorted(
+                self.directory.entries.values(), key=lambda e: (e.host_app, e.version, e.key.pid)
+            )
+        ]
+        discovered = [
+            {
+                "hostApp": s.endpoint.host_app,
+                "version": s.endpoint.version,
+                "pid": s.endpoint.pid,
+                "endpoint": str(s.endpoint.path),
+                "status": s.status,
+                **({"error": s.error} if s.error else {}),
+            }
+            for s in sorted(self.directory.states.values(), key=lambda s: s.endpoint.name)
+        ]
+        return {"count": len(hosts), "hosts": hosts, "endpoints": discovered}
+
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+        args = params.arguments or {}
+        try:
+            if params.name == SEARCH_DYNAMIC:
+                return structured(searching.search(self.directory, args))
+            if params.name == INVOKE_DYNAMIC:
+                responses = (
+                    {
+                        k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
+                        for k, v in params.input_responses.items()
+                    }
+                    if params.input_responses
+                    else None
+                )
+                return await invoking.invoke(self.directory, ctx, args, responses, params.request_state)
+            if params.name == LIST_HOST_INSTANCES:
+                return structured(self.host_instances())
+        except DaemonError as err:
+            return structured(err.body(), is_error=True)
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message=f"Unknown tool {params.name!r}. The daemon serves {[t['name'] for t in TOOLS]}; "
+            "host tools are reached through search_dynamic and invoke_dynamic.",
+        )
+
+    def _build_server(self, state_ttl: float) -> Server[Any]:
+        tools = [types.Tool.model_validate(t) for t in TOOLS]
+
+        async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=tools)
+
+        server: Server[Any] = Server(
+            "cadmcp",
+            version=__version__,
+            title="cadmcp",
+            instructions=INSTRUCTIONS,
+            on_list_tools=list_tools,
+            on_call_tool=self.call_tool,
+        )
+        security = RequestStateSecurity.ephemeral(ttl=state_ttl, audience="cadmcp-daemon")
+        server.middleware.append(RequestStateBoundary(security, default_audience="cadmcp-daemon"))
+        return server
+
+    async def serve_stdio(self) -> None:
+        from mcp.server.stdio import stdio_server
+
+        async with anyio.create_task_group() as tg:
+            await tg.start(self.directory.run)
+            async with stdio_server() as (read, write):
+                await self.server.run(read, write, self.server.create_initialization_options())
+            tg.cancel_scope.cancel()
+
+    async def serve_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
+        import uvicorn
+
+        app = self.server.streamable_http_app(host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        async with anyio.create_task_group() as tg:
+            await tg.start(self.directory.run)
+            await uvicorn.Server(config).serve()
+            tg.cancel_scope.cancel()

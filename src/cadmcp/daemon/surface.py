@@ -1,0 +1,104 @@
+"""The daemon's fixed tool surface: definitions written for agents.
+
+Every capability of every host is reached through these few tools; the list never changes
+(`listChanged` is false), so an agent's context stays small however many hosts run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SEARCH_DYNAMIC = "search_dynamic"
+INVOKE_DYNAMIC = "invoke_dynamic"
+LIST_HOST_INSTANCES = "list_host_instances"
+
+MAX_LIMIT = 32
+DEFAULT_LIMIT = 12
+MAX_READS = 16
+
+_KINDS = ["tool", "resource", "resource_template"]
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": SEARCH_DYNAMIC,
+        "title": "Search host capabilities",
+        "description": (
+            "Call this first. Searches the tools, resources and resource templates of every running "
+            "CAD/BIM host (DXF drawings, IFC models, Revit, AutoCAD...) and answers ranked items, each "
+            "with an opaque `id` to pass to invoke_dynamic, its host (hostApp, version, hostInstanceId), "
+            "a short description, requiredArgs and argsHint. Write the query as you would ask a colleague "
+            "('count walls per storey', 'undo', 'screenshot of the plan'); an empty query lists everything. "
+            "Use detail='schema' to get each tool's full inputSchema before calling it. Ids stay valid while "
+            "the capability is unchanged; if invoke_dynamic says an id is stale, search again."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What you want to do or read, in plain words."},
+                "hostInstanceId": {
+                    "type": "string",
+                    "description": "Only this host instance (from list_host_instances or an earlier result).",
+                },
+                "kinds": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": _KINDS},
+                    "description": "Only these kinds of capability.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "default": DEFAULT_LIMIT,
+                    "description": f"How many items (1-{MAX_LIMIT}).",
+                },
+                "detail": {
+                    "type": "string",
+                    "enum": ["summary", "schema"],
+                    "default": "summary",
+                    "description": "'schema' adds each tool's inputSchema.",
+                },
+            },
+        },
+    },
+    {
+        "name": INVOKE_DYNAMIC,
+        "title": "Invoke a host capability",
+        "description": (
+            "Runs a capability found with search_dynamic. Pass `id` (from search_dynamic) and `arguments` "
+            "(the tool's arguments, or a resource template's {params}); the host's own result comes back "
+            "unchanged. To read several resources at once pass `reads=[{id, arguments?}, ...]` (at most "
+            f"{MAX_READS}, resources and templates only) instead of `id`. Calls that change a model must not "
+            "run in parallel against the same host: wait for one to finish before the next. If the answer is "
+            "an error of type 'stale', nothing ran: search again and use the new id. If the host asks for "
+            "input (input_required), answer it and retry with the same id and arguments."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "A capability id from search_dynamic."},
+                "arguments": {"type": "object", "description": "Arguments for the tool or template."},
+                "reads": {
+                    "type": "array",
+                    "maxItems": MAX_READS,
+                    "description": "Several resource/template reads in one call (instead of id).",
+                    "items": {
+                        "type": "object",
+                        "properties": {"id": {"type": "string"}, "arguments": {"type": "object"}},
+                        "required": ["id"],
+                    },
+                },
+            },
+        },
+    },
+    {
+        "name": LIST_HOST_INSTANCES,
+        "title": "List running hosts",
+        "description": (
+            "Lists the CAD/BIM host instances the daemon is connected to (hostApp, version, PID, "
+            "hostInstanceId, number of capabilities) and the endpoints it discovered but could not use, "
+            "with the reason. Use it to see which applications are running or to pick a hostInstanceId "
+            "for search_dynamic."
+        ),
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+]

@@ -1,0 +1,279 @@
+"""The host runtime: serve a catalog over a local socket from inside an application.
+
+    runtime = HostRuntime("MyCAD", "2026")
+    runtime.add_server(my_mcp_server)      # an ordinary MCP SDK MCPServer
+    runtime.run()                          # headless: this thread becomes the app thread
+
+MCP I/O runs on a background thread with its own event loop; every sync tool and
+resource function runs on the application thread (see `cadmcp.host.appthread`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.mcpserver import MCPServer
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from cadmcp.host.appthread import AppThread, Dispatcher, QueueAppThread
+from cadmcp.host.catalog import CatalogStore
+from cadmcp.host.providers import Provider, bind_to_app_thread
+from cadmcp.wire import endpoints
+from cadmcp.wire.sockets import message_streams
+
+log = logging.getLogger("cadmcp.host")
+
+_current: HostRuntime | None = None
+
+
+def current() -> HostRuntime:
+    """The host runtime serving this process (for toolset code that needs the live app)."""
+    if _current is None:
+        raise RuntimeError("no cadmcp host runtime is running in this process")
+    return _current
+
+
+class HostRuntime:
+    """Serves one application's MCP catalog on `cadmcp_{Host}_{Version}_{PID}.sock`."""
+
+    def __init__(
+        self,
+        host_app: str,
+        version: str,
+        *,
+        app_thread: AppThread | None = None,
+        runtime_dir: Path | None = None,
+        application: Any = None,
+        instructions: str | None = None,
+    ) -> None:
+        self.host_app = host_app
+        self.version = version
+        self.application = application
+        """What toolset code gets from `cadmcp.host.current().application` (the live app)."""
+        self.app_thread: AppThread = app_thread or QueueAppThread()
+        self.dispatcher = Dispatcher(self.app_thread)
+        self.catalog = CatalogStore()
+        self._runtime_dir = runtime_dir
+        self._bus = InMemorySubscriptionBus()
+        self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._io_thread: threading.Thread | None = None
+        self._loop_token: anyio.lowlevel.EventLoopToken | None = None
+        self._ready = threading.Event()
+        self._stop: anyio.Event | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._startup_error: BaseException | None = None
+        self.endpoint: Path | None = None
+        self.server = self._build_server(instructions)
+
+    # -- catalog ---------------------------------------------------------------------------
+    def add_server(
+        self,
+        server: MCPServer[Any] | Server[Any],
+        *,
+        origin: str = "builtin",
+        priority: int = 0,
+        name: str | None = None,
+    ) -> Provider:
+        """Serve every tool, resource and template of an MCP SDK server from this host."""
+        bind_to_app_thread(server, self.dispatcher)
+        provider = Provider(name or getattr(server, "name", origin), server, origin, priority)
+        self.catalog.add(provider)
+        self.catalog_changed()
+        return provider
+
+    def remove_server(self, provider: Provider) -> None:
+        self.catalog.remove(provider)
+        self.catalog_changed()
+
+    def catalog_changed(self) -> None:
+        """Tell every connected client the catalog changed (call after adding/removing capabilities).
+
+        Safe to call from any thread.
+        """
+        for provider in self.catalog.providers:
+            bind_to_app_thread(provider.server, self.dispatcher)
+        self.catalog.invalidate()
+        tg, token = self._tg, self._loop_token
+        if tg is None or token is None:
+            return
+        if threading.current_thread() is self._io_thread:
+            tg.start_soon(self._notify_changed)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop is shutting down
+                anyio.from_thread.run_sync(tg.start_soon, self._notify_changed, token=token)
+
+    async def notify_changed(self) -> None:
+        """Async form of `catalog_changed` for code already on the I/O loop."""
+        self.catalog.invalidate()
+        await self._notify_changed()
+
+    async def _notify_changed(self) -> None:
+        await self._bus.publish(ToolsListChanged())
+        await self._bus.publish(ResourcesListChanged())
+        for session in list(self._legacy_sessions):
+            with contextlib.suppress(Exception):
+                await session.send_tool_list_changed()
+                await session.send_resource_list_changed()
+
+    async def run_on_app_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Await `fn(*args, **kwargs)` run on the application thread (for async tool code)."""
+        return await self.dispatcher.call(fn, *args, **kwargs)
+
+    # -- the MCP server ----------------------------------------------------------------------
+    def _build_server(self, instructions: str | None) -> Server[Any]:
+        async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=(await self.catalog.snapshot(ctx)).tools)
+
+        async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
+            return types.ListResourcesResult(resources=(await self.catalog.snapshot(ctx)).resources)
+
+        async def list_templates(
+            ctx: ServerRequestContext[Any], params: Any
+        ) -> types.ListResourceTemplatesResult:
+            return types.ListResourceTemplatesResult(
+                resource_templates=(await self.catalog.snapshot(ctx)).templates
+            )
+
+        async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+            provider = await self.catalog.tool_provider(params.name, ctx)
+            entry = provider.lowlevel.get_request_handler("tools/call")
+            assert entry is not None
+            return await entry.handler(ctx, params)
+
+        async def read_resource(
+            ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+        ) -> Any:
+            provider = await self.catalog.resource_provider(str(params.uri), ctx)
+            entry = provider.lowlevel.get_request_handler("resources/read")
+            assert entry is not None
+            return await entry.handler(ctx, params)
+
+        server: Server[Any] = Server(
+            f"cadmcp-host-{self.host_app}",
+            version=self.version,
+            title=f"{self.host_app} {self.version} (cadmcp host)",
+            instructions=instructions,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+
+        async def remember_legacy_sessions(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+            if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
+                self._legacy_sessions.add(ctx.session)
+            return await call_next(ctx)
+
+        server.middleware.append(remember_legacy_sessions)
+        return server
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def serve(self, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Listen on the endpoint until `stop()`; one MCP session per accepted connection."""
+        directory = self._runtime_dir or endpoints.runtime_dir()
+        path = directory / endpoints.endpoint_name(self.host_app, self.version, os.getpid())
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        listener = await anyio.create_unix_listener(str(path))
+        os.chmod(path, 0o600)
+        self.endpoint = path
+        self._stop = anyio.Event()
+        init_options = self.server.create_initialization_options(
+            NotificationOptions(tools_changed=True, resources_changed=True)
+        )
+
+        async def handle(stream: anyio.abc.SocketStream) -> None:
+            try:
+                async with message_streams(stream) as (read, write):
+                    await self.server.run(read, write, init_options)
+            except Exception:  # one bad connection never stops the host
+                log.exception("connection ended with an error")
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(listener.serve, handle)
+                task_status.started(path)
+                await self._stop.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            with contextlib.suppress(Exception):
+                await listener.aclose()
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            self.endpoint = None
+
+    def start(self, timeout: float = 10.0) -> Path:
+        """Start MCP I/O on a background thread; returns the endpoint once it accepts connections."""
+        global _current
+        _current = self
+
+        def io_main() -> None:
+            async def main() -> None:
+                self._loop_token = anyio.lowlevel.current_token()
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    await tg.start(self.serve)
+                    self._ready.set()
+
+            try:
+                anyio.run(main)
+            except BaseException as exc:
+                self._startup_error = exc
+                log.exception("host I/O loop stopped")
+            finally:
+                self._loop_token = None
+                self._tg = None
+                self._ready.set()
+
+        self._io_thread = threading.Thread(target=io_main, name="cadmcp-io", daemon=True)
+        self._io_thread.start()
+        self._ready.wait(timeout)
+        if self.endpoint is None:
+            raise RuntimeError(f"host runtime failed to start: {self._startup_error!r}")
+        return self.endpoint
+
+    def stop(self) -> None:
+        """Stop serving and remove the endpoint; safe from any thread."""
+        token, stop = self._loop_token, self._stop
+        if token is not None and stop is not None:
+            with contextlib.suppress(Exception):
+                anyio.from_thread.run_sync(stop.set, token=token)
+        if isinstance(self.app_thread, QueueAppThread):
+            self.app_thread.stop()
+        if self._io_thread is not None and self._io_thread is not threading.current_thread():
+            self._io_thread.join(timeout=5)
+
+    def run(self) -> None:
+        """Serve until SIGINT/SIGTERM with the calling thread as the application thread."""
+        if not isinstance(self.app_thread, QueueAppThread):
+            raise RuntimeError("run() drives a QueueAppThread; with a callback app thread call start()")
+        self.start()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ValueError):
+                signal.signal(sig, lambda *_: self.app_thread.stop())  # type: ignore[union-attr]
+        try:
+            self.app_thread.run_forever()
+        finally:
+            self.stop()

@@ -1,0 +1,111 @@
+"""Shared fixtures: an isolated runtime directory, real host processes, a real daemon."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private runtime directory short enough for Unix socket paths."""
+    path = Path(tempfile.mkdtemp(prefix="cmt"))
+    os.chmod(path, 0o700)
+    monkeypatch.setenv(RUNTIME_DIR_ENV, str(path))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class HostProcesses:
+    """Starts real host processes (`python -m cadmcp host ...`) and stops them at teardown."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        """Start a host without waiting for it (start several, then `wait_ready` each)."""
+        env = {**os.environ, RUNTIME_DIR_ENV: str(self.directory)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cadmcp", "host", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def start(self, *args: str, timeout: float = 30.0) -> subprocess.Popen[bytes]:
+        """Start a host and wait until its endpoint exists."""
+        return self.wait_ready(self.spawn(*args), timeout)
+
+    def wait_ready(self, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> subprocess.Popen[bytes]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(ep.pid == proc.pid for ep in list_endpoints(self.directory)):
+                return proc
+            if proc.poll() is not None:
+                raise RuntimeError(f"host exited early: {proc.stderr.read().decode() if proc.stderr else ''}")
+            time.sleep(0.05)
+        raise TimeoutError(f"host {proc.args} did not create its endpoint in {timeout}s")
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture
+def hosts(runtime_dir: Path) -> Iterator[HostProcesses]:
+    procs = HostProcesses(runtime_dir)
+    yield procs
+    procs.stop_all()
+
+
+@pytest.fixture
+def daemon_client(runtime_dir: Path) -> Callable[..., object]:
+    """`async with daemon_client(era="modern") as session:` a real daemon process over stdio."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    @asynccontextmanager
+    async def connect(era: str = "modern", **session_kwargs: object) -> AsyncIterator[ClientSession]:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"],
+            env={RUNTIME_DIR_ENV: str(runtime_dir), "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+        )
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, **session_kwargs) as session,
+        ):
+            if era == "modern":
+                await session.discover()
+            else:
+                await session.initialize()
+            yield session
+
+    return connect
