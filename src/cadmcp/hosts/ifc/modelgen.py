@@ -398,4 +398,6 @@ def stabilise(f: ifcopenshell.file, seed: str) -> ifcopenshell.file:
     for n, root in enumerate(sorted(f.by_type("IfcRoot"), key=lambda e: e.id())):
         root.GlobalId = ifcopenshell.guid.compress(uuid.uuid5(_GUID_NAMESPACE, f"{seed}:{n}").hex)
     f.header.file_name.time_stamp = FIXED_TIMESTAMP
+    f.header.file_name.name = f"{seed}.ifc"
+    f.header.file_name.organization = ("cadmcp",)
     return f

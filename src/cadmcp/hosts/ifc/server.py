@@ -387,8 +387,8 @@ def build_server(host: IfcHost) -> MCPServer:
         host.view_screenshot,
         name="view_screenshot",
         description="Render the active model to a PNG from its real geometry: an axonometric view of the "
-        "whole building (or one storey), or a top-down plan of one storey (default: the lowest). Use it to check "
-        "the result of an edit.",
+        "whole building (or one storey), or a top-down plan of one storey (default: the lowest). "
+        "Use it to check the result of an edit.",
         annotations=read_only,
     )
 
