@@ -1,0 +1,190 @@
+"""The host runtime: endpoint, application thread, catalog changes, many clients."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.subscriptions import listen
+from mcp.server.mcpserver import MCPServer
+
+from cadmcp.host import HostRuntime
+from cadmcp.wire import endpoints
+from cadmcp.wire.sockets import connect
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def running(runtime_dir: Path) -> Iterator[tuple[HostRuntime, MCPServer[Any], dict[str, Any]]]:
+    """A runtime whose application thread is a dedicated thread draining its queue."""
+    runtime = HostRuntime("Probe", "3.1")
+    server: MCPServer[Any] = MCPServer("probe")
+    seen: dict[str, Any] = {"threads": set(), "ran": []}
+    release = threading.Event()
+
+    @server.tool()
+    def block(label: str) -> str:
+        """Hold the application thread until released."""
+        seen["threads"].add(threading.get_ident())
+        seen["ran"].append(label)
+        release.wait(20)
+        return label
+
+    @server.tool()
+    def whoami() -> int:
+        """The id of the thread the tool ran on."""
+        seen["threads"].add(threading.get_ident())
+        return threading.get_ident()
+
+    seen["release"] = release
+    runtime.add_server(server)
+    app = threading.Thread(target=runtime.app_thread.run_forever, name="app", daemon=True)  # type: ignore[attr-defined]
+    app.start()
+    seen["app_ident"] = app.ident
+    runtime.start()
+    yield runtime, server, seen
+    release.set()
+    runtime.stop()
+    app.join(5)
+
+
+def test_endpoint_is_named_and_private(runtime_dir: Path, running: Any) -> None:
+    runtime, _, _ = running
+    assert runtime.endpoint is not None
+    assert runtime.endpoint.name == f"cadmcp_Probe_3.1_{os.getpid()}.sock"
+    assert stat.S_IMODE(runtime_dir.stat().st_mode) == 0o700
+    assert endpoints.list_endpoints(runtime_dir)[0].pid == os.getpid()
+
+
+def test_runtime_dir_is_created_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "fresh"
+    monkeypatch.setenv(endpoints.RUNTIME_DIR_ENV, str(target))
+    assert endpoints.runtime_dir() == target
+    assert stat.S_IMODE(target.stat().st_mode) == 0o700
+    os.chmod(target, 0o755)
+    endpoints.runtime_dir()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o700
+
+
+def test_endpoint_names_round_trip_and_reject_strangers(tmp_path: Path) -> None:
+    name = endpoints.endpoint_name("Auto CAD_x", "2026_1", 42)
+    parsed = endpoints.parse_endpoint(tmp_path / name)
+    assert parsed is not None and parsed.pid == 42 and "_" not in parsed.host_app
+    assert endpoints.parse_endpoint(tmp_path / "other.sock") is None
+
+
+async def _session(runtime: HostRuntime) -> Any:
+    assert runtime.endpoint is not None
+    return connect(runtime.endpoint)
+
+
+async def test_tools_run_on_the_app_thread_and_a_slow_tool_never_blocks_ping_or_lists(running: Any) -> None:
+    runtime, _, seen = running
+    async with connect(runtime.endpoint) as (r1, w1), ClientSession(r1, w1) as busy:
+        await busy.discover()
+        async with connect(runtime.endpoint) as (r2, w2), ClientSession(r2, w2) as other:
+            await other.initialize()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(busy.call_tool, "block", {"label": "long"})
+                with anyio.fail_after(5):
+                    while "long" not in seen["ran"]:
+                        await anyio.sleep(0.01)
+                started = time.perf_counter()
+                await other.send_ping()
+                await busy.send_ping()
+                names = [t.name for t in (await other.list_tools()).tools]
+                assert time.perf_counter() - started < 2.0
+                assert names == ["block", "whoami"]
+                seen["release"].set()
+            result = await other.call_tool("whoami", {})
+            assert result.structured_content == {"result": seen["app_ident"]}
+            assert seen["threads"] == {seen["app_ident"]}
+
+
+async def test_cancellation_reaches_a_call_waiting_for_the_app_thread(running: Any) -> None:
+    runtime, _, seen = running
+    async with connect(runtime.endpoint) as (r, w), ClientSession(r, w) as session:
+        await session.discover()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.call_tool, "block", {"label": "first"})
+            with anyio.fail_after(5):
+                while "first" not in seen["ran"]:
+                    await anyio.sleep(0.01)
+            with anyio.move_on_after(0.3):  # abandon: the SDK sends notifications/cancelled
+                await session.call_tool("block", {"label": "queued"})
+            seen["release"].set()
+        await session.call_tool("whoami", {})
+        assert seen["ran"] == ["first"]  # the cancelled call never ran
+
+
+async def test_catalog_changes_reach_modern_and_legacy_clients(running: Any) -> None:
+    runtime, server, _ = running
+    legacy_events: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        method = getattr(getattr(message, "root", message), "method", "")
+        legacy_events.append(method)
+
+    async with (
+        connect(runtime.endpoint) as (r1, w1),
+        ClientSession(r1, w1) as modern,
+        connect(runtime.endpoint) as (r2, w2),
+        ClientSession(r2, w2, message_handler=on_message) as legacy,
+    ):
+        await modern.discover()
+        await legacy.initialize()
+        await legacy.list_tools()  # the runtime learns of legacy sessions from their requests
+        async with listen(modern, tools_list_changed=True) as events:
+
+            def added() -> str:
+                return "added"
+
+            server.add_tool(added, name="added", description="Added later.")
+            runtime.catalog_changed()
+            with anyio.fail_after(5):
+                event = await events.__anext__()
+            assert type(event).__name__ == "ToolsListChanged"
+        with anyio.fail_after(5):
+            while "notifications/tools/list_changed" not in legacy_events:
+                await anyio.sleep(0.02)
+        assert "added" in [t.name for t in (await modern.list_tools()).tools]
+
+
+async def test_many_connections_at_once(running: Any) -> None:
+    runtime, _, _ = running
+
+    async def one(n: int) -> None:
+        async with connect(runtime.endpoint) as (r, w), ClientSession(r, w) as s:
+            await s.discover()
+            assert len((await s.list_tools()).tools) == 2
+
+    async with anyio.create_task_group() as tg:
+        for n in range(12):
+            tg.start_soon(one, n)
+
+
+async def test_garbage_on_the_socket_does_not_hurt_the_host(running: Any) -> None:
+    runtime, _, _ = running
+    stream = await anyio.connect_unix(str(runtime.endpoint))
+    await stream.send(b'this is not json\n{"jsonrpc": "2.0", "id": 1}\n\xff\xfe\n')
+    await stream.aclose()
+    async with connect(runtime.endpoint) as (r, w), ClientSession(r, w) as s:
+        await s.discover()
+        await s.send_ping()
+
+
+def test_stop_removes_the_endpoint(runtime_dir: Path) -> None:
+    runtime = HostRuntime("Gone", "1")
+    path = runtime.start()
+    assert path.exists()
+    runtime.stop()
+    assert not path.exists()
