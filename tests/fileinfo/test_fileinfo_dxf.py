@@ -137,15 +137,50 @@ def test_full_lists_every_layer_block_and_layer_usage(tmp_path: Path) -> None:
     assert "ENTITIES" in info["sections"]
 
 
-def test_paper_space_entities_are_counted_apart(tmp_path: Path) -> None:
+def test_paper_space_entities_are_counted_apart_in_full(tmp_path: Path) -> None:
     doc = make_drawing()
     doc.layout("Layout1").add_circle((0, 0), 5)
     doc.saveas(tmp_path / "p.dxf")
 
-    entities = read_file_info(tmp_path / "p.dxf")["entities"]
+    summary = read_file_info(tmp_path / "p.dxf")["entities"]
+    full = read_file_info(tmp_path / "p.dxf", "full")["entities"]
 
-    assert entities["paperSpace"] == 1
-    assert entities["modelSpace"] == sum(expected_counts(doc).values())
+    assert full["paperSpace"] == 1
+    assert full["modelSpace"] == sum(expected_counts(doc).values())
+    assert summary["total"] == full["total"] == full["modelSpace"] + 1
+
+
+def test_summary_byte_count_agrees_with_the_full_tag_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cadmcp.fileinfo import dxf
+
+    doc = make_drawing()
+    msp = doc.modelspace()
+    for i in range(300):
+        msp.add_3dface([(i, 0, 0), (i, 1, 0), (i, 1, 1)])
+        msp.add_text("0", dxfattribs={"layer": "0"})  # values reading "0" are not entity starts
+    doc.saveas(tmp_path / "p.dxf")
+    monkeypatch.setattr(dxf, "_BYTE_CHUNK", 509)  # entities straddle many chunk ends
+
+    summary = read_file_info(tmp_path / "p.dxf")["entities"]
+    full = read_file_info(tmp_path / "p.dxf", "full")["entities"]
+
+    assert summary["byType"] == full["byType"] == dict(expected_counts(doc).most_common())
+    assert summary["byType"]["3DFACE"] == 300
+
+
+def test_drawing_cut_inside_entities_is_truncated_in_summary_too(tmp_path: Path) -> None:
+    doc = make_drawing()
+    doc.saveas(tmp_path / "whole.dxf")
+    data = (tmp_path / "whole.dxf").read_bytes()
+    cut = tmp_path / "cut.dxf"
+    cut.write_bytes(data[: data.index(b"ENTITIES") + 400])
+
+    with pytest.raises(FileInfoError) as caught:
+        read_file_info(cut)
+
+    assert caught.value.code == "corrupt_file"
 
 
 def test_xrefs_are_reported_as_external_references(tmp_path: Path) -> None:

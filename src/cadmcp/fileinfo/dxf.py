@@ -3,6 +3,7 @@ entity counts, without building an ezdxf document."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class _Scan:
     objects: int = 0
     saw_eof: bool = False
     last_section: str = ""
+    stopped: bool = False  # the tag scan stopped at ENTITIES; the byte scan did the rest
 
 
 def read(path: Path, detail: Detail) -> dict[str, Any]:
@@ -63,7 +65,10 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
             # latin-1 never fails and keeps every byte; names are re-decoded once the
             # drawing's own encoding is known from the header.
             with path.open("rt", encoding="latin-1", newline=None) as stream:
-                scan = _scan(ascii_tags_loader(stream))
+                # A summary stops at ENTITIES and counts them with a byte scan (~20x faster).
+                scan = _scan(ascii_tags_loader(stream), stop_at="ENTITIES" if detail == "summary" else "")
+            if scan.stopped:
+                _count_entities(path, scan)
             decode = _decoder(_encoding(scan))
     except FileInfoError:
         raise
@@ -73,7 +78,7 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
     return _answer(scan, decode, detail, binary)
 
 
-def _scan(tags: Iterator[Any]) -> _Scan:
+def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
     scan = _Scan()
     section = ""
     table = ""
@@ -129,6 +134,9 @@ def _scan(tags: Iterator[Any]) -> _Scan:
                 section = str(raw).strip().upper()
                 scan.sections.append(section)
                 scan.last_section = section
+                if section == stop_at:
+                    scan.stopped = True
+                    return scan
             continue
         if section == "HEADER":
             if code == 9:
@@ -156,6 +164,63 @@ def _scan(tags: Iterator[Any]) -> _Scan:
             elif code == 67 and _int(raw) == 1:
                 scan.paperspace_types[entity] += 1
     return scan
+
+
+_ENTITIES_START = re.compile(rb"(?:^|\n)[ \t]*0\r?\nSECTION\r?\n[ \t]*2\r?\nENTITIES\r?\n")
+# A "0" line followed by a word with a letter (3DFACE has digits too): group-code lines are
+# all digits, so this is always an entity start (or ENDSEC), never a value reading "0".
+_ENTITY_START = re.compile(rb"\n[ \t]*0\r?\n([0-9]*[A-Za-z_][A-Za-z0-9_]*)\r?(?=\n)")
+_BYTE_CHUNK = 4 << 20
+
+
+def _count_entities(path: Path, scan: _Scan) -> None:
+    """Count ENTITIES by type straight from the bytes, then check the file ends with EOF."""
+    with path.open("rb") as fp:
+        carry = b""
+        start: int | None = None
+        while start is None:
+            block = fp.read(_BYTE_CHUNK)
+            if not block:
+                return  # no ENTITIES header in the bytes: _check_complete reports it
+            chunk = carry + block
+            found = _ENTITIES_START.search(chunk)
+            if found:
+                start = found.end() - 1  # keep the newline the entity pattern starts with
+                carry = chunk[start:]
+            else:
+                carry = chunk[-64:]
+        ended = False
+        while not ended:
+            block = fp.read(_BYTE_CHUNK)
+            chunk = carry + block
+            cut = len(chunk) if not block else _third_last_newline(chunk)
+            for match in _ENTITY_START.finditer(chunk, 0, len(chunk)):
+                if match.start() >= cut:
+                    break
+                name = match.group(1).decode("latin-1")
+                if name == "ENDSEC":
+                    ended = True
+                    break
+                if name not in _SUB_ENTITIES:
+                    scan.entity_types[name] += 1
+            if not block:
+                break
+            carry = chunk[cut:]
+        if not ended:
+            return  # truncated inside ENTITIES: saw_eof stays False
+        fp.seek(max(0, path.stat().st_size - 64))
+        tail = fp.read().rstrip()
+    scan.saw_eof = tail.endswith(b"EOF")
+    scan.last_section = "ENTITIES"
+
+
+def _third_last_newline(chunk: bytes) -> int:
+    cut = len(chunk)
+    for _ in range(3):
+        cut = chunk.rfind(b"\n", 0, cut)
+        if cut < 0:
+            return 0
+    return cut
 
 
 def _check_complete(path: Path, scan: _Scan) -> None:
@@ -198,12 +263,7 @@ def _answer(scan: _Scan, decode: Any, detail: Detail, binary: bool) -> dict[str,
     user_blocks = [b for b in scan.blocks if not _layout_block(b.name) and not _anonymous(b.name)]
     xrefs = [{"block": decode(b.name), "path": decode(b.xref_path)} for b in scan.blocks if b.flags & 4]
     entity_total = sum(scan.entity_types.values())
-    paperspace_total = sum(scan.paperspace_types.values())
-    entities: dict[str, Any] = {
-        "total": entity_total,
-        "modelSpace": entity_total - paperspace_total,
-        "paperSpace": paperspace_total,
-    }
+    entities: dict[str, Any] = {"total": entity_total}
     if detail == "summary":
         entities["byType"] = dict(scan.entity_types.most_common(_SUMMARY_TYPES))
         entities["otherTypes"] = max(0, len(scan.entity_types) - _SUMMARY_TYPES)
@@ -215,6 +275,9 @@ def _answer(scan: _Scan, decode: Any, detail: Detail, binary: bool) -> dict[str,
             out["externalReferences"] = capped(xrefs, 5)
         return out
 
+    paperspace_total = sum(scan.paperspace_types.values())
+    entities["modelSpace"] = entity_total - paperspace_total
+    entities["paperSpace"] = paperspace_total
     entities["byType"] = dict(scan.entity_types.most_common())
     entities["paperSpaceByType"] = dict(scan.paperspace_types.most_common())
     entities["byLayer"] = {decode(k): v for k, v in scan.entity_layers.most_common()}
