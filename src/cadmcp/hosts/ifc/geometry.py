@@ -17,7 +17,7 @@ MAX_INVALIDATION_WALK = 20_000
 
 @dataclass(frozen=True)
 class Mesh:
-    """One element's triangles, ``(n, 3, 3)`` float32 world coordinates in project length units."""
+    """One element's triangles, ``(n, 3, 3)`` float32 world coordinates in metres."""
 
     element_id: int
     ifc_class: str

@@ -46,7 +46,7 @@ def colour_of(mesh: Mesh, view: View) -> tuple[int, int, int]:
         colour = ROOF_COLOUR
     else:
         colour = CLASS_COLOURS.get(mesh.ifc_class, DEFAULT_COLOUR)
-    if view == "plan" and mesh.ifc_class in ("IfcSlab", "IfcSpace"):
+    if view == "plan" and mesh.ifc_class in ("IfcSlab", "IfcSpace", "IfcCovering"):
         colour = tuple(int(c + (255 - c) * 0.55) for c in colour)  # type: ignore[assignment]
     return colour
 
@@ -77,10 +77,17 @@ def render_png(
     *,
     underlay: Sequence[Mesh] = (),
     caption: str | None = None,
+    cut_z: float | None = None,
 ) -> bytes:
-    """Render ``meshes`` (and ``underlay`` meshes drawn beneath everything) to PNG bytes."""
+    """Render ``meshes`` (and ``underlay`` meshes drawn beneath everything) to PNG bytes.
+
+    ``cut_z`` (world metres) cuts the non-underlay meshes like a plan's section plane: triangles
+    wholly above it are dropped, the rest are flattened onto it, so walls show their footprint.
+    """
     from PIL import Image, ImageDraw
 
+    if cut_z is not None:  # underlay (floors, rooms) above the section plane is not part of this plan
+        underlay = [m for m in underlay if not m.empty and float(m.triangles[..., 2].min()) <= cut_z]
     drawn = [(m, False) for m in meshes if not m.empty] + [(m, True) for m in underlay if not m.empty]
     camera = _camera(view)
     if not drawn:
@@ -92,6 +99,10 @@ def render_png(
     tris = np.concatenate([m.triangles for m, _ in drawn]).astype(np.float64)
     owner = np.concatenate([np.full(len(m.triangles), i, np.int32) for i, (m, _) in enumerate(drawn)])
     under = np.array([u for _, u in drawn])[owner]
+    if cut_z is not None:
+        below = under | (tris[..., 2].min(axis=1) <= cut_z)
+        tris, owner, under = tris[below], owner[below], under[below]
+        tris[..., 2] = np.where(under[:, None], tris[..., 2], np.minimum(tris[..., 2], cut_z))
     colours = np.array([colour_of(m, view) for m, _ in drawn], dtype=np.float64)[owner]
 
     # Flat shading from the face normal (two-sided).

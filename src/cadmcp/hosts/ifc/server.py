@@ -29,6 +29,8 @@ from cadmcp.wire.jsonwire import dumps
 HOST_APP = "IFC"
 MAX_IMAGE_SIDE = 4096
 MIN_IMAGE_SIDE = 64
+PLAN_CUT_HEIGHT = 1.2
+"""Metres above the storey's elevation where a plan view cuts the walls."""
 
 
 class LazyPackage(ModuleType):
@@ -247,9 +249,11 @@ class IfcHost:
             levels = storeys(f)
             level = f.by_id(levels[0]["id"]) if levels else None
         cache = self.geometry(doc)
-        underlay = []
+        underlay: list[Any] = []
+        cut_z = None
         if level is not None:
             import ifcopenshell.util.element
+            import ifcopenshell.util.unit
 
             members = [
                 e
@@ -257,16 +261,24 @@ class IfcHost:
                 if e.is_a("IfcElement") and not e.is_a("IfcFeatureElement") and e.Representation is not None
             ]
             if view == "plan":
+                # Section 1.2 m above the floor; floors and rooms are drawn beneath everything else.
+                scale = ifcopenshell.util.unit.calculate_unit_scale(f)
+                cut_z = (level.Elevation or 0.0) * scale + PLAN_CUT_HEIGHT
+                floors = [e for e in members if e.is_a("IfcSlab") or e.is_a("IfcCovering")]
+                members = [e for e in members if e not in floors]
                 spaces = [
-                    e for e in ifcopenshell.util.element.get_decomposition(level, is_recursive=False)
+                    e
+                    for e in ifcopenshell.util.element.get_decomposition(level, is_recursive=False)
                     if e.is_a("IfcSpace") and e.Representation is not None
-                ]  # fmt: skip
-                underlay = cache.meshes_for(spaces)
-            caption = f"{doc.title} — {view} — {level.Name}"
+                ]
+                underlay = cache.meshes_for(floors + spaces)
+            caption = f"{doc.title} | {view} | {level.Name}"
         else:
             members = drawable_elements(f)
-            caption = f"{doc.title} — {view}"
-        png = render_png(cache.meshes_for(members), width, height, view, underlay=underlay, caption=caption)
+            caption = f"{doc.title} | {view}"
+        png = render_png(
+            cache.meshes_for(members), width, height, view, underlay=underlay, caption=caption, cut_z=cut_z
+        )
         return Image(data=png, format="png")
 
     # Resources -------------------------------------------------------------------------------

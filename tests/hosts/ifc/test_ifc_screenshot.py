@@ -1,0 +1,76 @@
+"""view_screenshot renders real geometry and follows edits."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pytest
+from ifc_helpers import run, text
+from mcp import Client
+from PIL import Image
+
+from cadmcp.hosts.ifc import create_server
+
+pytestmark = pytest.mark.anyio
+
+
+def roof_red(pixels: np.ndarray) -> np.ndarray:
+    """Pixels of the roof's terracotta (doors are browner: their red is under 1.7x their green)."""
+    return (pixels[..., 0] > 1.7 * pixels[..., 1]) & (pixels[..., 0] > pixels[..., 2] + 60)
+
+
+async def shot(client, **args) -> np.ndarray:  # type: ignore[no-untyped-def]
+    result = await client.call_tool("view_screenshot", args)
+    assert not result.is_error, text(result)
+    (image,) = result.content
+    assert image.type == "image" and image.mime_type == "image/png"
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")).astype(np.int16)
+
+
+async def test_axonometric_shows_the_building_in_class_colours(client) -> None:
+    pixels = await shot(client, width=640)
+    assert pixels.shape[1] == 640 and 256 <= pixels.shape[0] <= 800
+    background = np.array([246, 246, 243])
+    assert (np.abs(pixels - background).sum(axis=2) > 30).mean() > 0.3  # the house fills the frame
+    window_blue = pixels[..., 2] > pixels[..., 0] + 30
+    assert roof_red(pixels).mean() > 0.05 and window_blue.any()
+
+
+async def test_screenshot_changes_after_an_edit_and_back_after_undo(client) -> None:
+    before = await shot(client, width=400, height=300)
+    result = await run(
+        client, "api.root.remove_product(model, product=model.by_type('IfcSlab')[-1])", "remove roof"
+    )
+    assert not result.is_error, text(result)
+    after = await shot(client, width=400, height=300)
+    assert after.shape == before.shape == (300, 400, 3)
+    assert (after != before).any(axis=2).mean() > 0.05
+    await client.call_tool("navigate_history", {"direction": "back"})
+    assert np.array_equal(await shot(client, width=400, height=300), before)
+
+
+async def test_plan_of_a_storey_shows_its_walls_not_the_roof(client) -> None:
+    ground = await shot(client, width=500, view="plan")
+    first = await shot(client, width=500, view="plan", storey="First Floor")
+    assert not roof_red(first).any()
+    assert roof_red(await shot(client, width=500, view="axonometric", storey="First Floor")).mean() > 0.05
+    assert not np.array_equal(ground, first)  # the ground floor has the front door
+    lower = await shot(client, width=500, view="plan", storey="ground floor")
+    assert np.array_equal(lower, ground)
+
+
+async def test_bad_arguments_are_clear_errors(client) -> None:
+    unknown = await client.call_tool("view_screenshot", {"view": "plan", "storey": "Basement"})
+    assert unknown.is_error and "Ground Floor" in text(unknown)
+    huge = await client.call_tool("view_screenshot", {"width": 100_000})
+    assert huge.is_error and "between" in text(huge)
+    wrong_view = await client.call_tool("view_screenshot", {"view": "perspective"})
+    assert wrong_view.is_error
+
+
+async def test_empty_project_renders_a_blank_frame() -> None:
+    async with Client(create_server()) as client:
+        pixels = await shot(client, width=320)
+        assert pixels.shape == (240, 320, 3)
