@@ -1,0 +1,192 @@
+"""PNG views of a drawing: ezdxf's drawing frontend recorded, then painted with Pillow.
+
+ezdxf's ``Frontend`` resolves colours, linetypes, blocks, dimensions and text into
+primitives; a ``Recorder`` keeps them and this module paints them with ``ImageDraw``
+(lines and polygons in pixel space). Text is rendered as outlines (Pillow has no even-odd
+fill, so glyph holes would fill up otherwise). Heavy modules are imported on first use.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from cadmcp.hosts.dxf.documents import DxfHostError
+
+if TYPE_CHECKING:
+    from ezdxf.document import Drawing
+
+__all__ = ["MAX_PIXELS", "render_png"]
+
+MAX_PIXELS = 4096
+_BACKGROUNDS = {"white": "#ffffff", "black": "#000000", "dark": "#212830"}
+
+
+def _parse_background(background: str) -> str:
+    value = _BACKGROUNDS.get(background.strip().lower(), background.strip())
+    if len(value) != 7 or not value.startswith("#"):
+        raise DxfHostError(
+            f"background {background!r} is not understood: use 'white', 'black', 'dark' or '#rrggbb'."
+        )
+    try:
+        int(value[1:], 16)
+    except ValueError:
+        raise DxfHostError(f"background {background!r} is not a colour: use '#rrggbb'.") from None
+    return value
+
+
+def render_png(
+    doc: Drawing,
+    *,
+    width: int = 1280,
+    height: int | None = None,
+    layout: str | None = None,
+    window: Sequence[float] | None = None,
+    layers: Sequence[str] | None = None,
+    background: str = "white",
+) -> bytes:
+    """Render modelspace (or the named layout) to PNG bytes, zoomed to extents or ``window``."""
+    import numpy as np
+    from ezdxf.addons.drawing import Frontend, RenderContext, config
+    from ezdxf.addons.drawing.recorder import (
+        FilledPathsRecord,
+        PathRecord,
+        PointsRecord,
+        Recorder,
+        SolidLinesRecord,
+    )
+    from PIL import Image, ImageDraw
+
+    if not 16 <= width <= MAX_PIXELS:
+        raise DxfHostError(f"width must be between 16 and {MAX_PIXELS} pixels.")
+    if height is not None and not 16 <= height <= MAX_PIXELS:
+        raise DxfHostError(f"height must be between 16 and {MAX_PIXELS} pixels.")
+    bg = _parse_background(background)
+    target = _find_layout(doc, layout)
+    if window is not None and (len(window) != 4 or window[0] == window[2] or window[1] == window[3]):
+        raise DxfHostError("window must be [x1, y1, x2, y2] in drawing units with x1 != x2 and y1 != y2.")
+
+    ctx = RenderContext(doc)
+    if layers:
+        wanted = {name.lower() for name in layers}
+        known = {name.lower() for name in ctx.layers}
+        if not wanted & known:
+            names = ", ".join(sorted(layer.dxf.name for layer in doc.layers))
+            raise DxfHostError(f"None of the layers {list(layers)} exist. Layers: {names}.")
+        ctx.set_layers_state(known - wanted, state=False)
+        ctx.set_layers_state(wanted & known, state=True)
+    dark = _luminance(bg) < 0.4
+    pixel = _estimate_pixel_size(target, window, width, height)
+    cfg = config.Configuration(
+        min_dash_length=2 * pixel,
+        max_flattening_distance=pixel / 2,
+        background_policy=config.BackgroundPolicy.CUSTOM,
+        custom_bg_color=bg,
+        color_policy=config.ColorPolicy.COLOR,
+        text_policy=config.TextPolicy.OUTLINE,
+        lineweight_policy=config.LineweightPolicy.ABSOLUTE,
+    )
+    ctx.current_layout_properties.set_colors(bg)
+    recorder = Recorder()
+    Frontend(ctx, recorder, config=cfg).draw_layout(target, finalize=True)
+    player = recorder.player()
+
+    if window is not None:
+        x1, y1, x2, y2 = (float(v) for v in window)
+        xmin, xmax, ymin, ymax = min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
+    else:
+        box = player.bbox()
+        if box.has_data:
+            xmin, ymin = box.extmin.x, box.extmin.y
+            xmax, ymax = box.extmax.x, box.extmax.y
+        else:
+            xmin, ymin, xmax, ymax = 0.0, 0.0, 1.0, 1.0
+    span_x = max(xmax - xmin, 1e-9)
+    span_y = max(ymax - ymin, 1e-9)
+    margin = 0.03
+    if height is None:
+        height = int(max(16, min(MAX_PIXELS, round(width * span_y / span_x))))
+    usable_w, usable_h = width * (1 - 2 * margin), height * (1 - 2 * margin)
+    scale = min(usable_w / span_x, usable_h / span_y)
+    off_x = (width - span_x * scale) / 2 - xmin * scale
+    off_y = (height + span_y * scale) / 2 + ymin * scale
+
+    def to_px(points: Any) -> list[float]:
+        arr = np.asarray(points, dtype=float)[:, :2]
+        px = np.empty_like(arr)
+        px[:, 0] = arr[:, 0] * scale + off_x
+        px[:, 1] = off_y - arr[:, 1] * scale
+        return px.ravel().tolist()
+
+    image = Image.new("RGB", (width, height), bg)
+    draw = ImageDraw.Draw(image, "RGBA")
+    flatten = max(span_x, span_y) / max(width, height) / 2
+    default_ink = "#ffffff" if dark else "#000000"
+    for record, props in player.recordings():
+        color = _rgba(props.color, default_ink, bg)
+        line_px = max(1, min(8, round(props.lineweight * scale / 1000))) if props.lineweight > 0.3 else 1
+        if isinstance(record, PointsRecord):
+            pts = to_px(record.points.np_vertices())
+            if len(pts) == 2:
+                draw.point(pts, fill=color)
+            elif len(pts) == 4:
+                draw.line(pts, fill=color, width=line_px)
+            elif pts:
+                draw.polygon(pts, fill=color)
+        elif isinstance(record, SolidLinesRecord):
+            pts = to_px(record.lines.np_vertices())
+            for i in range(0, len(pts) - 3, 4):
+                draw.line(pts[i : i + 4], fill=color, width=line_px)
+        elif isinstance(record, PathRecord):
+            vertices = list(record.path.flattening(flatten))
+            if len(vertices) > 1:
+                draw.line(to_px(vertices), fill=color, width=line_px)
+        elif isinstance(record, FilledPathsRecord):
+            for path in record.paths:
+                vertices = list(path.flattening(flatten))
+                if len(vertices) > 2:
+                    draw.polygon(to_px(vertices), fill=color)
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=False, compress_level=3)
+    return out.getvalue()
+
+
+def _estimate_pixel_size(layout: Any, window: Sequence[float] | None, width: int, height: int | None) -> float:
+    """World units per pixel, from the window or the layout's extents (header, else a fast bbox)."""
+    if window is not None:
+        span = max(abs(window[2] - window[0]), abs(window[3] - window[1]))
+        return span / max(width, height or 0)
+    extmin, extmax = layout.dxf.get("extmin"), layout.dxf.get("extmax")
+    if extmin is not None and extmax is not None and extmin.x < extmax.x and abs(extmax.x) < 1e19:
+        span = max(extmax.x - extmin.x, extmax.y - extmin.y)
+    else:
+        from ezdxf import bbox
+
+        box = bbox.extents(layout, fast=True)
+        span = max(box.size.x, box.size.y) if box.has_data else 1.0
+    return max(span, 1e-9) / max(width, height or 0)
+
+
+def _find_layout(doc: Drawing, name: str | None) -> Any:
+    if name is None or name.strip().lower() in ("", "model", "modelspace"):
+        return doc.modelspace()
+    for candidate in doc.layouts:
+        if candidate.name.lower() == name.strip().lower():
+            return candidate
+    names = ", ".join(doc.layouts.names_in_taborder())
+    raise DxfHostError(f"No layout is called {name!r}. Layouts: {names}.")
+
+
+def _luminance(color: str) -> float:
+    r, g, b = (int(color[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def _rgba(color: str, default: str, background: str) -> tuple[int, int, int, int]:
+    value = color if color and color.startswith("#") and len(color) in (7, 9) else default
+    if value.lower() == background.lower():
+        value = default
+    r, g, b = (int(value[i : i + 2], 16) for i in (1, 3, 5))
+    alpha = int(value[7:9], 16) if len(value) == 9 else 255
+    return r, g, b, alpha
