@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="start a host on a sample model and walk through search -> invoke")
     demo.add_argument("--host", choices=sorted(HOSTS), default="dxf")
+    demo.add_argument("--no-wait", action="store_true", help="stop the host after the walk")
     return parser
 
 
@@ -95,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from cadmcp.walkthrough import main as walk_main
 
-        return walk_main(args.host)
+        return walk_main(args.host, wait=not args.no_wait)
     return 2
 
 
