@@ -152,7 +152,9 @@ def render_png(
     return out.getvalue()
 
 
-def _estimate_pixel_size(layout: Any, window: Sequence[float] | None, width: int, height: int | None) -> float:
+def _estimate_pixel_size(
+    layout: Any, window: Sequence[float] | None, width: int, height: int | None
+) -> float:
     """World units per pixel, from the window or the layout's extents (header, else a fast bbox)."""
     if window is not None:
         span = max(abs(window[2] - window[0]), abs(window[3] - window[1]))

@@ -1,0 +1,206 @@
+"""Read-only views of a live drawing: model context, audit warnings, one element as JSON."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Any
+
+from cadmcp.hosts.dxf.documents import DxfDocument, DxfHostError
+
+if TYPE_CHECKING:
+    from ezdxf.entities import DXFEntity
+
+__all__ = ["element_info", "jsonable", "model_context", "model_warnings"]
+
+_BBOX_ENTITY_LIMIT = 5000
+_MAX_WARNINGS = 50
+
+
+def jsonable(value: Any) -> Any:
+    """Convert ezdxf values (Vec3, tuples, bytes …) into JSON-friendly ones."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return round(value, 9)
+    if hasattr(value, "x") and hasattr(value, "y") and hasattr(value, "z"):
+        return [jsonable(value.x), jsonable(value.y), jsonable(value.z)]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def _units_name(code: int) -> str:
+    from ezdxf import units
+
+    try:
+        return units.unit_name(code) or "unitless"
+    except (KeyError, IndexError, TypeError):
+        return f"unknown ({code})"
+
+
+def model_context(entry: DxfDocument) -> dict[str, Any]:
+    """Live state of a document: header, layers with counts, layouts, blocks, extents, history."""
+    doc = entry.doc
+    header = doc.header
+    layer_counts: Counter[str] = Counter()
+    layouts: list[dict[str, Any]] = []
+    for layout in doc.layouts:
+        types: Counter[str] = Counter()
+        for entity in layout.entity_space.entities:
+            if entity.is_alive:
+                types[entity.dxftype()] += 1
+                layer_counts[entity.dxf.layer] += 1
+        layouts.append(
+            {
+                "name": layout.name,
+                "kind": "model" if layout.is_modelspace else "paper",
+                "entities": sum(types.values()),
+                "by_type": dict(types.most_common()),
+            }
+        )
+    layers = []
+    for layer in doc.layers:
+        name = layer.dxf.name
+        layers.append(
+            {
+                "name": name,
+                "color": layer.color,
+                "linetype": layer.dxf.linetype,
+                "on": layer.is_on(),
+                "frozen": layer.is_frozen(),
+                "locked": layer.is_locked(),
+                "entities": layer_counts.get(name, 0),
+            }
+        )
+    blocks = []
+    for block in doc.blocks:
+        if block.name.startswith("*") or block.block_record.is_any_layout:
+            continue
+        blocks.append(
+            {
+                "name": block.name,
+                "entities": len(block),
+                "attributes": [attdef.dxf.tag for attdef in block.attdefs()],
+            }
+        )
+    active = doc.layouts.active_layout()
+    return {
+        "title": entry.title,
+        "path": entry.display_path(),
+        "modified": entry.modified,
+        "dxfversion": doc.dxfversion,
+        "acadver": header.get("$ACADVER", doc.dxfversion),
+        "release": _release(doc.dxfversion),
+        "units": _units_name(int(header.get("$INSUNITS", 0))),
+        "measurement": "metric" if header.get("$MEASUREMENT", 1) == 1 else "imperial",
+        "active_layout": active.name,
+        "layouts": layouts,
+        "layers": layers,
+        "blocks": blocks,
+        "extents": _extents(doc),
+        "history": {
+            "undo": entry.history.back_remaining,
+            "redo": entry.history.forward_available,
+            "last": entry.history.undo_names()[:5],
+        },
+    }
+
+
+def _release(dxfversion: str) -> str:
+    from ezdxf.lldxf.const import acad_release
+
+    return acad_release.get(dxfversion, "unknown")
+
+
+def _extents(doc: Any) -> dict[str, Any] | None:
+    msp = doc.modelspace()
+    if len(msp) <= _BBOX_ENTITY_LIMIT:
+        from ezdxf import bbox
+
+        box = bbox.extents(msp, fast=True)
+        if box.has_data:
+            return {"min": jsonable(box.extmin), "max": jsonable(box.extmax), "source": "computed"}
+        return None
+    extmin, extmax = doc.header.get("$EXTMIN"), doc.header.get("$EXTMAX")
+    if extmin is None or extmax is None or abs(extmin[0]) >= 1e19 or extmin[0] > extmax[0]:
+        return None
+    return {"min": jsonable(extmin), "max": jsonable(extmax), "source": "header $EXTMIN/$EXTMAX"}
+
+
+def model_warnings(entry: DxfDocument, run_audit: Any) -> dict[str, Any]:
+    """Audit findings grouped by kind: fixes applied when the file was opened, and open issues now.
+
+    ``run_audit()`` must audit the live document without leaving changes behind and
+    return the auditor.
+    """
+    result: dict[str, Any] = {"document": entry.title}
+    if entry.auditor is not None:
+        result["fixed_on_open"] = _group(entry.auditor.fixes)
+    auditor = run_audit()
+    result["current_errors"] = _group(auditor.errors)
+    result["current_fixable"] = _group(auditor.fixes)
+    return result
+
+
+def _group(findings: list[Any]) -> dict[str, Any]:
+    from ezdxf.audit import AuditError
+
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for finding in findings[:_MAX_WARNINGS]:
+        try:
+            code = AuditError(finding.code).name
+        except ValueError:
+            code = str(finding.code)
+        entity = finding.entity
+        handle = entity.dxf.get("handle") if entity is not None and entity.dxf is not None else None
+        groups[code].append({"message": str(finding.message), "handle": handle})
+    return {"total": len(findings), "shown": min(len(findings), _MAX_WARNINGS), "groups": dict(groups)}
+
+
+def element_info(entry: DxfDocument, element_id: str) -> dict[str, Any]:
+    """One entity by handle as JSON."""
+    handle = element_id.strip().upper()
+    entity: DXFEntity | None = entry.doc.entitydb.get(handle)
+    if entity is None or not entity.is_alive:
+        raise DxfHostError(
+            f"No entity has handle {element_id!r} in {entry.title}. Handles are hex strings like '2A'; "
+            "find them with execute_python_code (e.g. [e.dxf.handle for e in msp.query('INSERT')]) "
+            "or in dxf://schedule/{id}/preview."
+        )
+    info: dict[str, Any] = {
+        "handle": handle,
+        "dxftype": entity.dxftype(),
+        "layer": entity.dxf.get("layer") if entity.dxf.is_supported("layer") else None,
+        "owner": entity.dxf.get("owner"),
+        "attributes": jsonable(entity.dxfattribs()),
+    }
+    layout = entity.get_layout() if hasattr(entity, "get_layout") else None
+    if layout is not None:
+        info["layout"] = layout.name
+    if entity.xdata is not None and entity.xdata.data:
+        info["xdata"] = {
+            app: [[tag.code, jsonable(tag.value)] for tag in tags] for app, tags in entity.xdata.data.items()
+        }
+    dxftype = entity.dxftype()
+    if dxftype == "INSERT":
+        info["block"] = entity.dxf.name
+        info["block_attributes"] = {attrib.dxf.tag: attrib.dxf.text for attrib in entity.attribs}  # type: ignore[attr-defined]
+    elif dxftype == "LWPOLYLINE":
+        info["points"] = [jsonable(p) for p in entity.get_points("xyb")]  # type: ignore[attr-defined]
+        info["closed"] = entity.closed  # type: ignore[attr-defined]
+    elif dxftype == "MTEXT":
+        info["text"] = entity.text  # type: ignore[attr-defined]
+        info["plain_text"] = entity.plain_text()  # type: ignore[attr-defined]
+    elif dxftype in ("TEXT", "ATTRIB", "ATTDEF"):
+        info["plain_text"] = entity.plain_text()  # type: ignore[attr-defined]
+    if hasattr(entity, "dxf") and entity.is_alive and layout is not None:
+        from ezdxf import bbox
+
+        box = bbox.extents([entity], fast=True)
+        if box.has_data:
+            info["bbox"] = {"min": jsonable(box.extmin), "max": jsonable(box.extmax)}
+    return info
