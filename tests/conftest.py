@@ -92,11 +92,17 @@ def daemon_client(runtime_dir: Path) -> Callable[..., object]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     @asynccontextmanager
-    async def connect(era: str = "modern", **session_kwargs: object) -> AsyncIterator[ClientSession]:
+    async def connect(
+        era: str = "modern", env: dict[str, str] | None = None, **session_kwargs: object
+    ) -> AsyncIterator[ClientSession]:
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"],
-            env={RUNTIME_DIR_ENV: str(runtime_dir), "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+            env={
+                RUNTIME_DIR_ENV: str(runtime_dir),
+                "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+                **(env or {}),
+            },
         )
         async with (
             stdio_client(params) as (read, write),

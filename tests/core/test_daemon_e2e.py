@@ -179,6 +179,26 @@ async def test_multi_round_input_with_a_modern_client(hosts: Any, daemon_client:
         assert done.structured_content["state"] == "pending:beta"  # the host got its own state back
 
 
+async def test_an_expired_request_state_is_refused(hosts: Any, daemon_client: Any) -> None:
+    hosts.start("demo")
+    async with daemon_client(env={"CADMCP_REQUEST_STATE_TTL": "1"}) as session:
+        await wait_for_hosts(session, 1)
+        item = await find_target(session, "delete_item")
+        args = {"id": item["id"], "arguments": {"item": "beta"}}
+        first = await session.call_tool("invoke_dynamic", args, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        await anyio.sleep(2.5)
+        answer = {"confirm": types.ElicitResult(action="accept", content={"confirm": True})}
+        with pytest.raises(Exception, match=r"(?i)expired"):
+            await session.call_tool(
+                "invoke_dynamic",
+                args,
+                input_responses=answer,
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+
+
 async def test_multi_round_input_with_a_2025_client_is_driven_by_the_daemon(
     hosts: Any, daemon_client: Any
 ) -> None:

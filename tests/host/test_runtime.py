@@ -188,3 +188,44 @@ def test_stop_removes_the_endpoint(runtime_dir: Path) -> None:
     assert path.exists()
     runtime.stop()
     assert not path.exists()
+
+
+def test_a_ui_loop_supplies_its_own_post_hook(runtime_dir: Path) -> None:
+    """An application with its own UI loop hands calls to it through `CallbackAppThread`."""
+    import queue
+
+    from cadmcp.host import CallbackAppThread
+
+    ui_queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    ui_threads: set[int] = set()
+
+    def ui_loop() -> None:
+        while (job := ui_queue.get()) is not None:
+            ui_threads.add(threading.get_ident())
+            job()
+
+    ui = threading.Thread(target=ui_loop, daemon=True)
+    ui.start()
+    runtime = HostRuntime("UiApp", "1", app_thread=CallbackAppThread(ui_queue.put))
+    server: MCPServer[Any] = MCPServer("ui")
+
+    @server.tool()
+    def where() -> int:
+        """The thread id this ran on."""
+        return threading.get_ident()
+
+    runtime.add_server(server)
+    runtime.start()
+    try:
+
+        async def call() -> Any:
+            async with connect(runtime.endpoint) as (r, w), ClientSession(r, w) as s:
+                await s.discover()
+                return await s.call_tool("where", {})
+
+        result = anyio.run(call)
+        assert result.structured_content == {"result": ui.ident}
+        assert ui_threads == {ui.ident}
+    finally:
+        runtime.stop()
+        ui_queue.put(None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import anyio
@@ -13,14 +14,27 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from cadmcp import __version__
-from cadmcp.daemon import invoking, searching
+from cadmcp.daemon import fileinfo_tool, invoking, machines, prompts, searching
+from cadmcp.daemon.calllog import daemon_call_log
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.launching import HostLauncher
 from cadmcp.daemon.search import SearchIndex
-from cadmcp.daemon.surface import INVOKE_DYNAMIC, LIST_HOST_INSTANCES, SEARCH_DYNAMIC, TOOLS
+from cadmcp.daemon.surface import (
+    INVOKE_DYNAMIC,
+    LAUNCH_HOST,
+    LIST_HOST_INSTANCES,
+    LIST_MACHINES,
+    READ_FILE_INFO,
+    SEARCH_DYNAMIC,
+    TOOLS,
+)
 from cadmcp.wire.jsonwire import dumps
 
 log = logging.getLogger("cadmcp.daemon")
+
+STATE_TTL_ENV = "CADMCP_REQUEST_STATE_TTL"
+"""Seconds a sealed multi-round requestState stays valid (default 600)."""
 
 INSTRUCTIONS = (
     "cadmcp connects you to running CAD/BIM applications (hosts). Find what a host can do with "
@@ -41,9 +55,12 @@ def structured(value: dict[str, Any], *, is_error: bool = False) -> types.CallTo
 class Daemon:
     """Owns the host directory, the search index and the MCP server in front of them."""
 
-    def __init__(self, directory: HostDirectory | None = None, *, state_ttl: float = 600.0) -> None:
+    def __init__(self, directory: HostDirectory | None = None, *, state_ttl: float | None = None) -> None:
+        if state_ttl is None:
+            state_ttl = float(os.environ.get(STATE_TTL_ENV, "600"))
         self.index = directory.index if directory else SearchIndex()
         self.directory = directory or HostDirectory(self.index)
+        self.launcher = HostLauncher(self.directory)
         self.server = self._build_server(state_ttl)
 
     def host_instances(self) -> dict[str, Any]:
@@ -91,6 +108,12 @@ class Daemon:
                 return await invoking.invoke(self.directory, ctx, args, responses, params.request_state)
             if params.name == LIST_HOST_INSTANCES:
                 return structured(self.host_instances())
+            if params.name == LAUNCH_HOST:
+                return structured(await self.launcher.launch(args))
+            if params.name == READ_FILE_INFO:
+                return structured(await fileinfo_tool.read_file_info(args))
+            if params.name == LIST_MACHINES:
+                return structured(machines.list_machines(self.directory))
         except DaemonError as err:
             return structured(err.body(), is_error=True)
         raise MCPError(
@@ -112,7 +135,10 @@ class Daemon:
             instructions=INSTRUCTIONS,
             on_list_tools=list_tools,
             on_call_tool=self.call_tool,
+            on_list_prompts=prompts.list_prompts,
+            on_get_prompt=prompts.get_prompt,
         )
+        server.middleware.append(daemon_call_log(self.directory))
         security = RequestStateSecurity.ephemeral(ttl=state_ttl, audience="cadmcp-daemon")
         server.middleware.append(RequestStateBoundary(security, default_audience="cadmcp-daemon"))
         return server
@@ -122,8 +148,11 @@ class Daemon:
 
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
-            async with stdio_server() as (read, write):
-                await self.server.run(read, write, self.server.create_initialization_options())
+            try:
+                async with stdio_server() as (read, write):
+                    await self.server.run(read, write, self.server.create_initialization_options())
+            finally:
+                self.launcher.shutdown()
             tg.cancel_scope.cancel()
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
@@ -133,5 +162,8 @@ class Daemon:
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
-            await uvicorn.Server(config).serve()
+            try:
+                await uvicorn.Server(config).serve()
+            finally:
+                self.launcher.shutdown()
             tg.cancel_scope.cancel()
