@@ -12,6 +12,7 @@ import json
 import threading
 import time
 import zlib
+from collections.abc import Sequence
 from typing import Any
 
 import mcp_types as types
@@ -168,8 +169,14 @@ def create_demo_server(runtime: HostRuntime) -> MCPServer[Any]:
     return server
 
 
-def main(host_app: str = "Demo", version: str = "1.0") -> None:
-    """Run the demo host until interrupted."""
+def main(host_app: str = "Demo", version: str = "1.0", toolsets: Sequence[str] = ()) -> None:
+    """Run the demo host until interrupted, with its configured toolsets (plus `toolsets`)."""
+    from cadmcp.host.toolsets import load_toolsets
+
     runtime = HostRuntime(host_app, version, instructions="cadmcp demo host")
     runtime.add_server(create_demo_server(runtime))
-    runtime.run()
+    manager = load_toolsets(runtime, toolsets)
+    try:
+        runtime.run()
+    finally:
+        manager.close()

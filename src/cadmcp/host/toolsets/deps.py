@@ -1,0 +1,45 @@
+"""PEP 723 dependencies of toolset modules, installed with uv before the module loads.
+
+A toolset module may start with an inline script block::
+
+    # /// script
+    # dependencies = ["shapely>=2"]
+    # ///
+
+The dependencies are installed once per dependency set and Python version into a cached
+target directory (the same installer as `execute_python_code`, `cadmcp.host.pyexec`),
+under `<cache>/toolset-deps`, where `<cache>` is `CADMCP_CACHE_DIR` or the user cache dir.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cadmcp.host.pyexec import DependencyError, ensure_dependencies, parse_script_dependencies
+
+CACHE_DIR_ENV = "CADMCP_CACHE_DIR"
+"""Environment variable that overrides the user cache directory for toolset dependencies."""
+
+__all__ = ["CACHE_DIR_ENV", "DependencyError", "deps_root", "install", "parse_script_dependencies"]
+
+
+def deps_root() -> Path:
+    """Where toolset dependency sets are installed."""
+    override = os.environ.get(CACHE_DIR_ENV)
+    if override:
+        return Path(override) / "toolset-deps"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("cadmcp")) / "toolset-deps"
+
+
+def install(source: str) -> tuple[list[str], Path | None]:
+    """The module's declared dependencies and the directory to import them from (None if none).
+
+    Raises `DependencyError` (with uv's message) when the block is invalid or the install fails.
+    """
+    deps = parse_script_dependencies(source)
+    if not deps:
+        return [], None
+    return deps, ensure_dependencies(deps, root=deps_root())

@@ -1,0 +1,84 @@
+"""Recording tools that crash, so a failing toolset shows up in the log and the toolsets report.
+
+The MCP SDK turns an unexpected exception in a tool into an error result without its text
+(nothing from a crash reaches the client). The toolset author needs the traceback, so each
+tool function of a toolset's `MCPServer` is wrapped to log it and keep the last few per
+module. Deliberate errors (`ToolError`, `MCPError`) are answers, not crashes, and are not
+recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import traceback
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.shared._callable_inspection import is_async_callable
+from mcp.shared.exceptions import MCPError
+
+from cadmcp.host.toolsets.loader import MAX_TRACEBACK, ModuleError
+
+log = logging.getLogger("cadmcp.host.toolsets")
+
+MAX_FAILURES = 5
+_EXPECTED = (ToolError, ResourceError, MCPError)
+_WATCHED = "__cadmcp_toolset_watched__"
+
+
+class FailureLog:
+    """The most recent tool crashes of one toolset module."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.items: deque[ModuleError] = deque(maxlen=MAX_FAILURES)
+
+    def record(self, tool: str, exc: BaseException) -> None:
+        tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip the wrapper
+        text = "".join(traceback.format_exception(type(exc), exc, tb))[-MAX_TRACEBACK:]
+        self.items.append(ModuleError("tool", f"{tool}: {type(exc).__name__}: {exc}", text, tool=tool))
+        log.error("toolset %s: tool %s failed: %s: %s\n%s", self.label, tool, type(exc).__name__, exc, text)
+
+
+def _wrap(fn: Callable[..., Any], tool: str, failures: FailureLog) -> Callable[..., Any]:
+    if is_async_callable(fn):
+
+        @functools.wraps(fn)
+        async def watched_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except _EXPECTED:
+                raise
+            except Exception as exc:
+                failures.record(tool, exc)
+                raise
+
+        setattr(watched_async, _WATCHED, True)
+        return watched_async
+
+    @functools.wraps(fn)
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except _EXPECTED:
+            raise
+        except Exception as exc:
+            failures.record(tool, exc)
+            raise
+
+    setattr(watched, _WATCHED, True)
+    return watched
+
+
+def watch_tools(server: MCPServer[Any] | Server[Any], failures: FailureLog) -> None:
+    """Wrap every tool function of an MCPServer (before the runtime binds it to the app thread)."""
+    if not isinstance(server, MCPServer):
+        return  # a low-level server's handler answers for itself
+    for tool in server._tool_manager.list_tools():
+        if not getattr(tool.fn, _WATCHED, False):
+            tool.fn = _wrap(tool.fn, tool.name, failures)

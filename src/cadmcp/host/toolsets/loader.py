@@ -1,0 +1,204 @@
+"""Importing one toolset module in isolation and finding its MCP servers.
+
+Each module gets its own unique name (`_cadmcp_toolset_<stem>_<hash of its path>`), so two
+toolsets may both have a `tools.py`. Its folder (and its PEP 723 dependency directory) is
+on `sys.path` only while it loads, so it can import sibling helpers; helpers it imported
+from its own folder are forgotten again on reload. A dependency directory stays at the
+end of `sys.path` afterwards, so imports made inside tools still find the packages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+
+from cadmcp.host.toolsets import deps
+
+log = logging.getLogger("cadmcp.host.toolsets")
+
+MAX_TRACEBACK = 4000
+
+
+@dataclass
+class ModuleError:
+    """Why a module did not load (or a tool in it failed): a short line plus the traceback."""
+
+    kind: str  # "syntax", "import", "dependency", "no_server", "tool"
+    message: str
+    traceback: str = ""
+    tool: str | None = None
+    at: float = field(default_factory=time.time)
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "message": self.message}
+        if self.tool:
+            data["tool"] = self.tool
+        if self.traceback:
+            data["traceback"] = self.traceback
+        data["at"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.at))
+        return data
+
+
+@dataclass
+class LoadedModule:
+    """The outcome of loading one toolset file."""
+
+    file: Path
+    module_name: str
+    digest: str
+    servers: list[tuple[str, MCPServer[Any] | Server[Any]]] = field(default_factory=list)
+    dependencies: list[str] = field(default_factory=list)
+    error: ModuleError | None = None
+    owned_modules: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def module_name_for(file: Path) -> str:
+    """A module name unique to this file path."""
+    digest = hashlib.sha1(str(file).encode()).hexdigest()[:10]
+    stem = "".join(c if c.isalnum() else "_" for c in file.stem)
+    return f"_cadmcp_toolset_{stem}_{digest}"
+
+
+def source_digest(source: bytes) -> str:
+    return hashlib.sha256(source).hexdigest()
+
+
+def discover(path: Path) -> list[Path]:
+    """The toolset module files of a toolset path: a `.py` file itself, or a folder's top-level
+    `*.py` files not starting with `_`, in file name order."""
+    if path.is_file():
+        return [path] if path.suffix == ".py" else []
+    if not path.is_dir():
+        return []
+    return sorted(
+        (p for p in path.iterdir() if p.suffix == ".py" and not p.name.startswith("_") and p.is_file()),
+        key=lambda p: p.name,
+    )
+
+
+def is_module_file(file: Path) -> bool:
+    return file.suffix == ".py" and not file.name.startswith("_")
+
+
+def unload(loaded: LoadedModule) -> None:
+    """Forget a loaded module and the helpers it imported from its own folder."""
+    for name in [loaded.module_name, *loaded.owned_modules]:
+        sys.modules.pop(name, None)
+
+
+def load(file: Path) -> LoadedModule:
+    """Import `file` as a fresh module and collect its module-level servers. Never raises."""
+    name = module_name_for(file)
+    try:
+        source = file.read_bytes()
+    except OSError as exc:
+        return LoadedModule(file, name, "", error=ModuleError("import", f"cannot read {file}: {exc}"))
+    loaded = LoadedModule(file, name, source_digest(source))
+    text = source.decode("utf-8", errors="replace")
+    try:
+        loaded.dependencies, dep_dir = deps.install(text)
+    except deps.DependencyError as exc:
+        loaded.error = ModuleError("dependency", f"{file.name}: {exc}")
+        return loaded
+    extra = [str(dep_dir)] if dep_dir is not None else []
+    before = set(sys.modules)
+    try:
+        with _sys_path([str(file.parent), *extra]):
+            module = _exec(file, name)
+    except SyntaxError as exc:
+        loaded.error = ModuleError("syntax", f"{file.name}:{exc.lineno}: {exc.msg}", _format(exc, file))
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        loaded.error = ModuleError("import", f"{file.name}: {type(exc).__name__}: {exc}", _format(exc, file))
+    else:
+        loaded.servers = servers_of(module)
+        if not loaded.servers:
+            loaded.error = ModuleError(
+                "no_server",
+                f'{file.name} defines no module-level MCPServer; add `server = MCPServer("name")` '
+                "and decorate tools with @server.tool(), or prefix the file name with '_' if it is a helper.",
+            )
+    if extra and extra[0] not in sys.path:
+        sys.path.append(extra[0])  # imports made later inside tools still find the packages
+    loaded.owned_modules = _owned(set(sys.modules) - before - {name}, file.parent)
+    if loaded.error is not None:
+        unload(loaded)
+    return loaded
+
+
+def servers_of(module: ModuleType) -> list[tuple[str, MCPServer[Any] | Server[Any]]]:
+    """Every module-level MCPServer and low-level Server (not the low-level half of an MCPServer)."""
+    found: list[tuple[str, MCPServer[Any] | Server[Any]]] = []
+    seen: set[int] = set()
+    values = [(k, v) for k, v in vars(module).items() if isinstance(v, MCPServer | Server)]
+    inner = {id(v._lowlevel_server) for _, v in values if isinstance(v, MCPServer)}
+    for attr, value in values:
+        if id(value) in seen or id(value) in inner:
+            continue
+        seen.add(id(value))
+        found.append((attr, value))
+    return found
+
+
+def _exec(file: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+@contextmanager
+def _sys_path(paths: list[str]) -> Iterator[None]:
+    """Put `paths` first on sys.path for the duration (then remove exactly those entries)."""
+    sys.path[0:0] = paths
+    try:
+        yield
+    finally:
+        for path in paths:
+            with suppress(ValueError):
+                sys.path.remove(path)
+
+
+def _owned(names: set[str], folder: Path) -> list[str]:
+    owned = []
+    for name in names:
+        module_file = getattr(sys.modules.get(name), "__file__", None)
+        if module_file and Path(module_file).resolve().is_relative_to(folder.resolve()):
+            owned.append(name)
+    return sorted(owned)
+
+
+def _format(exc: BaseException, file: Path) -> str:
+    """The traceback from the toolset file's first frame on (the loader's frames say nothing)."""
+    lines = traceback.format_exception(exc)
+    text = "".join(lines)
+    marker = f'File "{file}"'
+    start = text.find(marker)
+    if start > 0:
+        text = "Traceback (most recent call last):\n  " + text[start:]
+    return text[-MAX_TRACEBACK:]
