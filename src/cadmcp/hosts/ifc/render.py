@@ -78,6 +78,7 @@ def render_png(
     underlay: Sequence[Mesh] = (),
     caption: str | None = None,
     cut_z: float | None = None,
+    cull_back_faces: bool = True,
 ) -> bytes:
     """Render ``meshes`` (and ``underlay`` meshes drawn beneath everything) to PNG bytes.
 
@@ -130,7 +131,12 @@ def render_png(
     depth = cam[..., 2].copy()
     depth[under] -= 1e6  # underlay never hides anything
 
-    tri_buf = _rasterise(sx, sy, depth, width, height)
+    candidates = np.arange(len(tris))
+    if cull_back_faces and cut_z is None:
+        # IfcOpenShell emits closed solids wound outwards: faces turned away are always hidden.
+        candidates = np.nonzero(normals @ camera[2] > -1e-9)[0]
+    tri_buf = _rasterise(sx[candidates], sy[candidates], depth[candidates], width, height)
+    tri_buf = np.where(tri_buf >= 0, candidates[np.maximum(tri_buf, 0)], -1)
 
     image = np.empty((height, width, 3), dtype=np.uint8)
     image[:] = BACKGROUND

@@ -1,0 +1,130 @@
+"""IFC host timings on the sample house and a generated 2,000-wall model, printed beside their targets.
+
+    python bench/bench_ifc_host.py [--walls 2000] [--repeat 5]
+
+Figures: import + create_server in a fresh process, ifc://model/context warm read, screenshot at
+1280 px (cold = tessellation included, warm = cached), one undo and one redo of a wall edit,
+schema validation (ifc://model/warnings, cold). Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from cadmcp.hosts.ifc.modelgen import build_wall_grid
+from cadmcp.hosts.ifc.server import IfcHost
+
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "house.ifc"
+
+STARTUP = """
+import time
+t0 = time.perf_counter()
+import mcp
+t1 = time.perf_counter()
+from cadmcp.hosts.ifc import create_server
+t2 = time.perf_counter()
+create_server([{path!r}])
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+EDIT = """
+w = model.by_type("IfcWall")[0]
+w.Name = "Bench " + str(len(w.Name or ""))
+m = util.placement.get_local_placement(w.ObjectPlacement)
+api.geometry.edit_object_placement(model, product=w, matrix=m)
+"""
+
+
+def timed(fn: Callable[[], object], repeat: int) -> float:
+    """Median seconds of ``repeat`` calls."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def row(label: str, seconds: float, target: str) -> None:
+    print(f"  {label:<44} {seconds * 1000:>9.1f} ms   target {target}")
+
+
+def bench(name: str, path: Path, repeat: int) -> None:
+    print(f"\n{name}: {path.name} ({path.stat().st_size / 1e6:.2f} MB)")
+    out = subprocess.run(
+        [sys.executable, "-c", STARTUP.format(path=str(path))], capture_output=True, text=True, check=True
+    ).stdout.split()
+    import_mcp, import_host, create = (float(v) for v in out[-3:])
+    row("import mcp (fresh process)", import_mcp, "(SDK cost, ~1 s)")
+    row("import cadmcp.hosts.ifc", import_host, "cheap")
+    row("create_server (ifcopenshell import + open)", create, "")
+    row("  host ready = sum", import_mcp + import_host + create, "<= 1500 ms (before process spawn/socket)")
+
+    host = IfcHost(exec_timeout=600)
+    start = time.perf_counter()
+    host.workspace.open(str(path))
+    row("open document (in a warm process)", time.perf_counter() - start, "")
+    host.model_context()
+    row("ifc://model/context warm read", timed(host.model_context, repeat * 4), "<= 50 ms")
+
+    start = time.perf_counter()
+    host.view_screenshot(1280)
+    row("screenshot 1280 px, cold (tessellation)", time.perf_counter() - start, "<= 1000 ms on the sample")
+    row(
+        "screenshot 1280 px, warm",
+        timed(lambda: host.view_screenshot(1280), repeat),
+        "<= 1000 ms on the sample",
+    )
+    row(
+        "plan screenshot 1280 px, lowest storey",
+        timed(lambda: host.view_screenshot(1280, view="plan"), repeat),
+        "",
+    )
+
+    start = time.perf_counter()
+    result = host.execute_python_code(EDIT, "bench edit")
+    assert not result.is_error, result.content
+    row("execute_python_code (rename + move a wall)", time.perf_counter() - start, "")
+
+    def undo_redo() -> None:
+        host.navigate_history("back")
+        host.navigate_history("forward")
+
+    row("undo + redo of that step", timed(undo_redo, repeat), "")
+    row(
+        "screenshot after the edit (1 element re-tessellated)",
+        timed(lambda: host.view_screenshot(1280), 1),
+        "",
+    )
+
+    start = time.perf_counter()
+    host.model_warnings()
+    row("ifc://model/warnings cold (schema validation)", time.perf_counter() - start, "cached per revision")
+    row("ifc://model/warnings warm", timed(host.model_warnings, repeat), "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--walls", type=int, default=2000, help="walls in the generated model (0: skip it)")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    bench("sample house", SAMPLE, args.repeat)
+    if args.walls:
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.perf_counter()
+            path = Path(tmp) / f"grid_{args.walls}.ifc"
+            build_wall_grid(args.walls).write(str(path))
+            print(f"\n(generated {args.walls} walls in {time.perf_counter() - start:.1f} s)")
+            bench(f"{args.walls}-wall model", path, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
