@@ -2,9 +2,10 @@
 
 Each module gets its own unique name (`_cadmcp_toolset_<stem>_<hash of its path>`), so two
 toolsets may both have a `tools.py`. Its folder (and its PEP 723 dependency directory) is
-on `sys.path` only while it loads, so it can import sibling helpers; helpers it imported
-from its own folder are forgotten again on reload. A dependency directory stays at the
-end of `sys.path` afterwards, so imports made inside tools still find the packages.
+on `sys.path` only while it loads, so it can import sibling helpers (`_helpers.py`) at
+module level; those helpers are private to that load (taken out of `sys.modules` again),
+so two toolsets may each have a `_common.py`. A dependency directory stays at the end of
+`sys.path` afterwards, so imports made inside tools still find the packages.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ class LoadedModule:
     servers: list[tuple[str, MCPServer[Any] | Server[Any]]] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)
     error: ModuleError | None = None
-    owned_modules: list[str] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+    """Modules imported from the toolset's own folder while it loaded (private to this load)."""
 
     @property
     def ok(self) -> bool:
@@ -98,9 +100,8 @@ def is_module_file(file: Path) -> bool:
 
 
 def unload(loaded: LoadedModule) -> None:
-    """Forget a loaded module and the helpers it imported from its own folder."""
-    for name in [loaded.module_name, *loaded.owned_modules]:
-        sys.modules.pop(name, None)
+    """Forget a loaded module (its helpers were never left in `sys.modules`)."""
+    sys.modules.pop(loaded.module_name, None)
 
 
 def load(file: Path) -> LoadedModule:
@@ -120,7 +121,7 @@ def load(file: Path) -> LoadedModule:
     extra = [str(dep_dir)] if dep_dir is not None else []
     before = set(sys.modules)
     try:
-        with _sys_path([str(file.parent), *extra]):
+        with _sys_path([str(file.parent), *extra]), _private_imports(file.parent, before) as owned:
             module = _exec(file, name)
     except SyntaxError as exc:
         loaded.error = ModuleError("syntax", f"{file.name}:{exc.lineno}: {exc.msg}", _format(exc, file))
@@ -138,7 +139,7 @@ def load(file: Path) -> LoadedModule:
             )
     if extra and extra[0] not in sys.path:
         sys.path.append(extra[0])  # imports made later inside tools still find the packages
-    loaded.owned_modules = _owned(set(sys.modules) - before - {name}, file.parent)
+    loaded.helpers = owned
     if loaded.error is not None:
         unload(loaded)
     return loaded
@@ -184,13 +185,41 @@ def _sys_path(paths: list[str]) -> Iterator[None]:
                 sys.path.remove(path)
 
 
-def _owned(names: set[str], folder: Path) -> list[str]:
-    owned = []
-    for name in names:
-        module_file = getattr(sys.modules.get(name), "__file__", None)
-        if module_file and Path(module_file).resolve().is_relative_to(folder.resolve()):
-            owned.append(name)
-    return sorted(owned)
+@contextmanager
+def _private_imports(folder: Path, before: set[str]) -> Iterator[list[str]]:
+    """Let a module import helpers from its own folder without sharing them with other toolsets.
+
+    Entries of `sys.modules` that another folder's module would shadow (same top-level name
+    as a file or package here) are hidden during the load; helpers imported from `folder`
+    are taken out of `sys.modules` afterwards (the toolset module keeps its references).
+    """
+    local = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
+    hidden = {
+        name: sys.modules.pop(name)
+        for name in list(sys.modules)
+        if name.split(".", 1)[0] in local and not _inside(sys.modules[name], folder)
+    }
+    owned: list[str] = []
+    try:
+        yield owned
+    finally:
+        for name in set(sys.modules) - before:
+            if _inside(sys.modules.get(name), folder):
+                sys.modules.pop(name, None)
+                owned.append(name)
+        owned.sort()
+        for name, module in hidden.items():
+            sys.modules.setdefault(name, module)
+
+
+def _inside(module: ModuleType | None, folder: Path) -> bool:
+    module_file = getattr(module, "__file__", None)
+    if not module_file:
+        return False
+    try:
+        return Path(module_file).resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _format(exc: BaseException, file: Path) -> str:
