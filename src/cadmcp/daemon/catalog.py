@@ -58,15 +58,6 @@ class Capability:
             return [name for name, _ in template_params(self.target)]
         return []
 
-    @property
-    def params(self) -> list[tuple[str, str]]:
-        if self.kind == "tool":
-            props = (self.raw.get("inputSchema") or {}).get("properties") or {}
-            return [(name, str((spec or {}).get("description") or "")) for name, spec in props.items()]
-        if self.kind == "resource_template":
-            return list(template_params(self.target))
-        return []
-
 
 def content_digest(raw: dict[str, Any]) -> str:
     """A digest of what makes a capability what it is (everything but volatile `_meta` stamps)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import socket
 import time
 from collections.abc import Callable
@@ -258,8 +257,3 @@ class HostDirectory:
             self.index.remove_host(key.instance_id)
             self.gone[key] = time.time()
         self.links.pop(key, None)
-
-
-def owner_pid_alive(pid: int) -> bool:
-    """Whether a host process is still there (used to word stale errors)."""
-    return pid == os.getpid() or endpoints.pid_alive(pid)
