@@ -11,13 +11,13 @@ import importlib.resources
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
-from weakref import WeakKeyDictionary
+from typing import Annotated, Any, Literal
 
 import ifcopenshell
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from cadmcp import __version__
@@ -113,7 +113,7 @@ class IfcHost:
         self.workspace = Workspace()
         self.exec_timeout = exec_timeout
         self.warnings = WarningsCache()
-        self._geometry: WeakKeyDictionary[IfcDocument, Any] = WeakKeyDictionary()
+        self._geometry: dict[IfcDocument, Any] = {}
         self._namespace_modules: dict[str, Any] | None = None
 
     # Documents -------------------------------------------------------------------------
@@ -131,7 +131,9 @@ class IfcHost:
             cache = self._geometry[doc] = GeometryCache(doc)
         return cache
 
-    def open_document(self, filePath: str) -> OpenResult:
+    def open_document(
+        self, filePath: Annotated[str, Field(description="Path of an .ifc file (absolute is safest).")]
+    ) -> OpenResult:
         try:
             doc, is_new = self.workspace.open(filePath)
         except DocumentError as exc:
@@ -156,7 +158,9 @@ class IfcHost:
         ]
         return DocumentList(documents=entries, active=ws.active.title if ws.active else None)
 
-    def activate_document(self, document: str) -> ActivateResult:
+    def activate_document(
+        self, document: Annotated[str, Field(description="Title or path of an open document.")]
+    ) -> ActivateResult:
         try:
             doc = self.workspace.find(document)
         except DocumentError as exc:
@@ -166,7 +170,12 @@ class IfcHost:
             success=True, message=f"{doc.title} is now the active document.", documentTitle=doc.title
         )
 
-    def save_document(self, filePath: str | None = None) -> SaveResult:
+    def save_document(
+        self,
+        filePath: Annotated[
+            str | None, Field(description="Save as this .ifc path; omit to save to the document's own file.")
+        ] = None,
+    ) -> SaveResult:
         doc = self.active()
         try:
             path = doc.save(Path(filePath.strip()) if filePath and filePath.strip() else None)
@@ -187,7 +196,13 @@ class IfcHost:
             }
         return {"__name__": "__agent__", "model": doc.file, **self._namespace_modules}
 
-    def execute_python_code(self, code: str, description: str | None = None) -> CallToolResult:
+    def execute_python_code(
+        self,
+        code: Annotated[str, Field(description="Python source; a final expression's value is returned.")],
+        description: Annotated[
+            str | None, Field(description="Name of the undo step (default: the first line of code).")
+        ] = None,
+    ) -> CallToolResult:
         doc = self.active()
         name = (description or "").strip() or _first_line(code)
         result = pyexec.run_code(
@@ -202,7 +217,15 @@ class IfcHost:
             content=[TextContent(type="text", text=result.text())], is_error=result.is_error
         )
 
-    def navigate_history(self, direction: Literal["back", "forward"], steps: int = 1) -> NavigationResult:
+    def navigate_history(
+        self,
+        direction: Annotated[
+            Literal["back", "forward"], Field(description="'back' undoes, 'forward' redoes.")
+        ],
+        steps: Annotated[
+            int, Field(description="How many steps; more than available moves as far as possible.")
+        ] = 1,
+    ) -> NavigationResult:
         doc = self.active()
         try:
             return doc.history.navigate(direction, steps)
@@ -228,10 +251,18 @@ class IfcHost:
 
     def view_screenshot(
         self,
-        width: int = 1280,
-        height: int | None = None,
-        view: Literal["axonometric", "plan"] = "axonometric",
-        storey: str | None = None,
+        width: Annotated[int, Field(description="Image width in pixels (64-4096).")] = 1280,
+        height: Annotated[
+            int | None, Field(description="Image height; omit to fit the model's shape.")
+        ] = None,
+        view: Annotated[
+            Literal["axonometric", "plan"],
+            Field(description="3D view from the south-east, or a top-down plan."),
+        ] = "axonometric",
+        storey: Annotated[
+            str | None,
+            Field(description="Storey name or id to show alone (plan default: the lowest storey)."),
+        ] = None,
     ) -> Image:
         from cadmcp.hosts.ifc.context import storeys
         from cadmcp.hosts.ifc.geometry import drawable_elements

@@ -27,11 +27,11 @@ class WarningsCache:
     """Validates each document at most once per revision (validation is slow on big models)."""
 
     def __init__(self) -> None:
-        self._cache: dict[int, tuple[int, dict[str, Any]]] = {}
+        self._cache: dict[IfcDocument, tuple[int, dict[str, Any]]] = {}
 
     def get(self, doc: IfcDocument) -> dict[str, Any]:
         """Grouped schema-validation issues of ``doc``, the first :data:`MAX_ISSUES` in full."""
-        cached = self._cache.get(id(doc))
+        cached = self._cache.get(doc)
         if cached is not None and cached[0] == doc.revision:
             return cached[1]
         import ifcopenshell.validate
@@ -51,5 +51,5 @@ class WarningsCache:
             "truncated": len(issues) > MAX_ISSUES,
             "checked": "IFC schema: attribute types, required attributes, inverses (no EXPRESS rules)",
         }
-        self._cache[id(doc)] = (doc.revision, result)
+        self._cache[doc] = (doc.revision, result)
         return result
