@@ -295,7 +295,10 @@ async def test_daemon_surface_is_fixed(daemon_client: Any) -> None:
         tools = await session.list_tools()
         assert sorted(t.name for t in tools.tools) == [
             "invoke_dynamic",
+            "launch_host",
             "list_host_instances",
+            "list_machines",
+            "read_file_info",
             "search_dynamic",
         ]
         assert all(t.output_schema is None for t in tools.tools)

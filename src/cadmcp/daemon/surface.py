@@ -11,6 +11,9 @@ from typing import Any
 SEARCH_DYNAMIC = "search_dynamic"
 INVOKE_DYNAMIC = "invoke_dynamic"
 LIST_HOST_INSTANCES = "list_host_instances"
+LAUNCH_HOST = "launch_host"
+READ_FILE_INFO = "read_file_info"
+LIST_MACHINES = "list_machines"
 
 MAX_LIMIT = 32
 DEFAULT_LIMIT = 12
@@ -98,6 +101,68 @@ TOOLS: list[dict[str, Any]] = [
             "hostInstanceId, number of capabilities) and the endpoints it discovered but could not use, "
             "with the reason. Use it to see which applications are running or to pick a hostInstanceId "
             "for search_dynamic."
+        ),
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": LAUNCH_HOST,
+        "title": "Start a CAD/BIM host",
+        "description": (
+            "Starts a host application and waits until the daemon is connected to it, so its tools are "
+            "searchable right away. Pass filePath alone to open a drawing or model with the host for its "
+            "extension (.dxf -> DXF, .ifc -> IFC), or hostApp (DXF, IFC, Demo or a configured host) with an "
+            "optional version and filePath. Answers pid, hostApp, version, hostInstanceId and "
+            "bridgeConnected. The host stops when the daemon exits unless detach is true."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "hostApp": {"type": "string", "description": "Which host to start (DXF, IFC, Demo, ...)."},
+                "version": {"type": "string", "description": "Host version, when several are configured."},
+                "filePath": {"type": "string", "description": "A drawing or model to open (absolute path)."},
+                "timeoutSeconds": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": 3600,
+                    "description": "How long to wait for the host to connect (default 120).",
+                },
+                "detach": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Keep the host running after the daemon exits.",
+                },
+            },
+        },
+    },
+    {
+        "name": READ_FILE_INFO,
+        "title": "Read CAD/BIM file metadata",
+        "description": (
+            "Reads metadata of a CAD/BIM file on disk without opening it in any application: Revit "
+            "(.rvt/.rfa/.rte/.rft: version, worksharing, central model, links), DWG (release), DXF "
+            "(version, units, layers, blocks, entity counts) and IFC (schema, header, entity counts). "
+            "Use it to decide which host and version to launch. detail='full' lists everything found."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "filePath": {"type": "string", "description": "Absolute path of the file."},
+                "detail": {
+                    "type": "string",
+                    "enum": ["summary", "full"],
+                    "default": "summary",
+                    "description": "'summary' stays small; 'full' lists every layer, class and stream.",
+                },
+            },
+            "required": ["filePath"],
+        },
+    },
+    {
+        "name": LIST_MACHINES,
+        "title": "List machines",
+        "description": (
+            "Lists the workstations this daemon reaches, with their OS, runtime directory and number of "
+            "connected hosts. For now that is this machine only."
         ),
         "inputSchema": {"type": "object", "properties": {}},
     },

@@ -39,6 +39,7 @@ from cadmcp.host.appthread import AppThread, Dispatcher, QueueAppThread
 from cadmcp.host.catalog import CatalogStore
 from cadmcp.host.providers import Provider, bind_to_app_thread
 from cadmcp.wire import endpoints
+from cadmcp.wire.calllog import CallLogger
 from cadmcp.wire.sockets import message_streams
 
 log = logging.getLogger("cadmcp.host")
@@ -187,6 +188,7 @@ class HostRuntime:
             return await call_next(ctx)
 
         server.middleware.append(remember_legacy_sessions)
+        server.middleware.append(CallLogger(route="cadmcp.host"))
         return server
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -1,0 +1,409 @@
+"""`launch_host`: start a host process and wait until the daemon is connected to it.
+
+Built-in hosts run as `python -m cadmcp host dxf|ifc|demo`. More hosts come from a small
+configuration file (`hosts.json` or `hosts.toml` in the user config dir, or the file named
+by `CADMCP_HOSTS_CONFIG`)::
+
+    {"hosts": {"MyCAD": {"command": ["mycad", "--cadmcp", "{filePath}"],
+                         "extensions": [".abc"], "version": "2026"}}}
+
+`{filePath}` and `{version}` in a command are filled in; without `{filePath}` the file is
+appended. Hosts the daemon launched are stopped when it exits unless launched with
+`detach: true`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+
+from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.errors import DaemonError, validation_error
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
+
+CONFIG_ENV = "CADMCP_HOSTS_CONFIG"
+TIMEOUT_ENV = "CADMCP_LAUNCH_TIMEOUT"
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 3600.0
+STDERR_TAIL = 2000
+_ARGS = ("hostApp", "version", "filePath", "timeoutSeconds", "detach")
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """How to start one kind of host."""
+
+    name: str
+    command: tuple[str, ...]
+    extensions: tuple[str, ...] = ()
+    version: str | None = None
+    versions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    takes_files: bool = True
+    module: str | None = None
+    """For built-in hosts: the adapter module whose HOST_VERSION names the version."""
+    origin: str = "built-in"
+
+    def default_version(self) -> str:
+        if self.module is not None:
+            import importlib
+
+            module = importlib.import_module(self.module)
+            if not hasattr(module, "HOST_APP"):
+                raise DaemonError(
+                    "host_unavailable",
+                    f"The {self.name} host is not available in this cadmcp installation "
+                    f"({self.module} has no host adapter). Update cadmcp or pick another hostApp.",
+                )
+            return str(module.HOST_VERSION)
+        return self.version or next(iter(self.versions), "1.0")
+
+    def command_for(self, version: str, file_path: str | None) -> list[str]:
+        template = list(self.versions.get(version) or self.command)
+        has_slot = any("{filePath}" in part for part in template)
+        out = [
+            part.replace("{version}", version).replace("{filePath}", file_path or "")
+            for part in template
+            if file_path or part != "{filePath}"
+        ]
+        if file_path and not has_slot:
+            out.append(file_path)
+        return out
+
+
+def builtin_hosts() -> list[HostSpec]:
+    """The hosts that ship with cadmcp, started with this Python."""
+    base = (sys.executable, "-m", "cadmcp", "host")
+    return [
+        HostSpec("DXF", (*base, "dxf"), (".dxf",), module="cadmcp.hosts.dxf"),
+        HostSpec("IFC", (*base, "ifc"), (".ifc",), module="cadmcp.hosts.ifc"),
+        HostSpec("Demo", (*base, "demo", "--app", "Demo", "--app-version", "{version}"), takes_files=False),
+    ]
+
+
+def config_path() -> Path | None:
+    """The host configuration file in use, if any."""
+    override = os.environ.get(CONFIG_ENV)
+    if override:
+        return Path(override)
+    from platformdirs import user_config_dir
+
+    folder = Path(user_config_dir("cadmcp", appauthor=False))
+    return next((p for p in (folder / "hosts.toml", folder / "hosts.json") if p.is_file()), None)
+
+
+def _config_error(path: Path, problem: str) -> DaemonError:
+    return DaemonError(
+        "config_error",
+        f"The host configuration {path} is invalid: {problem}. Fix it, e.g. "
+        '{"hosts": {"MyCAD": {"command": ["mycad", "--cadmcp"], "extensions": [".abc"]}}}.',
+        {"configPath": str(path)},
+    )
+
+
+def _command(path: Path, name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
+        raise _config_error(path, f"hosts.{name}.command must be a non-empty list of strings")
+    return tuple(value)
+
+
+def configured_hosts(path: Path | None = None) -> list[HostSpec]:
+    """Hosts from the configuration file (none when there is no file)."""
+    path = path or config_path()
+    if path is None or (not path.exists() and CONFIG_ENV not in os.environ):
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix.lower() == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except FileNotFoundError:
+        raise _config_error(path, "the file does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise _config_error(path, f"{type(exc).__name__}: {exc}") from None
+    hosts = data.get("hosts") if isinstance(data, dict) else None
+    if not isinstance(hosts, dict):
+        raise _config_error(path, 'the top level needs a "hosts" object')
+    specs = []
+    for name, entry in hosts.items():
+        if not isinstance(entry, dict):
+            raise _config_error(path, f"hosts.{name} must be an object with a command")
+        extensions = entry.get("extensions") or []
+        if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
+            raise _config_error(path, f'hosts.{name}.extensions must be a list like [".abc"]')
+        versions = entry.get("versions") or {}
+        if not isinstance(versions, dict):
+            raise _config_error(path, f'hosts.{name}.versions must map versions to {{"command": [...]}}')
+        specs.append(
+            HostSpec(
+                name=str(name),
+                command=_command(path, name, entry.get("command")),
+                extensions=tuple("." + e.lower().lstrip(".") for e in extensions),
+                version=str(entry["version"]) if entry.get("version") is not None else None,
+                versions={
+                    str(v): _command(path, f"{name}.versions.{v}", (c or {}).get("command"))
+                    for v, c in versions.items()
+                },
+                origin=str(path),
+            )
+        )
+    return specs
+
+
+@dataclass
+class Launched:
+    """A host process this daemon started."""
+
+    proc: subprocess.Popen[bytes]
+    spec: HostSpec
+    stderr: IO[bytes]
+    detached: bool
+
+    def stderr_tail(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self.stderr.seek(0, os.SEEK_END)
+            size = self.stderr.tell()
+            self.stderr.seek(max(0, size - STDERR_TAIL))
+            return self.stderr.read().decode("utf-8", "replace").strip()
+        return ""
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class HostLauncher:
+    """Starts hosts for `launch_host` and stops the attached ones when the daemon exits."""
+
+    def __init__(self, directory: HostDirectory) -> None:
+        self.directory = directory
+        self.launched: list[Launched] = []
+
+    # -- choosing what to start ----------------------------------------------------------------
+    def specs(self) -> list[HostSpec]:
+        configured = configured_hosts()
+        names = {s.name.casefold() for s in configured}
+        return configured + [s for s in builtin_hosts() if s.name.casefold() not in names]
+
+    def _choose(self, host_app: str | None, file_path: Path | None) -> HostSpec:
+        specs = self.specs()
+        supported = sorted({e for s in specs for e in s.extensions})
+        if host_app is not None:
+            spec = next((s for s in specs if s.name.casefold() == host_app.casefold()), None)
+            if spec is None:
+                raise DaemonError(
+                    "unknown_host_app",
+                    f"No host app named {host_app!r}. Supported: {[s.name for s in specs]}; add others "
+                    f"to the host configuration ({CONFIG_ENV} or hosts.json in the cadmcp config folder).",
+                    {"supported": [s.name for s in specs]},
+                )
+            if file_path is not None:
+                if not spec.takes_files:
+                    raise validation_error(
+                        f"The {spec.name} host opens no files; omit filePath or pick a hostApp that does."
+                    )
+                suffix = file_path.suffix.lower()
+                if spec.extensions and suffix not in spec.extensions:
+                    shown = suffix or "files without an extension"
+                    raise DaemonError(
+                        "unsupported_extension",
+                        f"The {spec.name} host opens {list(spec.extensions)} files, not {shown}. Pick the "
+                        "host for this file, or pass only filePath.",
+                        {"supported": list(spec.extensions)},
+                    )
+            return spec
+        if file_path is None:
+            raise validation_error(
+                f"Pass hostApp (one of {[s.name for s in specs]}) or filePath (a {supported} file)."
+            )
+        suffix = file_path.suffix.lower()
+        spec = next((s for s in specs if suffix in s.extensions), None)
+        if spec is None:
+            shown = f"{suffix} files" if suffix else "files without an extension"
+            raise DaemonError(
+                "unsupported_extension",
+                f"No host opens {shown}. Supported extensions: "
+                f"{supported}. Pass hostApp to choose a host yourself, or configure one for this type.",
+                {"supported": supported},
+            )
+        return spec
+
+    # -- the tool ------------------------------------------------------------------------------
+    async def launch(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The `launch_host` answer: the started, connected host."""
+        host_app, version, file_path, timeout, detach = _parse(args)
+        spec = self._choose(host_app, file_path)
+        default = spec.default_version()
+        if version is None:
+            version = default
+        elif spec.module is not None and version != default:
+            raise DaemonError(
+                "unknown_version",
+                f"The built-in {spec.name} host is version {default}; it cannot start as {version!r}. "
+                "Omit version, or configure that version in the host configuration.",
+                {"available": [default]},
+            )
+        elif spec.versions and version not in spec.versions and version != spec.version:
+            available = sorted({*spec.versions, *([spec.version] if spec.version else [])})
+            raise DaemonError(
+                "unknown_version",
+                f"{spec.name} {version} is not configured; available versions: {available}.",
+                {"available": available},
+            )
+        command = spec.command_for(version, str(file_path) if file_path else None)
+        before = set(self.directory.entries)
+        started = time.monotonic()
+        launched = self._spawn(spec, command, detach)
+        entry = await self._wait_connected(launched, before, timeout)
+        return {
+            "pid": entry.key.pid,
+            "hostApp": entry.host_app,
+            "version": entry.version,
+            "filePath": str(file_path) if file_path else None,
+            "hostInstanceId": entry.key.instance_id,
+            "bridgeConnected": True,
+            "detached": detach,
+            "capabilities": len(entry.capabilities),
+            "startupMs": round((time.monotonic() - started) * 1000),
+            "source": spec.origin,
+        }
+
+    def _spawn(self, spec: HostSpec, command: list[str], detach: bool) -> Launched:
+        self.reap()
+        env = {**os.environ, RUNTIME_DIR_ENV: str(self.directory.directory)}
+        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the stderr tail, closed in reap()
+        try:
+            proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,  # the daemon's stdin/stdout may be the MCP stdio channel
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=env,
+                start_new_session=True,
+                preexec_fn=None if detach or not sys.platform.startswith("linux") else _die_with_parent,
+            )
+        except OSError as exc:
+            stderr.close()
+            raise DaemonError(
+                "launch_failed",
+                f"Could not start the {spec.name} host ({command[0]}): {exc.strerror or exc}. "
+                "Check the command in the host configuration.",
+                {"command": command},
+            ) from None
+        launched = Launched(proc, spec, stderr, detach)
+        self.launched.append(launched)
+        return launched
+
+    async def _wait_connected(self, launched: Launched, before: set[HostKey], timeout: float) -> HostEntry:
+        proc, name = launched.proc, launched.spec.name.casefold()
+        deadline = time.monotonic() + timeout
+        next_wake = 0.0
+        while True:
+            for key, entry in self.directory.entries.items():
+                if key.pid == proc.pid or (key not in before and entry.host_app.casefold() == name):
+                    return entry
+            code = proc.poll()
+            if code not in (None, 0):
+                tail = launched.stderr_tail()
+                raise DaemonError(
+                    "host_exited",
+                    f"The {launched.spec.name} host (pid {proc.pid}) exited with code {code} before "
+                    f"connecting. Its stderr ends with: {tail or '(nothing)'}",
+                    {"pid": proc.pid, "exitCode": code, "stderrTail": tail},
+                )
+            now = time.monotonic()
+            if now >= deadline:
+                raise DaemonError(
+                    "launch_timeout",
+                    f"The {launched.spec.name} host (pid {proc.pid}) did not connect within {timeout:g} s. "
+                    "It is still starting or hung: call list_host_instances later, or launch again with "
+                    f"a larger timeoutSeconds. {self._endpoint_note(proc.pid)}",
+                    {"pid": proc.pid, "running": proc.poll() is None, "stderrTail": launched.stderr_tail()},
+                )
+            if now >= next_wake:
+                self.directory.wake()
+                next_wake = now + 0.25
+            await anyio.sleep(0.05)
+
+    def _endpoint_note(self, pid: int) -> str:
+        for state in self.directory.states.values():
+            if state.endpoint.pid == pid and state.error:
+                return f"Its endpoint was found but the connection failed: {state.error}."
+        return "No endpoint from it appeared in the runtime directory."
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def reap(self) -> None:
+        """Forget launched hosts that have exited."""
+        for item in list(self.launched):
+            if item.proc.poll() is not None:
+                item.stderr.close()
+                self.launched.remove(item)
+
+    def shutdown(self, grace: float = 5.0) -> None:
+        """Stop every attached host this daemon launched (SIGTERM to its group, then SIGKILL)."""
+        attached = [item for item in self.launched if not item.detached and item.proc.poll() is None]
+        for item in attached:
+            with contextlib.suppress(OSError):
+                os.killpg(item.proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for item in attached:
+            try:
+                item.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    os.killpg(item.proc.pid, signal.SIGKILL)
+                item.proc.wait()
+        self.reap()
+
+
+def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, float, bool]:
+    unknown = sorted(set(args) - set(_ARGS))
+    if unknown:
+        raise validation_error(f"Unknown argument(s) {unknown}; launch_host takes {list(_ARGS)}.")
+    host_app, version, file_path = args.get("hostApp"), args.get("version"), args.get("filePath")
+    for name, value in (("hostApp", host_app), ("version", version), ("filePath", file_path)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise validation_error(f"{name} must be a non-empty string (got {value!r}).")
+    detach = args.get("detach", False)
+    if not isinstance(detach, bool):
+        raise validation_error(f"detach must be true or false (got {detach!r}).")
+    timeout = args.get("timeoutSeconds")
+    if timeout is None:
+        try:
+            timeout = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+        except ValueError:
+            timeout = DEFAULT_TIMEOUT
+    elif isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT:
+        raise validation_error(f"timeoutSeconds must be a number of seconds from 0 to {MAX_TIMEOUT:g}.")
+    path = None
+    if file_path is not None:
+        path = Path(file_path).expanduser().absolute()
+        if not path.exists():
+            raise DaemonError(
+                "file_not_found",
+                f"{path} does not exist. Check the spelling and pass an absolute path "
+                "(relative paths resolve against the daemon's working directory).",
+                {"filePath": str(path)},
+            )
+        if not path.is_file():
+            raise validation_error(f"{path} is not a file; pass the path of a drawing or model.")
+    return host_app, version, path, float(timeout), detach

@@ -1,0 +1,409 @@
+"""Call logs: one compact line per `tools/call` and `resources/read` (invariant 7).
+
+The daemon and every host write the same format through `CallLogger`, a low-level
+`Server` middleware::
+
+    2026-05-04T10:12:03.120+02:00 tools/call ok target=echo durationMs=3 args={"text":"hi"} result={...}
+
+Lines go to `log_{pid}_{yyyyMMddHH}_{seq}.log` in the user log directory (`CADMCP_LOG_DIR`
+overrides it), a new file every hour; files older than 30 days are removed at start-up.
+Nothing is written to stderr. Binary content is logged as type/mime/length only, long
+strings are clipped and secret-looking arguments masked. `parse_line` reads a line back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cadmcp.wire.jsonwire import dumps
+
+LOG_DIR_ENV = "CADMCP_LOG_DIR"
+KEEP_DAYS = 30
+MAX_FILE_BYTES = 32 * 1024 * 1024
+"""A file past this size rolls to the next `seq` within the same hour."""
+MAX_STRING = 2000
+"""Longer strings in logged arguments and results are clipped to this many characters."""
+MASK = "***"
+LOGGED_METHODS = frozenset({"tools/call", "resources/read"})
+
+_SECRET_KEY = re.compile(
+    r"pass(word|wd|phrase)?$|token|secret|api[_-]?key|private[_-]?key|credential|authorization|cookie",
+    re.IGNORECASE,
+)
+_FILE_RE = re.compile(r"^log_\d+_\d{10}_\d+\.log$")
+_BARE = re.compile(r'^[^\s"=]+$')
+_SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+
+
+def log_dir() -> Path:
+    """Where log files go: `CADMCP_LOG_DIR`, else platformdirs' user log dir for cadmcp."""
+    override = os.environ.get(LOG_DIR_ENV)
+    if override:
+        return Path(override)
+    from platformdirs import user_log_dir
+
+    return Path(user_log_dir("cadmcp", appauthor=False))
+
+
+class CallLogFile:
+    """An append-only log file per process that rolls every hour (thread-safe, never raises)."""
+
+    def __init__(self, directory: Path | None = None, *, pid: int | None = None) -> None:
+        self.directory = directory or log_dir()
+        self.pid = pid or os.getpid()
+        self.path: Path | None = None
+        self._lock = threading.Lock()
+        self._file: Any = None
+        self._hour = ""
+        self._seq = 0
+        self._broken = False
+        with contextlib.suppress(OSError):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            remove_old_files(self.directory)
+
+    def write(self, line: str) -> None:
+        """Append one line (a newline is added); failures disable the log quietly."""
+        if self._broken:
+            return
+        with self._lock:
+            try:
+                self._roll()
+                self._file.write(line.replace("\n", " ") + "\n")
+                self._file.flush()
+            except OSError:
+                self._broken = True  # a full disk must not break MCP calls, nor print to stderr
+
+    def _roll(self) -> None:
+        hour = datetime.now().strftime("%Y%m%d%H")
+        if self._file is not None and hour == self._hour and self._file.tell() < MAX_FILE_BYTES:
+            return
+        if self._file is not None:
+            self._file.close()
+            self._seq = 0 if hour != self._hour else self._seq + 1
+        self._hour = hour
+        while True:
+            path = self.directory / f"log_{self.pid}_{hour}_{self._seq}.log"
+            if not path.exists():
+                break
+            self._seq += 1
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held open across writes
+        self.path = path
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+
+def remove_old_files(directory: Path, keep_days: float = KEEP_DAYS) -> list[Path]:
+    """Delete this format's log files last written more than `keep_days` ago; returns them."""
+    cutoff = time.time() - keep_days * 86400
+    removed = []
+    for path in directory.iterdir():
+        if _FILE_RE.match(path.name):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed.append(path)
+    return removed
+
+
+_shared: CallLogFile | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_log() -> CallLogFile:
+    """This process's one log file (opened on first use, old files cleaned then)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared.pid != os.getpid():
+            _shared = CallLogFile()
+        return _shared
+
+
+def timestamp() -> str:
+    return datetime.now().astimezone().isoformat(timespec="milliseconds")
+
+
+# -- routing stdlib log records into the same file ---------------------------------------------
+class _FileHandler(logging.Handler):
+    def __init__(self, log: CallLogFile) -> None:
+        super().__init__(logging.INFO)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if record.exc_info:
+                message += " | " + " ".join(logging.Formatter().formatException(record.exc_info).split())
+            self.log.write(f"{timestamp()} {record.levelname.lower()} {record.name} {message}")
+        except Exception:
+            self.handleError(record)
+
+
+class _Forward(logging.Handler):
+    """Hands warnings on to the root handlers when the logger no longer propagates."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        logging.getLogger().handle(record)
+
+
+def route_logger(name: str, log: CallLogFile | None = None) -> None:
+    """Write INFO and above of logger `name` into the call-log file.
+
+    Info lines reach stderr only when the root logger is at INFO (`cadmcp -v`); warnings
+    keep reaching it as before, so stdio clients see a quiet stderr.
+    """
+    logger = logging.getLogger(name)
+    if any(isinstance(h, _FileHandler) for h in logger.handlers):
+        return
+    logger.addHandler(_FileHandler(log or shared_log()))
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+        if logging.getLogger().getEffectiveLevel() > logging.INFO:
+            logger.propagate = False
+            logger.addHandler(_Forward(logging.WARNING))
+
+
+# -- compacting what gets logged ---------------------------------------------------------------
+def mask_secrets(value: Any) -> Any:
+    """A copy of `value` with secret-looking keys (password, token, api_key...) masked, at any depth."""
+    if isinstance(value, Mapping):
+        return {
+            k: MASK if isinstance(k, str) and _SECRET_KEY.search(k) else mask_secrets(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [mask_secrets(v) for v in value]
+    return value
+
+
+def clip(value: Any, limit: int = MAX_STRING) -> Any:
+    """A copy of `value` with strings longer than `limit` cut and marked."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}…(+{len(value) - limit} chars)"
+    if isinstance(value, Mapping):
+        return {k: clip(v, limit) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clip(v, limit) for v in value]
+    return value
+
+
+def _b64_length(data: Any) -> int:
+    if not isinstance(data, str):
+        return 0
+    data = data.strip()
+    return len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
+
+
+def _resource(res: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"uri": res.get("uri")}
+    if res.get("mimeType"):
+        out["mimeType"] = res["mimeType"]
+    if "blob" in res:
+        out["length"] = _b64_length(res["blob"])
+    elif "text" in res:
+        out["text"] = clip(res["text"])
+    return out
+
+
+def compact_content(block: Any, mirror_of: Any = None) -> Any:
+    """One content block for the log: binary as type/mime/length, text clipped."""
+    if not isinstance(block, Mapping):
+        return clip(block)
+    kind = block.get("type")
+    if kind in ("image", "audio"):
+        return {"type": kind, "mimeType": block.get("mimeType"), "length": _b64_length(block.get("data"))}
+    if kind == "resource" and isinstance(block.get("resource"), Mapping):
+        return {"type": "resource", "resource": _resource(block["resource"])}
+    if kind == "text" and mirror_of is not None and block.get("text") == dumps(mirror_of):
+        return {"type": "text", "mirror": "structuredContent"}
+    return clip({k: v for k, v in block.items() if k != "_meta"})
+
+
+def compact_result(result: Any) -> Any:
+    """A tool or resource result for the log, without its binary payloads."""
+    if not isinstance(result, Mapping):
+        return clip(result)
+    out: dict[str, Any] = {}
+    structured = result.get("structuredContent")
+    if "content" in result:
+        out["content"] = [compact_content(c, structured) for c in result.get("content") or []]
+    if structured is not None:
+        out["structuredContent"] = clip(structured)
+    if "contents" in result:
+        out["contents"] = [_resource(c) for c in result.get("contents") or [] if isinstance(c, Mapping)]
+    if result.get("isError"):
+        out["isError"] = True
+    if result.get("resultType") not in (None, "complete"):
+        out["resultType"] = result["resultType"]
+        out["inputRequests"] = sorted(result.get("inputRequests") or {})
+    meta = {k: v for k, v in (result.get("_meta") or {}).items() if k != _SERVER_INFO_META}
+    if meta:
+        out["_meta"] = clip(meta)
+    return out
+
+
+def outcome_of(result: Any) -> str:
+    """`ok`, `error`, `timeout` (an error result that says it timed out) or `input_required`."""
+    if not isinstance(result, Mapping):
+        return "ok"
+    if result.get("resultType") == "input_required":
+        return "input_required"
+    if not result.get("isError"):
+        return "ok"
+    structured = result.get("structuredContent")
+    if isinstance(structured, Mapping) and "timeout" in str(
+        structured.get("type") or structured.get("status") or ""
+    ):
+        return "timeout"
+    first = (result.get("content") or [{}])[0]
+    if isinstance(first, Mapping) and str(first.get("text") or "").startswith("[TIMEOUT]"):
+        return "timeout"
+    return "error"
+
+
+def _value(value: Any) -> str:
+    text = value if isinstance(value, str) else dumps(value)
+    return text if isinstance(value, str) and _BARE.match(text) else dumps(value)
+
+
+def format_line(method: str, outcome: str, fields: Mapping[str, Any]) -> str:
+    """`<time> <method> <outcome> key=value ...`; values with spaces or structure as compact JSON."""
+    parts = [timestamp(), method, outcome]
+    parts.extend(f"{k}={_value(v)}" for k, v in fields.items() if v is not None)
+    return " ".join(parts)
+
+
+def parse_line(line: str) -> dict[str, Any]:
+    """Read a call-log line back: `{time, method, outcome, <field>: value...}` (JSON values decoded)."""
+    head = line.rstrip("\n").split(" ", 3)
+    if len(head) < 3:
+        raise ValueError(f"not a call-log line: {line!r}")
+    out: dict[str, Any] = {"time": head[0], "method": head[1], "outcome": head[2]}
+    rest = head[3] if len(head) > 3 else ""
+    decoder = json.JSONDecoder()
+    pos = 0
+    while pos < len(rest):
+        eq = rest.index("=", pos)
+        key = rest[pos:eq]
+        start = eq + 1
+        if rest[start : start + 1] in ('"', "{", "["):
+            value, end = decoder.raw_decode(rest, start)
+        else:
+            end = rest.find(" ", start)
+            end = len(rest) if end < 0 else end
+            raw = rest[start:end]
+            value = int(raw) if raw.lstrip("-").isdigit() else raw
+        out[key] = value
+        pos = end + 1
+    return out
+
+
+# -- the middleware ----------------------------------------------------------------------------
+Annotate = Callable[[str, dict[str, Any]], dict[str, Any]]
+"""(tool name, arguments) -> extra fields logged before `durationMs` (e.g. the resolved host)."""
+Summarize = Callable[[Any], Any]
+"""A tool's wire result -> what to log instead of the compacted result."""
+
+
+class CallLogger:
+    """Server middleware writing one line per `tools/call` and `resources/read`."""
+
+    def __init__(
+        self,
+        log: CallLogFile | None = None,
+        *,
+        route: str | None = None,
+        annotate: Annotate | None = None,
+        summaries: Mapping[str, Summarize] | None = None,
+    ) -> None:
+        """`route` names a stdlib logger whose INFO+ records go to the same file."""
+        self._log = log
+        self.annotate = annotate
+        self.summaries = dict(summaries or {})
+        if route is not None:
+            route_logger(route, self.log)
+
+    @property
+    def log(self) -> CallLogFile:
+        if self._log is None:
+            self._log = shared_log()
+        return self._log
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        method = ctx.method
+        if method not in LOGGED_METHODS:
+            return await call_next(ctx)
+        params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        if method == "tools/call":
+            target = params.get("name")
+            args = params.get("arguments") if isinstance(params.get("arguments"), Mapping) else {}
+            fields: dict[str, Any] = {"target": target}
+            if self.annotate is not None and isinstance(target, str):
+                with contextlib.suppress(Exception):
+                    fields.update(self.annotate(target, dict(args)))
+        else:
+            target, args = params.get("uri"), {}
+            fields = {"target": target}
+        started = time.perf_counter()
+        try:
+            result = await call_next(ctx)
+        except BaseException as exc:
+            outcome = "timeout" if isinstance(exc, TimeoutError) else "error"
+            if "Cancelled" in type(exc).__name__:
+                outcome = "cancelled"
+            self._write(method, outcome, fields, started, args, error=_error_of(exc))
+            raise
+        summarize = self.summaries.get(str(target)) if method == "tools/call" else None
+        logged = None
+        if summarize is not None and isinstance(result, Mapping) and not result.get("isError"):
+            with contextlib.suppress(Exception):
+                logged = summarize(result)
+        self._write(
+            method, outcome_of(result), fields, started, args, result=logged or compact_result(result)
+        )
+        return result
+
+    def _write(
+        self,
+        method: str,
+        outcome: str,
+        fields: dict[str, Any],
+        started: float,
+        args: Mapping[str, Any],
+        *,
+        result: Any = None,
+        error: Any = None,
+    ) -> None:
+        line_fields = {
+            **fields,
+            "durationMs": round((time.perf_counter() - started) * 1000),
+            "args": clip(mask_secrets(args)) if method == "tools/call" else None,
+            "result": result,
+            "error": error,
+        }
+        with contextlib.suppress(Exception):  # logging never breaks a call
+            self.log.write(format_line(method, outcome, line_fields))
+
+
+def _error_of(exc: BaseException) -> dict[str, Any]:
+    error = getattr(exc, "error", None)
+    code = getattr(error, "code", None)
+    message = getattr(error, "message", None) or str(exc) or type(exc).__name__
+    out: dict[str, Any] = {"type": type(exc).__name__, "message": clip(message, 500)}
+    if code is not None:
+        out["code"] = code
+    return out
