@@ -120,8 +120,9 @@ def load(file: Path) -> LoadedModule:
         return loaded
     extra = [str(dep_dir)] if dep_dir is not None else []
     before = set(sys.modules)
+    owned: list[str] = []
     try:
-        with _sys_path([str(file.parent), *extra]), _private_imports(file.parent, before) as owned:
+        with _sys_path([str(file.parent), *extra]), _private_imports(file.parent, before | {name}) as owned:
             module = _exec(file, name)
     except SyntaxError as exc:
         loaded.error = ModuleError("syntax", f"{file.name}:{exc.lineno}: {exc.msg}", _format(exc, file))

@@ -1,0 +1,230 @@
+"""Loading toolsets into a live host: isolation, collisions, broken modules, reloads (in-process
+host on a real socket, real SDK client)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.server.mcpserver import MCPServer
+
+from cadmcp.host.toolsets import loader
+from tests.toolsets.conftest import tool_module, write
+
+pytestmark = pytest.mark.anyio
+
+
+def builtin_server(runtime: Any) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer("builtins")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Built-in echo."""
+        return "builtin:" + text
+
+    return server
+
+
+async def report(session: Any) -> dict[str, Any]:
+    result = await session.read_resource("cadmcp://toolsets")
+    return json.loads(result.contents[0].text)
+
+
+async def text_of(session: Any, tool: str, **args: Any) -> str:
+    result = await session.call_tool(tool, args)
+    return result.content[0].text
+
+
+async def test_collision_rule_builtins_then_path_order_then_file_name(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    write(first, "b_mod.py", tool_module("first-b", ("shared", "B in first."), ("echo", "Shadows echo.")))
+    write(first, "a_mod.py", tool_module("first-a", ("shared", "A in first."), ("only_a", "Only A.")))
+    write(second, "0_mod.py", tool_module("second", ("shared", "Second."), ("only_second", "Only second.")))
+    host = inproc_host([first, second], builtins=builtin_server)
+    async with host.client() as session:
+        assert await text_of(session, "echo", text="x") == "builtin:x"
+        assert await text_of(session, "shared") == "first-a:shared:"  # a_mod.py sorts before b_mod.py
+        assert await text_of(session, "only_second") == "second:only_second:"
+        doc = await report(session)
+    conflicts = {(c["name"], c["servedBy"], c["shadowed"]) for c in doc["conflicts"]}
+    assert conflicts == {
+        ("echo", "builtin", f"toolset {first / 'b_mod.py'}"),
+        ("shared", f"toolset {first / 'a_mod.py'}", f"toolset {first / 'b_mod.py'}"),
+        ("shared", f"toolset {first / 'a_mod.py'}", f"toolset {second / '0_mod.py'}"),
+    }
+    assert "Built-in capabilities win" in doc["collisionRule"]
+    b_mod = doc["toolsets"][0]["modules"][1]
+    assert sorted(b_mod["servers"][0]["hidden"]) == ["tool echo", "tool shared"]
+
+
+async def test_broken_modules_are_reported_and_the_rest_keeps_serving(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mixed"
+    write(folder, "good.py", tool_module("good", ("works", "Works.")))
+    write(folder, "syntax.py", "def broken(:\n")
+    write(folder, "imports.py", "import not_a_module_anywhere\n")
+    write(folder, "helperless.py", "x = 1\n")
+    write(folder, "_private.py", "raise RuntimeError('never loaded as a toolset')\n")
+    write(
+        folder,
+        "raising.py",
+        tool_module("raising", ("explode", "Always fails.")).replace(
+            "return 'raising:explode:' + text", "raise ValueError('kaboom ' + text)"
+        ),
+    )
+    missing = tmp_path / "gone"
+    host = inproc_host([folder, missing])
+    async with host.client() as session:
+        assert await text_of(session, "works") == "good:works:"
+        failed = await session.call_tool("explode", {"text": "now"})
+        assert failed.is_error
+        doc = await report(session)
+    kinds = {(Path(e.get("file", e["path"])).name, e.get("kind") or e.get("code")) for e in doc["errors"]}
+    assert kinds == {
+        ("syntax.py", "syntax"),
+        ("imports.py", "import"),
+        ("helperless.py", "no_server"),
+        ("raising.py", "tool"),
+        ("gone", "missing_path"),
+    }
+    by_kind = {e.get("kind") or e.get("code"): e for e in doc["errors"]}
+    assert "not_a_module_anywhere" in by_kind["import"]["traceback"]
+    assert "kaboom now" in by_kind["tool"]["message"] and "raising.py" in by_kind["tool"]["traceback"]
+    assert "does not exist" in by_kind["missing_path"]["message"]
+    assert [m["file"] for m in doc["toolsets"][0]["modules"]] == sorted(
+        str(folder / n) for n in ("good.py", "syntax.py", "imports.py", "helperless.py", "raising.py")
+    )
+
+
+async def test_modules_are_isolated_and_helpers_private(inproc_host: Any, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder, word in ((one, "uno"), (two, "dos")):
+        write(folder, "_common.py", f"WORD = {word!r}\n")
+        write(
+            folder,
+            "tools.py",
+            tool_module(f"tools-{word}", (f"say_{word}", "Say it.")).replace(
+                "from mcp.server", "from _common import WORD\nfrom mcp.server"
+            )
+            + f"@server.tool()\ndef word_{word}() -> str:\n    'The helper word.'\n    return WORD\n",
+        )
+    path_before = list(sys.path)
+    host = inproc_host([one, two])
+    assert sys.path == path_before  # folders were on sys.path only while loading
+    assert "_common" not in sys.modules
+    names = {loader.module_name_for(one / "tools.py"), loader.module_name_for(two / "tools.py")}
+    assert len(names) == 2 and names <= set(sys.modules)
+    async with host.client() as session:
+        assert await text_of(session, "word_uno") == "uno"
+        assert await text_of(session, "word_dos") == "dos"
+    assert host.runtime.catalog.providers[-1].priority > host.runtime.catalog.providers[0].priority
+
+
+async def test_context_features_structured_output_templates_and_input_required(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    folder = tmp_path / "rich"
+    write(
+        folder,
+        "rich.py",
+        """
+        import threading
+        import mcp_types as types
+        from mcp.server.mcpserver import Context, MCPServer
+        from typing_extensions import TypedDict
+        import cadmcp.host
+
+        server = MCPServer("rich")
+
+        class Where(TypedDict):
+            thread: str
+            app: str
+
+        @server.tool(meta={"io.cadmcp/keywords": ["where"]})
+        def where() -> Where:
+            "Which thread and application run this tool."
+            app = cadmcp.host.current().application
+            return Where(thread=threading.current_thread().name, app=app["name"])
+
+        @server.resource("rich://item/{key}", mime_type="text/plain")
+        def item(key: str) -> str:
+            "One item."
+            return "item " + key
+
+        @server.tool()
+        async def confirm(thing: str, ctx: Context) -> types.CallToolResult | types.InputRequiredResult:
+            "Ask first."
+            answer = (ctx.input_responses or {}).get("ok")
+            if answer is None:
+                ask = types.ElicitRequest(params=types.ElicitRequestFormParams(
+                    message="Sure?", requested_schema={"type": "object", "properties": {}}))
+                return types.InputRequiredResult(input_requests={"ok": ask}, request_state="s1")
+            return types.CallToolResult(content=[types.TextContent(type="text", text="done " + thing)],
+                                        structured_content={"state": ctx.request_state})
+        """,
+    )
+    host = inproc_host([folder], application={"name": "live-app"})
+    async with host.client() as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert tools["where"].meta == {"io.cadmcp/keywords": ["where"]}
+        assert tools["where"].output_schema is not None
+        result = await session.call_tool("where", {})
+        assert result.structured_content == {"thread": "app", "app": "live-app"}
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["rich://item/{key}"]
+        assert (await session.read_resource("rich://item/7")).contents[0].text == "item 7"
+        first = await session.call_tool("confirm", {"thing": "x"}, allow_input_required=True)
+        assert first.result_type == "input_required" and first.request_state == "s1"
+        done = await session.call_tool(
+            "confirm",
+            {"thing": "x"},
+            input_responses={"ok": {"action": "accept", "content": {}}},
+            request_state="s1",
+            allow_input_required=True,
+        )
+        assert done.content[0].text == "done x" and done.structured_content == {"state": "s1"}
+
+
+async def test_editing_adding_and_deleting_files_reload_through_the_watcher(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    folder = tmp_path / "live"
+    write(folder, "alpha.py", tool_module("alpha", ("alpha_tool", "First version.")))
+    write(folder, "_helper.py", "VALUE = 1\n")
+    beta = tool_module("beta", ("beta_tool", "Beta.")).replace("from mcp", "import _helper\nfrom mcp")
+    write(folder, "beta.py", beta)
+    host = inproc_host([folder], watch=True)
+    async with host.client() as session:
+
+        async def wait_tools(predicate: Any) -> dict[str, Any]:
+            with anyio.fail_after(10):
+                while True:
+                    tools = {t.name: t for t in (await session.list_tools()).tools}
+                    if predicate(tools):
+                        return tools
+                    await anyio.sleep(0.05)
+
+        await wait_tools(lambda t: "alpha_tool" in t and "beta_tool" in t)
+        write(folder, "alpha.py", tool_module("alpha", ("alpha_tool", "Second version.")))
+        await wait_tools(lambda t: t["alpha_tool"].description == "Second version.")
+        write(folder, "gamma.py", tool_module("gamma", ("gamma_tool", "New.")))
+        await wait_tools(lambda t: "gamma_tool" in t)
+        (folder / "gamma.py").unlink()
+        await wait_tools(lambda t: "gamma_tool" not in t)
+        reloads = host.manager.reloads
+        write(folder, "_helper.py", "VALUE = 2\n")  # a helper change reloads the modules of its folder
+        with anyio.fail_after(10):
+            while host.manager.reloads == reloads:
+                await anyio.sleep(0.05)
+        write(folder, "alpha.py", "def broken(:\n")
+        tools = await wait_tools(lambda t: "alpha_tool" not in t)
+        assert "beta_tool" in tools
+        doc = await report(session)
+        assert [e["kind"] for e in doc["errors"]] == ["syntax"]
