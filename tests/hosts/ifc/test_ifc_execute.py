@@ -90,3 +90,13 @@ async def test_cheatsheet_recipe_adds_a_wall(client) -> None:
     result = await run(client, recipe)
     assert not result.is_error, text(result)
     assert (await counts(client))["IfcWall"] == 11
+
+
+async def test_history_tampered_by_a_script_is_reported_not_crashed(client) -> None:
+    await run(client, "model.by_type('IfcWall')[0].Name = 'A'", description="rename")
+    await run(client, "model.undo()")  # against the cheatsheet's advice: recorded as its own step
+    first = await client.call_tool("navigate_history", {"direction": "back"})
+    assert not first.is_error
+    result = await client.call_tool("navigate_history", {"direction": "back"})
+    assert result.is_error
+    assert "rename" in text(result) and "history no longer matches" in text(result)

@@ -127,3 +127,11 @@ async def test_warnings_follow_the_model(client) -> None:
     assert any(i.get("attribute") == "IfcWall.GlobalId" for i in broken["issues"])
     await client.call_tool("navigate_history", {"direction": "back"})
     assert (await read_json(client, "ifc://model/warnings"))["total"] == 0
+
+
+async def test_global_ids_with_dollar_signs_resolve(client) -> None:
+    context = await read_json(client, "ifc://model/context")
+    guid = next(s["globalId"] for s in context["storeys"] if "$" in s["globalId"])
+    storey = await read_json(client, f"ifc://element/{guid}")
+    assert storey["class"] == "IfcBuildingStorey" and storey["GlobalId"] == guid
+    assert "boundingBox" not in storey
