@@ -74,3 +74,17 @@ async def test_empty_project_renders_a_blank_frame() -> None:
     async with Client(create_server()) as client:
         pixels = await shot(client, width=320)
         assert pixels.shape == (240, 320, 3)
+
+
+async def test_an_element_with_broken_geometry_does_not_blank_the_view(client) -> None:
+    before = await shot(client, width=300, height=200)
+    broken = (
+        "body = util.representation.get_context(model, 'Model', 'Body', 'MODEL_VIEW')\n"
+        "w = api.root.create_entity(model, ifc_class='IfcWall', name='broken')\n"
+        "solid = model.createIfcExtrudedAreaSolid(None, None, None, 3.0)\n"
+        "rep = model.createIfcShapeRepresentation(body, 'Body', 'SweptSolid', [solid])\n"
+        "w.Representation = model.createIfcProductDefinitionShape(None, None, [rep])"
+    )
+    assert not (await run(client, broken)).is_error
+    after = await shot(client, width=300, height=200)
+    assert np.array_equal(before, after)

@@ -63,23 +63,33 @@ class GeometryCache:
         import ifcopenshell.geom
 
         by_id = {e.id(): e for e in elements}
-        iterator = ifcopenshell.geom.iterator(
-            _settings(), self.doc.file, 1, include=elements, geometry_library=GEOMETRY_LIBRARY
-        )
-        if iterator.initialize():
-            while True:
-                shape = iterator.get()
-                element = by_id.get(shape.id)
-                if element is not None:
-                    verts = np.asarray(shape.geometry.verts, dtype=np.float32).reshape(-1, 3)
-                    faces = np.asarray(shape.geometry.faces, dtype=np.int64).reshape(-1, 3)
-                    self.meshes[shape.id] = Mesh(
-                        shape.id, element.is_a(), getattr(element, "PredefinedType", None), verts[faces]
-                    )
-                if not iterator.next():
-                    break
+        try:
+            iterator = ifcopenshell.geom.iterator(
+                _settings(), self.doc.file, 1, include=elements, geometry_library=GEOMETRY_LIBRARY
+            )
+            if iterator.initialize():
+                while True:
+                    shape = iterator.get()
+                    if shape.id in by_id:
+                        self._store(by_id[shape.id], shape.geometry)
+                    if not iterator.next():
+                        break
+        except Exception:  # one bad representation must not blank the view: go element by element
+            for element in elements:
+                if element.id() in self.meshes:
+                    continue
+                try:
+                    self._store(element, ifcopenshell.geom.create_shape(_settings(), element).geometry)
+                except Exception:
+                    continue
         for e in elements:  # no geometry (or it failed): remember that, don't retry every render
             self.meshes.setdefault(e.id(), Mesh(e.id(), e.is_a(), None, np.zeros((0, 3, 3), np.float32)))
+
+    def _store(self, element: ifcopenshell.entity_instance, geometry: Any) -> None:
+        verts = np.asarray(geometry.verts, dtype=np.float32).reshape(-1, 3)
+        faces = np.asarray(geometry.faces, dtype=np.int64).reshape(-1, 3)
+        predefined = getattr(element, "PredefinedType", None)
+        self.meshes[element.id()] = Mesh(element.id(), element.is_a(), predefined, verts[faces])
 
     def bounding_box(self, element: ifcopenshell.entity_instance) -> dict[str, list[float]] | None:
         """World-space axis-aligned bounds of an element's geometry, or None without geometry."""
