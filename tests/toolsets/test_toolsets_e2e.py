@@ -1,0 +1,75 @@
+"""Toolsets end to end: a real demo host process loading toolsets, a real daemon, real clients."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from cadmcp.host.toolsets import TOOLSETS_ENV
+from tests.core.helpers import call, find, find_target, wait_for_hosts
+from tests.toolsets.conftest import tool_module, write
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+STRUCTURED = '''
+from typing_extensions import TypedDict
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("quantities")
+
+class WallCount(TypedDict):
+    level: str
+    walls: int
+
+@server.tool(meta={"io.cadmcp/keywords": ["wall takeoff"]})
+def count_walls_on_level(level: str) -> WallCount:
+    """Count the walls standing on one building level."""
+    return WallCount(level=level, walls=len(level) * 2)
+'''
+
+
+async def test_toolset_folder_is_searchable_invocable_and_follows_edits(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "ts"
+    write(folder, "quantities.py", STRUCTURED)
+    write(folder, "notes.py", tool_module("notes", ("annotate_drawing", "Annotate the drawing with a note.")))
+    write(folder, "broken.py", "import no_such_module_here\n")
+    monkeypatch.setenv(TOOLSETS_ENV, str(folder))
+    hosts.start("demo")
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        walls = await find_target(session, "count_walls_on_level")
+        assert walls["hostApp"] == "Demo"
+        result = await call(session, "invoke_dynamic", {"id": walls["id"], "arguments": {"level": "L2"}})
+        assert not result.is_error
+        assert result.structured_content == {"level": "L2", "walls": 4}
+        assert json.loads(result.content[0].text) == result.structured_content
+        keyword_hits = await find(session, "wall takeoff")
+        assert keyword_hits[0]["target"] == "count_walls_on_level"
+        notes = await find_target(session, "annotate_drawing")
+        echo = await find_target(session, "echo")  # the host's built-ins keep serving
+
+        report = await find_target(session, "cadmcp://toolsets")
+        read = await call(session, "invoke_dynamic", {"id": report["id"]})
+        errors = json.loads(read.content[0].resource.text)["errors"]
+        assert [(Path(e["file"]).name, e["kind"]) for e in errors] == [("broken.py", "import")]
+
+        write(folder, "notes.py", tool_module("notes", ("annotate_drawing", "Write a note on the plan.")))
+        with anyio.fail_after(15):
+            while (await find_target(session, "annotate_drawing"))["id"] == notes["id"]:
+                await anyio.sleep(0.2)
+        stale = await call(session, "invoke_dynamic", {"id": notes["id"], "arguments": {"text": "x"}})
+        assert stale.is_error and stale.structured_content["type"] == "stale"
+        assert stale.structured_content["reason"] == "changed"
+        again = await call(session, "invoke_dynamic", {"id": walls["id"], "arguments": {"level": "L10"}})
+        assert again.structured_content == {"level": "L10", "walls": 6}  # unchanged tool, same id
+        fresh = await find_target(session, "annotate_drawing")
+        ok = await call(session, "invoke_dynamic", {"id": fresh["id"], "arguments": {"text": "hi"}})
+        assert ok.content[0].text == "notes:annotate_drawing:hi"
+        ok = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "still"}})
+        assert ok.content[0].text == "still"
