@@ -1,4 +1,4 @@
-"""The `cadmcp` command line: `daemon`, `host`, `eval`, `demo`."""
+"""The `cadmcp` command line: `daemon`, `host`, `toolset`, `eval`, `demo`."""
 
 from __future__ import annotations
 
@@ -35,6 +35,12 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument(
         "--exec-timeout", type=float, default=None, help="seconds before a runaway script is stopped"
     )
+    host.add_argument(
+        "--toolset", action="append", default=[], metavar="PATH", help="load a toolset path for this run"
+    )
+
+    toolset = sub.add_parser("toolset", help="register Python toolsets: add|remove|list", add_help=False)
+    toolset.add_argument("rest", nargs=argparse.REMAINDER)
 
     ev = sub.add_parser("eval", help="evaluate search quality on a query set")
     ev.add_argument("what", choices=["search"])
@@ -50,7 +56,7 @@ def _run_host(args: argparse.Namespace) -> int:
     if args.kind == "demo":
         from cadmcp.host.demo import main as demo_main
 
-        demo_main(args.app or "Demo", args.app_version or "1.0")
+        demo_main(args.app or "Demo", args.app_version or "1.0", args.toolset)
         return 0
     module = importlib.import_module(HOSTS[args.kind])
     from cadmcp.host import HostRuntime
@@ -60,8 +66,18 @@ def _run_host(args: argparse.Namespace) -> int:
         if not os.path.exists(path):
             print(f"cadmcp host {args.kind}: {path} not found", file=sys.stderr)
             return 2
-    runtime.add_server(module.create_server(args.files, exec_timeout=args.exec_timeout))
-    runtime.run()
+    server = module.create_server(args.files, exec_timeout=args.exec_timeout)
+    runtime.add_server(server)
+    # what toolsets reach through cadmcp.host.current().application
+    app = getattr(server, "application", None) or getattr(server, f"{args.kind}_host", None)
+    runtime.application = runtime.application or app
+    from cadmcp.host.toolsets import load_toolsets
+
+    manager = load_toolsets(runtime, args.toolset)
+    try:
+        runtime.run()
+    finally:
+        manager.close()
     return 0
 
 
@@ -89,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "host":
         return _run_host(args)
+    if args.command == "toolset":
+        from cadmcp.host.toolsets.cli import main as toolset_main
+
+        return toolset_main(list(args.rest))
     if args.command == "eval":
         from cadmcp.daemon.search.evaluate import main as eval_main
 
