@@ -7,7 +7,6 @@ next to this module; this module only lists and renders them.
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,8 @@ _TEXTS = Path(__file__).with_name("prompts.toml")
 
 @functools.cache
 def _texts() -> dict[str, Any]:
+    import tomllib
+
     return tomllib.loads(_TEXTS.read_text(encoding="utf-8"))
 
 

@@ -58,9 +58,16 @@ def log_dir() -> Path:
 class CallLogFile:
     """An append-only log file per process that rolls every hour (thread-safe, never raises)."""
 
-    def __init__(self, directory: Path | None = None, *, pid: int | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path | None = None,
+        *,
+        pid: int | None = None,
+        clock: Callable[[], datetime] = datetime.now,
+    ) -> None:
         self.directory = directory or log_dir()
         self.pid = pid or os.getpid()
+        self.clock = clock
         self.path: Path | None = None
         self._lock = threading.Lock()
         self._file: Any = None
@@ -84,7 +91,7 @@ class CallLogFile:
                 self._broken = True  # a full disk must not break MCP calls, nor print to stderr
 
     def _roll(self) -> None:
-        hour = datetime.now().strftime("%Y%m%d%H")
+        hour = self.clock().strftime("%Y%m%d%H")
         if self._file is not None and hour == self._hour and self._file.tell() < MAX_FILE_BYTES:
             return
         if self._file is not None:
