@@ -101,3 +101,11 @@ def test_relative_entry_in_env_is_an_error_source(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv(TOOLSETS_ENV, "relative/dir")
     (source,) = configured_sources("X", "1", [])
     assert source.error is not None and source.error.code == "relative_path"
+
+
+def test_cadmcp_toolset_command_is_routed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cadmcp.cli import main
+
+    assert main(["toolset", "add", str(tmp_path), "--host", "IFC", "--version", "1"]) == 0
+    assert main(["toolset", "list", "--host", "IFC", "--version", "1", "--json"]) == 0
+    assert str(tmp_path) in capsys.readouterr().out

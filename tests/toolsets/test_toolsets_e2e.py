@@ -73,3 +73,24 @@ async def test_toolset_folder_is_searchable_invocable_and_follows_edits(
         assert ok.content[0].text == "notes:annotate_drawing:hi"
         ok = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "still"}})
         assert ok.content[0].text == "still"
+
+
+async def test_ifc_host_process_serves_the_sample_toolset_given_by_flag(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    from cadmcp.hosts.ifc.modelgen import build_house
+
+    model = tmp_path / "house.ifc"
+    build_house().write(str(model))
+    samples = Path(__file__).resolve().parents[2] / "samples" / "toolsets" / "ifc"
+    hosts.start("ifc", str(model), "--toolset", str(samples), timeout=60)
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        with anyio.fail_after(20):
+            while not [i for i in await find(session, "quantity takeoff") if i["target"] == "count_elements"]:
+                await anyio.sleep(0.2)
+        item = await find_target(session, "count_elements")
+        args = {"id": item["id"], "arguments": {"ifcClass": "IfcWall"}}
+        result = await call(session, "invoke_dynamic", args)
+        assert not result.is_error, result
+        assert result.structured_content["count"] > 0 and result.structured_content["document"]
