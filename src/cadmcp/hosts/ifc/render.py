@@ -136,13 +136,12 @@ def render_png(
         # IfcOpenShell emits closed solids wound outwards: faces turned away are always hidden.
         candidates = np.nonzero(normals @ camera[2] > -1e-9)[0]
     tri_buf = _rasterise(sx[candidates], sy[candidates], depth[candidates], width, height)
-    tri_buf = np.where(tri_buf >= 0, candidates[np.maximum(tri_buf, 0)], -1)
+    tri_buf = np.append(candidates, -1)[tri_buf]  # back to triangle numbers; -1 stays background
 
-    image = np.empty((height, width, 3), dtype=np.uint8)
-    image[:] = BACKGROUND
-    covered = tri_buf >= 0
-    image[covered] = tri_rgb[tri_buf[covered]].astype(np.uint8)
-    _outline(image, tri_buf, owner, shade)
+    # Per-triangle tables with one extra entry at index -1 for the background.
+    palette = np.vstack([tri_rgb.astype(np.uint8), np.array(BACKGROUND, np.uint8)])
+    image = palette[tri_buf]
+    _outline(image, np.append(owner, -1)[tri_buf], np.append(shade, -1.0).astype(np.float32)[tri_buf])
     picture = Image.fromarray(image)
     if caption:
         ImageDraw.Draw(picture).text((10, 8), caption, fill=(60, 60, 60))
@@ -189,44 +188,41 @@ def _rasterise(sx: np.ndarray, sy: np.ndarray, depth: np.ndarray, width: int, he
     last = np.clip(np.floor(right - 0.5), -1, width - 1).astype(np.int64)
     counts = np.maximum(last - first + 1, 0)
 
-    zbuf = np.full(width * height, -np.inf)
+    # Per span: first pixel index, depth there and its step per pixel; fragments only add an offset.
+    r_dzdx = dzdx[r_tri]
+    span_z = z0[r_tri] + r_dzdx * (first + 0.5 - x0[r_tri]) + dzdy[r_tri] * (cy - y0[r_tri])
+    # Depth as a 31-bit integer in the high half of a key whose low half is the triangle, so one
+    # maximum.at pass keeps the nearest triangle per pixel.
+    z_lo, z_hi = float(depth.min()), float(depth.max())
+    z_scale = (2**31 - 2) / max(z_hi - z_lo, 1e-12)
+    span_q = (span_z - z_lo) * z_scale
+    step_q = r_dzdx * z_scale
+    span_pix = r_y * width + first
+    keys = np.full(width * height, -1, dtype=np.int64)
     ends = np.cumsum(counts)
     starts = ends - counts
     # Emit fragments in batches of whole spans to bound memory.
     cuts = np.searchsorted(ends, np.arange(FRAGMENT_BATCH, int(ends[-1]), FRAGMENT_BATCH), side="right")
     bounds = [0, *np.unique(cuts).tolist(), len(counts)]
-    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for lo, hi in itertools.pairwise(bounds):
         n = counts[lo:hi]
         total = int(n.sum())
         if total == 0:
             continue
         span = np.repeat(np.arange(lo, hi), n)
-        fx = np.arange(total) - (starts[span] - starts[lo]) + first[span]
-        tri = r_tri[span]
-        fy = r_y[span]
-        z = z0[tri] + dzdx[tri] * (fx + 0.5 - x0[tri]) + dzdy[tri] * (fy + 0.5 - y0[tri])
-        pix = fy * width + fx
-        np.maximum.at(zbuf, pix, z)
-        pieces.append((pix, z, tri))
-    for pix, z, tri in pieces:
-        front = z >= zbuf[pix]
-        tri_buf[pix[front]] = tri[front]
+        offset = np.arange(total) - (starts[span] - starts[lo])
+        q = np.clip(span_q[span] + step_q[span] * offset, 0, 2**31 - 2).astype(np.int64)
+        np.maximum.at(keys, span_pix[span] + offset, (q << 32) | r_tri[span])
+    covered = keys >= 0
+    tri_buf[covered] = keys[covered] & 0xFFFFFFFF
     return tri_buf.reshape(height, width)
 
 
-def _outline(image: np.ndarray, tri_buf: np.ndarray, owner: np.ndarray, shade: np.ndarray) -> None:
+def _outline(image: np.ndarray, element: np.ndarray, tone: np.ndarray) -> None:
     """Darken pixels where the element or the face orientation changes (silhouettes and creases)."""
-    covered = tri_buf >= 0
-    element = np.where(covered, owner[np.maximum(tri_buf, 0)], -1)
-    tone = np.where(covered, shade[np.maximum(tri_buf, 0)], -1.0)
     edge = np.zeros(element.shape, dtype=bool)
-    for axis in (0, 1):
-        diff = (np.diff(element, axis=axis) != 0) | (np.abs(np.diff(tone, axis=axis)) > 0.04)
-        if axis == 0:
-            edge[:-1] |= diff
-        else:
-            edge[:, :-1] |= diff
+    edge[:-1] |= (element[1:] != element[:-1]) | (np.abs(tone[1:] - tone[:-1]) > 0.04)
+    edge[:, :-1] |= (element[:, 1:] != element[:, :-1]) | (np.abs(tone[:, 1:] - tone[:, :-1]) > 0.04)
     image[edge] = (image[edge] * 0.45).astype(np.uint8)
 
 
