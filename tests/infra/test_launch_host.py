@@ -1,0 +1,202 @@
+"""launch_host through a real daemon: real host processes, real config, every error."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import ezdxf
+import pytest
+
+from cadmcp.wire.endpoints import pid_alive
+from tests.core.helpers import call, find, structured
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+PY = sys.executable
+
+
+async def _error(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    result = await call(session, "launch_host", args)
+    assert result.is_error, result
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def _wait_gone(pid: int, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, tmp_path: Path) -> None:
+    infra_env.configure_hosts(
+        {
+            "Crashy": {
+                "command": [
+                    PY,
+                    "-c",
+                    "import sys; sys.stderr.write('licence server unreachable'); sys.exit(3)",
+                ]
+            },
+            "Sleepy": {"command": [PY, "-c", "import time; time.sleep(120)"]},
+            "MyCAD": {
+                "command": [PY, "-c", "pass"],
+                "extensions": [".abc"],
+                "versions": {"2026": {"command": ["x"]}},
+            },
+        }
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a drawing")
+    plan = tmp_path / "plan.dxf"
+    plan.write_text("0\nEOF\n")
+    async with infra_daemon() as session:
+        unknown = await _error(session, {"hostApp": "Rhino"})
+        assert unknown["type"] == "unknown_host_app"
+        assert {"DXF", "IFC", "Demo", "MyCAD"} <= set(unknown["supported"])
+        assert "Rhino" in unknown["message"]
+
+        by_ext = await _error(session, {"filePath": str(notes)})
+        assert by_ext["type"] == "unsupported_extension"
+        assert by_ext["supported"] == [".abc", ".dxf", ".ifc"]
+
+        wrong_host = await _error(session, {"hostApp": "IFC", "filePath": str(plan)})
+        assert wrong_host["type"] == "unsupported_extension" and wrong_host["supported"] == [".ifc"]
+
+        missing = await _error(session, {"filePath": str(tmp_path / "gone.ifc")})
+        assert missing["type"] == "file_not_found" and "gone.ifc" in missing["message"]
+
+        for bad in (
+            {},
+            {"hostApp": "Demo", "filePath": str(plan)},
+            {"hostApp": "Demo", "timeoutSeconds": -1},
+            {"hostApp": "Demo", "detach": "yes"},
+            {"hostApp": "Demo", "app": "x"},
+        ):
+            assert (await _error(session, bad))["type"] == "validation_error", bad
+
+        version = await _error(session, {"hostApp": "MyCAD", "version": "2019"})
+        assert version["type"] == "unknown_version" and version["available"] == ["2026"]
+        builtin_version = await _error(session, {"hostApp": "IFC", "version": "1999"})
+        assert builtin_version["type"] == "unknown_version"
+
+        exited = await _error(session, {"hostApp": "crashy"})
+        assert exited["type"] == "host_exited" and exited["exitCode"] == 3
+        assert "licence server unreachable" in exited["stderrTail"]
+        assert "licence server unreachable" in exited["message"]
+
+        timed_out = await _error(session, {"hostApp": "Sleepy", "timeoutSeconds": 1})
+        assert timed_out["type"] == "launch_timeout" and timed_out["running"] is True
+        assert "timeoutSeconds" in timed_out["message"]
+        sleepy = timed_out["pid"]
+        assert pid_alive(sleepy)
+
+        infra_env.config.write_text("{not json")
+        broken = await _error(session, {"hostApp": "Demo"})
+        assert broken["type"] == "config_error" and str(infra_env.config) in broken["message"]
+
+    assert _wait_gone(sleepy), "the daemon left a host it launched running after it exited"
+
+
+def _dxf_available() -> bool:
+    return importlib.util.find_spec("cadmcp.hosts.dxf.server") is not None
+
+
+def _document(tmp_path: Path) -> tuple[Path, str]:
+    """A real drawing (DXF host) or model (IFC host) to open by extension alone."""
+    if _dxf_available():
+        doc = ezdxf.new("R2018")
+        doc.modelspace().add_line((0, 0), (5, 0))
+        path = tmp_path / "plan.dxf"
+        doc.saveas(path)
+        return path, "DXF"
+    from cadmcp.hosts.ifc.modelgen import build_house
+
+    path = tmp_path / "house.ifc"
+    build_house().write(str(path))
+    return path, "IFC"
+
+
+async def test_launched_hosts_are_searchable_and_stop_with_the_daemon_unless_detached(
+    infra_daemon: Any, infra_env: Any, tmp_path: Path
+) -> None:
+    infra_env.configure_hosts(
+        {
+            "MyCAD": {
+                "command": [
+                    PY,
+                    "-m",
+                    "cadmcp",
+                    "host",
+                    "demo",
+                    "{filePath}",
+                    "--app",
+                    "MyCAD",
+                    "--app-version",
+                    "{version}",
+                ],
+                "extensions": [".abc"],
+                "version": "2026",
+            }
+        }
+    )
+    drawing = tmp_path / "part.abc"
+    drawing.write_text("MyCAD part")
+    document, document_host = _document(tmp_path)
+    answers: dict[str, dict[str, Any]] = {}
+    detached_pid = None
+    try:
+        async with infra_daemon() as session:
+
+            async def launch(key: str, args: dict[str, Any]) -> None:
+                answers[key] = await structured(session, "launch_host", args)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(launch, "demo", {"hostApp": "Demo"})
+                tg.start_soon(launch, "mycad", {"filePath": str(drawing), "detach": True})
+                tg.start_soon(launch, "document", {"filePath": str(document)})
+            demo, mycad, doc = answers["demo"], answers["mycad"], answers["document"]
+            assert not any("type" in a for a in answers.values()), answers
+            detached_pid = mycad["pid"]
+
+            assert (demo["hostApp"], demo["version"], demo["detached"]) == ("Demo", "1.0", False)
+            assert (mycad["hostApp"], mycad["version"], mycad["detached"]) == ("MyCAD", "2026", True)
+            assert mycad["filePath"] == str(drawing)
+            assert doc["hostApp"] == document_host and doc["filePath"] == str(document)
+            for answer in (demo, mycad, doc):
+                assert answer["bridgeConnected"] is True and answer["capabilities"] > 0
+                assert answer["hostInstanceId"].endswith(f"-{answer['pid']}")
+
+            listing = await structured(session, "list_host_instances")
+            assert sorted(h["pid"] for h in listing["hosts"]) == sorted(a["pid"] for a in (demo, mycad, doc))
+            for answer in (demo, mycad):
+                (echo,) = [
+                    i
+                    for i in await find(session, "echo", hostInstanceId=answer["hostInstanceId"])
+                    if i["target"] == "echo"
+                ]
+                result = await call(
+                    session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "hi"}}
+                )
+                assert result.content[0].text == "hi"
+            code = await find(session, "execute python code", hostInstanceId=doc["hostInstanceId"])
+            assert "execute_python_code" in [i["target"] for i in code]
+
+        assert _wait_gone(demo["pid"]) and _wait_gone(doc["pid"]), "attached hosts outlived the daemon"
+        assert pid_alive(detached_pid), "a detached host stopped with the daemon"
+    finally:
+        if detached_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(detached_pid, signal.SIGTERM)
+            _wait_gone(detached_pid, 5)
