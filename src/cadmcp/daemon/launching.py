@@ -174,6 +174,8 @@ class Launched:
     spec: HostSpec
     stderr: IO[bytes]
     detached: bool
+    waiting: bool = True
+    """Still in launch_host's wait (its stderr is needed for the error message)."""
 
     def stderr_tail(self) -> str:
         with contextlib.suppress(OSError, ValueError):
@@ -273,7 +275,10 @@ class HostLauncher:
         before = set(self.directory.entries)
         started = time.monotonic()
         launched = self._spawn(spec, command, detach)
-        entry = await self._wait_connected(launched, before, timeout)
+        try:
+            entry = await self._wait_connected(launched, before, timeout)
+        finally:
+            launched.waiting = False
         return {
             "pid": entry.key.pid,
             "hostApp": entry.host_app,
@@ -318,10 +323,19 @@ class HostLauncher:
         deadline = time.monotonic() + timeout
         next_wake = 0.0
         while True:
-            for key, entry in self.directory.entries.items():
-                if key.pid == proc.pid or (key not in before and entry.host_app.casefold() == name):
-                    return entry
             code = proc.poll()
+            others = {item.proc.pid for item in self.launched if item is not launched}
+            for key, entry in self.directory.entries.items():
+                if key.pid == proc.pid:
+                    return entry
+                # a launcher script that started the application and exited 0: take the new host
+                if (
+                    code == 0
+                    and key not in before
+                    and key.pid not in others
+                    and entry.host_app.casefold() == name
+                ):
+                    return entry
             if code not in (None, 0):
                 tail = launched.stderr_tail()
                 raise DaemonError(
@@ -354,7 +368,7 @@ class HostLauncher:
     def reap(self) -> None:
         """Forget launched hosts that have exited."""
         for item in list(self.launched):
-            if item.proc.poll() is not None:
+            if not item.waiting and item.proc.poll() is not None:
                 item.stderr.close()
                 self.launched.remove(item)
 
@@ -372,6 +386,8 @@ class HostLauncher:
                 with contextlib.suppress(OSError):
                     os.killpg(item.proc.pid, signal.SIGKILL)
                 item.proc.wait()
+        for item in self.launched:
+            item.waiting = False
         self.reap()
 
 
