@@ -186,3 +186,13 @@ async def test_history_is_bounded_and_validated(client) -> None:
     assert nothing["navigated"] == 1
     again = (await client.call_tool("navigate_history", {"direction": "forward"})).structured_content
     assert again["navigated"] == 0 and again["message"].startswith("Nothing to redo")
+
+
+async def test_a_damaged_start_up_file_is_reported_on_first_use(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.ifc"
+    broken.write_text("ISO-10303-21;\nHEADER;\nthis is damaged\n")
+    async with Client(create_server([str(broken)])) as client:
+        first = await client.call_tool("list_documents", {})
+        assert first.is_error and "could not parse" in text(first)
+        then = await client.call_tool("execute_python_code", {"code": "1"})
+        assert then.is_error and "open_document" in text(then)

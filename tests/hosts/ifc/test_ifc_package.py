@@ -44,3 +44,26 @@ def test_lazy_packages_import_submodules_on_use() -> None:
         assert "no_such_module" in str(exc)
     else:
         raise AssertionError("expected AttributeError")
+
+
+def test_create_server_is_ready_before_ifcopenshell_loads() -> None:
+    code = (
+        "import sys\nfrom cadmcp.hosts.ifc import create_server\n"
+        f"create_server([{str(SAMPLE)!r}])\nprint('ifcopenshell' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_bad_start_up_paths_fail_at_once(tmp_path: Path) -> None:
+    from cadmcp.hosts.ifc.documents import DocumentError
+
+    drawing = tmp_path / "plan.dwg"
+    drawing.write_bytes(b"AC1032")
+    for bad in (str(tmp_path / "missing.ifc"), str(drawing)):
+        try:
+            create_server([bad])
+        except DocumentError as exc:
+            assert "missing.ifc" in str(exc) or "AutoCAD" in str(exc)
+        else:
+            raise AssertionError(f"{bad} was accepted")

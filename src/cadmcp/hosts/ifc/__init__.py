@@ -27,7 +27,10 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
     """Open ``paths`` (first one active; none: a new empty IFC4 project) and return the built-in server.
 
     ``exec_timeout`` (seconds) stops runaway ``execute_python_code`` scripts; None reads
-    ``CADMCP_EXEC_TIMEOUT`` (default 60). Call it on the application thread.
+    ``CADMCP_EXEC_TIMEOUT`` (default 60). Call it on the application thread. Paths are checked
+    at once (a missing, non-IFC or unreadable file raises ``DocumentError`` with a clear
+    message); IfcOpenShell is imported and the models parsed on the first tool or resource call
+    (also on the application thread), so the host is ready before the model is loaded.
     """
     from cadmcp.hosts.ifc.server import create_server as _create
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import ifcopenshell
+from typing import TYPE_CHECKING, Any
 
 from cadmcp.host.history import History
+
+if TYPE_CHECKING:
+    import ifcopenshell
 
 HISTORY_DEPTH = 64
 """Undo depth per document (IfcOpenShell's own default history size)."""
@@ -158,14 +159,19 @@ class IfcDocument:
         return target
 
 
-def load_model(path: Path) -> ifcopenshell.file:
-    """Open an IFC file from disk, or raise :class:`DocumentError` saying why it cannot be opened."""
+def check_ifc_path(path: Path) -> Path:
+    """Cheap checks (no parsing) that ``path`` is a readable IFC-SPF file; returns it resolved."""
+    path = path.expanduser()
     suffix = path.suffix.lower()
     if suffix in _OTHER_FORMATS and suffix not in IFC_SUFFIXES:
         raise DocumentError(
             f"{path.name!r} is {_OTHER_FORMATS[suffix]}, not an IFC model. The IFC host opens .ifc files; "
             "export the model to IFC first, or use read_file_info for its metadata."
         )
+    try:
+        path = path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise DocumentError(f"Invalid path {str(path)!r}: {exc}.") from exc
     if not path.exists():
         raise DocumentError(f"File not found: {str(path)!r}. Check the path (absolute paths are safest).")
     if path.is_dir():
@@ -186,6 +192,14 @@ def load_model(path: Path) -> ifcopenshell.file:
             f"{path.name!r} is not an IFC-SPF file (it does not start with 'ISO-10303-21;'). "
             "It may be damaged or another format renamed to .ifc."
         )
+    return path
+
+
+def load_model(path: Path) -> ifcopenshell.file:
+    """Open an IFC file from disk, or raise :class:`DocumentError` saying why it cannot be opened."""
+    import ifcopenshell
+
+    path = check_ifc_path(path)
     try:
         return ifcopenshell.open(str(path))
     except Exception as exc:
@@ -195,15 +209,56 @@ def load_model(path: Path) -> ifcopenshell.file:
 
 
 class Workspace:
-    """The documents open in this host and which one is active."""
+    """The documents open in this host and which one is active.
+
+    Documents given at start-up can be *deferred*: they load (IfcOpenShell import and parse) on
+    first use, so the host is ready to serve its catalog before the model is parsed.
+    """
 
     def __init__(self) -> None:
-        self.documents: list[IfcDocument] = []
-        self.active: IfcDocument | None = None
+        self._documents: list[IfcDocument] = []
+        self._active: IfcDocument | None = None
+        self._pending: list[Path | None] = []
         self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
 
+    def defer(self, paths: list[Path]) -> None:
+        """Load ``paths`` (already checked) on first use, the first one active; none: a new project."""
+        self._pending = list(paths) if paths else [None]
+
+    def _load_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        errors: list[str] = []
+        loaded: list[IfcDocument] = []
+        for path in pending:
+            try:
+                loaded.append(self.new() if path is None else self.open(str(path))[0])
+            except DocumentError as exc:
+                errors.append(str(exc))
+        if loaded:
+            self._active = loaded[0]
+        if errors:
+            raise DocumentError("Could not open a document given at start-up: " + " ".join(errors))
+
+    @property
+    def documents(self) -> list[IfcDocument]:
+        """Open documents in the order they were opened."""
+        if self._pending:
+            self._load_pending()
+        return self._documents
+
+    @property
+    def active(self) -> IfcDocument | None:
+        """The document tools and resources work on."""
+        if self._pending:
+            self._load_pending()
+        return self._active
+
+    @active.setter
+    def active(self, doc: IfcDocument | None) -> None:
+        self._active = doc
+
     def _unique_title(self, title: str) -> str:
-        taken = {d.title for d in self.documents}
+        taken = {d.title for d in self._documents}
         if title not in taken:
             return title
         stem, suffix = Path(title).stem, Path(title).suffix
@@ -215,22 +270,18 @@ class Workspace:
         """Register a loaded model and make it active."""
         doc = IfcDocument(file, path, self._unique_title(title))
         doc.listeners.extend(self.listeners)
-        self.documents.append(doc)
-        self.active = doc
+        self._documents.append(doc)
+        self._active = doc
         return doc
 
     def open(self, file_path: str) -> tuple[IfcDocument, bool]:
         """Open (or re-activate, if open) the model at ``file_path``; returns it and whether it is new."""
         if not file_path or not file_path.strip():
             raise DocumentError("filePath is empty: give the path of an .ifc file.")
-        path = Path(file_path.strip()).expanduser()
-        try:
-            resolved = path.resolve()
-        except OSError as exc:
-            raise DocumentError(f"Invalid path {file_path!r}: {exc}.") from exc
+        resolved = check_ifc_path(Path(file_path.strip()))
         for doc in self.documents:
             if doc.path == resolved:
-                self.active = doc
+                self._active = doc
                 return doc, False
         model = load_model(resolved)
         return self.add(model, resolved, resolved.name), True

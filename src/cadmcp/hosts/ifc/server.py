@@ -11,9 +11,8 @@ import importlib.resources
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import ifcopenshell
 from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -23,8 +22,11 @@ from typing_extensions import TypedDict
 from cadmcp import __version__
 from cadmcp.host import pyexec
 from cadmcp.host.history import HistoryError, NavigationResult
-from cadmcp.hosts.ifc.documents import DocumentError, IfcDocument, Workspace
+from cadmcp.hosts.ifc.documents import DocumentError, IfcDocument, Workspace, check_ifc_path
 from cadmcp.wire.jsonwire import dumps
+
+if TYPE_CHECKING:
+    import ifcopenshell
 
 HOST_APP = "IFC"
 MAX_IMAGE_SIDE = 4096
@@ -147,16 +149,20 @@ class IfcHost:
 
     def list_documents(self) -> DocumentList:
         ws = self.workspace
+        try:
+            documents, active = ws.documents, ws.active
+        except DocumentError as exc:
+            raise ToolError(str(exc)) from None
         entries = [
             DocumentEntry(
                 title=d.title,
                 path=str(d.path) if d.path else None,
-                active=d is ws.active,
+                active=d is active,
                 modified=d.modified,
             )
-            for d in ws.documents
+            for d in documents
         ]
-        return DocumentList(documents=entries, active=ws.active.title if ws.active else None)
+        return DocumentList(documents=entries, active=active.title if active else None)
 
     def activate_document(
         self, document: Annotated[str, Field(description="Title or path of an open document.")]
@@ -186,6 +192,7 @@ class IfcHost:
     # Code and history --------------------------------------------------------------------
     def _namespace(self, doc: IfcDocument) -> dict[str, Any]:
         if self._namespace_modules is None:
+            import ifcopenshell
             import ifcopenshell.util.element
 
             self._namespace_modules = {
@@ -354,6 +361,7 @@ class IfcHost:
 
 def library_versions() -> dict[str, str]:
     """Versions of the host adapter and the libraries it runs on."""
+    import ifcopenshell
     import numpy
     import PIL
 
@@ -366,12 +374,22 @@ def library_versions() -> dict[str, str]:
     }
 
 
+def ifcopenshell_version() -> str:
+    """IfcOpenShell's version from its package metadata (without importing it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ifcopenshell")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_server(host: IfcHost) -> MCPServer:
     """An MCPServer with the IFC host's built-in tools, resources and templates."""
     server = MCPServer(
         name="cadmcp-ifc",
         title="IFC host (IfcOpenShell)",
-        description=f"Live IFC/BIM models through IfcOpenShell {ifcopenshell.version}: run Python "
+        description=f"Live IFC/BIM models through IfcOpenShell {ifcopenshell_version()}: run Python "
         "against the model with undo, inspect elements and schedules, render views.",
         version=__version__,
         instructions="Read ifc://model/context first; run code with execute_python_code "
@@ -491,15 +509,19 @@ def build_server(host: IfcHost) -> MCPServer:
     return server
 
 
-def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = None) -> MCPServer:
-    """Open ``paths`` (the first one active) or a new empty IFC4 project, and serve the built-ins."""
+def create_server(
+    paths: Sequence[str] = (), *, exec_timeout: float | None = None, defer_loading: bool = True
+) -> MCPServer:
+    """Serve the built-ins over ``paths`` (the first one active) or a new empty IFC4 project.
+
+    The paths are checked at once (existence, type, IFC header) and a bad one raises
+    :class:`DocumentError`; with ``defer_loading`` (the default) IfcOpenShell is imported and the
+    models parsed on the first tool or resource call, so the host is ready sooner.
+    """
     host = IfcHost(exec_timeout=exec_timeout)
-    for path in paths:
-        host.workspace.open(str(path))
-    if host.workspace.documents:
-        host.workspace.active = host.workspace.documents[0]
-    else:
-        host.workspace.new()
+    host.workspace.defer([check_ifc_path(Path(str(p))) for p in paths])
+    if not defer_loading:
+        host.workspace.documents  # noqa: B018  (loads now)
     server = build_server(host)
     server.ifc_host = host  # type: ignore[attr-defined]  # for tests and the bench
     return server
