@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cadmcp.wire.calllog import LOG_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
 
 
@@ -25,12 +26,15 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private runtime directory short enough for Unix socket paths."""
+    """A private runtime directory short enough for Unix socket paths (and a private log dir)."""
     path = Path(tempfile.mkdtemp(prefix="cmt"))
     os.chmod(path, 0o700)
+    logs = Path(tempfile.mkdtemp(prefix="cml"))
     monkeypatch.setenv(RUNTIME_DIR_ENV, str(path))
+    monkeypatch.setenv(LOG_DIR_ENV, str(logs))  # call logs of hosts and daemons stay out of $HOME
     yield path
     shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(logs, ignore_errors=True)
 
 
 class HostProcesses:
@@ -100,6 +104,7 @@ def daemon_client(runtime_dir: Path) -> Callable[..., object]:
             args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"],
             env={
                 RUNTIME_DIR_ENV: str(runtime_dir),
+                LOG_DIR_ENV: os.environ.get(LOG_DIR_ENV, ""),
                 "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
                 **(env or {}),
             },
