@@ -66,7 +66,11 @@ def _run_host(args: argparse.Namespace) -> int:
         if not os.path.exists(path):
             print(f"cadmcp host {args.kind}: {path} not found", file=sys.stderr)
             return 2
-    server = module.create_server(args.files, exec_timeout=args.exec_timeout)
+    try:
+        server = module.create_server(args.files, exec_timeout=args.exec_timeout)
+    except Exception as exc:  # a document the host cannot open: say so, no traceback
+        print(f"cadmcp host {args.kind}: {exc}", file=sys.stderr)
+        return 2
     runtime.add_server(server)
     # what toolsets reach through cadmcp.host.current().application
     app = getattr(server, "application", None) or getattr(server, f"{args.kind}_host", None)
