@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +51,9 @@ async def test_hanging_and_garbage_endpoints_are_isolated(
     try:
         hosts.start("demo")
         async with daemon_client() as session:
-            started = time.perf_counter()
-            await wait_for_hosts(session, 1)
+            await wait_for_hosts(session, 1)  # while the bad endpoints are still being tried
             item = await find_target(session, "echo")
             assert item["hostApp"] == "Demo"
-            assert time.perf_counter() - started < 15
             with anyio.fail_after(20):
                 while True:
                     listing = await structured(session, "list_host_instances")
