@@ -38,12 +38,16 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     month_ago = time.time() - 40 * 86400
     os.utime(old, (month_ago, month_ago))
 
-    host = hosts.start("demo")
+    host = hosts.spawn("demo")
+    dxf = hosts.spawn("dxf", "--exec-timeout", "1")
+    hosts.wait_ready(host)
+    hosts.wait_ready(dxf)
     secrets = {"text": "hi there", "password": "hunter2", "options": {"API_KEY": "k-123", "layer": "A"}}
     async with infra_daemon() as session:
-        await wait_for_hosts(session, 1)
+        await wait_for_hosts(session, 2)
         daemon_pid = (await structured(session, "list_machines"))["machines"][0]["daemonPid"]
         echo = await find_target(session, "echo")
+        run = await find_target(session, "execute_python_code", host_app="DXF")
         fail = await find_target(session, "fail")
         swatch = await find_target(session, "render_swatch")
         status = await find_target(session, "demo://status")
@@ -54,6 +58,9 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
         image = await call(session, "invoke_dynamic", {"id": swatch["id"], "arguments": {"size": 16}})
         assert image.content[0].type == "image"
         await call(session, "invoke_dynamic", {"id": status["id"]})
+        spin = {"code": "while True:\n    pass", "description": "spin"}
+        stopped = await call(session, "invoke_dynamic", {"id": run["id"], "arguments": spin})
+        assert stopped.is_error and stopped.content[0].text.startswith("[TIMEOUT]")
         bogus = await call(session, "invoke_dynamic", {"id": "not-an-id"})
         assert bogus.is_error
         with pytest.raises(MCPError):
@@ -81,6 +88,9 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     assert set(block) == {"type", "mimeType", "length"}
     read = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="demo://status")
     assert read["outcome"] == "ok" and read["result"]["content"][0]["type"] == "resource"
+    timeout = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="execute_python_code")
+    assert timeout["outcome"] == "timeout" and timeout["host"] == f"DXF/{run['version']}/{dxf.pid}"
+    assert timeout["durationMs"] >= 900
     unresolved = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="unresolved")
     assert (
         unresolved["outcome"] == "error"
@@ -106,6 +116,8 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     assert _one(at_host, "tools/call", "fail")["outcome"] == "error"
     (host_block,) = _one(at_host, "tools/call", "render_swatch")["result"]["content"]
     assert set(host_block) == {"type", "mimeType", "length"} and host_block["length"] == block["length"]
+    dxf_timeout = _one(infra_env.log_lines(dxf.pid), "tools/call", "execute_python_code")
+    assert dxf_timeout["outcome"] == "timeout" and dxf_timeout["args"] == spin
     resource = _one(at_host, "resources/read", "demo://status")
     assert resource["outcome"] == "ok" and resource["result"]["contents"][0]["uri"] == "demo://status"
     assert "args" not in resource

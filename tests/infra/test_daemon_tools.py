@@ -99,6 +99,7 @@ async def test_machines_and_prompts_are_answered_by_the_daemon_alone(
         assert phrase in text, phrase
     assert "PEP 723" in text and "last expression" in text and "description" in text
     assert "must NOT change" not in text
+    assert "dxf://model/context" in text
 
     text = ifc.messages[0].content.text  # type: ignore[union-attr]
     assert "Count doors per storey" in text
