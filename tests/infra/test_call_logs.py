@@ -51,6 +51,8 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
         fail = await find_target(session, "fail")
         swatch = await find_target(session, "render_swatch")
         status = await find_target(session, "demo://status")
+        greeting = await find_target(session, "demo://greeting/{name}")
+        big = await find_target(session, "demo://big/{size}")
         said = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": secrets})
         assert said.content[0].text == "hi there"
         failed = await call(session, "invoke_dynamic", {"id": fail["id"], "arguments": {"message": "nope"}})
@@ -58,6 +60,11 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
         image = await call(session, "invoke_dynamic", {"id": swatch["id"], "arguments": {"size": 16}})
         assert image.content[0].type == "image"
         await call(session, "invoke_dynamic", {"id": status["id"]})
+        reads = [
+            {"id": greeting["id"], "arguments": {"name": "Ann"}},
+            {"id": big["id"], "arguments": {"size": 10}},
+        ]
+        assert not (await call(session, "invoke_dynamic", {"reads": reads})).is_error
         spin = {"code": "while True:\n    pass", "description": "spin"}
         stopped = await call(session, "invoke_dynamic", {"id": run["id"], "arguments": spin})
         assert stopped.is_error and stopped.content[0].text.startswith("[TIMEOUT]")
@@ -91,6 +98,11 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     timeout = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="execute_python_code")
     assert timeout["outcome"] == "timeout" and timeout["host"] == f"DXF/{run['version']}/{dxf.pid}"
     assert timeout["durationMs"] >= 900
+    (batch,) = [line for line in daemon if "hostTargets" in line]
+    assert [(t["kind"], t["target"]) for t in batch["hostTargets"]] == [
+        ("resource_template", "demo://greeting/{name}"),
+        ("resource_template", "demo://big/{size}"),
+    ]
     unresolved = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="unresolved")
     assert (
         unresolved["outcome"] == "error"
@@ -121,6 +133,8 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     resource = _one(at_host, "resources/read", "demo://status")
     assert resource["outcome"] == "ok" and resource["result"]["contents"][0]["uri"] == "demo://status"
     assert "args" not in resource
+    assert _one(at_host, "resources/read", "demo://greeting/Ann")["outcome"] == "ok"
+    assert _one(at_host, "resources/read", "demo://big/10")["outcome"] == "ok"
 
     every_line = "\n".join(p.read_text() for p in infra_env.log_dir.glob("log_*.log"))
     assert "hunter2" not in every_line and "k-123" not in every_line
