@@ -162,6 +162,9 @@ async def test_launched_hosts_are_searchable_and_stop_with_the_daemon_unless_det
             async def launch(key: str, args: dict[str, Any]) -> None:
                 answers[key] = await structured(session, "launch_host", args)
 
+            other_version = await call(session, "launch_host", {"hostApp": "MyCAD", "version": "2025"})
+            assert other_version.is_error and other_version.structured_content is not None
+            assert other_version.structured_content["available"] == ["2026"]
             async with anyio.create_task_group() as tg:
                 tg.start_soon(launch, "demo", {"hostApp": "Demo"})
                 tg.start_soon(launch, "mycad", {"filePath": str(drawing), "detach": True})

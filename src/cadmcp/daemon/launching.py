@@ -69,6 +69,10 @@ class HostSpec:
             return str(module.HOST_VERSION)
         return self.version or next(iter(self.versions), "1.0")
 
+    def known_versions(self) -> list[str]:
+        """The versions a configured host names (empty: any version is passed through)."""
+        return sorted({*self.versions, *([self.version] if self.version else [])})
+
     def command_for(self, version: str, file_path: str | None) -> list[str]:
         template = list(self.versions.get(version) or self.command)
         has_slot = any("{filePath}" in part for part in template)
@@ -114,7 +118,9 @@ def _config_error(path: Path, problem: str) -> DaemonError:
 
 def _command(path: Path, name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = [value]
+        import shlex
+
+        value = shlex.split(value)
     if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
         raise _config_error(path, f"hosts.{name}.command must be a non-empty list of strings")
     return tuple(value)
@@ -264,8 +270,7 @@ class HostLauncher:
                 "Omit version, or configure that version in the host configuration.",
                 {"available": [default]},
             )
-        elif spec.versions and version not in spec.versions and version != spec.version:
-            available = sorted({*spec.versions, *([spec.version] if spec.version else [])})
+        elif spec.module is None and (available := spec.known_versions()) and version not in available:
             raise DaemonError(
                 "unknown_version",
                 f"{spec.name} {version} is not configured; available versions: {available}.",
