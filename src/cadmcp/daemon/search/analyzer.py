@@ -20,6 +20,9 @@ _RUN = re.compile(r"[^\W\d_]+|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[^\W\d_]+")
 
 
+_TEXT_CACHE = 50_000
+
+
 def fold(text: str) -> str:
     """Unicode-normalise: compatibility forms (NFKC), accents dropped, case kept."""
     text = unicodedata.normalize("NFKD", text)
@@ -49,6 +52,7 @@ class Analyzer:
         self._stemmer = Stemmer.Stemmer("english")
         self.stop_words = frozenset(w.casefold() for w in stop_words)
         self._stems: dict[str, str] = {}
+        self._texts: dict[str, tuple[str, ...]] = {}
 
     def stem(self, word: str) -> str:
         """The stem of one lowercase word (cached)."""
@@ -59,10 +63,16 @@ class Analyzer:
                 self._stems[word] = stem
         return stem
 
-    def terms(self, text: str) -> list[str]:
-        """Stemmed terms of `text` in order, stop words removed."""
-        stop = self.stop_words
-        return [self.stem(w) for w in split_words(text) if w not in stop]
+    def terms(self, text: str) -> tuple[str, ...]:
+        """Stemmed terms of `text` in order, stop words removed (cached: hosts re-list the same texts)."""
+        cached = self._texts.get(text)
+        if cached is None:
+            stop = self.stop_words
+            cached = tuple([self.stem(w) for w in split_words(text) if w not in stop])
+            if len(self._texts) >= _TEXT_CACHE:
+                self._texts.clear()
+            self._texts[text] = cached
+        return cached
 
     def terms_of_words(self, words: Iterable[str]) -> list[str]:
         """Stemmed terms of already split words, stop words removed."""

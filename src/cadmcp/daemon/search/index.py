@@ -5,21 +5,23 @@ parameters, `_meta` keywords and host app are separate fields with their own wei
 length normalisation. On top of it: exact and prefix name matches come first, CAD/BIM
 synonyms widen the query, and a query that names an app prefers that app's hosts.
 
-The index is split into one segment per host, so replacing or removing a host touches that
-host only; global document frequencies are kept up to date incrementally.
+Each host is analysed on its own and appended to shared postings (`postings.py`), so
+replacing or removing a host costs time in proportion to that host; document frequencies
+are kept up to date incrementally.
 """
 
 from __future__ import annotations
 
 import difflib
-import heapq
 import math
-from bisect import bisect_left
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from sortedcontainers import SortedList
+
 from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
+from cadmcp.daemon.search.postings import Postings, numpy_module
 from cadmcp.daemon.search.vocabulary import Vocabulary, default_vocabulary
 
 Kind = Literal["tool", "resource", "resource_template"]
@@ -100,80 +102,112 @@ def _order_key(doc: CapabilityDoc) -> tuple[str, str, str, int, str, str]:
 
 
 class _Segment:
-    """One host's capabilities: postings with precomputed per-term BM25F saturation."""
+    """One host's capabilities, analysed: per-doc BM25F saturations and name keys."""
 
     __slots__ = (
         "app",
+        "base",
         "docs",
         "host_key",
         "kind_counts",
+        "name_keys",
         "names",
         "order",
-        "order_keys",
         "postings",
-        "prefix_idx",
-        "prefix_keys",
+        "term_counts",
     )
 
-    def __init__(self, host_key: str, docs: Sequence[CapabilityDoc], analyzer: Analyzer) -> None:
+    def __init__(self, host_key: str, docs: Sequence[CapabilityDoc], analysis: _Analysis) -> None:
         self.host_key = host_key
+        self.base = -1  # first global doc number, once added
         self.docs = sorted(docs, key=_order_key)
-        self.order_keys = [_order_key(d) for d in self.docs]
         self.app = self.docs[0].host_app.casefold() if self.docs else ""
         self.order = _order_key(self.docs[0])[:3] if self.docs else ("", "", host_key)
         self.kind_counts: dict[str, int] = {}
         postings: dict[str, list[tuple[int, float]]] = {}
-        pairs: list[tuple[str, int]] = []
+        keys: list[tuple[str, str, int]] = []
         for i, doc in enumerate(self.docs):
             self.kind_counts[doc.kind] = self.kind_counts.get(doc.kind, 0) + 1
-            tf: dict[str, float] = {}
-            for spec, text in zip(_FIELDS, _doc_fields(doc), strict=True):
-                if not text:
-                    continue
-                terms = analyzer.terms(text)
-                if not terms:
-                    continue
-                norm = spec.weight / (1.0 - spec.b + spec.b * len(terms) / spec.ref_len)
-                for t in terms:
-                    tf[t] = tf.get(t, 0.0) + norm
-            for t, x in tf.items():
-                postings.setdefault(t, []).append((i, x * (_K1 + 1.0) / (x + _K1)))
-            for text in {doc.name, doc.target}:
-                pairs.append((fold(text).casefold(), i))
-                pairs.append((" ".join(split_words(text)), i))
-        self.postings = postings
-        pairs = sorted(set(pairs))
-        self.prefix_keys = [p[0] for p in pairs]
-        self.prefix_idx = [p[1] for p in pairs]
+            weights, name_keys = analysis.of(doc)
+            for t, x in weights:
+                plist = postings.get(t)
+                if plist is None:
+                    postings[t] = [(i, x)]
+                else:
+                    plist.append((i, x))
+            keys.extend((k, host_key, i) for k in name_keys)
+        self.postings: dict[str, list[tuple[int, float]]] | None = postings  # dropped once added
+        self.term_counts = {t: len(p) for t, p in postings.items()}
+        self.name_keys = sorted(keys)
         self.names = sorted({d.name for d in self.docs})
 
-    def name_matches(self, probe: str) -> tuple[set[int], set[int]]:
-        """Local indexes whose name/target equals `probe`, and those it is a prefix of."""
-        exact: set[int] = set()
-        prefix: set[int] = set()
-        if not probe:
-            return exact, prefix
-        keys = self.prefix_keys
-        pos = bisect_left(keys, probe)
-        while pos < len(keys) and keys[pos].startswith(probe) and len(prefix) < _MAX_PREFIX_HITS:
-            (exact if keys[pos] == probe else prefix).add(self.prefix_idx[pos])
-            pos += 1
-        return exact, prefix - exact
+
+class _Analysis:
+    """A capability's BM25F term weights and name keys, cached by content: a host re-lists
+    mostly unchanged capabilities, and several instances of one app list the same ones."""
+
+    def __init__(self, analyzer: Analyzer, size: int = 50_000) -> None:
+        self.analyzer = analyzer
+        self._size = size
+        self._cache: dict[tuple[object, ...], tuple[tuple[tuple[str, float], ...], tuple[str, ...]]] = {}
+
+    def of(self, doc: CapabilityDoc) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
+        content = (doc.name, doc.target, doc.title, doc.description, doc.params, doc.keywords, doc.host_app)
+        hit = self._cache.get(content)
+        if hit is not None:
+            return hit
+        tf: dict[str, float] = {}
+        for spec, text in zip(_FIELDS, _doc_fields(doc), strict=True):
+            if not text:
+                continue
+            terms = self.analyzer.terms(text)
+            if not terms:
+                continue
+            norm = spec.weight / (1.0 - spec.b + spec.b * len(terms) / spec.ref_len)
+            for t in terms:
+                tf[t] = tf.get(t, 0.0) + norm
+        weights = tuple((t, x * (_K1 + 1.0) / (x + _K1)) for t, x in tf.items())
+        keys: set[str] = set()
+        for text in (doc.name, doc.target):
+            keys.add(fold(text).casefold())
+            keys.add(" ".join(split_words(text)))
+        result = (weights, tuple(sorted(keys)))
+        if len(self._cache) >= self._size:
+            self._cache.clear()
+        self._cache[content] = result
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    doc: CapabilityDoc
+    order: tuple[str, str, str, int, str, str]
+
+
+_Hit = tuple[_Entry, int, float]  # entry, name tier, score
 
 
 class SearchIndex:
-    """Merged, per-host search index over capabilities (tools, resources, resource templates)."""
+    """Merged search index over every host's capabilities (tools, resources, resource templates).
+
+    Each host is analysed on its own (`replace_host`) and appended to shared postings, so
+    re-indexing one host costs time in proportion to that host only.
+    """
 
     def __init__(self, vocabulary: Vocabulary | None = None) -> None:
         self.vocabulary = vocabulary or default_vocabulary()
         self.analyzer = self.vocabulary.analyzer
+        self._analysis = _Analysis(self.analyzer)
         self._segments: dict[str, _Segment] = {}
-        self._df: dict[str, int] = {}
-        self._n = 0
+        self._postings = Postings()
+        self._entries: dict[int, _Entry] = {}
+        self._name_keys: SortedList = SortedList()
+        self._app_ids: dict[str, int] = {}
+        self._kind_counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._app_aliases: dict[tuple[str, ...], str] | None = None
 
     def __len__(self) -> int:
-        return self._n
+        return len(self._entries)
 
     @property
     def host_keys(self) -> list[str]:
@@ -192,15 +226,23 @@ class SearchIndex:
                 raise ValueError(f"capability {doc.key!r} belongs to host {doc.host_key!r}, not {host_key!r}")
             if doc.kind not in _KIND_RANK:
                 raise ValueError(f"capability {doc.key!r} has unknown kind {doc.kind!r}; use one of {KINDS}")
-        segment = _Segment(host_key, docs, self.analyzer)  # built before the swap: search never sees half
+        # analysed before the swap, so a search never sees a half-indexed host
+        segment = _Segment(host_key, docs, self._analysis)
         self.remove_host(host_key)
         if not segment.docs:
             return
+        app_id = self._app_ids.setdefault(segment.app, len(self._app_ids))
+        assert segment.postings is not None
+        segment.base = self._postings.add(
+            segment.postings, [_KIND_RANK[d.kind] for d in segment.docs], [app_id] * len(segment.docs)
+        )
+        segment.postings = None
         self._segments[host_key] = segment
-        self._n += len(segment.docs)
-        df = self._df
-        for t, plist in segment.postings.items():
-            df[t] = df.get(t, 0) + len(plist)
+        for k, c in segment.kind_counts.items():
+            self._kind_counts[k] += c
+        for i, doc in enumerate(segment.docs):
+            self._entries[segment.base + i] = _Entry(doc, _order_key(doc))
+        self._name_keys.update(segment.name_keys)
         self._app_aliases = None
 
     def remove_host(self, host_key: str) -> None:
@@ -208,15 +250,22 @@ class SearchIndex:
         segment = self._segments.pop(host_key, None)
         if segment is None:
             return
-        self._n -= len(segment.docs)
-        df = self._df
-        for t, plist in segment.postings.items():
-            left = df[t] - len(plist)
-            if left:
-                df[t] = left
-            else:
-                del df[t]
+        self._postings.remove(segment.base, len(segment.docs), segment.term_counts)
+        for k, c in segment.kind_counts.items():
+            self._kind_counts[k] -= c
+        for i in range(len(segment.docs)):
+            del self._entries[segment.base + i]
+        for key in segment.name_keys:
+            self._name_keys.remove(key)
         self._app_aliases = None
+        if self._postings.needs_compaction:
+            self._compact()
+
+    def _compact(self) -> None:
+        remap = self._postings.compact()
+        for seg in self._segments.values():
+            seg.base = int(remap[seg.base])
+        self._entries = {int(remap[g]): e for g, e in self._entries.items()}
 
     def _aliases(self) -> dict[tuple[str, ...], str]:
         """App aliases: the vocabulary's, plus each host's own app name where that name is
@@ -227,26 +276,36 @@ class SearchIndex:
             by_app: dict[str, list[_Segment]] = {}
             for seg in self._segments.values():
                 by_app.setdefault(seg.app, []).append(seg)
+            n = len(self._entries)
             for app, segs in by_app.items():
                 words = tuple(split_words(segs[0].docs[0].host_app))
                 terms = self.analyzer.terms_of_words(words)
                 if not words or not terms or words in aliases:
                     continue
                 inside = sum(len(s.docs) for s in segs)
-                outside_n = self._n - inside
-                outside_df = min(self._df.get(t, 0) for t in terms) - min(
-                    sum(len(s.postings.get(t, ())) for s in segs) for t in terms
+                outside_df = min(self._postings.df(t) for t in terms) - min(
+                    sum(s.term_counts.get(t, 0) for s in segs) for t in terms
                 )
-                if outside_df <= max(2, 0.01 * outside_n):
+                if outside_df <= max(2, 0.01 * (n - inside)):
                     aliases[words] = app
             self._app_aliases = aliases
         return self._app_aliases
 
-    def _scope(self, host_key: str | None) -> list[_Segment]:
-        if host_key is None:
-            return list(self._segments.values())
-        seg = self._segments.get(host_key)
-        return [seg] if seg is not None else []
+    def _name_matches(self, probe: str) -> dict[int, int]:
+        """Doc number → tier for capabilities whose name or target equals `probe` or starts with it."""
+        tiers: dict[int, int] = {}
+        keys = self._name_keys
+        pos = keys.bisect_left((probe,))
+        while pos < len(keys) and len(tiers) < _MAX_PREFIX_HITS:
+            key, host_key, i = keys[pos]
+            if not key.startswith(probe):
+                break
+            gid = self._segments[host_key].base + i
+            tier = _TIER_EXACT if key == probe else _TIER_PREFIX
+            if tiers.get(gid, 0) < tier:
+                tiers[gid] = tier
+            pos += 1
+        return tiers
 
     def search(
         self,
@@ -260,26 +319,24 @@ class SearchIndex:
         if limit < 0:
             raise ValueError(f"limit must be 0 or more, got {limit}")
         kind_set = _check_kinds(kinds)
-        scope = self._scope(host_key)
-        kinds_available: dict[str, int] = {}
-        for seg in scope:
-            for k, c in seg.kind_counts.items():
-                kinds_available[k] = kinds_available.get(k, 0) + c
-        kinds_available = {k: kinds_available[k] for k in KINDS if k in kinds_available}
+        host_scope: list[_Segment] | None = None
+        counts = self._kind_counts
+        if host_key is not None:
+            seg = self._segments.get(host_key)
+            host_scope = [seg] if seg is not None else []
+            counts = seg.kind_counts if seg is not None else {}
+        kinds_available = {k: counts[k] for k in KINDS if counts.get(k)}
         if query is None or not query.strip():
+            scope = host_scope if host_scope is not None else list(self._segments.values())
             return self._listing(scope, kind_set, limit, kinds_available)
-        ranked = self._rank(query, scope, kind_set)
-        top = heapq.nsmallest(limit, ranked, key=lambda r: r[0])
-        hits = [r[1] for r in top]
-        suggestions: list[str] = []
-        if not ranked:
-            suggestions = self._suggest(query, scope, kind_set)
+        top, total = self._rank(query, host_scope, kind_set, limit)
+        suggestions = [] if total else self._suggest(query, host_scope, kind_set)
         return SearchResult(
-            hits=hits,
-            total=len(ranked),
+            hits=[e.doc for e, _, _ in top],
+            total=total,
             suggestions=suggestions,
             kinds_available=kinds_available,
-            scores=[round(-r[0][1], 6) for r in top],
+            scores=[round(s, 6) for _, _, s in top],
         )
 
     def _listing(
@@ -305,72 +362,103 @@ class SearchIndex:
         return weights
 
     def _rank(
-        self, query: str, scope: list[_Segment], kind_set: set[str] | None
-    ) -> list[tuple[tuple[float, float, tuple[str, str, str, int, str, str]], CapabilityDoc]]:
+        self, query: str, host_scope: list[_Segment] | None, kind_set: set[str] | None, limit: int
+    ) -> tuple[list[_Hit], int]:
+        """The best `limit` matches as (entry, name tier, score), and how many matched in all.
+
+        `host_scope` is the one host searched, or None for all."""
+        if host_scope == []:
+            return [], 0
         words = split_words(query)
         qterms = self._query_terms(words)
-        n = self._n
-        df = self._df
-        weighted = [
-            (t, w * math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))) for t, w in qterms.items() if t in df
-        ]
-        preferred = Vocabulary.app_mentions(words, self._aliases()) if words else set()
-        probes = {p for p in (fold(query).strip().casefold(), " ".join(words)) if len(p) >= _MIN_PREFIX}
-        app_terms = {self.analyzer.stem(w) for w in words if (w,) in self._aliases()}
-        total_w = sum(w for t, w in weighted if qterms[t] >= 1.0 and t not in app_terms) or 1.0
-        ranked = []
-        for seg in scope:
-            acc: dict[int, float] = {}
-            cov: dict[int, float] = {}
-            get = acc.get
-            cget = cov.get
-            for t, w in weighted:
-                plist = seg.postings.get(t)
-                if plist:
-                    for i, s in plist:
-                        acc[i] = get(i, 0.0) + w * s
-                        cov[i] = cget(i, 0.0) + w
-            tiers: dict[int, int] = {}
-            for probe in probes:
-                exact, prefix = seg.name_matches(probe)
-                for i in prefix:
-                    tiers[i] = max(tiers.get(i, 0), _TIER_PREFIX)
-                for i in exact:
-                    tiers[i] = _TIER_EXACT
-            if not acc and not tiers:
+        postings = self._postings
+        n = len(self._entries)
+        aliases = self._aliases()
+        app_terms = {self.analyzer.stem(w) for w in words if (w,) in aliases}
+        weighted: list[tuple[str, float]] = []
+        total_w = 0.0
+        for t, qw in qterms.items():
+            df = postings.df(t)
+            if not df:
                 continue
-            boost = APP_PREFERENCE if seg.app in preferred else 1.0
-            docs = seg.docs
-            for i in acc.keys() | tiers.keys():
-                doc = docs[i]
-                if kind_set is not None and doc.kind not in kind_set:
-                    continue
-                score = acc.get(i, 0.0) * boost
-                if score and COORD:
-                    score *= min(1.0, cov[i] / total_w) ** COORD
-                ranked.append(((-tiers.get(i, 0), -score, seg.order_keys[i]), doc))
-        return ranked
+            w = qw * math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            weighted.append((t, w))
+            if qw >= 1.0 and t not in app_terms:  # coverage is measured against the words typed
+                total_w += w
+        tiers: dict[int, int] = {}
+        for probe in {fold(query).strip().casefold(), " ".join(words)}:
+            if len(probe) >= _MIN_PREFIX:
+                for gid, tier in self._name_matches(probe).items():
+                    tiers[gid] = max(tier, tiers.get(gid, 0))
+        if not weighted and not tiers:
+            return [], 0
+        np = numpy_module()
+        acc, cov, mask = postings.score(weighted)
+        mask &= acc > 0
+        if host_scope is not None:
+            in_scope = np.zeros_like(mask)
+            for seg in host_scope:
+                in_scope[seg.base : seg.base + len(seg.docs)] = True
+            mask &= in_scope
+        if kind_set is not None:
+            mask &= np.isin(postings.kind_codes(), [_KIND_RANK[k] for k in kind_set])
+        final = acc
+        if total_w and COORD:
+            final = acc * np.minimum(1.0, cov * (1.0 / total_w)) ** COORD
+        preferred = Vocabulary.app_mentions(words, aliases) if words else set()
+        pref_ids = [self._app_ids[a] for a in preferred if a in self._app_ids]
+        if pref_ids:
+            final = np.where(np.isin(postings.app_codes(), pref_ids), final * APP_PREFERENCE, final)
+        idx = np.flatnonzero(mask)
+        total = len(idx)
+        if len(idx) > limit:
+            vals = final[idx]
+            cut = len(idx) - max(limit, 1)
+            idx = idx[vals >= np.partition(vals, cut)[cut]]
+        pool: dict[int, float] = {int(g): float(final[g]) for g in idx}
+        for gid in tiers:
+            e = self._entries[gid]
+            if (host_scope is not None and e.doc.host_key != host_scope[0].host_key) or (
+                kind_set is not None and e.doc.kind not in kind_set
+            ):
+                continue
+            if gid not in pool:
+                total += not mask[gid]
+                pool[gid] = float(final[gid]) if mask[gid] else 0.0
+        hits = [(self._entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
+        hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
+        return hits[:limit], total
 
-    def _suggest(self, query: str, scope: list[_Segment], kind_set: set[str] | None) -> list[str]:
+    def _suggest(self, query: str, host_scope: list[_Segment] | None, kind_set: set[str] | None) -> list[str]:
         """Guidance for zero hits: names found with the kinds filter lifted or with spelling fixed."""
         out: list[str] = []
         if kind_set is not None:
-            wider = self._rank(query, scope, None)
-            out.extend(doc.name for _, doc in heapq.nsmallest(5, wider, key=lambda r: r[0]))
+            out.extend(e.doc.name for e, _, _ in self._rank(query, host_scope, None, 5)[0])
         if len(out) < 5:
-            vocab = list(self._df)
+            vocab = list(host_scope[0].term_counts) if host_scope else self._postings.terms()
             fixed: list[str] = []
             for w in split_words(query):
-                if w in self.analyzer.stop_words:
-                    continue
-                fixed.extend(difflib.get_close_matches(self.analyzer.stem(w), vocab, n=2, cutoff=0.75))
+                if w not in self.analyzer.stop_words:
+                    fixed.extend(_close_words(w, vocab, 2, 0.75))
             if fixed:
-                ranked = self._rank(" ".join(fixed), scope, kind_set)
-                out.extend(doc.name for _, doc in heapq.nsmallest(5, ranked, key=lambda r: r[0]))
+                out.extend(e.doc.name for e, _, _ in self._rank(" ".join(fixed), host_scope, kind_set, 5)[0])
         if len(out) < 5:
-            names = sorted({name for seg in scope for name in seg.names})
-            out.extend(difflib.get_close_matches(fold(query).strip(), names, n=5, cutoff=0.5))
+            segs = host_scope if host_scope is not None else self._segments.values()
+            by_folded = {name.casefold(): name for seg in segs for name in seg.names}
+            close = _close_words(fold(query).strip().casefold(), list(by_folded), 5, 0.5, same_start=False)
+            out.extend(by_folded[c] for c in close)
         return list(dict.fromkeys(out))[:5]
+
+
+def _close_words(
+    word: str, candidates: list[str], n: int, cutoff: float, same_start: bool = True
+) -> list[str]:
+    """difflib's closest matches, after a cheap length (and first letter) filter so it stays fast."""
+    slack = max(2, len(word) // 3)
+    pool = [
+        c for c in candidates if abs(len(c) - len(word)) <= slack and (not same_start or c[:1] == word[:1])
+    ]
+    return difflib.get_close_matches(word, sorted(pool), n=n, cutoff=cutoff)
 
 
 def _check_kinds(kinds: Collection[str] | None) -> set[str] | None:

@@ -16,6 +16,8 @@ from cadmcp.daemon.search.analyzer import Analyzer, split_words
 
 #: Weight of a term that came in through a synonym, relative to a word the user typed.
 SYNONYM_WEIGHT = 0.4
+#: App aliases longer than this many words are not looked for.
+_MAX_ALIAS_WORDS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +77,9 @@ class Vocabulary:
     @staticmethod
     def app_mentions(words: Sequence[str], aliases: Mapping[tuple[str, ...], str]) -> set[str]:
         """Casefolded app names that the query's words name, by any alias in `aliases`."""
-        longest = max((len(k) for k in aliases), default=0)
         found: set[str] = set()
         for i in range(len(words)):
-            for n in range(1, longest + 1):
+            for n in range(1, min(_MAX_ALIAS_WORDS, len(words) - i) + 1):
                 app = aliases.get(tuple(words[i : i + n]))
                 if app is not None:
                     found.add(app)
