@@ -53,6 +53,8 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
     if path.is_dir():
         raise DxfHostError(f"{path} is a directory. Pass the path of a .dxf file.")
     try:
+        if path.stat().st_size == 0:
+            raise DxfHostError(f"{path.name} is empty (0 bytes). Pass a complete .dxf file.")
         with path.open("rb") as stream:
             head = stream.read(32)
     except OSError as exc:

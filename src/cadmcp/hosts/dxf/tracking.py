@@ -108,6 +108,7 @@ class ChangeSet:
 
     db: EntityDB
     entities: list[tuple[DXFEntity, dict[str, Any]]] = field(default_factory=list)
+    destroyed: int = 0
     db_entries: list[tuple[str, Any, Any]] = field(default_factory=list)
     containers: list[_ContainerDelta] = field(default_factory=list)
 
@@ -122,10 +123,11 @@ class ChangeSet:
         created = sum(
             1 for _, before, after in self.db_entries if before is _MISSING and after is not _MISSING
         )
-        deleted = sum(
+        removed = sum(
             1 for _, before, after in self.db_entries if before is not _MISSING and after is _MISSING
         )
-        return {"created": created, "deleted": deleted, "modified": len(self.entities) - deleted}
+        deleted = max(removed, self.destroyed)
+        return {"created": created, "deleted": deleted, "modified": max(0, len(self.entities) - deleted)}
 
     def undo(self) -> None:
         """Put the document back to its state before the run."""
@@ -242,8 +244,11 @@ class ChangeTracker:
         """Compare saved and live state and return what changed."""
         changes = ChangeSet(self.db)
         for entity, saved in self._saved.values():
-            if not _same_state(saved, _object_getattribute(entity, "__dict__")):
+            live = _object_getattribute(entity, "__dict__")
+            if not _same_state(saved, live):
                 changes.entities.append((entity, saved))
+                if saved.get("dxf") is not None and live.get("dxf") is None:
+                    changes.destroyed += 1
         database = self.db._database
         for handle, before in self._db_before.items():
             after = database.get(handle, _MISSING)
@@ -463,10 +468,14 @@ def _same(a: Any, b: Any, depth: int) -> bool:
         return a.__dict__ == b.__dict__
     if kind is EntitySpace:
         return _same_list(a.entities, b.entities)
-    if kind in (list, tuple):
-        return len(a) == len(b) and all(_same(x, y, depth + 1) for x, y in zip(a, b, strict=True))
+    if isinstance(a, list | tuple):
+        if len(a) != len(b) or not all(_same(x, y, depth + 1) for x, y in zip(a, b, strict=True)):
+            return False
+        return kind in (list, tuple) or _same(_attrs(a), _attrs(b), depth + 1)
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k], depth + 1) for k in a)
+        if a.keys() != b.keys() or not all(_same(a[k], b[k], depth + 1) for k in a):
+            return False
+        return kind is dict or _same(_attrs(a), _attrs(b), depth + 1)
     if isinstance(a, set | frozenset | array.array):
         return bool(a == b)
     if hasattr(a, "__array_interface__"):

@@ -1,0 +1,121 @@
+"""execute_python_code on the live drawing: output, undo steps, rollback, timeout, dependencies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dxf_helpers import export_tags, text_of
+from mcp import Client
+
+from cadmcp.host import pyexec
+from cadmcp.hosts.dxf.documents import DocumentSet
+from cadmcp.hosts.dxf.execution import default_step_name, execute
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_output_and_value_with_doc_msp_ezdxf_in_scope(client: Client) -> None:
+    result = await client.call_tool(
+        "execute_python_code",
+        {"code": "print(doc.dxfversion, bool(ezdxf.__version__))\nlen(msp.query('INSERT[name==\"DOOR\"]'))"},
+    )
+    text = text_of(result)
+    assert not result.is_error
+    assert "AC1032 True" in text and "Result: 4" in text
+    assert "[UNDO STEP]" not in text  # read-only code records nothing
+    history = await client.call_tool("navigate_history", {"direction": "back"})
+    assert history.structured_content["navigated"] == 0
+    assert history.structured_content["message"].startswith("Nothing to undo")
+
+
+async def test_mutation_is_one_named_undo_step_and_redo_reapplies(client: Client) -> None:
+    code = "msp.add_line((0, 0), (100, 0), dxfattribs={'layer': 'NEW'})\ndoc.layers.add('NEW')\nlen(msp)"
+    result = await client.call_tool("execute_python_code", {"code": code, "description": "Add a line"})
+    assert "[UNDO STEP] Recorded 'Add a line'" in text_of(result)
+    count = "len(msp), 'NEW' in doc.layers"
+    assert "Result: (42, True)" in text_of(await client.call_tool("execute_python_code", {"code": count}))
+    back = (await client.call_tool("navigate_history", {"direction": "back", "steps": 5})).structured_content
+    assert back == {
+        "direction": "back",
+        "navigated": 1,
+        "operations": ["Add a line"],
+        "back_remaining": 0,
+        "forward_available": 1,
+        "message": "Undid 1 step: Add a line",
+    }
+    assert "Result: (41, False)" in text_of(await client.call_tool("execute_python_code", {"code": count}))
+    forward = (await client.call_tool("navigate_history", {"direction": "forward"})).structured_content
+    assert forward["operations"] == ["Add a line"] and forward["back_remaining"] == 1
+    assert "Result: (42, True)" in text_of(await client.call_tool("execute_python_code", {"code": count}))
+    nothing = (await client.call_tool("navigate_history", {"direction": "forward"})).structured_content
+    assert nothing["navigated"] == 0 and nothing["message"].startswith("Nothing to redo")
+
+
+async def test_bad_history_arguments_are_errors(client: Client) -> None:
+    result = await client.call_tool("navigate_history", {"direction": "back", "steps": 0})
+    assert result.is_error and "at least 1" in text_of(result)
+
+
+def test_raising_script_leaves_document_unchanged(sample_path: Path) -> None:
+    documents = DocumentSet()
+    entry = documents.open(str(sample_path))
+    before = export_tags(entry.doc)
+    code = (
+        "door = msp.query('INSERT[name==\"DOOR\"]')[0]\n"
+        "door.get_attrib('NUMBER').dxf.text = 'CHANGED'\n"
+        "msp.delete_entity(msp.query('LWPOLYLINE')[0])\n"
+        "doc.layers.add('TEMP')\n"
+        "msp.add_circle((0, 0), 5)\n"
+        "raise ValueError('halfway')\n"
+    )
+    result = execute(entry, code, None, 5)
+    assert result.status == "runtime_error"
+    assert "ValueError: halfway" in result.text() and "[ROLLBACK]" in result.text()
+    assert export_tags(entry.doc) == before
+    assert entry.history.back_remaining == 0
+
+
+def test_runaway_script_times_out_and_rolls_back(sample_path: Path) -> None:
+    documents = DocumentSet()
+    entry = documents.open(str(sample_path))
+    before = export_tags(entry.doc)
+    code = "for i in range(10**9):\n    msp.add_point((i, 0))\n"
+    result = execute(entry, code, "endless points", 0.5)
+    assert result.status == "timeout"
+    assert "[TIMEOUT]" in result.text() and "CADMCP_EXEC_TIMEOUT" in result.text()
+    assert "[ROLLBACK]" in result.text()
+    assert export_tags(entry.doc) == before
+
+
+async def test_syntax_error_is_reported(client: Client) -> None:
+    result = await client.call_tool("execute_python_code", {"code": "msp.add_line((0,0) (1,1)"})
+    assert result.is_error and text_of(result).startswith("[SYNTAX ERROR]")
+
+
+def test_default_step_name_is_first_code_line() -> None:
+    assert (
+        default_step_name("# comment\n\nmsp.add_line((0, 0), (1, 1))\nx = 1")
+        == "msp.add_line((0, 0), (1, 1))"
+    )
+    assert default_step_name("") == "Python code"
+
+
+@pytest.mark.slow
+def test_pep723_dependency_is_available_to_the_script(
+    sample_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pyexec, "cache_root", lambda: tmp_path / "deps")
+    entry = DocumentSet().open(str(sample_path))
+    code = (
+        '# /// script\n# dependencies = ["six==1.16.0"]\n# ///\n'
+        "import six\nmsp.add_text(six.ensure_str(b'from six'))\nsix.__version__\n"
+    )
+    result = execute(entry, code, None, 60)
+    assert not result.is_error, result.text()
+    assert result.value == "1.16.0"
+    assert any(t.dxf.text == "from six" for t in entry.doc.modelspace().query("TEXT"))
+    bad = execute(
+        entry, '# /// script\n# dependencies = ["cadmcp-no-such-package-xyz==9.9"]\n# ///\n1\n', None, 60
+    )
+    assert bad.status == "dependency_error" and bad.text().startswith("[DEPENDENCY ERROR]")

@@ -1,0 +1,79 @@
+"""Undo is exact: random edits, undo all → the document exports the same tags as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ezdxf
+from dxf_helpers import SAMPLE, export_tags
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cadmcp.hosts.dxf.documents import DocumentSet
+from cadmcp.hosts.dxf.execution import execute
+
+# Each edit is agent code run through execute_python_code's engine; `n` varies the edit.
+EDITS: dict[str, str] = {
+    "add_line": "msp.add_line(({n}, 0), ({n}, 500), dxfattribs={{'layer': 'A-WALL'}})",
+    "add_lwpolyline": "msp.add_lwpolyline([(0, {n}), (100, {n}), (100, {n} + 50)], close=True)",
+    "delete_entity": "es = list(msp)\nmsp.delete_entity(es[{n} % len(es)]) if es else None",
+    "move_entity": "es = list(msp)\nes[{n} % len(es)].translate(10, 20, 0) if es else None",
+    "change_layer": "es = list(msp)\nes[{n} % len(es)].dxf.layer = 'A-FURN' if es else None",
+    "edit_attrib": (
+        "ds = msp.query('INSERT[name==\"DOOR\"]')\n"
+        "ds[{n} % len(ds)].get_attrib('FIRE_RATING').dxf.text = 'EI{n}' if len(ds) else None"
+    ),
+    "edit_points": (
+        "ps = msp.query('LWPOLYLINE')\n"
+        "if len(ps):\n    p = ps[{n} % len(ps)]\n    p[0] = ({n}, {n})\n    p.append((1, 2))"
+    ),
+    "add_layer": "doc.layers.add(f'L{n}_{{len(doc.layers)}}', color={n} % 255 + 1)",
+    "layer_off": "doc.layers.get('A-FURN').off()",
+    "add_block": (
+        "b = doc.blocks.new(f'B{n}_{{len(doc.blocks)}}')\nb.add_circle((0, 0), {n} + 1)\n"
+        "msp.add_blockref(b.name, ({n}, {n}))"
+    ),
+    "header_var": "doc.header['$INSUNITS'] = {n} % 20",
+    "mtext_edit": "ms = msp.query('MTEXT')\nms[{n} % len(ms)].text = 'ROOM {n}' if len(ms) else None",
+    "xdata": "es = list(msp)\nes[{n} % len(es)].set_xdata('ACAD', [(1000, 'note {n}')]) if es else None",
+    "delete_block_refs": "for e in msp.query('INSERT[name==\"WINDOW\"]')[:2]:\n    msp.delete_entity(e)",
+    "paperspace_text": "doc.layouts.get('A1 Plan').add_text('REV {n}', height=5)",
+}
+
+edit = st.tuples(st.sampled_from(sorted(EDITS)), st.integers(min_value=0, max_value=999))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edits=st.lists(edit, min_size=1, max_size=8))
+def test_random_edits_then_undo_all_restore_the_document_and_redo_all_replays(
+    edits: list[tuple[str, int]],
+) -> None:
+    entry = DocumentSet().open(str(SAMPLE))
+    original = export_tags(entry.doc)
+    for kind, n in edits:
+        result = execute(entry, EDITS[kind].format(n=n), kind, 30)
+        assert not result.is_error, (kind, result.text())
+    edited = export_tags(entry.doc)
+    steps = entry.history.back_remaining
+    back = entry.history.navigate("back", steps + 3)
+    assert back["navigated"] == steps
+    assert export_tags(entry.doc) == original
+    entry.history.navigate("forward", steps)
+    assert export_tags(entry.doc) == edited
+
+
+def test_undo_on_a_larger_drawing_restores_exactly(tmp_path: Path) -> None:
+    doc = ezdxf.new("R2018")
+    msp = doc.modelspace()
+    for i in range(5_000):
+        msp.add_line((i, 0), (i, 1))
+    path = tmp_path / "large.dxf"
+    doc.saveas(path)
+    entry = DocumentSet().open(str(path))
+    original = export_tags(entry.doc)
+    code = "msp.add_circle((0, 0), 10)\nlist(msp)[5].dxf.layer = 'X'\nmsp.delete_entity(list(msp)[7])"
+    result = execute(entry, code, "edit", 30)
+    assert not result.is_error, result.text()
+    assert "1 created, 1 deleted" in result.text()
+    entry.history.navigate("back")
+    assert export_tags(entry.doc) == original
