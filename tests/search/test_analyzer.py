@@ -34,5 +34,5 @@ def test_fold_drops_accents_and_compatibility_forms() -> None:
 
 def test_terms_are_stemmed_without_stop_words() -> None:
     analyzer = Analyzer(stop_words=["the", "of", "all"])
-    assert analyzer.terms("List all the Layers of drawings") == ["list", "layer", "draw"]
+    assert analyzer.terms("List all the Layers of drawings") == ("list", "layer", "draw")
     assert analyzer.terms("listLayers") == analyzer.terms("list layer")

@@ -26,7 +26,7 @@ def test_remove_host_drops_its_capabilities_and_term_statistics(index: SearchInd
     index.remove_host("never-there")
     assert len(index) == 16
     assert not index.search("frobnicate").hits
-    assert "frobnic" not in index._df
+    assert "frobnicate" not in index.search("frobnicat").suggestions
 
 
 def test_a_doc_of_another_host_is_refused(index: SearchIndex) -> None:
@@ -120,3 +120,25 @@ def test_reindexing_a_200_tool_host_takes_milliseconds(index: SearchIndex) -> No
     index.replace_host("big", docs)
     assert time.perf_counter() - t0 < 0.5  # generous for a loaded CI machine; bench/ measures it
     assert len(index) == 216
+
+
+def test_churning_hosts_compacts_and_keeps_results_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cadmcp.daemon.search.postings as postings
+
+    monkeypatch.setattr(postings, "_COMPACT_MIN_DEAD", 10)
+    churned, fresh = SearchIndex(), SearchIndex()
+    for round_ in range(6):
+        for h in ("a", "b", "c"):
+            churned.replace_host(h, cad_docs(h, "DXF" if h != "b" else "IFC"))
+        churned.remove_host("c")
+        churned.replace_host(f"gone-{round_}", cad_docs(f"gone-{round_}", "Revit"))
+        churned.remove_host(f"gone-{round_}")
+    for h in ("a", "b"):
+        fresh.replace_host(h, cad_docs(h, "DXF" if h != "b" else "IFC"))
+    assert churned._postings.size < 40  # compacted: dead numbers were dropped
+    for query in ("screenshot", "undo in ifc", "python cheatsheet", "element", "open_doc"):
+        for host in (None, "a", "b"):
+            got = churned.search(query, host_key=host, limit=20)
+            want = fresh.search(query, host_key=host, limit=20)
+            assert [d.key for d in got.hits] == [d.key for d in want.hits]
+            assert got.scores == want.scores and got.total == want.total

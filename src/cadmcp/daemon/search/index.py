@@ -117,27 +117,29 @@ class _Segment:
         "term_counts",
     )
 
-    def __init__(self, host_key: str, docs: Sequence[CapabilityDoc], analysis: _Analysis) -> None:
+    def __init__(self, host_key: str, docs: Sequence[CapabilityDoc], analysis: _Analysis, base: int) -> None:
         self.host_key = host_key
-        self.base = -1  # first global doc number, once added
+        self.base = base  # global number of the first doc
         self.docs = sorted(docs, key=_order_key)
         self.app = self.docs[0].host_app.casefold() if self.docs else ""
         self.order = _order_key(self.docs[0])[:3] if self.docs else ("", "", host_key)
         self.kind_counts: dict[str, int] = {}
-        postings: dict[str, list[tuple[int, float]]] = {}
+        postings: dict[str, tuple[list[int], list[float]]] = {}
         keys: list[tuple[str, str, int]] = []
         for i, doc in enumerate(self.docs):
             self.kind_counts[doc.kind] = self.kind_counts.get(doc.kind, 0) + 1
             weights, name_keys = analysis.of(doc)
+            gid = base + i
             for t, x in weights:
-                plist = postings.get(t)
-                if plist is None:
-                    postings[t] = [(i, x)]
+                pair = postings.get(t)
+                if pair is None:
+                    postings[t] = ([gid], [x])
                 else:
-                    plist.append((i, x))
+                    pair[0].append(gid)
+                    pair[1].append(x)
             keys.extend((k, host_key, i) for k in name_keys)
-        self.postings: dict[str, list[tuple[int, float]]] | None = postings  # dropped once added
-        self.term_counts = {t: len(p) for t, p in postings.items()}
+        self.postings: dict[str, tuple[list[int], list[float]]] | None = postings  # dropped once added
+        self.term_counts = {t: len(p[0]) for t, p in postings.items()}
         self.name_keys = sorted(keys)
         self.names = sorted({d.name for d in self.docs})
 
@@ -227,17 +229,24 @@ class SearchIndex:
             if doc.kind not in _KIND_RANK:
                 raise ValueError(f"capability {doc.key!r} has unknown kind {doc.kind!r}; use one of {KINDS}")
         # analysed before the swap, so a search never sees a half-indexed host
-        segment = _Segment(host_key, docs, self._analysis)
-        self.remove_host(host_key)
-        if not segment.docs:
-            return
+        segment = _Segment(host_key, docs, self._analysis, self._postings.size)
+        self._remove(host_key)
+        if segment.docs:
+            self._add(segment)
+        if self._postings.needs_compaction:
+            self._compact()
+
+    def _add(self, segment: _Segment) -> None:
         app_id = self._app_ids.setdefault(segment.app, len(self._app_ids))
         assert segment.postings is not None
-        segment.base = self._postings.add(
-            segment.postings, [_KIND_RANK[d.kind] for d in segment.docs], [app_id] * len(segment.docs)
+        self._postings.add(
+            segment.base,
+            segment.postings,
+            [_KIND_RANK[d.kind] for d in segment.docs],
+            [app_id] * len(segment.docs),
         )
         segment.postings = None
-        self._segments[host_key] = segment
+        self._segments[segment.host_key] = segment
         for k, c in segment.kind_counts.items():
             self._kind_counts[k] += c
         for i, doc in enumerate(segment.docs):
@@ -247,6 +256,11 @@ class SearchIndex:
 
     def remove_host(self, host_key: str) -> None:
         """Drop one host's capabilities (no-op for an unknown host)."""
+        self._remove(host_key)
+        if self._postings.needs_compaction:
+            self._compact()
+
+    def _remove(self, host_key: str) -> None:
         segment = self._segments.pop(host_key, None)
         if segment is None:
             return
@@ -258,8 +272,6 @@ class SearchIndex:
         for key in segment.name_keys:
             self._name_keys.remove(key)
         self._app_aliases = None
-        if self._postings.needs_compaction:
-            self._compact()
 
     def _compact(self) -> None:
         remap = self._postings.compact()

@@ -38,26 +38,31 @@ class Postings:
         self.live = 0
 
     def add(
-        self, local: Mapping[str, Sequence[tuple[int, float]]], kinds: Sequence[int], apps: Sequence[int]
-    ) -> int:
-        """Append one host's docs (`local` numbers them 0..n-1); returns the first global number."""
-        base = self.size
+        self,
+        base: int,
+        postings: Mapping[str, tuple[Sequence[int], Sequence[float]]],
+        kinds: Sequence[int],
+        apps: Sequence[int],
+    ) -> None:
+        """Append one host's docs, numbered from `base` (which must be `size`): term → (numbers, weights)."""
+        if base != self.size:
+            raise ValueError(f"docs must be numbered from {self.size}, not {base}")
         n = len(kinds)
         lists = self._lists
         df = self._df
-        for term, plist in local.items():
+        for term, (gids, sats) in postings.items():
             pair = lists.get(term)
             if pair is None:
-                pair = lists[term] = (array("i"), array("f"))
-            pair[0].extend([base + i for i, _ in plist])
-            pair[1].extend([x for _, x in plist])
-            df[term] = df.get(term, 0) + len(plist)
+                lists[term] = (array("i", gids), array("f", sats))
+            else:
+                pair[0].extend(gids)
+                pair[1].extend(sats)
+            df[term] = df.get(term, 0) + len(gids)
         self._alive.extend(array("b", [1]) * n)
         self._kind.extend(kinds)
         self._app.extend(apps)
         self.size += n
         self.live += n
-        return base
 
     def remove(self, base: int, n: int, term_counts: Mapping[str, int]) -> None:
         """Mark docs base..base+n-1 dead; `term_counts` is how many of them hold each term."""
