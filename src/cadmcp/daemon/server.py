@@ -39,7 +39,8 @@ STATE_TTL_ENV = "CADMCP_REQUEST_STATE_TTL"
 INSTRUCTIONS = (
     "cadmcp connects you to running CAD/BIM applications (hosts). Find what a host can do with "
     "search_dynamic, then run it with invoke_dynamic using the returned id. list_host_instances shows "
-    "which hosts are running."
+    "which hosts are running; launch_host starts one (for example on a .dxf or .ifc file); "
+    "read_file_info reads a file's metadata (.rvt, .rfa, .dwg, .dxf, .ifc) with no host running."
 )
 
 
