@@ -70,12 +70,16 @@ def render_png(
     ctx = RenderContext(doc)
     if layers:
         wanted = {name.lower() for name in layers}
-        known = {name.lower() for name in ctx.layers}
+        known = {layer.dxf.name.lower() for layer in doc.layers}
         if not wanted & known:
             names = ", ".join(sorted(layer.dxf.name for layer in doc.layers))
             raise DxfHostError(f"None of the layers {list(layers)} exist. Layers: {names}.")
-        ctx.set_layers_state(known - wanted, state=False)
-        ctx.set_layers_state(wanted & known, state=True)
+
+        def show_only_wanted(properties: Sequence[Any]) -> None:
+            for layer in properties:
+                layer.is_visible = layer.layer.lower() in wanted
+
+        ctx.set_layer_properties_override(show_only_wanted)
     dark = _luminance(bg) < 0.4
     pixel = _estimate_pixel_size(target, window, width, height)
     cfg = config.Configuration(

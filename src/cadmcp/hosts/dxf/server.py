@@ -211,6 +211,11 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
             )
         except DxfHostError as exc:
             raise ToolError(str(exc)) from None
+        except Exception as exc:  # a drawing ezdxf's frontend cannot render
+            raise ToolError(
+                f"Rendering failed ({type(exc).__name__}: {exc}). "
+                "Try another layout, a window or a layers filter."
+            ) from None
         return Image(data=data, format="png")
 
     # -- resources ----------------------------------------------------------------------

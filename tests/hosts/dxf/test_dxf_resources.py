@@ -1,0 +1,144 @@
+"""Resources and templates: cheatsheet, version, live context, warnings, schedules, elements."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import pytest
+from dxf_helpers import text_of
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+pytestmark = pytest.mark.anyio
+
+
+async def read_json(client: Client, uri: str) -> Any:
+    result = await client.read_resource(uri)
+    return json.loads(result.contents[0].text)
+
+
+async def test_catalog_lists_every_resource_and_template(client: Client) -> None:
+    resources = {str(r.uri) for r in (await client.list_resources()).resources}
+    assert {
+        "dxf://python-cheatsheet",
+        "dxf://version",
+        "dxf://model/context",
+        "dxf://model/warnings",
+        "dxf://schedules",
+    } <= resources
+    templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+    assert {"dxf://element/{elementId}", "dxf://schedule/{scheduleId}/preview"} <= templates
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {
+        "execute_python_code",
+        "open_document",
+        "list_documents",
+        "activate_document",
+        "save_document",
+        "navigate_history",
+        "view_screenshot",
+    }
+    assert all(len(tool.description or "") > 40 for tool in tools.values())
+
+
+async def test_cheatsheet_and_version(client: Client) -> None:
+    sheet = (await client.read_resource("dxf://python-cheatsheet")).contents[0].text
+    assert "`msp`" in sheet and "navigate_history" in sheet
+    version = await read_json(client, "dxf://version")
+    assert version["host"] == "DXF" and version["ezdxf"].startswith("1.")
+
+
+async def test_model_context_reflects_the_last_mutation(client: Client) -> None:
+    context = await read_json(client, "dxf://model/context")
+    assert context["title"] == "floorplan.dxf" and context["acadver"] == "AC1032"
+    assert context["units"] == "Millimeters"
+    layers = {layer["name"]: layer for layer in context["layers"]}
+    assert layers["A-DOOR"]["entities"] == 4 and layers["G-VPRT"]["on"] is False
+    model = next(layout for layout in context["layouts"] if layout["kind"] == "model")
+    assert model["by_type"]["INSERT"] == 16 and model["by_type"]["DIMENSION"] == 3
+    assert {"DOOR", "WINDOW", "DESK"} <= {block["name"] for block in context["blocks"]}
+    assert context["extents"]["max"][0] > 15000
+    await client.call_tool(
+        "execute_python_code", {"code": "msp.add_line((0, 0), (1, 1), dxfattribs={'layer': 'A-DOOR'})"}
+    )
+    after = await read_json(client, "dxf://model/context")
+    assert {layer["name"]: layer for layer in after["layers"]}["A-DOOR"]["entities"] == 5
+    assert after["history"]["undo"] == 1 and after["modified"] is True
+
+
+async def test_warnings_report_audit_without_changing_the_document(client: Client) -> None:
+    warnings = await read_json(client, "dxf://model/warnings")
+    assert warnings["current_errors"]["total"] == 0
+    # break a reference: an entity on a layer whose linetype does not exist
+    await client.call_tool(
+        "execute_python_code", {"code": "msp.add_line((0, 0), (1, 1)).dxf.linetype = 'NO_SUCH_LTYPE'"}
+    )
+    warnings = await read_json(client, "dxf://model/warnings")
+    fixable = warnings["current_fixable"]
+    assert fixable["total"] >= 1 and fixable["groups"]
+    again = await read_json(client, "dxf://model/warnings")
+    assert again["current_fixable"]["total"] == fixable["total"]  # the audit's fixes were not kept
+
+
+async def test_schedules_list_and_door_preview(client: Client) -> None:
+    schedules = {s["id"]: s for s in (await read_json(client, "dxf://schedules"))["schedules"]}
+    assert schedules["DOOR"]["rows"] == 4 and schedules["WINDOW"]["rows"] == 6 and "layers" in schedules
+    assert "DESK" not in schedules  # no attributes
+    text = (await client.read_resource("dxf://schedule/DOOR/preview")).contents[0].text
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["NUMBER"] for r in rows] == ["D100", "D101", "D102", "D103"]
+    assert rows[3]["FIRE_RATING"] == "EI60" and rows[0]["layer"] == "A-DOOR"
+    layers = list(
+        csv.DictReader(
+            io.StringIO((await client.read_resource("dxf://schedule/layers/preview")).contents[0].text)
+        )
+    )
+    assert {"name", "color", "entities"} <= set(layers[0])
+
+
+async def test_schedule_preview_is_limited_to_30_rows(client: Client) -> None:
+    await client.call_tool(
+        "execute_python_code",
+        {"code": "for i in range(40):\n    msp.add_blockref('DOOR', (i * 2000, -5000)).add_auto_attribs({})"},
+    )
+    text = (await client.read_resource("dxf://schedule/DOOR/preview")).contents[0].text
+    assert len(text.strip().splitlines()) == 31
+
+
+async def test_unknown_schedule_is_a_clear_error(client: Client) -> None:
+    with pytest.raises(MCPError, match="Available schedules"):
+        await client.read_resource("dxf://schedule/NOPE/preview")
+
+
+async def test_element_by_handle(client: Client) -> None:
+    handle = (
+        text_of(
+            await client.call_tool(
+                "execute_python_code", {"code": "msp.query('INSERT[name==\"DOOR\"]')[1].dxf.handle"}
+            )
+        )
+        .split("Result: ")[1]
+        .strip("'\n")
+    )
+    element = await read_json(client, f"dxf://element/{handle}")
+    assert element["dxftype"] == "INSERT" and element["block"] == "DOOR" and element["layer"] == "A-DOOR"
+    assert element["block_attributes"]["NUMBER"] == "D101"
+    assert element["bbox"]["min"][0] < element["bbox"]["max"][0]
+    assert element["attributes"]["insert"] == [3000.0, 6000.0, 0.0]
+
+
+async def test_element_for_non_graphical_object_and_unknown_handle(client: Client) -> None:
+    layer_handle = (
+        text_of(
+            await client.call_tool("execute_python_code", {"code": "doc.layers.get('A-WALL').dxf.handle"})
+        )
+        .split("Result: ")[1]
+        .strip("'\n")
+    )
+    layer = await read_json(client, f"dxf://element/{layer_handle}")
+    assert layer["dxftype"] == "LAYER" and layer["attributes"]["name"] == "A-WALL"
+    with pytest.raises(MCPError, match="No entity has handle"):
+        await client.read_resource("dxf://element/FFFFFF")

@@ -1,0 +1,61 @@
+"""view_screenshot: a real PNG of the active view that changes after an edit."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import pytest
+from dxf_helpers import text_of
+from mcp import Client
+from PIL import Image, ImageChops
+
+pytestmark = pytest.mark.anyio
+
+
+async def shot(client: Client, **args: object) -> Image.Image:
+    result = await client.call_tool("view_screenshot", args)
+    assert not result.is_error, text_of(result)
+    image = result.content[0]
+    assert image.type == "image" and image.mime_type == "image/png"
+    return Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")
+
+
+async def test_modelspace_screenshot_changes_after_an_edit(client: Client) -> None:
+    before = await shot(client, width=640)
+    assert before.width == 640 and 300 < before.height < 640
+    assert ImageChops.difference(before, Image.new("RGB", before.size, "white")).getbbox() is not None
+    code = "msp.add_circle((8000, 5000), 1500, dxfattribs={'color': 1})"
+    await client.call_tool("execute_python_code", {"code": code})
+    after = await shot(client, width=640)
+    diff = ImageChops.difference(before, after)
+    assert diff.getbbox() is not None
+    changed = sum(diff.convert("L").histogram()[1:])
+    assert changed > 200
+    await client.call_tool("navigate_history", {"direction": "back"})
+    undone = await shot(client, width=640)
+    assert ImageChops.difference(before, undone).getbbox() is None
+
+
+async def test_layout_window_layers_and_background(client: Client) -> None:
+    sheet = await shot(client, width=400, layout="A1 Plan")
+    assert sheet.size[0] == 400
+    walls = await shot(client, width=400, height=300, layers=["A-WALL"], background="black")
+    assert walls.size == (400, 300) and walls.getpixel((0, 0)) == (0, 0, 0)
+    everything = await shot(client, width=400, height=300, background="black")
+    assert ImageChops.difference(walls, everything).getbbox() is not None
+    window = await shot(client, width=400, height=300, window=[0, 0, 2000, 1500])
+    assert window.size == (400, 300)
+
+
+async def test_bad_screenshot_arguments_are_clear_errors(client: Client) -> None:
+    for args, expected in [
+        ({"layout": "Nope"}, "Layouts:"),
+        ({"layers": ["NOPE"]}, "Layers:"),
+        ({"window": [0, 0, 0, 5]}, "window"),
+        ({"width": 5}, "width"),
+        ({"background": "plaid"}, "background"),
+    ]:
+        result = await client.call_tool("view_screenshot", args)
+        assert result.is_error, args
+        assert expected in text_of(result)
