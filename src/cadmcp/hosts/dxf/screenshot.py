@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_PIXELS", "render_png"]
 
 MAX_PIXELS = 4096
+_EXTENTS_SAMPLE = 400
 _BACKGROUNDS = {"white": "#ffffff", "black": "#000000", "dark": "#212830"}
 
 
@@ -49,13 +50,7 @@ def render_png(
     """Render modelspace (or the named layout) to PNG bytes, zoomed to extents or ``window``."""
     import numpy as np
     from ezdxf.addons.drawing import Frontend, RenderContext, config
-    from ezdxf.addons.drawing.recorder import (
-        FilledPathsRecord,
-        PathRecord,
-        PointsRecord,
-        Recorder,
-        SolidLinesRecord,
-    )
+    from ezdxf.addons.drawing.recorder import Recorder
     from PIL import Image, ImageDraw
 
     if not 16 <= width <= MAX_PIXELS:
@@ -93,19 +88,20 @@ def render_png(
     )
     ctx.current_layout_properties.set_colors(bg)
     recorder = Recorder()
-    Frontend(ctx, recorder, config=cfg).draw_layout(target, finalize=True)
-    player = recorder.player()
+    frontend = Frontend(ctx, recorder, config=cfg)
+    frontend.log_message = _quiet  # type: ignore[method-assign]  # skipped invisible ATTRIBs etc.
+    frontend.draw_layout(target, finalize=True)
+    shapes = _collect_shapes(recorder.player(), pixel / 2)
 
     if window is not None:
         x1, y1, x2, y2 = (float(v) for v in window)
         xmin, xmax, ymin, ymax = min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
+    elif shapes:
+        everything = np.concatenate([shape[1] for shape in shapes])
+        xmin, ymin = everything.min(axis=0)
+        xmax, ymax = everything.max(axis=0)
     else:
-        box = player.bbox()
-        if box.has_data:
-            xmin, ymin = box.extmin.x, box.extmin.y
-            xmax, ymax = box.extmax.x, box.extmax.y
-        else:
-            xmin, ymin, xmax, ymax = 0.0, 0.0, 1.0, 1.0
+        xmin, ymin, xmax, ymax = 0.0, 0.0, 1.0, 1.0
     span_x = max(xmax - xmin, 1e-9)
     span_y = max(ymax - ymin, 1e-9)
     margin = 0.03
@@ -116,44 +112,82 @@ def render_png(
     off_x = (width - span_x * scale) / 2 - xmin * scale
     off_y = (height + span_y * scale) / 2 + ymin * scale
 
-    def to_px(points: Any) -> list[float]:
-        arr = np.asarray(points, dtype=float)[:, :2]
-        px = np.empty_like(arr)
-        px[:, 0] = arr[:, 0] * scale + off_x
-        px[:, 1] = off_y - arr[:, 1] * scale
-        return px.ravel().tolist()
-
     image = Image.new("RGB", (width, height), bg)
     draw = ImageDraw.Draw(image, "RGBA")
-    flatten = max(span_x, span_y) / max(width, height) / 2
     default_ink = "#ffffff" if dark else "#000000"
-    for record, props in player.recordings():
-        color = _rgba(props.color, default_ink, bg)
-        line_px = max(1, min(8, round(props.lineweight * scale / 1000))) if props.lineweight > 0.3 else 1
-        if isinstance(record, PointsRecord):
-            pts = to_px(record.points.np_vertices())
-            if len(pts) == 2:
-                draw.point(pts, fill=color)
-            elif len(pts) == 4:
-                draw.line(pts, fill=color, width=line_px)
-            elif pts:
-                draw.polygon(pts, fill=color)
-        elif isinstance(record, SolidLinesRecord):
-            pts = to_px(record.lines.np_vertices())
-            for i in range(0, len(pts) - 3, 4):
-                draw.line(pts[i : i + 4], fill=color, width=line_px)
-        elif isinstance(record, PathRecord):
-            vertices = list(record.path.flattening(flatten))
-            if len(vertices) > 1:
-                draw.line(to_px(vertices), fill=color, width=line_px)
-        elif isinstance(record, FilledPathsRecord):
-            for path in record.paths:
-                vertices = list(path.flattening(flatten))
-                if len(vertices) > 2:
-                    draw.polygon(to_px(vertices), fill=color)
+    if shapes:
+        # one vectorised world → pixel transform for every vertex, then split per shape
+        everything = np.concatenate([shape[1] for shape in shapes])
+        pixels = np.empty_like(everything)
+        pixels[:, 0] = everything[:, 0] * scale + off_x
+        pixels[:, 1] = off_y - everything[:, 1] * scale
+        offsets = np.cumsum([len(shape[1]) for shape in shapes])[:-1]
+        colors: dict[str, tuple[int, int, int, int]] = {}
+        for (kind, _, color, lineweight), px in zip(shapes, np.split(pixels, offsets), strict=True):
+            ink = colors.get(color)
+            if ink is None:
+                ink = colors[color] = _rgba(color, default_ink, bg)
+            flat = px.ravel().tolist()
+            line_px = max(1, min(8, round(lineweight * scale / 1000))) if lineweight > 0.3 else 1
+            if kind == "polyline":
+                if len(flat) == 2:
+                    draw.point(flat, fill=ink)
+                else:
+                    draw.line(flat, fill=ink, width=line_px)
+            elif kind == "segments":
+                for i in range(0, len(flat) - 3, 4):
+                    draw.line(flat[i : i + 4], fill=ink, width=line_px)
+            elif len(flat) >= 6:
+                draw.polygon(flat, fill=ink)
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False, compress_level=3)
     return out.getvalue()
+
+
+def _quiet(message: str) -> None:
+    """Drop the frontend's per-entity notes ("skipped entity …"); they are not errors."""
+
+
+def _collect_shapes(player: Any, flatten: float) -> list[tuple[str, Any, str, float]]:
+    """Recorded primitives as (kind, world vertices Nx2, colour, lineweight); kind is
+    ``polyline``, ``segments`` (pairs) or ``polygon``."""
+    import numpy as np
+    from ezdxf.addons.drawing.recorder import FilledPathsRecord, PathRecord, PointsRecord, SolidLinesRecord
+
+    tiny = flatten * 3  # paths smaller than ~1.5 px are drawn as their control polygon
+
+    def path_vertices(path: Any) -> list[Any]:
+        parts = path.sub_paths() if path.has_sub_paths else [path]
+        out = []
+        for part in parts:
+            points = part.np_vertices()[:, :2]
+            if part.has_curves and len(points) and np.ptp(points, axis=0).max() > tiny:
+                points = np.array([(v.x, v.y) for v in part.flattening(flatten)], dtype=float)
+            if len(points):
+                out.append(points)
+        return out
+
+    shapes: list[tuple[str, Any, str, float]] = []
+    for record, props in player.recordings():
+        color, weight = props.color, props.lineweight
+        if isinstance(record, PointsRecord):
+            points = record.points.np_vertices()[:, :2]
+            if len(points):
+                shapes.append(("polyline" if len(points) <= 2 else "polygon", points, color, weight))
+        elif isinstance(record, SolidLinesRecord):
+            points = record.lines.np_vertices()[:, :2]
+            if len(points) >= 2:
+                shapes.append(("segments", points, color, weight))
+        elif isinstance(record, PathRecord):
+            for points in path_vertices(record.path):
+                if len(points) > 1:
+                    shapes.append(("polyline", points, color, weight))
+        elif isinstance(record, FilledPathsRecord):
+            for path in record.paths:
+                for points in path_vertices(path):
+                    if len(points) > 2:
+                        shapes.append(("polygon", points, color, weight))
+    return shapes
 
 
 def _estimate_pixel_size(
@@ -169,7 +203,10 @@ def _estimate_pixel_size(
     else:
         from ezdxf import bbox
 
-        box = bbox.extents(layout, fast=True)
+        # a strided sample is enough to pick linetype and flattening resolution
+        entities = layout.entity_space.entities
+        step = max(1, len(entities) // _EXTENTS_SAMPLE)
+        box = bbox.extents(entities[::step], fast=True)
         span = max(box.size.x, box.size.y) if box.has_data else 1.0
     return max(span, 1e-9) / max(width, height or 0)
 
