@@ -31,7 +31,15 @@ LAYERS = {
     "G-VPRT": 9,
 }
 
-DIM_STYLE = {"dimlfac": 1, "dimtxt": 200, "dimasz": 150, "dimexe": 100, "dimexo": 150, "dimgap": 60, "dimdec": 0}
+DIM_STYLE = {
+    "dimlfac": 1,
+    "dimtxt": 200,
+    "dimasz": 150,
+    "dimexe": 100,
+    "dimexo": 150,
+    "dimgap": 60,
+    "dimdec": 0,
+}
 DOORS = [
     # number, insertion, rotation, width, fire rating, hardware
     ("D100", (0, 4550), 90, 1000, "EI30", "Panic bar"),
@@ -126,9 +134,7 @@ def build_floorplan() -> Drawing:
             dxfattribs={"layer": "A-AREA", "linetype": "DOT"},
         )
 
-    for i, (x, y) in enumerate(
-        [(800, 7000), (800, 8600), (3800, 7000), (3800, 8600), (1000, 1000), (4000, 1000)]
-    ):
+    for x, y in [(800, 7000), (800, 8600), (3800, 7000), (3800, 8600), (1000, 1000), (4000, 1000)]:
         msp.add_blockref("DESK", (x, y), dxfattribs={"layer": "A-FURN", "rotation": 0})
     msp.add_circle((11500, 8000), 1200, dxfattribs={"layer": "A-FURN"})
     for k in range(8):

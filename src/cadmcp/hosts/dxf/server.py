@@ -115,7 +115,8 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
 
     @server.tool(title="Open a DXF drawing")
     def open_document(filePath: str) -> OpenResult:
-        """Open a DXF file (ASCII or binary) and make it the active document.
+        """Open a DXF file (ASCII or binary) and make it the active document (a file already open is
+        just activated).
 
         Several drawings can be open; use list_documents/activate_document to switch. DWG files
         cannot be opened (convert them to DXF first). The file is audited on open; see
