@@ -12,6 +12,7 @@ furniture and an A1 sheet layout with a title block and a viewport. Output is re
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -212,6 +213,11 @@ def build_large(count: int, *, seed_layout: bool = True) -> Drawing:
 
 
 def main(argv: list[str]) -> int:
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        # ezdxf writes the CLASSES section in set order: fix string hashing for byte-identical output
+        os.execve(
+            sys.executable, [sys.executable, __file__, *argv[1:]], {**os.environ, "PYTHONHASHSEED": "0"}
+        )
     target = Path(argv[1]) if len(argv) > 1 else Path(__file__).with_name("floorplan.dxf")
     ezdxf.options.write_fixed_meta_data_for_testing = True
     doc = build_floorplan()
