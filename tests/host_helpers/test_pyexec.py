@@ -137,6 +137,7 @@ def test_pep723_dependency_is_installed_and_importable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pyexec, "cache_root", lambda: tmp_path)
+    monkeypatch.delitem(sys.modules, "six", raising=False)  # imported modules outlive a run
     code = (
         '# /// script\n# dependencies = ["six==1.16.0"]\n# ///\n'
         "import six, os\nos.path.dirname(six.__file__)\n"

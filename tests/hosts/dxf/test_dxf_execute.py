@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,7 @@ def test_pep723_dependency_is_available_to_the_script(
     sample_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pyexec, "cache_root", lambda: tmp_path / "deps")
+    monkeypatch.delitem(sys.modules, "six", raising=False)  # imported modules outlive a run
     entry = DocumentSet().open(str(sample_path))
     code = (
         '# /// script\n# dependencies = ["six==1.16.0"]\n# ///\n'

@@ -77,3 +77,19 @@ def test_undo_on_a_larger_drawing_restores_exactly(tmp_path: Path) -> None:
     assert "1 created, 1 deleted" in result.text()
     entry.history.navigate("back")
     assert export_tags(entry.doc) == original
+
+
+def test_state_that_cannot_be_copied_is_reported_not_hidden(sample_path: Path) -> None:
+    entry = DocumentSet().open(str(sample_path))
+    code = (
+        "import threading\n"
+        "e = list(msp)[0]\n"
+        "e.lock = threading.Lock()\n"  # a lock cannot be deep-copied
+        "e.__dict__['lock2'] = threading.Lock()\n"
+        "list(msp)[0].translate(1, 0, 0)\n"
+    )
+    first = execute(entry, code, "attach lock", 30)
+    assert not first.is_error, first.text()
+    second = execute(entry, "list(msp)[0].translate(5, 0, 0)", "move", 30)
+    assert not second.is_error
+    assert "[WARNING] Undo of this step cannot restore" in second.text()

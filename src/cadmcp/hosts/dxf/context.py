@@ -14,6 +14,7 @@ __all__ = ["element_info", "jsonable", "model_context", "model_warnings"]
 
 _BBOX_ENTITY_LIMIT = 5000
 _MAX_WARNINGS = 50
+_LIVE_AUDIT_LIMIT = 30_000
 
 
 def jsonable(value: Any) -> Any:
@@ -140,6 +141,14 @@ def model_warnings(entry: DxfDocument, run_audit: Any) -> dict[str, Any]:
     result: dict[str, Any] = {"document": entry.title}
     if entry.auditor is not None:
         result["fixed_on_open"] = _group(entry.auditor.fixes)
+    total = sum(len(layout.entity_space.entities) for layout in entry.doc.layouts)
+    if total > _LIVE_AUDIT_LIMIT:
+        result["current"] = (
+            f"Live audit skipped: {total} entities (limit {_LIVE_AUDIT_LIMIT}) would take several seconds. "
+            "Run it with execute_python_code: `a = doc.audit(); [str(e.message) for e in a.errors][:50]` "
+            "(its fixes become one undoable step)."
+        )
+        return result
     auditor = run_audit()
     result["current_errors"] = _group(auditor.errors)
     result["current_fixable"] = _group(auditor.fixes)

@@ -52,10 +52,16 @@ class _Transaction:
         self.entry.history.record(Step(self.name, changes.undo, changes.redo))
         self.entry.modified = True
         counts = changes.summary
-        return (
+        note = (
             f"[UNDO STEP] Recorded {self.name!r} ({counts['created']} created, {counts['deleted']} deleted, "
             f"{counts['modified']} modified objects). Undo it with navigate_history(direction='back')."
         )
+        if changes.untracked:
+            note += (
+                "\n[WARNING] Undo of this step cannot restore these objects exactly (their state could not "
+                "be copied): " + "; ".join(changes.untracked[:5])
+            )
+        return note
 
     def rollback(self, _token: object) -> str | None:
         changes = self._finish()

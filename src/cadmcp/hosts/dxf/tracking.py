@@ -79,7 +79,16 @@ _SAFE_NAMES = frozenset(
     }
 )
 _MUTATING_DUNDERS = ("__setitem__", "__delitem__", "__iadd__")
-_NAMESPACE_MUTATORS = ("__setattr__", "__delattr__", "set", "unprotected_set", "update", "discard")
+_NAMESPACE_MUTATORS = (
+    "__setattr__",
+    "__delattr__",
+    "set",
+    "unprotected_set",
+    "update",
+    "discard",
+    "rewire",
+    "reset_handles",
+)
 _DB_MUTATORS = ("__setitem__", "__delitem__", "discard", "purge")
 
 _active: ChangeTracker | None = None
@@ -109,13 +118,15 @@ class ChangeSet:
     db: EntityDB
     entities: list[tuple[DXFEntity, dict[str, Any]]] = field(default_factory=list)
     destroyed: int = 0
+    untracked: list[str] = field(default_factory=list)
+    """Entities whose previous state could not be copied: undo cannot restore them exactly."""
     db_entries: list[tuple[str, Any, Any]] = field(default_factory=list)
     containers: list[_ContainerDelta] = field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
         """True when the run changed nothing."""
-        return not (self.entities or self.db_entries or self.containers)
+        return not (self.entities or self.db_entries or self.containers or self.untracked)
 
     @property
     def summary(self) -> dict[str, int]:
@@ -199,6 +210,7 @@ class ChangeTracker:
         self._saved: dict[int, tuple[DXFEntity, dict[str, Any]]] = {}
         self._db_before: dict[str, Any] = {}
         self._containers: list[tuple[Any, dict[str, tuple[str, Any]]]] = []
+        self._failed: dict[int, str] = {}
         self._busy = False
 
     # -- before -------------------------------------------------------------------------
@@ -210,7 +222,7 @@ class ChangeTracker:
     def touch(self, entity: DXFEntity) -> None:
         """Save ``entity``'s state unless already saved, new in this run, or not in the document."""
         key = id(entity)
-        if key in self._saved or self._busy:
+        if key in self._saved or key in self._failed or self._busy:
             return
         try:
             namespace = _object_getattribute(entity, "__dict__").get("dxf")
@@ -229,6 +241,8 @@ class ChangeTracker:
         self._busy = True
         try:
             self._saved[key] = (entity, _clone_state(entity, self.doc))
+        except Exception as exc:  # state that cannot be copied: report instead of failing the run
+            self._failed[key] = f"{type(entity).__name__} #{handle}: {type(exc).__name__}: {exc}"
         finally:
             self._busy = False
 
@@ -242,7 +256,7 @@ class ChangeTracker:
     # -- after --------------------------------------------------------------------------
     def finish(self) -> ChangeSet:
         """Compare saved and live state and return what changed."""
-        changes = ChangeSet(self.db)
+        changes = ChangeSet(self.db, untracked=list(self._failed.values()))
         for entity, saved in self._saved.values():
             live = _object_getattribute(entity, "__dict__")
             if not _same_state(saved, live):
