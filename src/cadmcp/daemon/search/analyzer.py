@@ -25,19 +25,17 @@ _TEXT_CACHE = 50_000
 
 def fold(text: str) -> str:
     """Unicode-normalise: compatibility forms (NFKC), accents dropped, case kept."""
+    if text.isascii():
+        return text
     text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return unicodedata.normalize("NFKC", text)
 
 
-def _fold_fast(text: str) -> str:
-    return text if text.isascii() else fold(text)
-
-
 def split_words(text: str) -> list[str]:
     """Split text and identifiers into lowercase words (camelCase, snake, kebab, dotted, digits)."""
     words: list[str] = []
-    for run in _RUN.findall(_fold_fast(text)):
+    for run in _RUN.findall(fold(text)):
         if run.isdigit() or run.islower() or run.isupper() or run[1:].islower():
             words.append(run.casefold())
         else:
