@@ -121,3 +121,22 @@ def test_pep723_dependency_is_available_to_the_script(
         entry, '# /// script\n# dependencies = ["cadmcp-no-such-package-xyz==9.9"]\n# ///\n1\n', None, 60
     )
     assert bad.status == "dependency_error" and bad.text().startswith("[DEPENDENCY ERROR]")
+
+
+async def test_toolset_edits_in_a_transaction_are_undoable(sample_path: Path) -> None:
+    from mcp import Client
+
+    from cadmcp.hosts.dxf import create_server
+
+    server = create_server([str(sample_path)])
+    documents = server.application
+    before = export_tags(documents.active.doc)
+    with documents.transaction("Toolset: add marker") as entry:
+        entry.doc.modelspace().add_circle((0, 0), 42)
+    with pytest.raises(RuntimeError), documents.transaction("Toolset: broken"):
+        documents.active.doc.modelspace().add_circle((0, 0), 43)
+        raise RuntimeError("toolset bug")
+    async with Client(server) as client:
+        back = (await client.call_tool("navigate_history", {"direction": "back"})).structured_content
+    assert back["operations"] == ["Toolset: add marker"]
+    assert export_tags(documents.active.doc) == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +96,12 @@ def _looks_like_dxf(head: bytes) -> bool:
 
 
 class DocumentSet:
-    """The open documents of this host; exactly one is active while any is open."""
+    """The open documents of this host; exactly one is active while any is open.
+
+    Toolsets reach it as ``cadmcp.host.current().application`` (the server's ``application``):
+    ``app.active.doc`` is the live ezdxf drawing; wrap edits in ``app.transaction(name)`` so
+    they become undoable steps.
+    """
 
     def __init__(self) -> None:
         self._documents: list[DxfDocument] = []
@@ -133,6 +139,12 @@ class DocumentSet:
         entry = DxfDocument(doc, path.resolve(), self._unique_title(path.name), auditor=auditor)
         self._add(entry)
         return entry
+
+    def transaction(self, name: str) -> AbstractContextManager[DxfDocument]:
+        """Context manager: edits to the active document inside it become one undo step ``name``."""
+        from cadmcp.hosts.dxf.execution import transaction
+
+        return transaction(self.active, name)
 
     def find(self, document: str) -> DxfDocument:
         """A document by title or path."""

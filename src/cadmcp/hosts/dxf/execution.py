@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from cadmcp.host.history import Step
@@ -10,7 +11,7 @@ from cadmcp.host.pyexec import ExecResult, run_code
 from cadmcp.hosts.dxf.documents import DxfDocument
 from cadmcp.hosts.dxf.tracking import ChangeSet, ChangeTracker, tracked
 
-__all__ = ["default_step_name", "execute", "run_tracked"]
+__all__ = ["default_step_name", "execute", "run_tracked", "transaction"]
 
 _MAX_NAME = 80
 T = TypeVar("T")
@@ -106,3 +107,27 @@ def run_tracked(entry: DxfDocument, action: Callable[[], T]) -> tuple[T, ChangeS
         tracker.finish().undo()
         raise
     return result, tracker.finish()
+
+
+@contextmanager
+def transaction(entry: DxfDocument, name: str) -> Iterator[DxfDocument]:
+    """Record the changes made inside the block as one undo step named ``name``.
+
+    For toolsets that edit the drawing directly (not through execute_python_code)::
+
+        with documents.transaction("Renumber doors") as entry:
+            ...  # change entry.doc
+
+    An exception inside the block undoes its changes and propagates.
+    """
+    tracker = ChangeTracker(entry.doc)
+    try:
+        with tracked(tracker):
+            yield entry
+    except BaseException:
+        tracker.finish().undo()
+        raise
+    changes = tracker.finish()
+    if not changes.is_empty:
+        entry.history.record(Step(name, changes.undo, changes.redo))
+        entry.modified = True

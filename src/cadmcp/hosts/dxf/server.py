@@ -87,6 +87,9 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
         version=HOST_VERSION,
     )
 
+    # what toolsets reach through cadmcp.host.current().application
+    server.application = documents  # type: ignore[attr-defined]
+
     def active() -> DxfDocument:
         try:
             return documents.active
