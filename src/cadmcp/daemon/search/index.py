@@ -218,8 +218,13 @@ class SearchIndex:
 
     def docs(self) -> Iterable[CapabilityDoc]:
         """Every capability in the index, in listing order."""
-        for seg in sorted(self._segments.values(), key=lambda s: s.order):
+        for seg in self._ordered_segments():
             yield from seg.docs
+
+    def _ordered_segments(self) -> list[_Segment]:
+        if self._order is None:
+            self._order = sorted(self._segments.values(), key=lambda s: s.order)
+        return self._order
 
     def replace_host(self, host_key: str, docs: Sequence[CapabilityDoc]) -> None:
         """Index (or re-index) one host's whole catalog; other hosts are untouched."""
@@ -253,6 +258,7 @@ class SearchIndex:
             self._entries[segment.base + i] = _Entry(doc, _order_key(doc))
         self._name_keys.update(segment.name_keys)
         self._app_aliases = None
+        self._order = None
 
     def remove_host(self, host_key: str) -> None:
         """Drop one host's capabilities (no-op for an unknown host)."""
@@ -272,6 +278,7 @@ class SearchIndex:
         for key in segment.name_keys:
             self._name_keys.remove(key)
         self._app_aliases = None
+        self._order = None
 
     def _compact(self) -> None:
         remap = self._postings.compact()
@@ -339,7 +346,7 @@ class SearchIndex:
             counts = seg.kind_counts if seg is not None else {}
         kinds_available = {k: counts[k] for k in KINDS if counts.get(k)}
         if query is None or not query.strip():
-            scope = host_scope if host_scope is not None else list(self._segments.values())
+            scope = host_scope if host_scope is not None else self._ordered_segments()
             return self._listing(scope, kind_set, limit, kinds_available)
         top, total = self._rank(query, host_scope, kind_set, limit)
         suggestions = [] if total else self._suggest(query, host_scope, kind_set)
@@ -354,14 +361,13 @@ class SearchIndex:
     def _listing(
         self, scope: list[_Segment], kind_set: set[str] | None, limit: int, kinds_available: dict[str, int]
     ) -> SearchResult:
+        total = sum(c for k, c in kinds_available.items() if kind_set is None or k in kind_set)
         hits: list[CapabilityDoc] = []
-        total = 0
-        for seg in sorted(scope, key=lambda s: s.order):
-            for doc in seg.docs:
-                if kind_set is None or doc.kind in kind_set:
-                    total += 1
-                    if len(hits) < limit:
-                        hits.append(doc)
+        for seg in scope:
+            if len(hits) >= limit:
+                break
+            hits.extend(d for d in seg.docs if kind_set is None or d.kind in kind_set)
+        hits = hits[:limit]
         return SearchResult(hits, total, [], kinds_available, [0.0] * len(hits))
 
     def _query_terms(self, words: list[str]) -> dict[str, float]:
