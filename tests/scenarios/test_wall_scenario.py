@@ -23,7 +23,7 @@ def _count(result: Any) -> int:
     return int(match.group(1))
 
 
-@pytest.mark.parametrize("kind", ["ifc"])
+@pytest.mark.parametrize("kind", ["ifc", "dxf"])
 async def test_count_add_look_undo(kind: str, hosts: Any, daemon_client: Any) -> None:
     sample = sample_path(kind)
     assert sample is not None and Path(sample).exists()
