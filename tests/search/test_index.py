@@ -142,3 +142,13 @@ def test_churning_hosts_compacts_and_keeps_results_identical(monkeypatch: pytest
             want = fresh.search(query, host_key=host, limit=20)
             assert [d.key for d in got.hits] == [d.key for d in want.hits]
             assert got.scores == want.scores and got.total == want.total
+
+
+def test_replacing_a_host_with_the_same_catalog_changes_nothing(index: SearchIndex) -> None:
+    before = index.search("undo", limit=20)
+    index.replace_host("dxf-1", list(reversed(cad_docs("dxf-1", "DXF"))))
+    after = index.search("undo", limit=20)
+    assert [d.key for d in after.hits] == [d.key for d in before.hits] and after.scores == before.scores
+    changed = [*cad_docs("dxf-1", "DXF")[:-1], tool("element", "Changed.", host="dxf-1", kind="resource")]
+    index.replace_host("dxf-1", changed)
+    assert index.search("changed", host_key="dxf-1").hits[0].description == "Changed."

@@ -233,6 +233,9 @@ class SearchIndex:
                 raise ValueError(f"capability {doc.key!r} belongs to host {doc.host_key!r}, not {host_key!r}")
             if doc.kind not in _KIND_RANK:
                 raise ValueError(f"capability {doc.key!r} has unknown kind {doc.kind!r}; use one of {KINDS}")
+        current = self._segments.get(host_key)
+        if current is not None and current.docs == sorted(docs, key=_order_key):
+            return  # nothing changed (a re-list after an unrelated change, a reconnect)
         # analysed before the swap, so a search never sees a half-indexed host
         segment = _Segment(host_key, docs, self._analysis, self._postings.size)
         self._remove(host_key)
