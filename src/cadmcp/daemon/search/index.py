@@ -207,6 +207,7 @@ class SearchIndex:
         self._app_ids: dict[str, int] = {}
         self._kind_counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._app_aliases: dict[tuple[str, ...], str] | None = None
+        self._order: list[_Segment] | None = None  # segments in listing order, when known
 
     def __len__(self) -> int:
         return len(self._entries)
