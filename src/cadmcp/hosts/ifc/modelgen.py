@@ -53,7 +53,8 @@ def new_project(
         ifcopenshell.api.unit.add_si_unit(f, unit_type=unit_type)
         for unit_type in ("LENGTHUNIT", "AREAUNIT", "VOLUMEUNIT", "PLANEANGLEUNIT")
     ]
-    ifcopenshell.api.unit.assign_unit(f, units=units)  # metres, m², m³, radians
+    assignment = ifcopenshell.api.unit.assign_unit(f, units=units)  # metres, m², m³, radians
+    assignment.Units = units  # assign_unit orders them through a set; keep the file reproducible
     model_ctx = ifcopenshell.api.context.add_context(f, context_type="Model")
     body = ifcopenshell.api.context.add_context(
         f, context_type="Model", context_identifier="Body", target_view="MODEL_VIEW", parent=model_ctx
