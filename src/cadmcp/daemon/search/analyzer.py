@@ -20,6 +20,8 @@ _RUN = re.compile(r"[^\W\d_]+|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[^\W\d_]+")
 
 
+# a lowercase letter followed by an uppercase one, or an acronym running into a word
+_MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _TEXT_CACHE = 50_000
 
 
@@ -34,8 +36,11 @@ def fold(text: str) -> str:
 
 def split_words(text: str) -> list[str]:
     """Split text and identifiers into lowercase words (camelCase, snake, kebab, dotted, digits)."""
+    text = fold(text)
+    if text.isascii() and _MIXED_CASE.search(text) is None:  # fast path: no camelCase to split
+        return _RUN.findall(text.lower())
     words: list[str] = []
-    for run in _RUN.findall(fold(text)):
+    for run in _RUN.findall(text):
         if run.isdigit() or run.islower() or run.isupper() or run[1:].islower():
             words.append(run.casefold())
         else:
@@ -66,7 +71,8 @@ class Analyzer:
         cached = self._texts.get(text)
         if cached is None:
             stop = self.stop_words
-            cached = tuple([self.stem(w) for w in split_words(text) if w not in stop])
+            stems = self._stems
+            cached = tuple([stems.get(w) or self.stem(w) for w in split_words(text) if w not in stop])
             if len(self._texts) >= _TEXT_CACHE:
                 self._texts.clear()
             self._texts[text] = cached
