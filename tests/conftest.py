@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cadmcp.wire.calllog import LOG_DIR_ENV
+from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
 
 

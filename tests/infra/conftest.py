@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from cadmcp.daemon.launching import CONFIG_ENV
-from cadmcp.wire.calllog import LOG_DIR_ENV, parse_line
+from cadmcp.userdirs import LOG_DIR_ENV
+from cadmcp.wire.calllog import parse_line
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 
 

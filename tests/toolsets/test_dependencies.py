@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cadmcp.host.toolsets.deps import CACHE_DIR_ENV
+from cadmcp.userdirs import CACHE_DIR_ENV
 from tests.toolsets.conftest import write
 
 pytestmark = pytest.mark.anyio

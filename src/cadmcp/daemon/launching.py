@@ -31,6 +31,7 @@ import anyio
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.userdirs import config_dir
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 
 CONFIG_ENV = "CADMCP_HOSTS_CONFIG"
@@ -101,9 +102,7 @@ def config_path() -> Path | None:
     override = os.environ.get(CONFIG_ENV)
     if override:
         return Path(override)
-    from platformdirs import user_config_dir
-
-    folder = Path(user_config_dir("cadmcp", appauthor=False))
+    folder = config_dir()
     return next((p for p in (folder / "hosts.toml", folder / "hosts.json") if p.is_file()), None)
 
 

@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO, TypeVar
 
+from cadmcp.userdirs import cache_dir
+
 __all__ = [
     "EXEC_TIMEOUT_ENV",
     "DependencyError",
@@ -495,9 +497,7 @@ def parse_script_dependencies(code: str) -> list[str]:
 
 def cache_root() -> Path:
     """Directory holding one installed target directory per dependency set."""
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("cadmcp")) / "script-deps"
+    return cache_dir() / "script-deps"
 
 
 def ensure_dependencies(deps: Sequence[str], *, root: Path | None = None) -> Path:

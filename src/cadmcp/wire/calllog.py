@@ -25,9 +25,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from cadmcp.userdirs import log_dir
 from cadmcp.wire.jsonwire import dumps
 
-LOG_DIR_ENV = "CADMCP_LOG_DIR"
 KEEP_DAYS = 30
 MAX_FILE_BYTES = 32 * 1024 * 1024
 """A file past this size rolls to the next `seq` within the same hour."""
@@ -43,16 +43,6 @@ _SECRET_KEY = re.compile(
 _FILE_RE = re.compile(r"^log_\d+_\d{10}_\d+\.log$")
 _BARE = re.compile(r'^[^\s"=]+$')
 _SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
-
-
-def log_dir() -> Path:
-    """Where log files go: `CADMCP_LOG_DIR`, else platformdirs' user log dir for cadmcp."""
-    override = os.environ.get(LOG_DIR_ENV)
-    if override:
-        return Path(override)
-    from platformdirs import user_log_dir
-
-    return Path(user_log_dir("cadmcp", appauthor=False))
 
 
 class CallLogFile:

@@ -12,14 +12,8 @@ See docs/toolsets.md.
 """
 
 from cadmcp.host.toolsets.manager import COLLISION_RULE, REPORT_URI, ToolsetManager, load_toolsets
-from cadmcp.host.toolsets.registry import (
-    CONFIG_DIR_ENV,
-    TOOLSETS_ENV,
-    Registry,
-    RegistryError,
-    Scope,
-    config_dir,
-)
+from cadmcp.host.toolsets.registry import TOOLSETS_ENV, Registry, RegistryError, Scope
+from cadmcp.userdirs import CONFIG_DIR_ENV, config_dir
 
 __all__ = [
     "COLLISION_RULE",

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cadmcp.host.toolsets.loader import discover
-from cadmcp.host.toolsets.registry import REGISTRY_FILE, Registry, RegistryError, Scope, config_dir
+from cadmcp.host.toolsets.registry import REGISTRY_FILE, Registry, RegistryError, Scope
+from cadmcp.userdirs import config_dir
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -13,25 +13,19 @@ under `<cache>/toolset-deps`, where `<cache>` is `CADMCP_CACHE_DIR` or the user 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from cadmcp.host.pyexec import DependencyError, ensure_dependencies, parse_script_dependencies
+from cadmcp.userdirs import cache_dir
 
-CACHE_DIR_ENV = "CADMCP_CACHE_DIR"
 """Environment variable that overrides the user cache directory for toolset dependencies."""
 
-__all__ = ["CACHE_DIR_ENV", "DependencyError", "deps_root", "install", "parse_script_dependencies"]
+__all__ = ["DependencyError", "deps_root", "install", "parse_script_dependencies"]
 
 
 def deps_root() -> Path:
     """Where toolset dependency sets are installed."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override) / "toolset-deps"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("cadmcp")) / "toolset-deps"
+    return cache_dir() / "toolset-deps"
 
 
 def install(source: str) -> tuple[list[str], Path | None]:

@@ -7,7 +7,7 @@ Three scopes, read most specific first (that order is also the collision order):
     <config>/toolsets.json                             every host
 
 `<config>` is `CADMCP_CONFIG_DIR` when set, else the user config directory
-(`platformdirs.user_config_dir("cadmcp")`). Each file is `{"toolsets": ["/abs/path", ...]}`.
+(`cadmcp.userdirs.config_dir()`). Each file is `{"toolsets": ["/abs/path", ...]}`.
 Entries are absolute paths to a folder of toolset modules or to one `.py` file. A missing
 path stays in the file and is reported when the host loads; only `remove` takes it out.
 """
@@ -20,7 +20,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-CONFIG_DIR_ENV = "CADMCP_CONFIG_DIR"
+from cadmcp.userdirs import config_dir
+
 """Environment variable that overrides the user config directory (tests isolate themselves this way)."""
 
 REGISTRY_FILE = "toolsets.json"
@@ -33,16 +34,6 @@ class RegistryError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def config_dir() -> Path:
-    """The cadmcp config directory (`CADMCP_CONFIG_DIR`, else the platform's user config dir)."""
-    override = os.environ.get(CONFIG_DIR_ENV)
-    if override:
-        return Path(override)
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("cadmcp"))
 
 
 def _check_part(kind: str, value: str) -> str:
