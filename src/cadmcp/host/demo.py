@@ -8,7 +8,6 @@ catalog at runtime, so clients can watch the daemon follow along.
 from __future__ import annotations
 
 import base64
-import json
 import threading
 import time
 import zlib
@@ -19,6 +18,7 @@ import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 
 from cadmcp.host.runtime import HostRuntime
+from cadmcp.wire.jsonwire import dumps
 
 
 def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -125,7 +125,7 @@ def create_demo_server(runtime: HostRuntime) -> MCPServer[Any]:
         """Add a tool to this host's catalog at runtime (it echoes its arguments)."""
 
         def added(**kwargs: Any) -> str:
-            return json.dumps(kwargs)
+            return dumps(kwargs)
 
         added.__name__ = name
         server.add_tool(added, name=name, description=description)
@@ -152,7 +152,7 @@ def create_demo_server(runtime: HostRuntime) -> MCPServer[Any]:
     @server.resource("demo://status", mime_type="application/json")
     def status() -> str:
         """The demo host's live state: items and how many echo calls it served."""
-        return json.dumps(
+        return dumps(
             {"calls": state["calls"], "items": state["items"], "thread": threading.current_thread().name}
         )
 

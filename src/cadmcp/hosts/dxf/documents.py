@@ -39,8 +39,8 @@ class DxfDocument:
         return str(self.path) if self.path else None
 
 
-def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
-    """Read and audit a DXF file; raise :class:`DxfHostError` with a clear message on any problem."""
+def check_drawing_path(file_path: str) -> Path:
+    """Cheap checks before reading (name, existence, DWG or non-DXF content); raises DxfHostError."""
     if not file_path or not file_path.strip():
         raise DxfHostError("filePath is empty. Pass the path of a .dxf file.")
     path = Path(file_path).expanduser()
@@ -69,7 +69,12 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
         )
     if path.suffix.lower() != ".dxf" and not head.startswith(_BINARY_DXF_MAGIC) and not _looks_like_dxf(head):
         raise DxfHostError(f"{path.name} is not a DXF file. This host opens .dxf drawings (ASCII or binary).")
+    return path
 
+
+def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
+    """Read and audit a DXF file; raise :class:`DxfHostError` with a clear message on any problem."""
+    path = check_drawing_path(file_path)
     import ezdxf
     from ezdxf import recover
 
@@ -107,14 +112,55 @@ class DocumentSet:
         self._documents: list[DxfDocument] = []
         self._active: DxfDocument | None = None
         self._untitled = 0
+        self._pending: list[str] = []
+        self._blank_when_empty = False
+        self._deferred_error: str | None = None
+
+    def open_later(self, file_path: str) -> str:
+        """Check a file now and read it on first use, so the host is ready sooner; returns its name."""
+        path = check_drawing_path(file_path)
+        self._pending.append(str(path))
+        return path.name
+
+    def blank_on_first_use(self) -> None:
+        """Start a new empty drawing when first used if nothing else was opened."""
+        self._blank_when_empty = True
+
+    def _settle(self) -> None:
+        """Read the files queued by `open_later` (the first becomes active), or start a blank drawing."""
+        if self._pending:
+            self._blank_when_empty = False  # files were asked for: a failure must not hide behind a blank
+            pending, self._pending = self._pending, []
+            first: DxfDocument | None = None
+            problems: list[str] = []
+            for file_path in pending:
+                try:
+                    entry = self._open(file_path)
+                except DxfHostError as exc:
+                    problems.append(str(exc))
+                else:
+                    first = first or entry
+            if first is not None:
+                self._active = first
+            if problems:
+                self._deferred_error = " ".join(problems)
+        if self._blank_when_empty and not self._documents:
+            self._blank_when_empty = False
+            self.new()
 
     @property
     def active(self) -> DxfDocument:
+        self._settle()
+        if self._deferred_error is not None:
+            message, self._deferred_error = self._deferred_error, None
+            if self._active is None:
+                raise DxfHostError(f"{message} No document is open: call open_document with a .dxf file.")
         if self._active is None:
             raise DxfHostError("No document is open. Call open_document with the path of a .dxf file.")
         return self._active
 
     def __iter__(self):  # type: ignore[no-untyped-def]
+        self._settle()
         return iter(list(self._documents))
 
     def new(self) -> DxfDocument:
@@ -129,6 +175,10 @@ class DocumentSet:
 
     def open(self, file_path: str) -> DxfDocument:
         """Open a DXF file (or activate it if already open)."""
+        self._settle()
+        return self._open(file_path)
+
+    def _open(self, file_path: str) -> DxfDocument:
         path = Path(file_path).expanduser()
         resolved = path.resolve() if path.exists() else path
         for entry in self._documents:
@@ -148,6 +198,7 @@ class DocumentSet:
 
     def find(self, document: str) -> DxfDocument:
         """A document by title or path."""
+        self._settle()
         wanted = document.strip()
         for entry in self._documents:
             if entry.title == wanted or (entry.path is not None and str(entry.path) == wanted):

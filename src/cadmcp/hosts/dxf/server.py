@@ -6,7 +6,6 @@ application thread, one at a time, so they may touch the documents freely.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -20,8 +19,8 @@ from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
 from cadmcp.hosts.dxf import context as model
 from cadmcp.hosts.dxf.cheatsheet import CHEATSHEET
 from cadmcp.hosts.dxf.documents import DocumentSet, DxfDocument, DxfHostError
-from cadmcp.hosts.dxf.execution import execute, run_tracked
 from cadmcp.hosts.dxf.schedules import list_schedules, schedule_csv
+from cadmcp.wire.jsonwire import dumps
 
 __all__ = ["create_server"]
 
@@ -60,23 +59,23 @@ class HistoryResult(TypedDict):
 
 
 def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = None) -> MCPServer[Any]:
-    """Open ``paths`` (first active; none → a new empty drawing) and build the MCP server."""
-    import ezdxf
+    """Check ``paths`` and build the MCP server; the drawings are read on first use (first active;
+    none → a new empty drawing), so the host is ready before ezdxf is even imported."""
+    from importlib.metadata import version as package_version
 
     from cadmcp.hosts.dxf import HOST_APP, HOST_VERSION
 
     documents = DocumentSet()
-    opened = [documents.open(path) for path in paths]
-    if opened:
-        documents.activate(opened[0].title)
-    else:
-        documents.new()
+    for path in paths:
+        documents.open_later(path)
+    documents.blank_on_first_use()
 
     server: MCPServer[Any] = MCPServer(
         f"cadmcp-{HOST_APP.lower()}",
         title="DXF drawings (ezdxf)",
         description=(
-            f"Live DXF drawings (the AutoCAD analogue) driven by ezdxf {ezdxf.__version__}: run Python "
+            f"Live DXF drawings (the AutoCAD analogue) driven by ezdxf {package_version('ezdxf')}: "
+            "run Python "
             "against the open drawing, undo/redo, screenshots, model context, schedules."
         ),
         instructions=(
@@ -111,6 +110,8 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
         Read dxf://python-cheatsheet for recipes.
         """
         entry = active()
+        from cadmcp.hosts.dxf.execution import execute  # imports ezdxf: keep it off start-up
+
         result = execute(entry, code, description, exec_timeout)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text())], is_error=result.is_error
@@ -244,11 +245,11 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
     def version() -> str:
         import sys
 
-        return json.dumps(
+        return dumps(
             {
                 "host": HOST_APP,
                 "adapter": HOST_VERSION,
-                "ezdxf": ezdxf.__version__,
+                "ezdxf": package_version("ezdxf"),
                 "python": sys.version.split()[0],
                 "exec_timeout_s": exec_timeout if exec_timeout is not None else default_timeout(),
                 "exec_timeout_env": EXEC_TIMEOUT_ENV,
@@ -273,7 +274,7 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
         mime_type="application/json",
     )
     def model_context() -> str:
-        return json.dumps(model.model_context(resource_entry()))
+        return dumps(model.model_context(resource_entry()))
 
     @server.resource(
         "dxf://model/warnings",
@@ -287,11 +288,13 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
         entry = resource_entry()
 
         def audit() -> Any:
+            from cadmcp.hosts.dxf.execution import run_tracked
+
             auditor, changes = run_tracked(entry, entry.doc.audit)
             changes.undo()  # report only: the audit's own fixes are not kept
             return auditor
 
-        return json.dumps(model.model_warnings(entry, audit), default=str)
+        return dumps(model.model_warnings(entry, audit))
 
     @server.resource(
         "dxf://schedules",
@@ -303,7 +306,7 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
         mime_type="application/json",
     )
     def schedules() -> str:
-        return json.dumps({"schedules": list_schedules(resource_entry().doc)})
+        return dumps({"schedules": list_schedules(resource_entry().doc)})
 
     @server.resource(
         "dxf://element/{elementId}",
@@ -315,7 +318,7 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
     )
     def element(elementId: str) -> str:
         try:
-            return json.dumps(model.element_info(resource_entry(), elementId))
+            return dumps(model.element_info(resource_entry(), elementId))
         except DxfHostError as exc:
             raise ResourceNotFoundError(str(exc)) from None
 
