@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from cadmcp.daemon.search import SearchIndex
 
 from .conftest import cad_docs, tool
@@ -109,3 +111,33 @@ def test_results_do_not_depend_on_insertion_order() -> None:
         expected = got
     # identical tools on identical hosts tie: broken by host key
     assert [d.host_key for d in idx.search("undo", limit=5).hits] == ["h0", "h1", "h2", "h3", "h4"]
+
+
+def test_second_stage_prefers_the_capability_whose_name_the_query_covers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import cadmcp.daemon.search.index as index_module
+
+    docs = [
+        tool("book_appointment", "Reserve a time slot with a provider.", host="a", app="Services"),
+        tool(
+            "find_provider",
+            "Find a provider to book an appointment with: appointment booking, book appointments.",
+            host="b",
+            app="Finder",
+        ),
+        *(tool(f"other_{w}", f"Works on {w} data.", host="c", app="Other") for w in "abcdefgh"),
+    ]
+    query = "please book an appointment"
+    shipped = index_module.NAME_COVERAGE
+    assert shipped > 0
+
+    def first(coverage: float) -> str:
+        monkeypatch.setattr(index_module, "NAME_COVERAGE", coverage)
+        index = SearchIndex()
+        for host in ("a", "b", "c"):
+            index.replace_host(host, [d for d in docs if d.host_key == host])
+        return index.search(query).hits[0].name
+
+    assert first(0.0) == "find_provider"  # the description repeats the words
+    assert first(shipped) == "book_appointment"

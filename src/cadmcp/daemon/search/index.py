@@ -82,6 +82,10 @@ _MAX_PREFIX_HITS = 200
 APP_PREFERENCE = 1.5
 #: Coordination: a capability's score is scaled by (share of the query's weight it matches) ** COORD.
 COORD = 0.5
+#: Second stage: the best RERANK_DEPTH first-stage matches are re-scored by how much of their
+#: name (IDF-weighted name words) the query covers: score × (1 + NAME_COVERAGE × share).
+RERANK_DEPTH = 30
+NAME_COVERAGE = 0.5
 
 
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
@@ -111,6 +115,7 @@ class _Segment:
         "host_key",
         "kind_counts",
         "name_keys",
+        "name_terms",
         "names",
         "order",
         "postings",
@@ -124,11 +129,13 @@ class _Segment:
         self.app = self.docs[0].host_app.casefold() if self.docs else ""
         self.order = _order_key(self.docs[0])[:3] if self.docs else ("", "", host_key)
         self.kind_counts: dict[str, int] = {}
+        self.name_terms: list[frozenset[str]] = []  # per doc, for the second-stage re-rank
         postings: dict[str, tuple[list[int], list[float]]] = {}
         keys: list[tuple[str, str, int]] = []
         for i, doc in enumerate(self.docs):
             self.kind_counts[doc.kind] = self.kind_counts.get(doc.kind, 0) + 1
-            weights, name_keys = analysis.of(doc)
+            weights, name_keys, name_terms = analysis.of(doc)
+            self.name_terms.append(name_terms)
             gid = base + i
             for t, x in weights:
                 pair = postings.get(t)
@@ -144,6 +151,9 @@ class _Segment:
         self.names = sorted({d.name for d in self.docs})
 
 
+_Analysed = tuple[tuple[tuple[str, float], ...], tuple[str, ...], frozenset[str]]
+
+
 class _Analysis:
     """A capability's BM25F term weights and name keys, cached by content: a host re-lists
     mostly unchanged capabilities, and several instances of one app list the same ones."""
@@ -151,15 +161,17 @@ class _Analysis:
     def __init__(self, analyzer: Analyzer, size: int = 50_000) -> None:
         self.analyzer = analyzer
         self._size = size
-        self._cache: dict[tuple[object, ...], tuple[tuple[tuple[str, float], ...], tuple[str, ...]]] = {}
+        self._cache: dict[tuple[object, ...], _Analysed] = {}
 
-    def of(self, doc: CapabilityDoc) -> tuple[tuple[tuple[str, float], ...], tuple[str, ...]]:
+    def of(self, doc: CapabilityDoc) -> _Analysed:
+        """(term, BM25F saturation) pairs, name keys for exact/prefix matching, and name terms."""
         content = (doc.name, doc.target, doc.title, doc.description, doc.params, doc.keywords, doc.host_app)
         hit = self._cache.get(content)
         if hit is not None:
             return hit
         tf: dict[str, float] = {}
-        for spec, text in zip(_FIELDS, _doc_fields(doc), strict=True):
+        fields = _doc_fields(doc)
+        for spec, text in zip(_FIELDS, fields, strict=True):
             if not text:
                 continue
             terms = self.analyzer.terms(text)
@@ -173,7 +185,8 @@ class _Analysis:
         for text in (doc.name, doc.target):
             keys.add(fold(text).casefold())
             keys.add(" ".join(split_words(text)))
-        result = (weights, tuple(sorted(keys)))
+        name_terms = frozenset(t for t in self.analyzer.terms(fields[0]) if not t.isdigit())
+        result = (weights, tuple(sorted(keys)), name_terms)
         if len(self._cache) >= self._size:
             self._cache.clear()
         self._cache[content] = result
@@ -184,6 +197,7 @@ class _Analysis:
 class _Entry:
     doc: CapabilityDoc
     order: tuple[str, str, str, int, str, str]
+    name_terms: frozenset[str]  # analysed terms of the name and target
 
 
 _Hit = tuple[_Entry, int, float]  # entry, name tier, score
@@ -259,7 +273,7 @@ class SearchIndex:
         for k, c in segment.kind_counts.items():
             self._kind_counts[k] += c
         for i, doc in enumerate(segment.docs):
-            self._entries[segment.base + i] = _Entry(doc, _order_key(doc))
+            self._entries[segment.base + i] = _Entry(doc, _order_key(doc), segment.name_terms[i])
         self._name_keys.update(segment.name_keys)
         self._app_aliases = None
         self._order = None
@@ -433,11 +447,14 @@ class SearchIndex:
             final = np.where(np.isin(postings.app_codes(), pref_ids), final * APP_PREFERENCE, final)
         idx = np.flatnonzero(mask)
         total = len(idx)
-        if len(idx) > limit:
+        depth = max(limit, RERANK_DEPTH if NAME_COVERAGE else 0, 1)
+        if len(idx) > depth:
             vals = final[idx]
-            cut = len(idx) - max(limit, 1)
+            cut = len(idx) - depth
             idx = idx[vals >= np.partition(vals, cut)[cut]]
         pool: dict[int, float] = {int(g): float(final[g]) for g in idx}
+        if NAME_COVERAGE and pool:
+            pool = self._rerank(pool, qterms)
         for gid in tiers:
             e = self._entries[gid]
             if (host_scope is not None and e.doc.host_key != host_scope[0].host_key) or (
@@ -450,6 +467,28 @@ class SearchIndex:
         hits = [(self._entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
         hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
         return hits[:limit], total
+
+    def _rerank(
+        self, pool: dict[int, float], idf: dict[str, float], qterms: dict[str, float]
+    ) -> dict[int, float]:
+        """Second stage: boost matches whose name words the query covers (IDF-weighted share)."""
+        out: dict[int, float] = {}
+        postings = self._postings
+        n = len(self._entries)
+        for gid, score in pool.items():
+            names = self._entries[gid].name_terms
+            if not names:
+                out[gid] = score
+                continue
+            have = want = 0.0
+            for t in names:
+                df = postings.df(t)
+                w = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+                want += w
+                if qterms.get(t, 0.0) >= 1.0:
+                    have += w
+            out[gid] = score * (1.0 + NAME_COVERAGE * have / want) if want else score
+        return out
 
     def _suggest(self, query: str, host_scope: list[_Segment] | None, kind_set: set[str] | None) -> list[str]:
         """Guidance for zero hits: names found with the kinds filter lifted or with spelling fixed."""
