@@ -468,9 +468,7 @@ class SearchIndex:
         hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
         return hits[:limit], total
 
-    def _rerank(
-        self, pool: dict[int, float], idf: dict[str, float], qterms: dict[str, float]
-    ) -> dict[int, float]:
+    def _rerank(self, pool: dict[int, float], qterms: dict[str, float]) -> dict[int, float]:
         """Second stage: boost matches whose name words the query covers (IDF-weighted share)."""
         out: dict[int, float] = {}
         postings = self._postings
