@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     toolset.add_argument("rest", nargs=argparse.REMAINDER)
 
     ev = sub.add_parser("eval", help="evaluate search quality on a query set")
-    ev.add_argument("what", choices=["search"])
+    ev.add_argument("what", choices=["search", "dump-catalog"])
     ev.add_argument("rest", nargs=argparse.REMAINDER)
 
     demo = sub.add_parser("demo", help="start a host on a sample model and walk through search -> invoke")
@@ -75,6 +75,9 @@ def _run_host(args: argparse.Namespace) -> int:
     # what toolsets reach through cadmcp.host.current().application
     app = getattr(server, "application", None) or getattr(server, f"{args.kind}_host", None)
     runtime.application = runtime.application or app
+    warm_up = getattr(server, "warm_up", None)  # load the model etc. on the app thread once ready
+    if callable(warm_up) and os.environ.get("CADMCP_WARM_UP", "1") != "0":
+        runtime.after_ready(warm_up)
     from cadmcp.host.toolsets import load_toolsets
 
     manager = load_toolsets(runtime, args.toolset)
@@ -113,6 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadmcp.host.toolsets.cli import main as toolset_main
 
         return toolset_main(list(args.rest))
+    if args.command == "eval" and args.what == "dump-catalog":
+        from cadmcp.daemon.search.dump import main as dump_main
+
+        return dump_main(list(args.rest))
     if args.command == "eval":
         from cadmcp.daemon.search.evaluate import main as eval_main
 

@@ -1,0 +1,108 @@
+"""`cadmcp eval dump-catalog`: write the catalogs of running hosts as an evaluation `catalog.json`.
+
+    cadmcp eval dump-catalog --out FILE [--host APP ...] [--runtime-dir DIR]
+
+Connects to every host endpoint in the runtime directory (or only those of the named apps),
+lists its tools, resources and resource templates as the daemon would, and writes them raw
+(MCP JSON) in the shared evaluation format, so a toolset author can write queries against the
+real catalog and run `cadmcp eval search` on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+#: How long one host may take to answer its list requests.
+TIMEOUT_S = 10.0
+
+
+async def _list_all(session: Any, method: str, field: str) -> list[dict[str, Any]]:
+    """Every page of one MCP list request, as JSON dicts."""
+    from mcp.types import PaginatedRequestParams
+
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        result = await getattr(session, method)(params=params)
+        items += [i.model_dump(by_alias=True, exclude_none=True, mode="json") for i in getattr(result, field)]
+        cursor = result.next_cursor
+        if not cursor:
+            return items
+
+
+async def dump_host(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Tools, resources and resource templates listed by the host at endpoint `path`."""
+    import anyio
+    from mcp import ClientSession
+
+    from cadmcp.wire.sockets import connect
+
+    out: dict[str, list[dict[str, Any]]] = {"tools": [], "resources": [], "resourceTemplates": []}
+    # the result is kept outside the blocks: closing the connection cancels its task group
+    with anyio.fail_after(TIMEOUT_S):
+        async with connect(path) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            caps = init.capabilities
+            if caps.tools is not None:
+                out["tools"] = await _list_all(session, "list_tools", "tools")
+            if caps.resources is not None:
+                out["resources"] = await _list_all(session, "list_resources", "resources")
+                out["resourceTemplates"] = await _list_all(
+                    session, "list_resource_templates", "resourceTemplates"
+                )
+    if not any(out.values()) and (caps.tools is not None or caps.resources is not None):
+        raise OSError(f"{path.name}: the host closed the connection before listing")
+    return out
+
+
+async def dump_catalog(runtime_dir: Path | None = None, apps: list[str] | None = None) -> dict[str, Any]:
+    """A `catalog.json` object with every live host endpoint (optionally only the named apps)."""
+    from cadmcp.wire.endpoints import list_endpoints, pid_alive
+
+    wanted = {a.casefold() for a in apps} if apps else None
+    hosts: list[dict[str, Any]] = []
+    for ep in list_endpoints(runtime_dir):
+        if not pid_alive(ep.pid) or (wanted is not None and ep.host_app.casefold() not in wanted):
+            continue
+        listed = await dump_host(ep.path)
+        hosts.append({"hostApp": ep.host_app, "version": ep.version, "pid": ep.pid, **listed})
+    return {"hosts": hosts}
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `cadmcp eval dump-catalog`; returns the process exit code."""
+    parser = argparse.ArgumentParser(prog="cadmcp eval dump-catalog", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="catalog.json to write ('-' for stdout)")
+    parser.add_argument("--host", action="append", help="only hosts of this app (repeatable)")
+    parser.add_argument("--runtime-dir", type=Path, help="host endpoint folder (default: usual)")
+    args = parser.parse_args(argv)
+    import anyio
+
+    try:
+        catalog = anyio.run(dump_catalog, args.runtime_dir, args.host)
+    except (OSError, TimeoutError) as exc:
+        print(f"cadmcp eval dump-catalog: cannot read a host ({exc}); is it still running?", file=sys.stderr)
+        return 1
+    if not catalog["hosts"]:
+        print(
+            "cadmcp eval dump-catalog: no running host; start one with `cadmcp host ...`",
+            file=sys.stderr,
+        )
+        return 1
+    text = json.dumps(catalog, indent=1, ensure_ascii=False) + "\n"
+    if str(args.out) == "-":
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
+        n = sum(len(h["tools"]) + len(h["resources"]) + len(h["resourceTemplates"]) for h in catalog["hosts"])
+        print(f"wrote {len(catalog['hosts'])} host(s), {n} capabilities to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
