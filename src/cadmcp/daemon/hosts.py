@@ -155,7 +155,7 @@ class HostDirectory:
                 state.status, state.error = "failed", "the host closed the connection"
         except Exception as exc:  # any failure stays inside this host's task
             state.status = "failed"
-            state.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            state.error = _describe(exc)
             log.info("host %s: %s", ep.name, state.error)
         finally:
             state.retry_at = time.monotonic() + min(
@@ -257,3 +257,10 @@ class HostDirectory:
             self.index.remove_host(key.instance_id)
             self.gone[key] = time.time()
         self.links.pop(key, None)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an error, looking through single-exception groups the SDK's task groups add."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

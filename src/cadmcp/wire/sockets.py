@@ -69,14 +69,22 @@ async def message_streams(stream: anyio.abc.ByteStream) -> AsyncIterator[StreamP
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(reader)
-        tg.start_soon(writer)
-        try:
-            yield read_recv, write_send
-        finally:
-            tg.cancel_scope.cancel()
+    body_error: BaseException | None = None
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(writer)
+            try:
+                yield read_recv, write_send
+            except BaseException as exc:  # re-raised below, unwrapped, once the pumps have stopped
+                body_error = exc
+            finally:
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
             await stream.aclose()
+    if body_error is not None:
+        raise body_error
 
 
 @asynccontextmanager
