@@ -58,7 +58,8 @@ def test_random_edits_then_undo_all_restore_the_document_and_redo_all_replays(
     back = entry.history.navigate("back", steps + 3)
     assert back["navigated"] == steps
     assert export_tags(entry.doc) == original
-    entry.history.navigate("forward", steps)
+    if steps:  # edits that changed nothing (e.g. setting a value it already had) record no step
+        entry.history.navigate("forward", steps)
     assert export_tags(entry.doc) == edited
 
 
