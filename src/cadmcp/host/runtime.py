@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,7 @@ from cadmcp.wire.sockets import message_streams
 log = logging.getLogger("cadmcp.host")
 
 _current: HostRuntime | None = None
+_DONE = object()
 
 
 def current() -> HostRuntime:
@@ -84,6 +86,9 @@ class HostRuntime:
         self._tg: anyio.abc.TaskGroup | None = None
         self._startup_error: BaseException | None = None
         self.endpoint: Path | None = None
+        self._warm_ups: list[Callable[[], Any]] = []
+        self._warm_up_lock = threading.Lock()
+        self._serving = False
         self.server = self._build_server(instructions)
 
     # -- catalog ---------------------------------------------------------------------------
@@ -135,6 +140,42 @@ class HostRuntime:
             with contextlib.suppress(Exception):
                 await session.send_tool_list_changed()
                 await session.send_resource_list_changed()
+
+    def after_ready(self, warm_up: Callable[[], Any]) -> None:
+        """Run `warm_up` on the application thread once the endpoint is serving (e.g. load the model).
+
+        It never delays readiness. If it returns an iterable (a generator), each step runs as its
+        own application-thread job, so a tool call that arrives meanwhile waits for one step only,
+        not the whole warm-up. A failing warm-up is logged; the host serves on regardless.
+        """
+        with self._warm_up_lock:
+            self._warm_ups.append(warm_up)
+            serving = self._serving
+        tg, token = self._tg, self._loop_token
+        if not serving or tg is None or token is None:
+            return  # start() runs it once the endpoint serves
+        if threading.current_thread() is self._io_thread:
+            tg.start_soon(self._warm_up, warm_up)
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop is shutting down
+                anyio.from_thread.run_sync(tg.start_soon, self._warm_up, warm_up, token=token)
+
+    async def _warm_up(self, warm_up: Callable[[], Any]) -> None:
+        def step(steps: Any) -> bool:
+            return next(steps, _DONE) is _DONE
+
+        name = getattr(warm_up, "__qualname__", repr(warm_up))
+        started = time.perf_counter()
+        try:
+            result = await self.dispatcher.call(warm_up)
+            if result is not None and hasattr(result, "__iter__"):
+                steps = iter(result)
+                while not await self.dispatcher.call(step, steps):
+                    pass
+        except Exception:
+            log.warning("warm-up %s failed", name, exc_info=True)
+        else:
+            log.info("warm-up %s done in %.0f ms", name, (time.perf_counter() - started) * 1000)
 
     async def run_on_app_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Await `fn(*args, **kwargs)` run on the application thread (for async tool code)."""
@@ -238,6 +279,11 @@ class HostRuntime:
                     self._tg = tg
                     await tg.start(self.serve)
                     self._ready.set()
+                    with self._warm_up_lock:
+                        self._serving = True
+                        warm_ups = list(self._warm_ups)
+                    for warm_up in warm_ups:
+                        tg.start_soon(self._warm_up, warm_up)
 
             try:
                 anyio.run(main)
