@@ -219,11 +219,27 @@ class Workspace:
         self._documents: list[IfcDocument] = []
         self._active: IfcDocument | None = None
         self._pending: list[Path | None] = []
+        self._deferred_error: DocumentError | None = None
         self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
 
     def defer(self, paths: list[Path]) -> None:
         """Load ``paths`` (already checked) on first use, the first one active; none: a new project."""
         self._pending = list(paths) if paths else [None]
+
+    def preload(self) -> bool:
+        """Load the deferred documents now (warm-up); False if one failed: the next real use reports it."""
+        try:
+            self._load_pending()
+        except DocumentError as exc:
+            self._deferred_error = exc
+        return self._deferred_error is None
+
+    def _settle(self) -> None:
+        if self._pending:
+            self._load_pending()
+        if self._deferred_error is not None:
+            error, self._deferred_error = self._deferred_error, None
+            raise error
 
     def _load_pending(self) -> None:
         pending, self._pending = self._pending, []
@@ -242,15 +258,13 @@ class Workspace:
     @property
     def documents(self) -> list[IfcDocument]:
         """Open documents in the order they were opened."""
-        if self._pending:
-            self._load_pending()
+        self._settle()
         return self._documents
 
     @property
     def active(self) -> IfcDocument | None:
         """The document tools and resources work on."""
-        if self._pending:
-            self._load_pending()
+        self._settle()
         return self._active
 
     @active.setter

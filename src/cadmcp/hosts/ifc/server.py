@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.resources
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 HOST_APP = "IFC"
 MAX_IMAGE_SIDE = 4096
 MIN_IMAGE_SIDE = 64
+WARM_UP_BATCH = 16
+"""Elements tessellated per warm-up step (one application-thread job; ~0.1 s on the sample)."""
 PLAN_CUT_HEIGHT = 1.2
 """Metres above the storey's elevation where a plan view cuts the walls."""
 
@@ -319,6 +321,53 @@ class IfcHost:
         )
         return Image(data=png, format="png")
 
+    # Warm-up ---------------------------------------------------------------------------------
+    def warm_up(self) -> Iterator[str]:
+        """Make the first calls fast: each step is one short application-thread job (see
+        ``HostRuntime.after_ready``), so a call arriving meanwhile waits for one step at most.
+
+        Loads the deferred documents (IfcOpenShell import and parse), reads the model context,
+        imports the geometry modules, tessellates every drawable element and storey space of
+        the open documents into their caches (active first) and renders one tiny image (numpy
+        and Pillow import parts of themselves on first use). A document that cannot be loaded
+        is left for the first real call to report.
+        """
+        if not self.workspace.preload():
+            return
+        yield "documents"
+        active = self.workspace.active
+        if active is None:
+            return
+        self.model_context()
+        yield "context"
+        import ifcopenshell.geom
+        import ifcopenshell.util.element
+        import ifcopenshell.util.unit  # noqa: F401  (plan views)
+
+        from cadmcp.hosts.ifc.geometry import drawable_elements
+        from cadmcp.hosts.ifc.render import render_png
+
+        yield "imports"
+        documents = [active, *(d for d in self.workspace.documents if d is not active)]
+        for doc in documents:
+            f = doc.file
+            ids = [e.id() for e in drawable_elements(f)]
+            ids += [e.id() for e in f.by_type("IfcSpace") if e.Representation is not None]
+            cache = self.geometry(doc)
+            for start in range(0, len(ids), WARM_UP_BATCH):
+                # by id each step: a call between steps may have edited or removed elements
+                batch = []
+                for step_id in ids[start : start + WARM_UP_BATCH]:
+                    try:
+                        batch.append(f.by_id(step_id))
+                    except RuntimeError:
+                        continue
+                cache.meshes_for(batch)
+                yield f"geometry {doc.title}"
+        meshes = [m for m in self.geometry(active).meshes.values() if not m.empty][:1]
+        render_png(meshes, MIN_IMAGE_SIDE, MIN_IMAGE_SIDE, "axonometric", caption=active.title)
+        yield "render"
+
     # Resources -------------------------------------------------------------------------------
     def _resource_doc(self) -> IfcDocument:
         try:
@@ -524,6 +573,7 @@ def create_server(
         host.workspace.documents  # noqa: B018  (loads now)
     server = build_server(host)
     server.ifc_host = host  # type: ignore[attr-defined]  # for tests and the bench
+    server.warm_up = host.warm_up  # type: ignore[attr-defined]  # `cadmcp host` runs it once ready
     return server
 
 
