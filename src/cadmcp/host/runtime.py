@@ -47,6 +47,8 @@ log = logging.getLogger("cadmcp.host")
 
 _current: HostRuntime | None = None
 _DONE = object()
+WARM_UP_IDLE_S = 0.1
+"""A warm-up step starts only after this long without a request (listen streams aside) in flight."""
 
 
 def current() -> HostRuntime:
@@ -89,6 +91,8 @@ class HostRuntime:
         self._warm_ups: list[Callable[[], Any]] = []
         self._warm_up_lock = threading.Lock()
         self._serving = False
+        self._in_flight = 0  # requests being handled (I/O loop only)
+        self._last_activity = time.monotonic()
         self.server = self._build_server(instructions)
 
     # -- catalog ---------------------------------------------------------------------------
@@ -167,15 +171,25 @@ class HostRuntime:
         name = getattr(warm_up, "__qualname__", repr(warm_up))
         started = time.perf_counter()
         try:
+            await self._until_idle()
             result = await self.dispatcher.call(warm_up)
             if result is not None and hasattr(result, "__iter__"):
                 steps = iter(result)
-                while not await self.dispatcher.call(step, steps):
-                    pass
+                while True:
+                    await self._until_idle()  # clients first: warm up in the gaps between requests
+                    if await self.dispatcher.call(step, steps):
+                        break
         except Exception:
             log.warning("warm-up %s failed", name, exc_info=True)
         else:
             log.info("warm-up %s done in %.0f ms", name, (time.perf_counter() - started) * 1000)
+
+    async def _until_idle(self) -> None:
+        while True:
+            quiet = time.monotonic() - self._last_activity
+            if self._in_flight == 0 and quiet >= WARM_UP_IDLE_S:
+                return
+            await anyio.sleep(max(WARM_UP_IDLE_S - quiet, 0.01))
 
     async def run_on_app_thread(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Await `fn(*args, **kwargs)` run on the application thread (for async tool code)."""
@@ -229,6 +243,18 @@ class HostRuntime:
             return await call_next(ctx)
 
         server.middleware.append(remember_legacy_sessions)
+
+        async def track_activity(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+            if "listen" in ctx.method:  # a long-lived notification stream, not work
+                return await call_next(ctx)
+            self._in_flight += 1
+            try:
+                return await call_next(ctx)
+            finally:
+                self._in_flight -= 1
+                self._last_activity = time.monotonic()
+
+        server.middleware.append(track_activity)
         server.middleware.append(CallLogger(route="cadmcp.host"))
         return server
 
@@ -248,6 +274,7 @@ class HostRuntime:
         )
 
         async def handle(stream: anyio.abc.SocketStream) -> None:
+            self._last_activity = time.monotonic()  # a client is connecting: let it go first
             try:
                 async with message_streams(stream) as (read, write):
                     await self.server.run(read, write, init_options)
