@@ -138,11 +138,11 @@ async def test_calls_during_warm_up_queue_between_its_steps_and_answer_correctly
     # every warm-up step and every call ran on the one application thread
     assert {ident for _, _, ident in log} == {app.thread.ident}
     # the calls did not wait for the whole warm-up (J: an app-thread job starts, W: a warm-up step
-    # ran in it): job 1 made the warm-up's generator, jobs 2-3 are the calls, job 4 loaded the model
-    # (the first step) and each later step is a job of its own
+    # ran in it): job 1 made the warm-up's generator, jobs 2-3 are the calls (which loaded the model
+    # themselves), job 4 ran the first step and each later step is a job of its own
     kinds = "".join("J" if kind == "job" else "W" for kind, _, _ in log)
     assert kinds.startswith("JJJJWWJWJW"), kinds
-    assert [name for kind, name, _ in log if kind == "warm"][:2] == ["start", "documents"]
+    assert [name for kind, name, _ in log if kind == "warm"][:3] == ["start", "ifcopenshell", "documents"]
     steps = [name for kind, name, _ in log if kind == "warm"]
     assert steps[-1] == "render" and any(s.startswith("geometry") for s in steps)
 
@@ -180,6 +180,6 @@ def test_a_model_that_fails_to_load_during_warm_up_is_reported_by_the_first_call
     )
     server = create_server([str(broken)])
     steps = list(server.warm_up())
-    assert steps == []  # nothing loaded: nothing further to warm
+    assert steps == ["ifcopenshell"]  # nothing loaded: nothing further to warm
     with pytest.raises(ToolError, match=r"could not parse .broken\.ifc"):
         server.ifc_host.list_documents()

@@ -332,6 +332,10 @@ class IfcHost:
         and Pillow import parts of themselves on first use). A document that cannot be loaded
         is left for the first real call to report.
         """
+        # importing IfcOpenShell is about half of the first load: a job of its own
+        import ifcopenshell
+
+        yield "ifcopenshell"
         if not self.workspace.preload():
             return
         yield "documents"
@@ -364,6 +368,11 @@ class IfcHost:
                         continue
                 cache.meshes_for(batch)
                 yield f"geometry {doc.title}"
+        import numpy.ma  # noqa: F401  (loaded lazily by numpy.unique in the rasteriser)
+        import PIL.Image
+        import PIL.PngImagePlugin  # noqa: F401
+
+        yield "render imports"
         meshes = [m for m in self.geometry(active).meshes.values() if not m.empty][:1]
         render_png(meshes, MIN_IMAGE_SIDE, MIN_IMAGE_SIDE, "axonometric", caption=active.title)
         yield "render"
