@@ -64,6 +64,9 @@ def bench_startup() -> None:
     report("import cadmcp.hosts.dxf", imp, 0.05)
     report("create_server (imports mcp + ezdxf, opens)", create)
     report("import + create_server", imp + create, 1.5)
+    from bench_host_startup import print_process_figures
+
+    print_process_figures("dxf", SAMPLE, 3)
 
 
 def bench_document(label: str, doc: Any, *, context_target: float | None, shot_target: float | None) -> None:
