@@ -100,8 +100,8 @@ async def test_tools_run_on_the_app_thread_and_a_slow_tool_never_blocks_ping_or_
                 # The tool holds the app thread until released below: if ping or list waited for
                 # the app thread, this would deadlock and fail_after would fire.
                 with anyio.fail_after(10):
-                    await other.send_ping()
-                    await busy.send_ping()
+                    await other.send_ping()  # ping exists up to 2025-11-25; 2026-07-28 clients list instead
+                    await busy.list_resources()
                     names = [t.name for t in (await other.list_tools()).tools]
                 assert names == ["block", "whoami"]
                 assert seen["ran"] == ["long"]
@@ -113,6 +113,17 @@ async def test_tools_run_on_the_app_thread_and_a_slow_tool_never_blocks_ping_or_
 
 async def test_cancellation_reaches_a_call_waiting_for_the_app_thread(running: Any) -> None:
     runtime, _, seen = running
+    withdrawn = threading.Event()
+
+    async def watch_cancellations(ctx: Any, call_next: Any) -> Any:
+        try:
+            return await call_next(ctx)
+        except anyio.get_cancelled_exc_class():
+            if ctx.method == "tools/call":
+                withdrawn.set()  # the waiting call has unwound through the runtime
+            raise
+
+    runtime.server.middleware.insert(0, watch_cancellations)
     async with connect(runtime.endpoint) as (r, w), ClientSession(r, w) as session:
         await session.discover()
         async with anyio.create_task_group() as tg:
@@ -122,6 +133,9 @@ async def test_cancellation_reaches_a_call_waiting_for_the_app_thread(running: A
                     await anyio.sleep(0.01)
             with anyio.move_on_after(0.3):  # abandon: the SDK sends notifications/cancelled
                 await session.call_tool("block", {"label": "queued"})
+            with anyio.fail_after(10):
+                while not withdrawn.is_set():
+                    await anyio.sleep(0.01)
             seen["release"].set()
         await session.call_tool("whoami", {})
         assert seen["ran"] == ["first"]  # the cancelled call never ran
@@ -180,7 +194,7 @@ async def test_garbage_on_the_socket_does_not_hurt_the_host(running: Any) -> Non
     await stream.aclose()
     async with connect(runtime.endpoint) as (r, w), ClientSession(r, w) as s:
         await s.discover()
-        await s.send_ping()
+        assert [t.name for t in (await s.list_tools()).tools] == ["block", "whoami"]
 
 
 def test_stop_removes_the_endpoint(runtime_dir: Path) -> None:

@@ -24,10 +24,10 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.mcpserver import MCPServer
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
@@ -80,7 +80,7 @@ class HostRuntime:
         self.catalog = CatalogStore()
         self._runtime_dir = runtime_dir
         self._bus = InMemorySubscriptionBus()
-        self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self._legacy_connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._io_thread: threading.Thread | None = None
         self._loop_token: anyio.lowlevel.EventLoopToken | None = None
         self._ready = threading.Event()
@@ -140,10 +140,10 @@ class HostRuntime:
     async def _notify_changed(self) -> None:
         await self._bus.publish(ToolsListChanged())
         await self._bus.publish(ResourcesListChanged())
-        for session in list(self._legacy_sessions):
-            with contextlib.suppress(Exception):
-                await session.send_tool_list_changed()
-                await session.send_resource_list_changed()
+        for connection in list(self._legacy_connections):
+            with contextlib.suppress(Exception):  # a connection that just closed
+                await connection.send_tool_list_changed()
+                await connection.send_resource_list_changed()
 
     def after_ready(self, warm_up: Callable[[], Any]) -> None:
         """Run `warm_up` on the application thread once the endpoint is serving (e.g. load the model).
@@ -237,12 +237,14 @@ class HostRuntime:
             on_subscriptions_listen=ListenHandler(self._bus),
         )
 
-        async def remember_legacy_sessions(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+        async def remember_legacy_connections(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+            # 2025-era clients learn of changes only through notifications on their connection;
+            # the SDK keeps no registry of connections, and the session is per request.
             if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
-                self._legacy_sessions.add(ctx.session)
+                self._legacy_connections.add(ctx.session._connection)
             return await call_next(ctx)
 
-        server.middleware.append(remember_legacy_sessions)
+        server.middleware.append(remember_legacy_connections)
 
         async def track_activity(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
             if "listen" in ctx.method:  # a long-lived notification stream, not work
