@@ -51,3 +51,21 @@ def test_a_broken_drawing_is_reported_on_first_use(tmp_path: Path) -> None:
     first_error, text, second_error = anyio.run(scenario)
     assert second_error and "not a readable DXF file" in text and "open_document" in text
     assert not first_error
+
+
+def test_warm_up_reads_the_queued_drawings_step_by_step() -> None:
+    server = create_server([str(SAMPLE)])
+    documents = server.application
+    steps = list(server.warm_up())
+    assert steps == ["ezdxf", "documents", "imports"]
+    assert documents._pending == []  # read during warm-up, not by the first call
+    assert [d.title for d in documents] == ["floorplan.dxf"]
+
+
+def test_a_broken_drawing_read_during_warm_up_is_still_reported_by_the_first_call(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.dxf"
+    broken.write_bytes(SAMPLE.read_bytes()[:5000])
+    server = create_server([str(broken)])
+    list(server.warm_up())
+    with pytest.raises(DxfHostError, match="not a readable DXF file"):
+        server.application.active  # noqa: B018

@@ -6,7 +6,7 @@ application thread, one at a time, so they may touch the documents freely.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import mcp_types as types
@@ -88,6 +88,23 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
 
     # what toolsets reach through cadmcp.host.current().application
     server.application = documents  # type: ignore[attr-defined]
+
+    def warm_up() -> Iterator[str]:
+        """Make the first calls fast, one short application-thread job per step (see
+        `HostRuntime.after_ready`): import ezdxf, read the drawings queued at start-up, load the
+        code-execution and drawing machinery. A drawing that fails is left for the first call."""
+        import ezdxf
+
+        yield "ezdxf"
+        list(documents)  # reads the queued drawings (errors are kept for the first call)
+        yield "documents"
+        import ezdxf.addons.drawing  # noqa: F401
+
+        from cadmcp.hosts.dxf import execution  # noqa: F401
+
+        yield "imports"
+
+    server.warm_up = warm_up  # type: ignore[attr-defined]
 
     def active() -> DxfDocument:
         try:
