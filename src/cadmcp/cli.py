@@ -73,8 +73,7 @@ def _run_host(args: argparse.Namespace) -> int:
         return 2
     runtime.add_server(server)
     # what toolsets reach through cadmcp.host.current().application
-    app = getattr(server, "application", None) or getattr(server, f"{args.kind}_host", None)
-    runtime.application = runtime.application or app
+    runtime.application = getattr(server, "application", None)
     warm_up = getattr(server, "warm_up", None)  # load the model etc. on the app thread once ready
     if callable(warm_up) and os.environ.get("CADMCP_WARM_UP", "1") != "0":
         runtime.after_ready(warm_up)

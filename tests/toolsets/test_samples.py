@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -79,8 +78,8 @@ async def test_dxf_sample_summarises_purges_with_dry_run_and_confirms_layer_dele
         msp.add_line((0, i), (10, i), dxfattribs={"layer": "WALLS"})
     msp.add_circle((5, 5), 1, dxfattribs={"layer": "WALLS"})
     msp.add_text("note", dxfattribs={"layer": "NOTES"})
-    application = SimpleNamespace(documents=documents)  # what the DXF host exposes to toolsets
-    host = inproc_host([SAMPLES / "dxf"], application=application, host_app="DXF")
+    # the DXF host's application object is its DocumentSet (create_server sets server.application)
+    host = inproc_host([SAMPLES / "dxf"], application=documents, host_app="DXF")
     assert [e for ts in host.manager.state() for m in ts["modules"] if (e := m.get("error"))] == []
     async with host.client() as session:
         summary = (await session.call_tool("layer_summary", {})).structured_content

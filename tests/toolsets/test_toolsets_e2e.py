@@ -94,3 +94,25 @@ async def test_ifc_host_process_serves_the_sample_toolset_given_by_flag(
         result = await call(session, "invoke_dynamic", args)
         assert not result.is_error, result
         assert result.structured_content["count"] > 0 and result.structured_content["document"]
+
+
+async def test_dxf_host_process_serves_the_sample_toolset_on_its_live_drawing(
+    hosts: Any, daemon_client: Any
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    hosts.start(
+        "dxf",
+        str(root / "samples" / "floorplan.dxf"),
+        "--toolset",
+        str(root / "samples" / "toolsets" / "dxf"),
+    )
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        with anyio.fail_after(20):
+            while not [i for i in await find(session, "layer summary") if i["target"] == "layer_summary"]:
+                await anyio.sleep(0.2)
+        summary = await find_target(session, "layer_summary")
+        result = await call(session, "invoke_dynamic", {"id": summary["id"], "arguments": {}})
+        assert not result.is_error, result
+        layers = {row["name"]: row["entities"] for row in result.structured_content["layers"]}
+        assert layers["A-WALL"] > 0  # read from the host's live floor plan

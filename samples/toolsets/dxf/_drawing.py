@@ -12,22 +12,23 @@ import cadmcp.host
 T = TypeVar("T")
 
 
+def _documents() -> Any:
+    """The DXF host's open documents (`cadmcp.host.current().application`)."""
+    app = cadmcp.host.current().application
+    if not (hasattr(app, "active") and hasattr(app, "transaction")):
+        raise ToolError("This toolset needs the DXF host (cadmcp host dxf); this host has no DXF documents.")
+    return app
+
+
 def active_document() -> Any:
     """The DXF host's active document (`.doc` is the live ezdxf drawing, `.title` its name)."""
-    app = cadmcp.host.current().application
-    documents = getattr(app, "documents", None)
-    if documents is None:
-        raise ToolError("This toolset needs the DXF host (cadmcp host dxf); this host has no DXF documents.")
-    return documents.active
+    return _documents().active
 
 
 def undoable(entry: Any, name: str, change: Callable[[], T]) -> T:
-    """Run `change()` as one named undo step of `entry` (undone if it raises)."""
-    from cadmcp.host.history import Step
-    from cadmcp.hosts.dxf.execution import run_tracked
-
-    result, changes = run_tracked(entry, change)
-    if not changes.is_empty:
-        entry.history.record(Step(name, changes.undo, changes.redo))
-        entry.modified = True
-    return result
+    """Run `change()` on the active document as one named undo step (undone if it raises)."""
+    documents = _documents()
+    if documents.active is not entry:
+        raise ToolError(f"{entry.title} is no longer the active document; run the tool again.")
+    with documents.transaction(name):
+        return change()

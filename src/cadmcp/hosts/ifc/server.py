@@ -582,6 +582,7 @@ def create_server(
         host.workspace.documents  # noqa: B018  (loads now)
     server = build_server(host)
     server.ifc_host = host  # type: ignore[attr-defined]  # for tests and the bench
+    server.application = host  # type: ignore[attr-defined]  # cadmcp.host.current().application
     server.warm_up = host.warm_up  # type: ignore[attr-defined]  # `cadmcp host` runs it once ready
     return server
 
