@@ -141,3 +141,29 @@ def test_second_stage_prefers_the_capability_whose_name_the_query_covers(
 
     assert first(0.0) == "find_provider"  # the description repeats the words
     assert first(shipped) == "book_appointment"
+
+
+def test_parameter_names_count_as_their_own_field() -> None:
+    # The request names the inputs it supplies; a tool with parameters of those names beats a
+    # tool whose description mentions the words once, even when the parameter text is long.
+    long_text = "A value that the service passes on unchanged to the backend for later processing."
+    idx = SearchIndex()
+    idx.replace_host(
+        "h",
+        [
+            tool(
+                "change_order",
+                "Change an existing order.",
+                host="h",
+                params=[("drink_id", long_text), ("sweetness", long_text), ("milk", long_text)],
+            ),
+            tool(
+                "place_order",
+                "Place an order: a drink, its sweetness and milk, in the notes.",
+                host="h",
+                params=[("notes", long_text)],
+            ),
+            tool("list_menu", "List the menu.", host="h"),
+        ],
+    )
+    assert idx.search("order with drink id 12, sweetness none, oat milk").hits[0].name == "change_order"

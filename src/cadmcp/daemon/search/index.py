@@ -64,7 +64,10 @@ class _Field:
     ref_len: float  # reference length for length normalisation (a typical field's length)
 
 
-# name/target, title, description, parameters, keywords, host app
+# name/target, title, description, parameters (names, descriptions, enum values), keywords,
+# host app, parameter names again: a request usually names the inputs it supplies ("the drink
+# id", "in size 8"), so a parameter's name counts as its own short field on top of the long
+# parameter text (chosen on half of the BFCL queries; see docs/search.md)
 _FIELDS: tuple[_Field, ...] = (
     _Field(weight=3.0, b=0.5, ref_len=4.0),
     _Field(weight=2.0, b=0.5, ref_len=4.0),
@@ -72,6 +75,7 @@ _FIELDS: tuple[_Field, ...] = (
     _Field(weight=0.5, b=0.75, ref_len=20.0),
     _Field(weight=1.5, b=0.3, ref_len=6.0),
     _Field(weight=0.3, b=0.0, ref_len=1.0),
+    _Field(weight=1.0, b=0.5, ref_len=4.0),
 )
 _K1 = 1.2
 _TIER_EXACT = 2
@@ -91,7 +95,8 @@ NAME_COVERAGE = 0.5
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
     name = doc.name if doc.target == doc.name else f"{doc.name} {doc.target}"
     params = " ".join(f"{n} {d}" for n, d in doc.params)
-    return (name, doc.title or "", doc.description, params, " ".join(doc.keywords), doc.host_app)
+    param_names = " ".join(n for n, _ in doc.params)
+    return (name, doc.title or "", doc.description, params, " ".join(doc.keywords), doc.host_app, param_names)
 
 
 def _order_key(doc: CapabilityDoc) -> tuple[str, str, str, int, str, str]:
