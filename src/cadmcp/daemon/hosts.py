@@ -77,20 +77,14 @@ class HostDirectory:
         self.links: dict[HostKey, HostLink] = {}
         self.states: dict[Path, EndpointState] = {}
         self.ledger = IdLedger()
-        self.gone: dict[HostKey, float] = {}
         self._on_change = on_change
         self._tasks: dict[Path, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._wake = anyio.Event()
-        self._scanned = anyio.Event()
 
     # -- lookups used by the tools ------------------------------------------------------------
     def entry_for_instance(self, instance_id: str) -> HostEntry | None:
         return next((e for e in self.entries.values() if e.key.instance_id == instance_id), None)
-
-    async def wait_scanned(self) -> None:
-        """Wait for the first full scan (so a fresh daemon answers with the hosts already running)."""
-        await self._scanned.wait()
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -135,7 +129,6 @@ class HostDirectory:
         for path in list(self.states):
             if path not in found:
                 self._forget(path)
-        self._scanned.set()
 
     def _forget(self, path: Path) -> None:
         scope = self._tasks.pop(path, None)
@@ -238,7 +231,6 @@ class HostDirectory:
         self.ledger.record(entry)
         self.entries[key] = entry
         self.links[key] = link
-        self.gone.pop(key, None)
         self.index.replace_host(key.instance_id, [d for d in docs if d.key in entry.by_id])
         log.info(
             "catalog host=%s pid=%s tools=%d resources=%d templates=%d durationMs=%d",
@@ -255,7 +247,6 @@ class HostDirectory:
     def _drop(self, key: HostKey) -> None:
         if self.entries.pop(key, None) is not None:
             self.index.remove_host(key.instance_id)
-            self.gone[key] = time.time()
         self.links.pop(key, None)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.lowlevel import Server
@@ -34,7 +34,6 @@ class Provider:
     server: MCPServer[Any] | Server[Any]
     origin: str = "builtin"
     priority: int = 0
-    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def lowlevel(self) -> Server[Any]:

@@ -132,11 +132,6 @@ class HostRuntime:
             with contextlib.suppress(RuntimeError):  # the loop is shutting down
                 anyio.from_thread.run_sync(tg.start_soon, self._notify_changed, token=token)
 
-    async def notify_changed(self) -> None:
-        """Async form of `catalog_changed` for code already on the I/O loop."""
-        self.catalog.invalidate()
-        await self._notify_changed()
-
     async def _notify_changed(self) -> None:
         await self._bus.publish(ToolsListChanged())
         await self._bus.publish(ResourcesListChanged())

@@ -187,7 +187,7 @@ class ToolsetManager:
             watch_tools(server, module.failures)
             origin = f"toolset {file}" + (f":{attr}" if several else "")
             name = getattr(server, "name", None) or attr
-            provider = Provider(name, server, origin, BASE_PRIORITY, meta={"toolset": str(ts.source.raw)})
+            provider = Provider(name, server, origin, BASE_PRIORITY)
             module.providers.append(provider)
         log.info(
             "toolset %s: loaded %s (%s) in %.0f ms",
