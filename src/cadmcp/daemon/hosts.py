@@ -82,10 +82,6 @@ class HostDirectory:
         self._tg: anyio.abc.TaskGroup | None = None
         self._wake = anyio.Event()
 
-    # -- lookups used by the tools ------------------------------------------------------------
-    def entry_for_instance(self, instance_id: str) -> HostEntry | None:
-        return next((e for e in self.entries.values() if e.key.instance_id == instance_id), None)
-
     # -- lifecycle ---------------------------------------------------------------------------
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         async with anyio.create_task_group() as tg:

@@ -102,7 +102,8 @@ def parse_request(args: dict[str, Any]) -> tuple[str | None, str | None, list[st
 def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
     """The `search_dynamic` answer: `{count, hasMore, items[]}` plus guidance when nothing matched."""
     query, host, kinds, limit, detail = parse_request(args)
-    if host is not None and directory.entry_for_instance(host) is None:
+    by_instance = {entry.key.instance_id: entry for entry in directory.entries.values()}
+    if host is not None and host not in by_instance:
         known = sorted(e.key.instance_id for e in directory.entries.values())
         raise validation_error(
             f"No connected host has hostInstanceId {host!r}. Connected: {known or 'none'}; "
@@ -111,7 +112,7 @@ def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
     result = directory.index.search(query, host_key=host, kinds=kinds, limit=limit)
     items = []
     for doc in result.hits:
-        entry = directory.entry_for_instance(doc.host_key)
+        entry = by_instance.get(doc.host_key)
         cap = entry.by_id.get(doc.key) if entry else None
         if entry is not None and cap is not None:
             items.append(item(cap, entry.routing(), detail))
