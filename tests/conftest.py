@@ -15,8 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from cadmcp.daemon.search.semantic import SEMANTIC_ENV
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
+
+
+@pytest.fixture(autouse=True)
+def lexical_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Search ranks lexically unless a test turns semantic ranking on (it loads a model)."""
+    monkeypatch.setenv(SEMANTIC_ENV, "off")
 
 
 @pytest.fixture
@@ -106,6 +113,8 @@ def daemon_client(runtime_dir: Path) -> Callable[..., object]:
                 RUNTIME_DIR_ENV: str(runtime_dir),
                 LOG_DIR_ENV: os.environ.get(LOG_DIR_ENV, ""),
                 "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+                # the model would load in every daemon; tests that want it say so
+                SEMANTIC_ENV: "off",
                 **(env or {}),
             },
         )

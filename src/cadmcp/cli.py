@@ -100,9 +100,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from cadmcp.daemon.hosts import HostDirectory
         from cadmcp.daemon.search import SearchIndex
+        from cadmcp.daemon.search.semantic import SemanticUnavailable, semantic_from_env
         from cadmcp.daemon.server import Daemon
 
-        daemon = Daemon(HostDirectory(SearchIndex(), scan_interval=args.scan_interval))
+        try:
+            semantic = semantic_from_env()
+        except SemanticUnavailable as exc:
+            print(f"cadmcp daemon: {exc}", file=sys.stderr)
+            return 2
+        index = SearchIndex(semantic=semantic)
+        daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval))
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(
                 daemon.serve_http if args.http else daemon.serve_stdio,

@@ -1,17 +1,21 @@
 """`cadmcp eval search`: search quality and latency of the real index on an evaluation set.
 
     python -m cadmcp.daemon.search.evaluate --catalog DIR/catalog.json
-        --queries DIR/queries.jsonl [--k 5] [--misses]
+        --queries DIR/queries.jsonl [--k 5] [--misses] [--semantic auto|on|off]
 
 Builds the index from the catalog (no hosts running), runs every query through
 `SearchIndex.search` (the code path of `search_dynamic`) and prints one JSON object:
-`n`, `hit@1`, `hit@K`, `mrr@K`, `p50_ms`, `p95_ms` (and `misses` with `--misses`).
+`n`, `hit@1`, `hit@K`, `mrr@K`, `p50_ms`, `p95_ms`, `capabilities`, `semantic` (the model
+fused with the lexical score, or null) and, with `--misses`, `misses`. Semantic ranking
+follows the daemon's setting (`CADMCP_SEARCH_SEMANTIC`) unless `--semantic` says otherwise;
+every capability is embedded before the first query runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -22,6 +26,7 @@ from typing import Any
 
 from cadmcp.daemon.search.catalog import build_index_from_catalog
 from cadmcp.daemon.search.index import SearchIndex
+from cadmcp.daemon.search.semantic import MODES, SEMANTIC_ENV, SemanticUnavailable, semantic_from_env
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,7 @@ def evaluate(
         "p50_ms": round(_percentile(times, 50), 4),
         "p95_ms": round(_percentile(times, 95), 4),
         "capabilities": len(index),
+        "semantic": index.semantic.name if index.semantic is not None and not index.semantic.error else None,
     }
     if misses:
         report["misses"] = missed
@@ -119,6 +125,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--queries", type=Path, required=True, help="queries.jsonl of the evaluation set")
     parser.add_argument("--k", type=int, default=5, help="results per query that count (default 5)")
     parser.add_argument("--misses", action="store_true", help="also list the queries not answered first")
+    parser.add_argument(
+        "--semantic", choices=MODES, help=f"fuse semantic ranking (default: ${SEMANTIC_ENV}, else auto)"
+    )
     args = parser.parse_args(argv)
     if args.k < 1:
         parser.error("--k must be 1 or more")
@@ -126,9 +135,17 @@ def main(argv: list[str]) -> int:
         for p in (args.catalog, args.queries):
             if not p.is_file():
                 raise EvalInputError(f"{p}: no such file; pass the set's catalog.json and queries.jsonl")
-        index = build_index_from_catalog(load_catalog(args.catalog))
+        env = dict(os.environ)
+        if args.semantic:
+            env[SEMANTIC_ENV] = args.semantic
+        layer = semantic_from_env(env)
+        index = build_index_from_catalog(load_catalog(args.catalog), SearchIndex(semantic=layer))
         queries = load_queries(args.queries)
-    except (EvalInputError, ValueError) as exc:
+        if layer is not None:
+            layer.wait()
+            if layer.error and env.get(SEMANTIC_ENV) == "on":
+                raise SemanticUnavailable(layer.error)
+    except (EvalInputError, ValueError, SemanticUnavailable) as exc:
         print(f"cadmcp eval search: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(evaluate(index, queries, k=args.k, misses=args.misses), ensure_ascii=False, indent=None))

@@ -16,13 +16,17 @@ import difflib
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sortedcontainers import SortedList
 
 from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 from cadmcp.daemon.search.postings import Postings, numpy_module
+from cadmcp.daemon.search.semantic import semantic_text
 from cadmcp.daemon.search.vocabulary import Vocabulary, default_vocabulary
+
+if TYPE_CHECKING:
+    from cadmcp.daemon.search.semantic import SemanticLayer
 
 Kind = Literal["tool", "resource", "resource_template"]
 KINDS: tuple[Kind, ...] = ("tool", "resource", "resource_template")
@@ -90,6 +94,12 @@ COORD = 0.5
 #: name (IDF-weighted name words) the query covers: score × (1 + NAME_COVERAGE × share).
 RERANK_DEPTH = 30
 NAME_COVERAGE = 0.5
+#: Semantic fusion (with a `SemanticLayer`): the lexical matches (scaled to the best one) and
+#: the SEMANTIC_DEPTH capabilities most similar to the query (cosine >= SEMANTIC_MIN) are
+#: ranked by FUSION_ALPHA × lexical + (1 − FUSION_ALPHA) × cosine.
+FUSION_ALPHA = 0.2
+SEMANTIC_DEPTH = 10
+SEMANTIC_MIN = 0.2
 
 
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
@@ -215,8 +225,10 @@ class SearchIndex:
     re-indexing one host costs time in proportion to that host only.
     """
 
-    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+    def __init__(self, vocabulary: Vocabulary | None = None, semantic: SemanticLayer | None = None) -> None:
         self.vocabulary = vocabulary or default_vocabulary()
+        self.semantic = semantic
+        self._vectors = _VectorTable() if semantic is not None else None
         self.analyzer = self.vocabulary.analyzer
         self._analysis = _Analysis(self.analyzer)
         self._segments: dict[str, _Segment] = {}
@@ -282,6 +294,8 @@ class SearchIndex:
         self._name_keys.update(segment.name_keys)
         self._app_aliases = None
         self._order = None
+        if self._vectors is not None and self.semantic is not None:
+            self._vectors.add(segment.base, segment.docs, self.semantic)
 
     def remove_host(self, host_key: str) -> None:
         """Drop one host's capabilities (no-op for an unknown host)."""
@@ -300,6 +314,8 @@ class SearchIndex:
             del self._entries[segment.base + i]
         for key in segment.name_keys:
             self._name_keys.remove(key)
+        if self._vectors is not None:
+            self._vectors.remove(segment.base, len(segment.docs))
         self._app_aliases = None
         self._order = None
 
@@ -308,6 +324,8 @@ class SearchIndex:
         for seg in self._segments.values():
             seg.base = int(remap[seg.base])
         self._entries = {int(remap[g]): e for g, e in self._entries.items()}
+        if self._vectors is not None:
+            self._vectors.compact(remap, self._postings.size)
 
     def _aliases(self) -> dict[tuple[str, ...], str]:
         """App aliases: the vocabulary's, plus each host's own app name where that name is
@@ -431,18 +449,19 @@ class SearchIndex:
             if len(probe) >= _MIN_PREFIX:
                 for gid, tier in self._name_matches(probe).items():
                     tiers[gid] = max(tier, tiers.get(gid, 0))
-        if not weighted and not tiers:
+        sims = self._semantic_sims(query)
+        if not weighted and not tiers and sims is None:
             return [], 0
         np = numpy_module()
-        acc, cov, mask = postings.score(weighted)
-        mask &= acc > 0
+        acc, cov, scope = postings.score(weighted)
         if host_scope is not None:
-            in_scope = np.zeros_like(mask)
+            in_scope = np.zeros_like(scope)
             for seg in host_scope:
                 in_scope[seg.base : seg.base + len(seg.docs)] = True
-            mask &= in_scope
+            scope &= in_scope
         if kind_set is not None:
-            mask &= np.isin(postings.kind_codes(), [_KIND_RANK[k] for k in kind_set])
+            scope &= np.isin(postings.kind_codes(), [_KIND_RANK[k] for k in kind_set])
+        mask = scope & (acc > 0)
         final = acc
         if total_w and COORD:
             final = acc * np.minimum(1.0, cov * (1.0 / total_w)) ** COORD
@@ -460,18 +479,54 @@ class SearchIndex:
         pool: dict[int, float] = {int(g): float(final[g]) for g in idx}
         if NAME_COVERAGE and pool:
             pool = self._rerank(pool, qterms)
+        tiers = {g: t for g, t in tiers.items() if scope[g]}
+        if sims is not None:
+            pool, added = self._fuse(pool, final, mask, scope, sims, tiers)
+            total += added
         for gid in tiers:
-            e = self._entries[gid]
-            if (host_scope is not None and e.doc.host_key != host_scope[0].host_key) or (
-                kind_set is not None and e.doc.kind not in kind_set
-            ):
-                continue
             if gid not in pool:
                 total += not mask[gid]
                 pool[gid] = float(final[gid]) if mask[gid] else 0.0
         hits = [(self._entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
         hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
         return hits[:limit], total
+
+    def _semantic_sims(self, query: str) -> Any:
+        """Cosine of the query with every doc number, or None when semantic ranking is off or
+        not ready (a capability still waits for its vector, or the model is loading)."""
+        layer = self.semantic
+        if layer is None or self._vectors is None or not self._entries or layer.error:
+            return None
+        matrix = self._vectors.ready(layer, self._postings.size)
+        if matrix is None:
+            return None
+        vector = layer.query_vector(query)
+        return None if vector is None else matrix @ vector
+
+    def _fuse(
+        self, pool: dict[int, float], final: Any, mask: Any, scope: Any, sims: Any, tiers: dict[int, int]
+    ) -> tuple[dict[int, float], int]:
+        """Lexical pool + the most similar capabilities in scope, scored by the fusion formula;
+        also returns how many candidates were not lexical matches."""
+        np = numpy_module()
+        cand = set(pool) | set(tiers)
+        s = np.where(scope, sims, -np.inf)
+        k = min(SEMANTIC_DEPTH, len(s))
+        if k:
+            for g in np.argpartition(-s, k - 1)[:k]:
+                if s[g] >= SEMANTIC_MIN:
+                    cand.add(int(g))
+        top = max(pool.values(), default=0.0)
+        out: dict[int, float] = {}
+        added = 0
+        for g in cand:
+            lex = pool.get(g)
+            if lex is None:
+                lex = float(final[g]) if mask[g] else 0.0
+                added += not mask[g]
+            share = min(1.0, lex / top) if top > 0 else 0.0
+            out[g] = FUSION_ALPHA * share + (1.0 - FUSION_ALPHA) * float(sims[g])
+        return out, added
 
     def _rerank(self, pool: dict[int, float], qterms: dict[str, float]) -> dict[int, float]:
         """Second stage: boost matches whose name words the query covers (IDF-weighted share)."""
@@ -534,3 +589,64 @@ def _check_kinds(kinds: Collection[str] | None) -> set[str] | None:
     if bad:
         raise ValueError(f"unknown kind(s) {bad}; use any of {list(KINDS)}")
     return set(kinds) if kinds else None
+
+
+class _VectorTable:
+    """Capability vectors by doc number, copied from the semantic layer's cache as they arrive."""
+
+    def __init__(self) -> None:
+        self.texts: dict[int, str] = {}
+        self.missing: set[int] = set()
+        self.matrix: Any = None  # float32 rows by doc number, allocated with the first vector
+
+    def add(self, base: int, docs: Sequence[CapabilityDoc], layer: SemanticLayer) -> None:
+        texts = [semantic_text(d) for d in docs]
+        for i, t in enumerate(texts):
+            self.texts[base + i] = t
+            self.missing.add(base + i)
+        layer.submit(texts)
+
+    def remove(self, base: int, n: int) -> None:
+        for g in range(base, base + n):
+            self.texts.pop(g, None)
+            self.missing.discard(g)
+
+    def compact(self, remap: Any, size: int) -> None:
+        # rows are refilled from the layer's cache: simpler than moving them, and rare
+        self.texts = {int(remap[g]): t for g, t in self.texts.items()}
+        self.missing = set(self.texts)
+        self.matrix = None
+
+    def ready(self, layer: SemanticLayer, size: int) -> Any:
+        """The matrix (rows 0..size-1) once every live doc has its vector, else None."""
+        if self.missing:
+            filled = []
+            for g in self.missing:
+                v = layer.vector(self.texts[g])
+                if v is not None:
+                    self._put(g, v, size)
+                    filled.append(g)
+            self.missing.difference_update(filled)
+            if self.missing:  # still queued (or dropped from a full cache: ask again)
+                layer.submit(self.texts[g] for g in self.missing)
+                return None
+        if self.matrix is None:
+            return None
+        if len(self.matrix) < size:
+            self._grow(size)
+        return self.matrix[:size]
+
+    def _put(self, g: int, v: Any, size: int) -> None:
+        if self.matrix is None:
+            np = numpy_module()
+            self.matrix = np.zeros((max(size, 64), len(v)), dtype=np.float32)
+        elif len(self.matrix) <= g:
+            self._grow(max(size, g + 1))
+        self.matrix[g] = v
+
+    def _grow(self, size: int) -> None:
+        np = numpy_module()
+        rows = max(size, 2 * len(self.matrix))
+        grown = np.zeros((rows, self.matrix.shape[1]), dtype=np.float32)
+        grown[: len(self.matrix)] = self.matrix
+        self.matrix = grown

