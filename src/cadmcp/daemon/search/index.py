@@ -97,7 +97,7 @@ NAME_COVERAGE = 0.5
 #: Semantic fusion (with a `SemanticLayer`): the lexical matches (scaled to the best one) and
 #: the SEMANTIC_DEPTH capabilities most similar to the query (cosine >= SEMANTIC_MIN) are
 #: ranked by FUSION_ALPHA × lexical + (1 − FUSION_ALPHA) × cosine.
-FUSION_ALPHA = 0.2
+FUSION_ALPHA = 0.15
 SEMANTIC_DEPTH = 10
 SEMANTIC_MIN = 0.2
 
@@ -501,7 +501,10 @@ class SearchIndex:
         if matrix is None:
             return None
         vector = layer.query_vector(query)
-        return None if vector is None else matrix @ vector
+        if vector is None:
+            return None
+        # einsum, not `@`: BLAS would start threads whose spinning slows the next query's encoding
+        return numpy_module().einsum("ij,j->i", matrix, vector)
 
     def _fuse(
         self, pool: dict[int, float], final: Any, mask: Any, scope: Any, sims: Any, tiers: dict[int, int]

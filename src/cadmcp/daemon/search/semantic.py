@@ -38,7 +38,9 @@ MODEL_ENV = "CADMCP_SEARCH_MODEL"
 MODES = ("auto", "on", "off")
 _PACKAGED_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 _MAX_TEXT = 600
+_MAX_PARAM_TEXT = 80
 _BATCH = 32
+_QUERY_CACHE = 256  # recent query vectors: paging through results repeats the query
 
 
 class SemanticUnavailable(RuntimeError):
@@ -55,10 +57,13 @@ class ModelFiles:
 
 
 def semantic_text(doc: CapabilityDoc) -> str:
-    """The text a capability is embedded as: its name's words, title, description, parameter names."""
+    """The text a capability is embedded as: its name's words, title and description, then each
+    parameter's name words with the start of its description."""
     name = " ".join(split_words(doc.name))
     head = f"{name}. {doc.title or ''}. {doc.description}"[:_MAX_TEXT]
-    params = ", ".join(" ".join(split_words(n)) for n, _ in doc.params)
+    params = "; ".join(
+        " ".join(split_words(n)) + (f": {text[:_MAX_PARAM_TEXT]}" if text else "") for n, text in doc.params
+    )
     return f"{head} {params}" if params else head
 
 
@@ -199,6 +204,7 @@ class SemanticLayer:
         self._factory = encoder_factory
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._pending: dict[str, None] = {}  # insertion-ordered set
         self._cond = threading.Condition()
         self._busy = False
@@ -240,11 +246,19 @@ class SemanticLayer:
         encoder = self._encoder
         if encoder is None or self.error:
             return None
+        vector = self._queries.get(text)
+        if vector is not None:
+            self._queries.move_to_end(text)
+            return vector
         try:
-            return encoder.encode_query(text)
+            vector = encoder.encode_query(text)
         except Exception as exc:  # a model that fails on some input must not break search
             log.warning("semantic search: query embedding failed (%s); ranking lexically", exc)
             return None
+        self._queries[text] = vector
+        if len(self._queries) > _QUERY_CACHE:
+            self._queries.popitem(last=False)
+        return vector
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the queue is empty (or the model failed); False on timeout."""
