@@ -39,7 +39,7 @@ MODES = ("auto", "on", "off")
 _PACKAGED_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 _MAX_TEXT = 600
 _MAX_PARAM_TEXT = 80
-_BATCH = 32
+_BATCH = 8  # small batches: less padding, and faster per text on 2 CPUs than 32
 _QUERY_CACHE = 256  # recent query vectors: paging through results repeats the query
 
 
