@@ -41,7 +41,8 @@ class ToyEncoder:
     dim = 5
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.calls = 0  # batches encoded
+        self.queries = 0  # queries encoded
 
     def _one(self, text: str) -> np.ndarray:
         v = np.zeros(self.dim, dtype=np.float32)
@@ -54,6 +55,7 @@ class ToyEncoder:
         return np.stack([self._one(t) for t in texts])
 
     def encode_query(self, text: str) -> np.ndarray:
+        self.queries += 1
         return self._one(text)
 
 
@@ -153,12 +155,16 @@ def test_filters_apply_to_semantic_candidates() -> None:
     assert index.search("glimpse", kinds=["resource"]).hits == []
 
 
-def test_exact_names_still_come_first() -> None:
-    index, layer = _index()
+def test_exact_names_still_come_first_without_asking_the_model() -> None:
+    enc = ToyEncoder()
+    index, layer = _index(enc)
     index.replace_host("dxf-1", _docs())
     layer.wait(10)
     assert index.search("count_walls").hits[0].name == "count_walls"
     assert index.search("execute_python_code").hits[0].name == "execute_python_code"
+    assert enc.queries == 0
+    assert index.search("count_wa").hits[0].name == "count_walls"  # a prefix: fused as usual
+    assert enc.queries == 1
 
 
 def test_hosts_come_and_go_and_compaction_keeps_vectors() -> None:
@@ -282,16 +288,10 @@ def test_eval_command_rejects_an_unusable_model_folder(
 
 
 def test_query_vectors_are_reused_when_an_agent_pages() -> None:
-    class Counting(ToyEncoder):
-        queries = 0
-
-        def encode_query(self, text: str) -> np.ndarray:
-            Counting.queries += 1
-            return super().encode_query(text)
-
-    index, layer = _index(Counting())
+    enc = ToyEncoder()
+    index, layer = _index(enc)
     index.replace_host("dxf-1", _docs())
     layer.wait(10)
     first = index.search("glimpse of the undo history", limit=1)
     again = index.search("glimpse of the undo history", limit=2)
-    assert again.hits[:1] == first.hits and Counting.queries == 1
+    assert again.hits[:1] == first.hits and enc.queries == 1

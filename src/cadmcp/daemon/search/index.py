@@ -449,7 +449,8 @@ class SearchIndex:
             if len(probe) >= _MIN_PREFIX:
                 for gid, tier in self._name_matches(probe).items():
                     tiers[gid] = max(tier, tiers.get(gid, 0))
-        sims = self._semantic_sims(query)
+        # a query that is a capability's exact name needs no model (and skips its ~30 ms)
+        sims = None if _TIER_EXACT in tiers.values() else self._semantic_sims(query)
         if not weighted and not tiers and sims is None:
             return [], 0
         np = numpy_module()
