@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -604,7 +605,7 @@ class _VectorTable:
         self.matrix: Any = None  # float32 rows by doc number, allocated with the first vector
 
     def add(self, base: int, docs: Sequence[CapabilityDoc], layer: SemanticLayer) -> None:
-        texts = [semantic_text(d) for d in docs]
+        texts = [sys.intern(semantic_text(d)) for d in docs]  # app instances share their texts
         for i, t in enumerate(texts):
             self.texts[base + i] = t
             self.missing.add(base + i)
