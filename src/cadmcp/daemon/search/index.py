@@ -326,7 +326,7 @@ class SearchIndex:
             seg.base = int(remap[seg.base])
         self._entries = {int(remap[g]): e for g, e in self._entries.items()}
         if self._vectors is not None:
-            self._vectors.compact(remap, self._postings.size)
+            self._vectors.compact(remap)
 
     def _aliases(self) -> dict[tuple[str, ...], str]:
         """App aliases: the vocabulary's, plus each host's own app name where that name is
@@ -616,7 +616,7 @@ class _VectorTable:
             self.texts.pop(g, None)
             self.missing.discard(g)
 
-    def compact(self, remap: Any, size: int) -> None:
+    def compact(self, remap: Any) -> None:
         # rows are refilled from the layer's cache: simpler than moving them, and rare
         self.texts = {int(remap[g]): t for g, t in self.texts.items()}
         self.missing = set(self.texts)
