@@ -259,10 +259,11 @@ def test_real_model_finds_what_words_alone_miss(
     assert semantic.search(query).hits[0].name in expected
 
 
-def test_nonsense_still_gets_guidance_not_random_hits(cad_indexes: tuple[SearchIndex, SearchIndex]) -> None:
+def test_nonsense_gets_no_hits_from_the_cad_catalog(cad_indexes: tuple[SearchIndex, SearchIndex]) -> None:
     _, semantic = cad_indexes
     result = semantic.search("qwzx blorf")
     assert result.hits == [] and result.total == 0
+    assert result.kinds_available  # the zero-hit guidance: what kinds there are
 
 
 def test_eval_command_reports_the_model_and_better_figures(capsys: pytest.CaptureFixture[str]) -> None:
