@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from cadmcp.host import pyexec
-from cadmcp.host.pyexec import DependencyError, parse_script_dependencies, run_code
+from cadmcp.host import pyexec, scriptdeps
+from cadmcp.host.pyexec import run_code
+from cadmcp.host.scriptdeps import DependencyError, parse_script_dependencies
 
 
 def test_captures_output_and_final_expression_value() -> None:
@@ -123,7 +124,7 @@ def test_parse_pep723_dependencies() -> None:
 
 
 def test_bad_dependency_is_reported_without_running(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pyexec, "cache_root", lambda: tmp_path)
+    monkeypatch.setattr(scriptdeps, "cache_root", lambda: tmp_path)
     code = '# /// script\n# dependencies = ["this is not a requirement!!"]\n# ///\nran = True\n'
     ns: dict[str, Any] = {}
     result = run_code(code, ns)
@@ -136,7 +137,7 @@ def test_bad_dependency_is_reported_without_running(tmp_path: Path, monkeypatch:
 def test_pep723_dependency_is_installed_and_importable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pyexec, "cache_root", lambda: tmp_path)
+    monkeypatch.setattr(scriptdeps, "cache_root", lambda: tmp_path)
     monkeypatch.delitem(sys.modules, "six", raising=False)  # imported modules outlive a run
     code = (
         '# /// script\n# dependencies = ["six==1.16.0"]\n# ///\n'

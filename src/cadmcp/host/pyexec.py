@@ -32,35 +32,31 @@ from __future__ import annotations
 
 import ast
 import ctypes
-import hashlib
 import io
 import linecache
 import os
-import re
-import shutil
-import subprocess
 import sys
 import threading
 import time
-import tomllib
 import traceback
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, TextIO, TypeVar
 
-from cadmcp.userdirs import cache_dir
+from cadmcp.host.scriptdeps import (
+    DependencyError,
+    ensure_dependencies,
+    parse_script_dependencies,
+    prepended_to_sys_path,
+)
 
 __all__ = [
     "EXEC_TIMEOUT_ENV",
-    "DependencyError",
     "ExecResult",
     "ExecTimeout",
     "Status",
     "default_timeout",
-    "ensure_dependencies",
-    "parse_script_dependencies",
     "run_code",
 ]
 
@@ -71,7 +67,6 @@ DEFAULT_TIMEOUT = 60.0
 USER_FILENAME = "<agent-code>"
 MAX_VALUE_REPR = 20_000
 MAX_OUTPUT = 200_000
-UV_INSTALL_TIMEOUT = 600.0
 
 Status = Literal["ok", "syntax_error", "dependency_error", "runtime_error", "timeout"]
 
@@ -91,10 +86,6 @@ class ExecTimeout(BaseException):
 
     A ``BaseException`` so that ``except Exception`` in user code does not swallow it.
     """
-
-
-class DependencyError(Exception):
-    """PEP 723 metadata was invalid or uv could not install the dependencies."""
 
 
 @dataclass
@@ -207,7 +198,7 @@ def run_code(
     token = begin() if begin is not None else None
     buffer = _CaptureBuffer()
     result = ExecResult("ok")
-    with _sys_path(extra_paths), _capture_thread_output(buffer):
+    with prepended_to_sys_path(extra_paths), _capture_thread_output(buffer):
         outcome = _run_guarded(body, last_expr, namespace, limit)
     result.output = buffer.getvalue()
     result.status = outcome.status
@@ -453,115 +444,3 @@ def _capture_thread_output(buffer: io.StringIO) -> Iterator[None]:
                     setattr(sys, name, router.original)
                 elif installed and getattr(sys, name) is not router:
                     setattr(sys, name, router)  # user code replaced the stream: put ours back
-
-
-@contextmanager
-def _sys_path(paths: Sequence[str]) -> Iterator[None]:
-    for path in reversed(paths):
-        sys.path.insert(0, path)
-    try:
-        yield
-    finally:
-        for path in paths:
-            with suppress(ValueError):
-                sys.path.remove(path)
-
-
-# --- PEP 723 dependencies --------------------------------------------------------------
-
-_PEP723_BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
-_install_lock = threading.Lock()
-
-
-def parse_script_dependencies(code: str) -> list[str]:
-    """Return the ``dependencies`` of the code's PEP 723 ``script`` block (empty if none)."""
-    blocks = [m for m in _PEP723_BLOCK.finditer(code if code.endswith("\n") else code + "\n")]
-    scripts = [m for m in blocks if m.group("type") == "script"]
-    if not scripts:
-        return []
-    if len(scripts) > 1:
-        raise DependencyError("The code has more than one '# /// script' block; keep exactly one.")
-    content = "".join(
-        line[2:] if line.startswith("# ") else line[1:]
-        for line in scripts[0].group("content").splitlines(keepends=True)
-    )
-    try:
-        meta = tomllib.loads(content)
-    except tomllib.TOMLDecodeError as exc:
-        raise DependencyError(f"The '# /// script' block is not valid TOML: {exc}") from None
-    deps = meta.get("dependencies", [])
-    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
-        raise DependencyError("In the '# /// script' block write dependencies = [\"package>=1.0\", ...].")
-    return sorted({d.strip() for d in deps if d.strip()})
-
-
-def cache_root() -> Path:
-    """Directory holding one installed target directory per dependency set."""
-    return cache_dir() / "script-deps"
-
-
-def ensure_dependencies(deps: Sequence[str], *, root: Path | None = None) -> Path:
-    """Install ``deps`` with uv (once per sorted set and Python version) and return the directory
-    to put on ``sys.path``. Raises :class:`DependencyError` with uv's message on failure."""
-    spec = sorted(set(deps))
-    key_source = "\n".join([f"py{sys.version_info.major}.{sys.version_info.minor}", *spec])
-    key = hashlib.sha256(key_source.encode()).hexdigest()[:24]
-    base = root or cache_root()
-    target = base / key
-    if (target / ".complete").exists():
-        return target
-    uv = _find_uv()
-    with _install_lock:
-        if (target / ".complete").exists():
-            return target
-        base.mkdir(parents=True, exist_ok=True)
-        staging = base / f".{key}.{os.getpid()}.{threading.get_ident()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        command = [
-            uv,
-            "pip",
-            "install",
-            "--quiet",
-            "--python",
-            sys.executable,
-            "--target",
-            str(staging),
-            *spec,
-        ]
-        try:
-            proc = subprocess.run(
-                command, capture_output=True, text=True, timeout=UV_INSTALL_TIMEOUT, check=False
-            )
-        except subprocess.TimeoutExpired:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise DependencyError(
-                f"Installing {', '.join(spec)} took longer than {UV_INSTALL_TIMEOUT:g} s."
-            ) from None
-        if proc.returncode != 0:
-            shutil.rmtree(staging, ignore_errors=True)
-            message = (proc.stderr or proc.stdout).strip()
-            raise DependencyError(
-                f"uv could not install {', '.join(spec)}. Check the package names and versions in the "
-                f"'# /// script' block.\n{message}"
-            )
-        (staging / ".complete").write_text("\n".join(spec) + "\n")
-        try:
-            staging.rename(target)
-        except OSError:  # another process finished first
-            shutil.rmtree(staging, ignore_errors=True)
-    return target
-
-
-def _find_uv() -> str:
-    try:
-        import uv
-
-        return uv.find_uv_bin()
-    except (ImportError, FileNotFoundError):
-        pass
-    found = shutil.which("uv")
-    if found is None:
-        raise DependencyError(
-            "uv is not installed; install it (pip install uv) to use '# /// script' dependencies."
-        )
-    return found

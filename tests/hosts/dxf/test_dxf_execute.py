@@ -9,7 +9,7 @@ import pytest
 from dxf_helpers import export_tags, text_of
 from mcp import Client
 
-from cadmcp.host import pyexec
+from cadmcp.host import scriptdeps
 from cadmcp.hosts.dxf.documents import DocumentSet
 from cadmcp.hosts.dxf.execution import default_step_name, execute
 
@@ -106,7 +106,7 @@ def test_default_step_name_is_first_code_line() -> None:
 def test_pep723_dependency_is_available_to_the_script(
     sample_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pyexec, "cache_root", lambda: tmp_path / "deps")
+    monkeypatch.setattr(scriptdeps, "cache_root", lambda: tmp_path / "deps")
     monkeypatch.delitem(sys.modules, "six", raising=False)  # imported modules outlive a run
     entry = DocumentSet().open(str(sample_path))
     code = (

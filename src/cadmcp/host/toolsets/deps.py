@@ -7,7 +7,7 @@ A toolset module may start with an inline script block::
     # ///
 
 The dependencies are installed once per dependency set and Python version into a cached
-target directory (the same installer as `execute_python_code`, `cadmcp.host.pyexec`),
+target directory (the same installer as `execute_python_code`, `cadmcp.host.scriptdeps`),
 under `<cache>/toolset-deps`, where `<cache>` is `CADMCP_CACHE_DIR` or the user cache dir.
 """
 
@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cadmcp.host.pyexec import DependencyError, ensure_dependencies, parse_script_dependencies
+from cadmcp.host.scriptdeps import DependencyError, ensure_dependencies, parse_script_dependencies
 from cadmcp.userdirs import cache_dir
-
-"""Environment variable that overrides the user cache directory for toolset dependencies."""
 
 __all__ = ["DependencyError", "deps_root", "install", "parse_script_dependencies"]
 

@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +26,7 @@ from typing import Any
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 
+from cadmcp.host.scriptdeps import prepended_to_sys_path
 from cadmcp.host.toolsets import deps
 
 log = logging.getLogger("cadmcp.host.toolsets")
@@ -122,7 +123,10 @@ def load(file: Path) -> LoadedModule:
     before = set(sys.modules)
     owned: list[str] = []
     try:
-        with _sys_path([str(file.parent), *extra]), _private_imports(file.parent, before | {name}) as owned:
+        with (
+            prepended_to_sys_path([str(file.parent), *extra]),
+            _private_imports(file.parent, before | {name}) as owned,
+        ):
             module = _exec(file, name)
     except SyntaxError as exc:
         loaded.error = ModuleError("syntax", f"{file.name}:{exc.lineno}: {exc.msg}", _format(exc, file))
@@ -172,18 +176,6 @@ def _exec(file: Path, name: str) -> ModuleType:
         sys.modules.pop(name, None)
         raise
     return module
-
-
-@contextmanager
-def _sys_path(paths: list[str]) -> Iterator[None]:
-    """Put `paths` first on sys.path for the duration (then remove exactly those entries)."""
-    sys.path[0:0] = paths
-    try:
-        yield
-    finally:
-        for path in paths:
-            with suppress(ValueError):
-                sys.path.remove(path)
 
 
 @contextmanager
