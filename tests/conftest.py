@@ -19,6 +19,22 @@ from cadmcp.daemon.search.semantic import SEMANTIC_ENV
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
 
+REQUIRE_ENV = "CADMCP_TEST_REQUIRE"
+"""Components (comma-separated, or `all`) whose absence fails tests instead of skipping them."""
+
+
+def require_component(name: str, missing_reason: str | None) -> None:
+    """Skip (or, when CADMCP_TEST_REQUIRE names it, fail) a test whose system component is missing.
+
+    `missing_reason` is None when the component is present; otherwise it says what to install.
+    """
+    if missing_reason is None:
+        return
+    wanted = {w.strip() for w in os.environ.get(REQUIRE_ENV, "").split(",") if w.strip()}
+    if name in wanted or "all" in wanted:
+        pytest.fail(f"{name} is required here ({REQUIRE_ENV}) but missing: {missing_reason}")
+    pytest.skip(f"{name} missing: {missing_reason}")
+
 
 @pytest.fixture(autouse=True)
 def lexical_search(monkeypatch: pytest.MonkeyPatch) -> None:
