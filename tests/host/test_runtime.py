@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,48 @@ def test_a_ui_loop_supplies_its_own_post_hook(runtime_dir: Path) -> None:
     finally:
         runtime.stop()
         ui_queue.put(None)
+
+
+async def test_host_state_rides_on_tools_list_and_changes_are_announced(running: Any) -> None:
+    runtime, _, _ = running
+    async with connect(runtime.endpoint) as (r, w), ClientSession(r, w) as session:
+        await session.discover()
+        first = await session.list_tools()
+        assert first.meta["io.cadmcp/hostState"] == {"phase": "ready"}
+        async with listen(session, tools_list_changed=True) as events:
+            runtime.update_state(activeDocument="plan.dxf", documents=[{"title": "plan.dxf"}])
+            with anyio.fail_after(5):
+                await events.__anext__()
+            runtime.update_state(activeDocument="plan.dxf")  # unchanged: no announcement
+        state = (await session.list_tools()).meta["io.cadmcp/hostState"]
+        assert state == {"phase": "ready", "activeDocument": "plan.dxf", "documents": [{"title": "plan.dxf"}]}
+        runtime.update_state(documents=None)
+        assert "documents" not in runtime.state
+
+
+def test_phase_is_loading_until_every_warm_up_has_run(runtime_dir: Path) -> None:
+    runtime = HostRuntime("Warm", "1")
+    release = threading.Event()
+    phases: list[str] = []
+
+    def warm_up() -> Iterator[str]:
+        phases.append(runtime.state["phase"])
+        yield "first step"
+        release.wait(10)
+
+    runtime.after_ready(warm_up)
+    app = threading.Thread(target=runtime.app_thread.run_forever, daemon=True)  # type: ignore[attr-defined]
+    app.start()
+    runtime.start()
+    try:
+        assert runtime.state["phase"] == "loading"
+        release.set()
+        for _ in range(100):
+            if runtime.state["phase"] == "ready":
+                break
+            time.sleep(0.05)
+        assert runtime.state["phase"] == "ready"
+        assert phases == ["loading"]
+    finally:
+        runtime.stop()
+        app.join(5)

@@ -21,7 +21,8 @@ from cadmcp.daemon.search.catalog import template_params
 Kind = Literal["tool", "resource", "resource_template"]
 KINDS: tuple[Kind, ...] = ("tool", "resource", "resource_template")
 ID_PREFIX = "c"
-ID_RE = re.compile(r"^c[a-z2-7]{12}$")
+ID_RE = re.compile(r"c[a-z2-7]{12}")
+"""Use with `fullmatch` (a trailing newline must not pass)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,8 @@ class HostEntry:
     server_name: str
     capabilities: tuple[Capability, ...] = ()
     by_id: dict[str, Capability] = field(default_factory=dict, compare=False)
+    state: dict[str, Any] = field(default_factory=dict, compare=False)
+    """What the host says about itself: `phase` (loading/ready), `documents`, `activeDocument`."""
 
     @classmethod
     def build(
@@ -102,6 +105,7 @@ class HostEntry:
         tools: list[dict[str, Any]],
         resources: list[dict[str, Any]],
         templates: list[dict[str, Any]],
+        state: dict[str, Any] | None = None,
     ) -> HostEntry:
         caps: list[Capability] = []
         for kind, items, target_key in (
@@ -135,6 +139,7 @@ class HostEntry:
             server_name,
             tuple(caps),
             {c.id: c for c in caps},
+            dict(state or {}),
         )
 
     def find(self, kind: str, target: str) -> Capability | None:

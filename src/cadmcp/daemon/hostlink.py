@@ -46,15 +46,20 @@ class HostLink(ClientSession):
             result = {**result, "_meta": meta} if meta else {k: v for k, v in result.items() if k != "_meta"}
         return result
 
-    async def list_all(self, method: str, key: str, timeout: float) -> list[dict[str, Any]]:
-        """Every item of a paginated list method, as raw dicts."""
+    async def list_all(
+        self, method: str, key: str, timeout: float
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Every item of a paginated list method as raw dicts, and the first page's `_meta`."""
         items: list[dict[str, Any]] = []
+        meta: dict[str, Any] = {}
         cursor: str | None = None
-        for _ in range(1000):
+        for page in range(1000):
             params = {"cursor": cursor} if cursor else {}
             result = await self.raw_request(method, params, timeout=timeout)
+            if page == 0 and isinstance(result.get("_meta"), dict):
+                meta = result["_meta"]
             items.extend(result.get(key) or [])
             cursor = result.get("nextCursor")
             if not cursor:
                 break
-        return items
+        return items, meta

@@ -27,6 +27,7 @@ from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
 from cadmcp.daemon.hostlink import HostLink
 from cadmcp.daemon.search import SearchIndex, capability_docs
 from cadmcp.wire import endpoints, sockets
+from cadmcp.wire.meta import HOST_STATE
 
 log = logging.getLogger("cadmcp.daemon")
 
@@ -77,6 +78,7 @@ class HostDirectory:
         self.links: dict[HostKey, HostLink] = {}
         self.states: dict[Path, EndpointState] = {}
         self.ledger = IdLedger()
+        self._recent: dict[str, None] = {}  # host instance ids, least recently invoked first
         self._on_change = on_change
         self._tasks: dict[Path, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
@@ -197,11 +199,12 @@ class HostDirectory:
         """List the host's whole catalog and swap its entry (and search segment) at once."""
         started = time.perf_counter()
         with anyio.fail_after(self.list_timeout):
-            tools = await link.list_all("tools/list", "tools", self.list_timeout)
-            resources = await link.list_all("resources/list", "resources", self.list_timeout)
-            templates = await link.list_all(
+            tools, meta = await link.list_all("tools/list", "tools", self.list_timeout)
+            resources, _ = await link.list_all("resources/list", "resources", self.list_timeout)
+            templates, _ = await link.list_all(
                 "resources/templates/list", "resourceTemplates", self.list_timeout
             )
+        state = meta.get(HOST_STATE)
         info = link.server_info
         entry = HostEntry.build(
             key,
@@ -213,6 +216,7 @@ class HostDirectory:
             tools=tools,
             resources=resources,
             templates=templates,
+            state=state if isinstance(state, dict) else {},
         )
         ids = {(c.kind, c.target): c.id for c in entry.capabilities}
         docs = capability_docs(
@@ -240,10 +244,21 @@ class HostDirectory:
         if self._on_change:
             self._on_change()
 
+    def note_invoked(self, key: HostKey) -> None:
+        """Remember that a capability of this host was just invoked (search prefers recent hosts)."""
+        self._recent.pop(key.instance_id, None)
+        self._recent[key.instance_id] = None
+
+    def recent_hosts(self) -> list[str]:
+        """Instance ids of connected hosts, the most recently invoked first (never-invoked ones left out)."""
+        live = {key.instance_id for key in self.entries}
+        return [i for i in reversed(self._recent) if i in live]
+
     def _drop(self, key: HostKey) -> None:
         if self.entries.pop(key, None) is not None:
             self.index.remove_host(key.instance_id)
         self.links.pop(key, None)
+        self._recent.pop(key.instance_id, None)
 
 
 def _describe(exc: BaseException) -> str:

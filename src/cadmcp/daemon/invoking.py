@@ -34,7 +34,7 @@ _STATE_VERSION = 1
 
 def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability, HostLink]:
     """The live capability an id names, or a stale / validation error saying what to do."""
-    if not isinstance(cap_id, str) or not ID_RE.match(cap_id):
+    if not isinstance(cap_id, str) or not ID_RE.fullmatch(cap_id):
         raise validation_error(
             f"{cap_id!r} is not a capability id. Ids come from search_dynamic (like 'cq3v...')."
         )
@@ -140,6 +140,7 @@ async def invoke(
     if not isinstance(arguments, dict):
         raise validation_error("arguments must be an object with the capability's arguments.")
     entry, cap, link = resolve(directory, args["id"])
+    directory.note_invoked(entry.key)
     if cap.kind != "tool":
         uri = _expand(cap, arguments)
         result = await _host_call(link, entry, "resources/read", {"uri": uri})

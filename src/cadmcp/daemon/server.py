@@ -74,6 +74,7 @@ class Daemon:
                 "serverName": entry.server_name,
                 "capabilities": len(entry.capabilities),
                 "endpoint": entry.endpoint,
+                **({"state": entry.state} if entry.state else {}),
             }
             for entry in sorted(
                 self.directory.entries.values(), key=lambda e: (e.host_app, e.version, e.key.pid)

@@ -41,6 +41,7 @@ from cadmcp.host.catalog import CatalogStore
 from cadmcp.host.providers import Provider, bind_to_app_thread
 from cadmcp.wire import endpoints
 from cadmcp.wire.calllog import CallLogger
+from cadmcp.wire.meta import HOST_STATE
 from cadmcp.wire.sockets import message_streams
 
 log = logging.getLogger("cadmcp.host")
@@ -93,6 +94,9 @@ class HostRuntime:
         self._serving = False
         self._in_flight = 0  # requests being handled (I/O loop only)
         self._last_activity = time.monotonic()
+        self._state_lock = threading.Lock()
+        self._state: dict[str, Any] = {"phase": "ready"}
+        self._warm_ups_pending = 0
         self.server = self._build_server(instructions)
 
     # -- catalog ---------------------------------------------------------------------------
@@ -123,6 +127,30 @@ class HostRuntime:
         for provider in self.catalog.providers:
             bind_to_app_thread(provider.server, self.dispatcher)
         self.catalog.invalidate()
+        self._announce()
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """What this host last said about itself (see `update_state`)."""
+        return self._state
+
+    def update_state(self, **fields: Any) -> None:
+        """Publish facts about the host that clients should see without asking: `phase`
+        (`"loading"` while warm-ups run, then `"ready"`), `documents` (`[{title, path, active,
+        modified}]`), `activeDocument`... A field set to None is removed.
+
+        The state rides on `tools/list` results (`_meta["io.cadmcp/hostState"]`) and every
+        client is told to re-list when it changes. Safe to call from any thread.
+        """
+        with self._state_lock:
+            state = {**self._state, **fields}
+            state = {k: v for k, v in state.items() if v is not None}
+            if state == self._state:
+                return
+            self._state = state
+        self._announce()
+
+    def _announce(self) -> None:
         tg, token = self._tg, self._loop_token
         if tg is None or token is None:
             return
@@ -153,13 +181,33 @@ class HostRuntime:
         tg, token = self._tg, self._loop_token
         if not serving or tg is None or token is None:
             return  # start() runs it once the endpoint serves
+        self._warm_up_started()
         if threading.current_thread() is self._io_thread:
             tg.start_soon(self._warm_up, warm_up)
         else:
             with contextlib.suppress(RuntimeError):  # the loop is shutting down
                 anyio.from_thread.run_sync(tg.start_soon, self._warm_up, warm_up, token=token)
 
+    def _warm_up_started(self) -> None:
+        with self._state_lock:
+            self._warm_ups_pending += 1
+        self.update_state(phase="loading")
+
+    def _warm_up_finished(self) -> None:
+        with self._state_lock:
+            self._warm_ups_pending -= 1
+            done = self._warm_ups_pending == 0
+        if done:
+            self.update_state(phase="ready")
+
     async def _warm_up(self, warm_up: Callable[[], Any]) -> None:
+        """Run one warm-up (its steps in the gaps between requests); the phase is `loading` meanwhile."""
+        try:
+            await self._warm_up_steps(warm_up)
+        finally:
+            self._warm_up_finished()
+
+    async def _warm_up_steps(self, warm_up: Callable[[], Any]) -> None:
         def step(steps: Any) -> bool:
             return next(steps, _DONE) is _DONE
 
@@ -193,7 +241,8 @@ class HostRuntime:
     # -- the MCP server ----------------------------------------------------------------------
     def _build_server(self, instructions: str | None) -> Server[Any]:
         async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=(await self.catalog.snapshot(ctx)).tools)
+            tools = (await self.catalog.snapshot(ctx)).tools
+            return types.ListToolsResult(tools=tools, _meta={HOST_STATE: self._state})
 
         async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
             return types.ListResourcesResult(resources=(await self.catalog.snapshot(ctx)).resources)
@@ -301,12 +350,19 @@ class HostRuntime:
                 self._loop_token = anyio.lowlevel.current_token()
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
+                    with self._warm_up_lock:
+                        warm_ups = list(self._warm_ups)
+                    for _ in warm_ups:  # clients see `loading` from their first list on
+                        self._warm_up_started()
                     await tg.start(self.serve)
                     self._ready.set()
                     with self._warm_up_lock:
                         self._serving = True
-                        warm_ups = list(self._warm_ups)
+                        late = self._warm_ups[len(warm_ups) :]
                     for warm_up in warm_ups:
+                        tg.start_soon(self._warm_up, warm_up)
+                    for warm_up in late:  # added between the snapshot above and serving
+                        self._warm_up_started()
                         tg.start_soon(self._warm_up, warm_up)
 
             try:
