@@ -42,19 +42,21 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     dxf = hosts.spawn("dxf", "--exec-timeout", "1")
     hosts.wait_ready(host)
     hosts.wait_ready(dxf)
-    secrets = {"text": "hi there", "password": "hunter2", "options": {"API_KEY": "k-123", "layer": "A"}}
+    secrets = {"user": "hi there", "password": "hunter2", "options": {"API_KEY": "k-123", "layer": "A"}}
     async with infra_daemon() as session:
         await wait_for_hosts(session, 2)
         daemon_pid = (await structured(session, "list_machines"))["machines"][0]["daemonPid"]
         echo = await find_target(session, "echo")
+        sign_in = await find_target(session, "sign_in")
         run = await find_target(session, "execute_python_code", host_app="DXF")
         fail = await find_target(session, "fail")
         swatch = await find_target(session, "render_swatch")
         status = await find_target(session, "demo://status")
         greeting = await find_target(session, "demo://greeting/{name}")
         big = await find_target(session, "demo://big/{size}")
-        said = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": secrets})
-        assert said.content[0].text == "hi there"
+        said = await call(session, "invoke_dynamic", {"id": sign_in["id"], "arguments": secrets})
+        assert said.content[0].text == "signed in hi there"
+        assert (await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "x"}})).content
         failed = await call(session, "invoke_dynamic", {"id": fail["id"], "arguments": {"message": "nope"}})
         assert failed.is_error
         image = await call(session, "invoke_dynamic", {"id": swatch["id"], "arguments": {"size": 16}})
@@ -77,15 +79,15 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     at_host = infra_env.log_lines(host.pid)
 
     # the daemon: its own tools, the resolved host target, compact search hits
-    ok = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="echo")
+    ok = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="sign_in")
     assert ok["outcome"] == "ok" and ok["host"] == f"Demo/1.0/{host.pid}"
     assert isinstance(ok["durationMs"], int) and ok["durationMs"] >= 0
     assert ok["args"]["arguments"] == {
-        "text": "hi there",
+        "user": "hi there",
         "password": "***",
         "options": {"API_KEY": "***", "layer": "A"},
     }
-    assert ok["result"]["content"] == [{"type": "text", "text": "hi there"}]
+    assert ok["result"]["content"] == [{"type": "text", "text": "signed in hi there"}]
     error = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="fail")
     assert error["outcome"] == "error" and error["result"]["isError"] is True
     binary = _one(daemon, "tools/call", "invoke_dynamic", hostTarget="render_swatch")
@@ -118,10 +120,10 @@ async def test_every_call_leaves_one_line_at_the_daemon_and_at_the_host(
     assert any(text.startswith(f"cadmcp.daemon catalog host=Demo pid={host.pid} tools=") for text in catalog)
 
     # the host: the same calls under their own names, binary as type/mime/length, secrets masked
-    hello = _one(at_host, "tools/call", "echo")
+    hello = _one(at_host, "tools/call", "sign_in")
     assert hello["outcome"] == "ok"
     assert hello["args"] == {
-        "text": "hi there",
+        "user": "hi there",
         "password": "***",
         "options": {"API_KEY": "***", "layer": "A"},
     }

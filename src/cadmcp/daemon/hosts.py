@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import socket
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,6 +85,7 @@ class HostDirectory:
         self._tasks: dict[Path, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._wake = anyio.Event()
+        self._scanned = False
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -99,6 +102,22 @@ class HostDirectory:
     def wake(self) -> None:
         """Scan now instead of at the next interval."""
         self._wake.set()
+
+    def is_settled(self) -> bool:
+        """Whether discovery has caught up: scanned once and no endpoint is still connecting."""
+        return self._scanned and not any(
+            state.status == "connecting" for path, state in self.states.items() if path in self._tasks
+        )
+
+    async def settled(self, timeout: float | None = None) -> bool:
+        """Wait (bounded: by default the time a connection and its listing may take) until
+        `is_settled()`; returns whether it settled in time."""
+        limit = self.connect_timeout + self.list_timeout if timeout is None else timeout
+        with anyio.move_on_after(limit):
+            while not self.is_settled():
+                await anyio.sleep(0.02)
+            return True
+        return False
 
     async def _watch_directory(self) -> None:
         try:
@@ -120,13 +139,19 @@ class HostDirectory:
                     path.unlink()  # a crashed host's leftover socket in our private directory
                 continue
             state = self.states.setdefault(path, EndpointState(ep))
+            problem = _endpoint_problem(ep, self.entries)
+            if problem is not None:
+                state.status, state.error = "failed", problem
+                continue
             if path not in self._tasks and now >= state.retry_at and self._tg is not None:
                 scope = anyio.CancelScope()
                 self._tasks[path] = scope
+                state.status = "connecting"
                 self._tg.start_soon(self._host_task, ep, scope)
         for path in list(self.states):
             if path not in found:
                 self._forget(path)
+        self._scanned = True
 
     def _forget(self, path: Path) -> None:
         scope = self._tasks.pop(path, None)
@@ -138,7 +163,7 @@ class HostDirectory:
     async def _host_task(self, ep: endpoints.Endpoint, scope: anyio.CancelScope) -> None:
         key = HostKey(self.machine_id, ep.pid)
         state = self.states.get(ep.path) or EndpointState(ep)
-        state.status, state.attempts = "connecting", state.attempts + 1
+        state.attempts += 1
         try:
             with scope:
                 await self._serve_host(ep, key, state)
@@ -153,7 +178,7 @@ class HostDirectory:
                 30.0, self.scan_interval * 2 ** min(state.attempts - 1, 4)
             )
             self._tasks.pop(ep.path, None)
-            self._drop(key)
+            self._drop(key, str(ep.path))
 
     async def _serve_host(self, ep: endpoints.Endpoint, key: HostKey, state: EndpointState) -> None:
         changes_send, changes_recv = anyio.create_memory_object_stream[str](8)
@@ -254,11 +279,31 @@ class HostDirectory:
         live = {key.instance_id for key in self.entries}
         return [i for i in reversed(self._recent) if i in live]
 
-    def _drop(self, key: HostKey) -> None:
+    def _drop(self, key: HostKey, endpoint: str | None = None) -> None:
+        """Forget a host; with `endpoint`, only if that endpoint is the one serving it."""
+        entry = self.entries.get(key)
+        if entry is not None and endpoint is not None and entry.endpoint != endpoint:
+            return  # another endpoint file claimed this PID; the live host stays
         if self.entries.pop(key, None) is not None:
             self.index.remove_host(key.instance_id)
         self.links.pop(key, None)
         self._recent.pop(key.instance_id, None)
+
+
+def _endpoint_problem(ep: endpoints.Endpoint, entries: dict[HostKey, HostEntry]) -> str | None:
+    """Why an endpoint file must not be connected to (None when it may be)."""
+    try:
+        info = ep.path.lstat()
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    if not stat.S_ISSOCK(info.st_mode):
+        return "not a socket (ignored)"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return "owned by another user (ignored)"
+    for entry in entries.values():
+        if entry.key.pid == ep.pid and entry.endpoint != str(ep.path):
+            return f"claims pid {ep.pid}, which {Path(entry.endpoint).name} already serves (ignored)"
+    return None
 
 
 def _describe(exc: BaseException) -> str:

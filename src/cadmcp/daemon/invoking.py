@@ -19,11 +19,14 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.uri_template import UriTemplate
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.catalog import ID_RE, Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validation_error
 from cadmcp.daemon.hostlink import HostLink
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.limits import MAX_RESPONSES_BYTES, MAX_STATE_CHARS, check_text, json_size
 from cadmcp.daemon.surface import MAX_READS
+from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
 
 READS_BUDGET_BYTES = 4 * 1024 * 1024
@@ -32,19 +35,32 @@ MAX_LEGACY_ROUNDS = 8
 _STATE_VERSION = 1
 
 
-def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability, HostLink]:
-    """The live capability an id names, or a stale / validation error saying what to do."""
-    if not isinstance(cap_id, str) or not ID_RE.fullmatch(cap_id):
-        raise validation_error(
-            f"{cap_id!r} is not a capability id. Ids come from search_dynamic (like 'cq3v...')."
-        )
+def _live(directory: HostDirectory, cap_id: str) -> tuple[HostEntry, Capability, HostLink] | None:
     for entry in directory.entries.values():
         cap = entry.by_id.get(cap_id)
         if cap is not None:
             link = directory.links.get(entry.key)
-            if link is None:
-                break
-            return entry, cap, link
+            return (entry, cap, link) if link is not None else None
+    return None
+
+
+async def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability, HostLink]:
+    """The live capability an id names, or a stale / validation error saying what to do.
+
+    An id nobody has issued yet may belong to a host this daemon has not finished connecting to
+    (a daemon started for this very call): it waits, bounded, for discovery to settle first.
+    """
+    if not isinstance(cap_id, str) or not ID_RE.fullmatch(cap_id):
+        raise validation_error(
+            f"{echo(cap_id)} is not a capability id. Ids come from search_dynamic (like 'cq3v...').",
+            field="id",
+        )
+    found = _live(directory, cap_id)
+    if found is None and directory.ledger.lookup(cap_id) is None and not directory.is_settled():
+        await directory.settled()
+        found = _live(directory, cap_id)
+    if found is not None:
+        return found
     issued = directory.ledger.lookup(cap_id)
     if issued is None:
         raise stale(
@@ -69,10 +85,7 @@ def _expand(cap: Capability, arguments: dict[str, Any]) -> str:
     if cap.kind == "resource":
         return cap.target
     template = UriTemplate.parse(cap.target)
-    missing = [name for name in template.variable_names if name not in arguments]
-    if missing:
-        raise validation_error(f"{cap.target} needs arguments {missing} (got {sorted(arguments)}).")
-    values = {k: v if isinstance(v, list) else str(v) for k, v in arguments.items()}
+    values = {k: [str(i) for i in v] if isinstance(v, list) else str(v) for k, v in arguments.items()}
     return template.expand(values)
 
 
@@ -115,31 +128,46 @@ def _open_state(state: str | None, cap: Capability) -> str | None:
     return data.get("hs")
 
 
+def _arguments(value: Any, field: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise validation_error(
+            f"{field} must be an object with the capability's arguments (got {echo(value)}).", field=field
+        )
+    json_size(value, field)
+    return value
+
+
 async def invoke(
     directory: HostDirectory,
     ctx: ServerRequestContext[Any],
     args: dict[str, Any],
     input_responses: dict[str, Any] | None,
     request_state: str | None,
+    checker: ArgumentChecker,
 ) -> dict[str, Any]:
     """The `invoke_dynamic` answer as a wire dict (the host's own result for tools)."""
     unknown = sorted(set(args) - {"id", "arguments", "reads"})
     if unknown:
         raise validation_error(
-            f"Unknown argument(s) {unknown}; invoke_dynamic takes id and arguments, or reads."
+            f"Unknown argument(s) {[echo(u, 40) for u in unknown[:8]]}; invoke_dynamic takes id and "
+            "arguments, or reads."
         )
     if "reads" in args and args.get("reads") is not None:
         if "id" in args or "arguments" in args:
             raise validation_error("Pass either id (with arguments) or reads, not both.")
-        return await read_many(directory, args["reads"])
+        return await read_many(directory, args["reads"], checker)
     if "id" not in args:
         raise validation_error(
             "Pass id (from search_dynamic) with its arguments, or reads=[{id, arguments}, ...]."
         )
-    arguments = args.get("arguments") or {}
-    if not isinstance(arguments, dict):
-        raise validation_error("arguments must be an object with the capability's arguments.")
-    entry, cap, link = resolve(directory, args["id"])
+    arguments = _arguments(args.get("arguments"), "arguments")
+    check_text(request_state, "requestState", MAX_STATE_CHARS)
+    if input_responses is not None:
+        json_size(input_responses, "inputResponses", MAX_RESPONSES_BYTES)
+    entry, cap, link = await resolve(directory, args["id"])
+    checker.check(cap, arguments)
     directory.note_invoked(entry.key)
     if cap.kind != "tool":
         uri = _expand(cap, arguments)
@@ -220,7 +248,7 @@ def _size(contents: list[dict[str, Any]]) -> int:
     return sum(len(c.get("text") or "") + len(c.get("blob") or "") for c in contents)
 
 
-async def read_many(directory: HostDirectory, reads: Any) -> dict[str, Any]:
+async def read_many(directory: HostDirectory, reads: Any, checker: ArgumentChecker) -> dict[str, Any]:
     """Read up to 16 resources/templates concurrently, within a total size budget."""
     if not isinstance(reads, list) or not reads:
         raise validation_error("reads must be a non-empty list of {id, arguments?} objects.")
@@ -232,14 +260,13 @@ async def read_many(directory: HostDirectory, reads: Any) -> dict[str, Any]:
     for n, read in enumerate(reads):
         if not isinstance(read, dict) or "id" not in read or set(read) - {"id", "arguments"}:
             raise validation_error(f"reads[{n}] must be an object {{id, arguments?}}.")
-        entry, cap, link = resolve(directory, read["id"])
+        entry, cap, link = await resolve(directory, read["id"])
         if cap.kind == "tool":
             raise validation_error(
                 f"reads[{n}] names the tool {cap.target}; reads take resources and templates only."
             )
-        arguments = read.get("arguments") or {}
-        if not isinstance(arguments, dict):
-            raise validation_error(f"reads[{n}].arguments must be an object.")
+        arguments = _arguments(read.get("arguments"), f"reads[{n}].arguments")
+        checker.check(cap, arguments)
         targets.append((entry, cap, link, _expand(cap, arguments)))
 
     outcomes: list[dict[str, Any] | DaemonError | None] = [None] * len(targets)

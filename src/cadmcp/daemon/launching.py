@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.userdirs import config_dir
+from cadmcp.wire.echo import echo
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 
 CONFIG_ENV = "CADMCP_HOSTS_CONFIG"
@@ -39,6 +41,7 @@ TIMEOUT_ENV = "CADMCP_LAUNCH_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
 STDERR_TAIL = 2000
+MAX_SHOWN_PATH = 300
 _ARGS = ("hostApp", "version", "filePath", "timeoutSeconds", "detach")
 
 
@@ -219,8 +222,9 @@ class HostLauncher:
             if spec is None:
                 raise DaemonError(
                     "unknown_host_app",
-                    f"No host app named {host_app!r}. Supported: {[s.name for s in specs]}; add others "
-                    f"to the host configuration ({CONFIG_ENV} or hosts.json in the cadmcp config folder).",
+                    f"No host app named {echo(host_app, 40)}. Supported: {[s.name for s in specs]}; "
+                    f"add others to the host configuration ({CONFIG_ENV} or hosts.json in the cadmcp "
+                    "config folder).",
                     {"supported": [s.name for s in specs]},
                 )
             if file_path is not None:
@@ -265,8 +269,9 @@ class HostLauncher:
         elif spec.module is not None and version != default:
             raise DaemonError(
                 "unknown_version",
-                f"The built-in {spec.name} host is version {default}; it cannot start as {version!r}. "
-                "Omit version, or configure that version in the host configuration.",
+                f"The built-in {spec.name} host is version {default}; "
+                f"it cannot start as {echo(version, 40)}. Omit version, or configure that version in "
+                "the host configuration.",
                 {"available": [default]},
             )
         elif spec.module is None and (available := spec.known_versions()) and version not in available:
@@ -395,6 +400,40 @@ class HostLauncher:
         self.reap()
 
 
+def _file(file_path: str) -> Path:
+    """An existing regular file named by the caller, or an error saying what is wrong with it."""
+    shown = echo(file_path, 200)
+    if "\0" in file_path:
+        raise validation_error(f"filePath {shown} contains a NUL byte; pass a real path.", field="filePath")
+    try:
+        path = Path(file_path).expanduser().absolute()
+    except RuntimeError:  # "~someone" for a user that does not exist
+        raise validation_error(
+            f"filePath {shown} starts with an unknown ~user; pass an absolute path.", field="filePath"
+        ) from None
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise DaemonError(
+            "file_not_found",
+            f"{echo(str(path), 200)} does not exist. Check the spelling and pass an absolute path "
+            "(relative paths resolve against the daemon's working directory).",
+            {"filePath": str(path)[:MAX_SHOWN_PATH]},
+        ) from None
+    except OSError as exc:
+        raise DaemonError(
+            "file_unreadable",
+            f"{echo(str(path), 200)} cannot be examined ({exc.strerror or type(exc).__name__}).",
+            {"filePath": str(path)[:MAX_SHOWN_PATH]},
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise validation_error(
+            f"{echo(str(path), 200)} is not a regular file; pass the path of a drawing or model.",
+            field="filePath",
+        )
+    return path
+
+
 def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, float, bool]:
     unknown = sorted(set(args) - set(_ARGS))
     if unknown:
@@ -402,10 +441,10 @@ def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, f
     host_app, version, file_path = args.get("hostApp"), args.get("version"), args.get("filePath")
     for name, value in (("hostApp", host_app), ("version", version), ("filePath", file_path)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise validation_error(f"{name} must be a non-empty string (got {value!r}).")
+            raise validation_error(f"{name} must be a non-empty string (got {echo(value)}).", field=name)
     detach = args.get("detach", False)
     if not isinstance(detach, bool):
-        raise validation_error(f"detach must be true or false (got {detach!r}).")
+        raise validation_error(f"detach must be true or false (got {echo(detach)}).", field="detach")
     timeout = args.get("timeoutSeconds")
     if timeout is None:
         try:
@@ -416,14 +455,5 @@ def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, f
         raise validation_error(f"timeoutSeconds must be a number of seconds from 0 to {MAX_TIMEOUT:g}.")
     path = None
     if file_path is not None:
-        path = Path(file_path).expanduser().absolute()
-        if not path.exists():
-            raise DaemonError(
-                "file_not_found",
-                f"{path} does not exist. Check the spelling and pass an absolute path "
-                "(relative paths resolve against the daemon's working directory).",
-                {"filePath": str(path)},
-            )
-        if not path.is_file():
-            raise validation_error(f"{path} is not a file; pass the path of a drawing or model.")
+        path = _file(file_path)
     return host_app, version, path, float(timeout), detach

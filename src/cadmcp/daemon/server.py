@@ -15,10 +15,19 @@ from mcp.shared.exceptions import MCPError
 
 from cadmcp import __version__
 from cadmcp.daemon import fileinfo_tool, invoking, machines, prompts, searching
+from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.calllog import daemon_call_log
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import HostLauncher
+from cadmcp.daemon.limits import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_ID_CHARS,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    check_text,
+    json_size,
+)
 from cadmcp.daemon.search import SearchIndex
 from cadmcp.daemon.surface import (
     INVOKE_DYNAMIC,
@@ -29,6 +38,7 @@ from cadmcp.daemon.surface import (
     SEARCH_DYNAMIC,
     TOOLS,
 )
+from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
 
 log = logging.getLogger("cadmcp.daemon")
@@ -62,6 +72,7 @@ class Daemon:
         self.index = directory.index if directory else SearchIndex()
         self.directory = directory or HostDirectory(self.index)
         self.launcher = HostLauncher(self.directory)
+        self.checker = ArgumentChecker()
         self.server = self._build_server(state_ttl)
 
     def host_instances(self) -> dict[str, Any]:
@@ -96,31 +107,55 @@ class Daemon:
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
         args = params.arguments or {}
         try:
-            if params.name == SEARCH_DYNAMIC:
-                return structured(searching.search(self.directory, args))
-            if params.name == INVOKE_DYNAMIC:
-                responses = (
-                    {
-                        k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
-                        for k, v in params.input_responses.items()
-                    }
-                    if params.input_responses
-                    else None
-                )
-                return await invoking.invoke(self.directory, ctx, args, responses, params.request_state)
-            if params.name == LIST_HOST_INSTANCES:
-                return structured(self.host_instances())
-            if params.name == LAUNCH_HOST:
-                return structured(await self.launcher.launch(args))
-            if params.name == READ_FILE_INFO:
-                return structured(await fileinfo_tool.read_file_info(args))
-            if params.name == LIST_MACHINES:
-                return structured(machines.list_machines(self.directory))
+            return await self._dispatch(ctx, params, args)
         except DaemonError as err:
             return structured(err.body(), is_error=True)
+        except MCPError:
+            raise
+        except Exception as exc:  # a daemon bug must still give the caller an answer it can act on
+            log.exception("%s failed", echo(params.name))
+            return structured(
+                DaemonError(
+                    "internal_error",
+                    f"The daemon failed while handling {echo(params.name, 40)} ({type(exc).__name__}); "
+                    "nothing was sent to a host. Try again; if it keeps failing, the daemon log has details.",
+                ).body(),
+                is_error=True,
+            )
+
+    async def _dispatch(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, args: dict[str, Any]
+    ) -> Any:
+        json_size(args, f"{echo(params.name, 40)} arguments", MAX_ARGUMENTS_BYTES + 64 * 1024)
+        check_text(args.get("query"), "query", MAX_QUERY_CHARS)
+        for field in ("hostInstanceId", "machineId", "hostApp", "version"):
+            check_text(args.get(field), field, MAX_ID_CHARS)
+        check_text(args.get("filePath"), "filePath", MAX_PATH_CHARS)
+        if params.name == SEARCH_DYNAMIC:
+            return structured(searching.search(self.directory, args))
+        if params.name == INVOKE_DYNAMIC:
+            responses = (
+                {
+                    k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    for k, v in params.input_responses.items()
+                }
+                if params.input_responses
+                else None
+            )
+            return await invoking.invoke(
+                self.directory, ctx, args, responses, params.request_state, self.checker
+            )
+        if params.name == LIST_HOST_INSTANCES:
+            return structured(self.host_instances())
+        if params.name == LAUNCH_HOST:
+            return structured(await self.launcher.launch(args))
+        if params.name == READ_FILE_INFO:
+            return structured(await fileinfo_tool.read_file_info(args))
+        if params.name == LIST_MACHINES:
+            return structured(machines.list_machines(self.directory))
         raise MCPError(
             code=types.INVALID_PARAMS,
-            message=f"Unknown tool {params.name!r}. The daemon serves {[t['name'] for t in TOOLS]}; "
+            message=f"Unknown tool {echo(params.name, 40)}. The daemon serves {[t['name'] for t in TOOLS]}; "
             "host tools are reached through search_dynamic and invoke_dynamic.",
         )
 
@@ -146,12 +181,12 @@ class Daemon:
         return server
 
     async def serve_stdio(self) -> None:
-        from mcp.server.stdio import stdio_server
+        from cadmcp.wire.stdio import stdio_streams
 
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
             try:
-                async with stdio_server() as (read, write):
+                async with stdio_streams() as (read, write):
                     await self.server.run(read, write, self.server.create_initialization_options())
             finally:
                 self.launcher.shutdown()

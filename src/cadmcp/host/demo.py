@@ -50,6 +50,11 @@ def create_demo_server(runtime: HostRuntime) -> MCPServer[Any]:
         return text
 
     @server.tool()
+    def sign_in(user: str, password: str, options: dict[str, str] | None = None) -> str:
+        """Pretend to sign in to a service (for trying how logs treat credentials)."""
+        return f"signed in {user}"
+
+    @server.tool()
     def measure_distance(x1: float, y1: float, x2: float, y2: float) -> types.CallToolResult:
         """Measure the distance between two points; answers structured content with _meta."""
         distance = ((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5

@@ -18,6 +18,8 @@ _PREFIX = "cadmcp_"
 _SUFFIX = ".sock"
 _NAME_RE = re.compile(r"^cadmcp_(?P<host>[^_]+)_(?P<version>[^_]+)_(?P<pid>\d+)\.sock$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+-]")
+MAX_PID = 2**31 - 1
+"""No platform hands out larger process ids; a file name claiming one is not an endpoint."""
 
 
 class RuntimeDirError(RuntimeError):
@@ -89,7 +91,7 @@ def endpoint_name(host_app: str, version: str, pid: int) -> str:
 def parse_endpoint(path: Path) -> Endpoint | None:
     """Parse an endpoint file name; None for anything that is not one."""
     match = _NAME_RE.match(path.name)
-    if not match:
+    if not match or len(match["pid"]) > 10 or int(match["pid"]) > MAX_PID:
         return None
     return Endpoint(match["host"], match["version"], int(match["pid"]), path)
 
@@ -107,11 +109,11 @@ def list_endpoints(directory: Path | None = None) -> list[Endpoint]:
 
 def pid_alive(pid: int) -> bool:
     """Whether a process with this PID exists (zombies count as gone)."""
-    if pid <= 0:
+    if not 0 < pid <= MAX_PID:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True

@@ -6,41 +6,89 @@ both `Server.run` and `ClientSession`, so this module adapts an anyio byte strea
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import anyio.abc
 import mcp_types as types
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.stapled import StapledByteStream
 from mcp.shared.message import SessionMessage
 
-MAX_LINE_BYTES = 64 * 1024 * 1024
-"""The longest JSON-RPC message accepted (a screenshot or a big schedule still fits)."""
+from cadmcp.wire import inbound
+
+log = logging.getLogger("cadmcp.wire")
+
+MAX_RESULT_LINE_BYTES = 64 * 1024 * 1024
+"""The longest answer a client side reads from a host (a screenshot or a big schedule fits)."""
+LARGE_LINE_BYTES = 1024 * 1024
+"""Lines longer than this are parsed on a worker thread, keeping the event loop responsive."""
 
 StreamPair = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
 ]
+Role = Literal["server", "client"]
+
+
+async def _skip_rest_of_line(buffered: BufferedByteReceiveStream) -> None:
+    """Discard an over-long line up to and including its newline, without holding it in memory."""
+    while True:
+        chunk = await buffered.receive(LARGE_LINE_BYTES)
+        end = chunk.find(b"\n")
+        if end >= 0:
+            buffered.feed_data(chunk[end + 1 :])
+            return
+
+
+def _too_long(prefix: bytes, limit: int, role: Role) -> inbound.Refusal:
+    if role == "server":
+        return inbound.refuse(
+            prefix,
+            f"The request is over {limit // (1024 * 1024)} MiB; send smaller arguments "
+            "(a file path instead of file content, fewer items per call).",
+        )
+    return inbound.refuse(
+        prefix,
+        f"The answer is over {limit // (1024 * 1024)} MiB and was dropped; ask for less "
+        "(a smaller screenshot, fewer rows, a narrower query).",
+        code=types.INTERNAL_ERROR,
+    )
 
 
 @asynccontextmanager
-async def message_streams(stream: anyio.abc.ByteStream) -> AsyncIterator[StreamPair]:
+async def message_streams(
+    stream: anyio.abc.ByteStream | StapledByteStream, *, role: Role = "server", max_line: int | None = None
+) -> AsyncIterator[StreamPair]:
     """Adapt a connected byte stream into the (read, write) pair MCP sessions expect.
 
-    Malformed lines reach the reader as exceptions (the SDK answers them as parse errors)
-    instead of tearing the connection down.
+    A line that is not a usable message never tears the connection down: a server answers
+    the request's id with an error saying what to change; a client side turns an over-long
+    answer into an error for the request that is waiting for it.
     """
+    limit = max_line or (inbound.MAX_LINE_BYTES if role == "server" else MAX_RESULT_LINE_BYTES)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](16)
     buffered = BufferedByteReceiveStream(stream)
+
+    async def deliver(refusal: inbound.Refusal) -> None:
+        log.info("refused an inbound line: %s", refusal.reason)
+        if refusal.answer is None:
+            await read_send.send(ValueError(refusal.reason))
+        elif role == "server":
+            await write_send.send(refusal.answer)
+        else:
+            await read_send.send(refusal.answer)
 
     async def reader() -> None:
         async with read_send:
             while True:
                 try:
-                    line = await buffered.receive_until(b"\n", MAX_LINE_BYTES)
+                    line = await buffered.receive_until(b"\n", limit)
                 except (
                     anyio.EndOfStream,
                     anyio.IncompleteRead,
@@ -49,16 +97,23 @@ async def message_streams(stream: anyio.abc.ByteStream) -> AsyncIterator[StreamP
                 ):
                     return
                 except anyio.DelimiterNotFound:
-                    await read_send.send(ValueError("message too long or not newline-terminated"))
-                    return
+                    prefix = buffered.buffer[: inbound.ID_SCAN_BYTES]
+                    try:
+                        await _skip_rest_of_line(buffered)
+                    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+                    await deliver(_too_long(prefix, limit, role))
+                    continue
                 if not line.strip():
                     continue
-                try:
-                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:  # malformed input is reported, never fatal
-                    await read_send.send(exc)
-                    continue
-                await read_send.send(SessionMessage(message))
+                if len(line) > LARGE_LINE_BYTES:
+                    decoded = await anyio.to_thread.run_sync(inbound.decode, line)
+                else:
+                    decoded = inbound.decode(line)
+                if isinstance(decoded, inbound.Refusal):
+                    await deliver(decoded)
+                else:
+                    await read_send.send(decoded)
 
     async def writer() -> None:
         async with write_recv:
@@ -92,5 +147,5 @@ async def connect(path: Path, timeout: float = 5.0) -> AsyncIterator[StreamPair]
     """Connect to a host endpoint and yield MCP message streams for a `ClientSession`."""
     with anyio.fail_after(timeout):
         stream = await anyio.connect_unix(str(path))
-    async with message_streams(stream) as streams:
+    async with message_streams(stream, role="client") as streams:
         yield streams

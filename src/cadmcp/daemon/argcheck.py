@@ -1,0 +1,268 @@
+"""Checking `invoke_dynamic` arguments against the capability's own `inputSchema`.
+
+A call with bad arguments never reaches the host: the agent gets one `validation_error`
+naming each bad field, what was expected, what it sent (clipped) and a complete example.
+Validators (the `jsonschema` package, the schema's own draft, 2020-12 by default) are
+compiled once per capability and kept for the most recently used ones. A host whose
+schema is itself invalid is left to check its own arguments.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from cadmcp.daemon.catalog import Capability
+from cadmcp.daemon.errors import validation_error
+from cadmcp.daemon.search.catalog import template_params
+from cadmcp.wire.echo import echo
+
+log = logging.getLogger("cadmcp.daemon")
+
+MAX_REPORTED = 8
+"""Bad fields listed in one error (the count says how many there were)."""
+_INVALID_SCHEMA = object()
+
+
+class ArgumentChecker:
+    """Compiled validators for recently used capabilities."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._validators: OrderedDict[str, Any] = OrderedDict()
+        self._capacity = capacity
+
+    def check(self, cap: Capability, arguments: dict[str, Any]) -> None:
+        """Raise a `validation_error` when `arguments` do not fit the capability."""
+        if cap.kind == "resource_template":
+            _check_template(cap, arguments)
+        elif cap.kind == "tool":
+            validator = self._validator(cap)
+            if validator is not _INVALID_SCHEMA:
+                _check_tool(cap, validator, arguments)
+
+    def _validator(self, cap: Capability) -> Any:
+        validator = self._validators.get(cap.id)
+        if validator is None:
+            validator = _compile(cap)
+            self._validators[cap.id] = validator
+            if len(self._validators) > self._capacity:
+                self._validators.popitem(last=False)
+        else:
+            self._validators.move_to_end(cap.id)
+        return validator
+
+
+def _compile(cap: Capability) -> Any:
+    from jsonschema import Draft202012Validator, SchemaError, validators
+
+    schema = cap.raw.get("inputSchema")
+    if not isinstance(schema, dict):
+        return _INVALID_SCHEMA
+    try:
+        cls = validators.validator_for(schema, default=Draft202012Validator)
+        cls.check_schema(schema)
+        return cls(schema)
+    except (SchemaError, Exception) as exc:  # a host's broken schema: the host checks for itself
+        log.info("inputSchema of %s is not valid JSON Schema (%s); not checked", cap.target, exc)
+        return _INVALID_SCHEMA
+
+
+def _check_tool(cap: Capability, validator: Any, arguments: dict[str, Any]) -> None:
+    try:
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
+    except Exception as exc:  # e.g. a pattern the regex engine rejects: leave it to the host
+        log.info("checking arguments of %s failed (%s); not checked", cap.target, exc)
+        return
+    schema = cap.raw.get("inputSchema") or {}
+    problems = [problem for error in errors for problem in _describe(error)]
+    problems.extend(_unknown_arguments(schema, arguments, {p["field"] for p in problems}))
+    if not problems:
+        return
+    shown = problems[:MAX_REPORTED]
+    summary = "; ".join(f"{p['field']}: {p['problem']}" for p in shown)
+    more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
+    example = example_arguments(schema)
+    raise validation_error(
+        f"Invalid arguments for {cap.target}: {summary}{more}. Fix them and call again; "
+        f"for example arguments={_compact(example)}. Nothing ran.",
+        errors=shown,
+        example=example,
+    )
+
+
+def _describe(error: Any) -> list[dict[str, Any]]:
+    """One entry per bad field: where, what is wrong, what was expected."""
+    path = ".".join(str(p) for p in error.absolute_path)
+    kind = error.validator
+    if kind == "required" and isinstance(error.instance, dict):
+        schema_props = (error.schema or {}).get("properties") or {}
+        return [
+            {
+                "field": f"{path}.{name}" if path else name,
+                "problem": f"missing (expected {_expected(schema_props.get(name))})",
+                "expected": _expected(schema_props.get(name)),
+            }
+            for name in error.validator_value
+            if name not in error.instance
+        ]
+    if kind == "additionalProperties" and isinstance(error.instance, dict):
+        known = set((error.schema or {}).get("properties") or {})
+        return [
+            {
+                "field": f"{path}.{name}" if path else name,
+                "problem": f"unknown argument (this tool takes {sorted(known) or 'no arguments'})",
+                "expected": "absent",
+            }
+            for name in error.instance
+            if name not in known
+        ][:MAX_REPORTED]
+    expected = _expected(error.schema) if kind in ("type", "enum", "const") else error.message
+    return [
+        {
+            "field": path or "(arguments)",
+            "problem": f"got {echo(error.instance, 40)}, expected {expected}"
+            if kind in ("type", "enum", "const")
+            else _clip(error.message),
+            "expected": _clip(str(expected)),
+        }
+    ]
+
+
+def _unknown_arguments(
+    schema: dict[str, Any], arguments: dict[str, Any], seen: set[str]
+) -> list[dict[str, Any]]:
+    """Arguments the tool does not declare, when it declares some and says nothing of others.
+
+    JSON Schema lets undeclared properties through by default, and hosts built on the MCP SDK
+    drop them silently, so a misspelt optional argument would be ignored without a word.
+    """
+    import difflib
+
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not props or "additionalProperties" in schema:
+        return []
+    if "patternProperties" in schema:
+        return []
+    out = []
+    for name in arguments:
+        if name in props or name in seen:
+            continue
+        close = difflib.get_close_matches(name, list(props), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (this tool takes {sorted(props)})"
+        out.append({"field": name, "problem": f"unknown argument{hint}", "expected": "absent"})
+    return out
+
+
+def _expected(spec: Any) -> str:
+    """A schema fragment in words: `a string`, `one of 'back', 'forward'`, `an integer >= 1`."""
+    if not isinstance(spec, dict):
+        return "a value"
+    if "enum" in spec and isinstance(spec["enum"], list):
+        return "one of " + ", ".join(echo(v, 30) for v in spec["enum"][:10])
+    if "const" in spec:
+        return f"exactly {echo(spec['const'], 30)}"
+    kind = spec.get("type")
+    if kind is None:
+        branches = spec.get("anyOf") or spec.get("oneOf")
+        if isinstance(branches, list):
+            words = [_expected(b) for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+            return " or ".join(words) or "a value"
+        return "a value"
+    kinds = kind if isinstance(kind, list) else [kind]
+    words = {
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "array": "a list",
+        "object": "an object",
+        "null": "null",
+    }
+    text = " or ".join(words.get(str(k), str(k)) for k in kinds)
+    bounds = [
+        f">= {spec['minimum']}" if "minimum" in spec else "",
+        f"<= {spec['maximum']}" if "maximum" in spec else "",
+    ]
+    bounds_text = " ".join(b for b in bounds if b)
+    return f"{text} {bounds_text}".strip()
+
+
+def example_value(spec: Any, name: str = "value") -> Any:
+    """A plausible value for a schema fragment (its own example, default or first choice first)."""
+    if not isinstance(spec, dict):
+        return f"<{name}>"
+    for key in ("examples",):
+        if isinstance(spec.get(key), list) and spec[key]:
+            return spec[key][0]
+    for key in ("default", "const"):
+        if key in spec and spec[key] is not None:
+            return spec[key]
+    if isinstance(spec.get("enum"), list) and spec["enum"]:
+        return spec["enum"][0]
+    branches = spec.get("anyOf") or spec.get("oneOf")
+    if isinstance(branches, list):
+        for branch in branches:
+            if isinstance(branch, dict) and branch.get("type") != "null":
+                return example_value(branch, name)
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "integer":
+        return int(spec.get("minimum", 1))
+    if kind == "number":
+        return spec.get("minimum", 1.0)
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    if kind == "object":
+        return example_arguments(spec)
+    return f"<{name}>"
+
+
+def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments that satisfy the required part of an object schema."""
+    props = schema.get("properties") or {}
+    required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+    return {name: example_value(props.get(name), name) for name in required}
+
+
+def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
+    names = [name for name, _ in template_params(cap.target)]
+    unknown = sorted(set(arguments) - set(names))
+    missing = [n for n in names if n not in arguments]
+    bad = [
+        n
+        for n, v in arguments.items()
+        if n in names
+        and not (
+            (isinstance(v, str | int | float) and not isinstance(v, bool))
+            or (isinstance(v, list) and all(isinstance(i, str | int | float) for i in v))
+        )
+    ]
+    if not (unknown or missing or bad):
+        return
+    parts = []
+    if missing:
+        parts.append(f"missing {missing}")
+    if unknown:
+        parts.append(f"unknown {[echo(u, 40) for u in unknown[:MAX_REPORTED]]}")
+    if bad:
+        parts.append(f"{bad} must be strings")
+    example = {n: f"<{n}>" for n in names}
+    raise validation_error(
+        f"{cap.target} takes the arguments {names}: {'; '.join(parts)}. "
+        f"For example arguments={_compact(example)}. Nothing was read.",
+        example=example,
+    )
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _compact(value: Any) -> str:
+    from cadmcp.wire.jsonwire import dumps
+
+    return _clip(dumps(value), 300)

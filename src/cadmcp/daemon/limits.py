@@ -1,0 +1,81 @@
+"""Bounds on everything a client sends the daemon, checked before any work starts.
+
+A request over a bound is refused at once with a `validation_error` that names the field,
+the bound and what to do instead; the check itself costs time proportional to the number
+of JSON values, never to the length of a string.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cadmcp.daemon.errors import validation_error
+
+MAX_QUERY_CHARS = 1000
+"""`search_dynamic` query length (a request in words; longer text is not a search)."""
+MAX_ID_CHARS = 64
+"""Any id or instance id field."""
+MAX_PATH_CHARS = 4096
+"""A file path argument."""
+MAX_ARGUMENTS_BYTES = 4 * 1024 * 1024
+"""A host call's `arguments` (or one read's template arguments), measured as JSON text."""
+MAX_STATE_CHARS = 256 * 1024
+"""A multi-round `requestState` as the daemon issued it is far smaller."""
+MAX_RESPONSES_BYTES = 1024 * 1024
+"""`inputResponses` of one round."""
+MAX_DEPTH = 32
+"""Nesting of objects and arrays inside arguments."""
+MAX_VALUES = 100_000
+"""JSON values (objects, arrays, strings, numbers...) inside one request's arguments."""
+
+
+def check_text(value: Any, field: str, limit: int) -> None:
+    """A string field no longer than `limit` characters (other types are checked elsewhere)."""
+    if isinstance(value, str) and len(value) > limit:
+        raise validation_error(
+            f"{field} is {len(value):,} characters; at most {limit:,} are accepted. Send a shorter {field}.",
+            field=field,
+            limit=limit,
+        )
+
+
+def json_size(value: Any, field: str, limit: int = MAX_ARGUMENTS_BYTES) -> int:
+    """The approximate JSON size of `value` in bytes; refuses values too big, deep or numerous.
+
+    Iterative (a deeply nested value cannot exhaust the stack) and stops at the first bound
+    crossed, so even a huge argument costs little to refuse.
+    """
+    size = 0
+    values = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        values += 1
+        if values > MAX_VALUES:
+            raise validation_error(
+                f"{field} holds more than {MAX_VALUES:,} values; send fewer items per call.", field=field
+            )
+        if isinstance(item, str):
+            size += len(item) + 2
+        elif isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                raise validation_error(
+                    f"{field} nests deeper than {MAX_DEPTH} levels; send flatter data.", field=field
+                )
+            size += 2
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    size += len(key) + 3
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+        else:
+            size += 8
+        if size > limit:
+            raise validation_error(
+                f"{field} is over {limit // 1024:,} KiB; send less (a file path instead of file "
+                "content, fewer items per call).",
+                field=field,
+                limit=limit,
+            )
+    return size

@@ -1,0 +1,136 @@
+"""Reading one inbound JSON-RPC line: the message, or why not, addressed to the request's id.
+
+The MCP SDK's own transports drop a line its parser refuses (too deeply nested, a lone
+surrogate escape, a number out of range), so the caller waits for an answer that never
+comes. Here a refused line that still names a request id gets a JSON-RPC error with that
+id and a message that says what to change; nothing is silently lost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+from cadmcp.wire.jsonwire import dumps
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest request line a daemon or host accepts; longer lines are skipped and answered."""
+ID_SCAN_BYTES = 64 * 1024
+"""How much of a refused line is searched for its request id."""
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+_VALUE = re.compile(rb'\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A line that is not a usable message; `answer` is the error to send back (None: nobody to tell)."""
+
+    reason: str
+    answer: SessionMessage | None
+
+
+def decode(line: bytes) -> SessionMessage | Refusal:
+    """Parse one line into a message, or a refusal carrying the error answer for its request id."""
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except Exception as exc:  # malformed input is answered, never fatal
+        return refuse(line, _explain(str(exc)))
+
+
+def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST) -> Refusal:
+    """A refusal for `line`, answered to its request id when one can be found.
+
+    A refused `tools/call` is answered as a tool result carrying `{"type": "validation_error"}`,
+    the envelope agents already handle; other requests get a JSON-RPC error.
+    """
+    head = request_head(line[:ID_SCAN_BYTES] if len(line) > ID_SCAN_BYTES else line)
+    if head is None:
+        return Refusal(reason, None)
+    request_id, method = head
+    if method == "tools/call" and code == types.INVALID_REQUEST:
+        body = {"type": "validation_error", "message": reason}
+        result = {
+            "content": [{"type": "text", "text": dumps(body)}],
+            "structuredContent": body,
+            "isError": True,
+        }
+        answer = types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+        return Refusal(reason, SessionMessage(answer))
+    error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=reason))
+    return Refusal(reason, SessionMessage(error))
+
+
+def _explain(detail: str) -> str:
+    """A pydantic/JSON parse failure in words a caller can act on."""
+    lowered = detail.lower()
+    if "recursion limit" in lowered:
+        return "The request nests too deeply for the JSON parser (about 200 levels); send flatter arguments."
+    if "escape" in lowered or "surrogate" in lowered or "unicode" in lowered or "utf-8" in lowered:
+        return (
+            "The request holds invalid Unicode (a lone surrogate escape such as \\ud800, or bytes "
+            "that are not UTF-8); send valid UTF-8 text."
+        )
+    if "number out of range" in lowered or "exceeds the limit" in lowered:
+        return (
+            "A number in the request is out of range (integers beyond about 4300 digits, floats "
+            "beyond 64 bits); send such values as strings."
+        )
+    if "json_invalid" in lowered or "invalid json" in lowered:
+        return "The request is not valid JSON; send one JSON-RPC message per line."
+    return "The request is not a valid JSON-RPC 2.0 message (it needs jsonrpc, id, method and params)."
+
+
+def request_head(data: bytes) -> tuple[int | str, str] | None:
+    """The top-level `id` and `method` of a request line that may be malformed, cut short or deeply
+    nested; None when the line is not a request (nobody waits for an answer)."""
+    try:
+        parsed = json.loads(data, parse_int=_small_int)
+    except (ValueError, RecursionError):
+        return _scan_top_level_head(data)
+    if isinstance(parsed, dict) and isinstance(method := parsed.get("method"), str):
+        request_id = parsed.get("id")
+        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            return request_id, method
+    return None
+
+
+def _small_int(text: str) -> int:
+    return int(text) if len(text) <= 18 else 0
+
+
+def _scan_top_level_head(data: bytes) -> tuple[int | str, str] | None:
+    """Find `"id"` and `"method"` at nesting depth 1 without parsing the rest (one regex pass)."""
+    depth = 0
+    previous: bytes = b""
+    found: int | str | None = None
+    method: str | None = None
+    for match in _TOKEN.finditer(data):
+        token = match.group()
+        if token in (b"{", b"["):
+            depth += 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+        elif token == b":" and depth == 1 and previous in (b'"id"', b'"method"'):
+            value = _VALUE.match(data, match.end())
+            literal = _literal(value.group(1)) if value is not None else None
+            if previous == b'"id"':
+                found = literal
+            elif isinstance(literal, str):
+                method = literal
+        if found is not None and method is not None:
+            return found, method
+        previous = token
+    return None
+
+
+def _literal(raw: bytes) -> int | str | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, int | str) and not isinstance(value, bool) else None
