@@ -12,12 +12,17 @@ from typing import Any
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 
 class HostLink(ClientSession):
     """A `ClientSession` for pass-through: raw results, no hidden requests."""
+
+    lost_reason: str | None = None
+    """Why the daemon gave up on this connection (e.g. the host stopped answering), for callers
+    whose requests it cut short."""
 
     async def validate_tool_result(self, name: str, result: types.CallToolResult) -> None:
         """No-op: the daemon forwards host results untouched and never lists tools to validate."""
@@ -29,6 +34,15 @@ class HostLink(ClientSession):
         except MCPError:
             await self.initialize()
         return self.protocol_version or ""
+
+    async def probe(self) -> None:
+        """A cheap request that proves the host's MCP I/O still answers (pings exist up to
+        2025-11-25; 2026-07-28 sessions are probed with `server/discover`)."""
+        version = self.protocol_version or ""
+        if version in MODERN_PROTOCOL_VERSIONS:
+            await self.send_discover(version)
+        else:
+            await self.send_ping()
 
     async def raw_request(
         self, method: str, params: dict[str, Any] | None, timeout: float | None = None

@@ -15,6 +15,7 @@ import os
 import socket
 import stat
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,16 @@ def machine_id() -> str:
     return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:32]
 
 
+LAST_SEEN_HOSTS = 256
+"""Hosts remembered after they go (to restart one that stopped answering, with its documents)."""
+PROBE_MISSES = 2
+"""Probes in a row a host may miss before its connection is failed (see `_watch_liveness`)."""
+
+
+class HostUnresponsive(ConnectionError):
+    """The host's MCP I/O stopped answering probes (process stopped, hung or unreachable)."""
+
+
 @dataclass
 class EndpointState:
     """What the daemon knows about one endpoint file."""
@@ -68,6 +79,8 @@ class HostDirectory:
         scan_interval: float = 2.0,
         connect_timeout: float = 5.0,
         list_timeout: float = 10.0,
+        probe_interval: float = 2.0,
+        probe_timeout: float = 4.0,
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.index = index
@@ -75,12 +88,15 @@ class HostDirectory:
         self.scan_interval = scan_interval
         self.connect_timeout = connect_timeout
         self.list_timeout = list_timeout
+        self.probe_interval = probe_interval
+        self.probe_timeout = probe_timeout
         self.machine_id = machine_id()
         self.entries: dict[HostKey, HostEntry] = {}
         self.links: dict[HostKey, HostLink] = {}
         self.states: dict[Path, EndpointState] = {}
         self.ledger = IdLedger()
         self._recent: dict[str, None] = {}  # host instance ids, least recently invoked first
+        self._last_seen: OrderedDict[str, tuple[HostKey, str, str, dict[str, Any]]] = OrderedDict()
         self._on_change = on_change
         self._tasks: dict[Path, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
@@ -125,7 +141,9 @@ class HostDirectory:
         except ImportError:  # pragma: no cover - watchfiles is a dependency; polling still works
             return
         with contextlib.suppress(Exception):
-            async for _ in awatch(self.directory, debounce=50, step=20, recursive=False):
+            # rust_timeout bounds how long cancelling the watch waits for its thread (the default, 5 s,
+            # held every daemon exit that long)
+            async for _ in awatch(self.directory, debounce=50, step=20, recursive=False, rust_timeout=200):
                 self.wake()
 
     async def scan(self) -> None:
@@ -196,29 +214,41 @@ class HostDirectory:
         ):
             with anyio.fail_after(self.connect_timeout):
                 version = await link.connect()
-            if version in MODERN_PROTOCOL_VERSIONS:
-                async with listen(link, tools_list_changed=True, resources_list_changed=True) as events:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_liveness, link, state)
+                if version in MODERN_PROTOCOL_VERSIONS:
+                    async with listen(link, tools_list_changed=True, resources_list_changed=True) as events:
+                        await self._refresh(ep, key, link, version)
+                        state.status, state.error, state.attempts = "connected", None, 0
+                        async for _ in events:
+                            await self._refresh(ep, key, link, version)
+                else:
                     await self._refresh(ep, key, link, version)
                     state.status, state.error, state.attempts = "connected", None, 0
-                    async for _ in events:
-                        await self._refresh(ep, key, link, version)
-            else:
-                await self._refresh(ep, key, link, version)
-                state.status, state.error, state.attempts = "connected", None, 0
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._ping_until_gone, link, tg.cancel_scope)
                     async for _ in changes_recv:
                         await self._refresh(ep, key, link, version)
+                tg.cancel_scope.cancel()
 
-    async def _ping_until_gone(self, link: HostLink, scope: anyio.CancelScope) -> None:
+    async def _watch_liveness(self, link: HostLink, state: EndpointState) -> None:
+        """Fail the connection (and with it every call in flight) once the host stops answering.
+
+        A host's MCP I/O runs on its own thread, so a live host answers probes even while a tool
+        runs for minutes; only a stopped, hung or unreachable process misses `PROBE_MISSES` in a row.
+        """
+        misses = 0
         while True:
-            await anyio.sleep(max(self.scan_interval, 2.0))
+            await anyio.sleep(self.probe_interval)
             try:
-                with anyio.fail_after(self.connect_timeout):
-                    await link.send_ping()
-            except Exception:
-                scope.cancel()
-                raise ConnectionError("the host stopped answering pings") from None
+                with anyio.fail_after(self.probe_timeout):
+                    await link.probe()
+                misses = 0
+            except TimeoutError:
+                misses += 1
+                if misses >= PROBE_MISSES:
+                    waited = misses * self.probe_timeout + self.probe_interval
+                    reason = f"the host stopped answering (no reply to {misses} probes in {waited:g} s)"
+                    state.error = link.lost_reason = reason
+                    raise HostUnresponsive(reason) from None
 
     async def _refresh(self, ep: endpoints.Endpoint, key: HostKey, link: HostLink, version: str) -> None:
         """List the host's whole catalog and swap its entry (and search segment) at once."""
@@ -255,6 +285,10 @@ class HostDirectory:
         )
         self.ledger.record(entry)
         self.entries[key] = entry
+        self._last_seen[key.instance_id] = (key, entry.host_app, entry.version, entry.state)
+        self._last_seen.move_to_end(key.instance_id)
+        while len(self._last_seen) > LAST_SEEN_HOSTS:
+            self._last_seen.popitem(last=False)
         self.links[key] = link
         self.index.replace_host(key.instance_id, [d for d in docs if d.key in entry.by_id])
         log.info(
@@ -268,6 +302,14 @@ class HostDirectory:
         )
         if self._on_change:
             self._on_change()
+
+    def known_host(self, instance_id: str) -> tuple[HostKey, str, str, dict[str, Any]] | None:
+        """(key, app, version, last state) of a connected host, or of one seen lately that is gone
+        or stopped answering."""
+        for entry in self.entries.values():
+            if entry.key.instance_id == instance_id:
+                return entry.key, entry.host_app, entry.version, entry.state
+        return self._last_seen.get(instance_id)
 
     def note_invoked(self, key: HostKey) -> None:
         """Remember that a capability of this host was just invoked (search prefers recent hosts)."""

@@ -89,17 +89,51 @@ def _expand(cap: Capability, arguments: dict[str, Any]) -> str:
     return template.expand(values)
 
 
-def _host_failure(exc: BaseException, entry: HostEntry, *, started: bool) -> DaemonError:
+HOST_MESSAGE_CHARS = 2000
+"""How much of a host's own error message is passed on."""
+
+
+def _host_failure(exc: BaseException, entry: HostEntry, link: HostLink, *, started: bool) -> DaemonError:
     if isinstance(exc, MCPError) and exc.error.code not in (types.CONNECTION_CLOSED,):
+        data = exc.error.data
+        if isinstance(data, dict) and data.get("type") == "host_busy":
+            return host_busy(entry, data, exc.error.message)
+        if isinstance(data, dict) and data.get("type") == "result_too_large":
+            details = {k: v for k, v in data.items() if k != "type"}
+            return DaemonError("result_too_large", exc.error.message[:HOST_MESSAGE_CHARS], details)
+        message = exc.error.message
+        if len(message) > HOST_MESSAGE_CHARS:
+            message = message[:HOST_MESSAGE_CHARS] + "…"
         return DaemonError(
             "host_error",
-            f"The {entry.host_app} host answered an error: {exc.error.message}",
-            {"code": exc.error.code, "data": exc.error.data},
+            f"The {entry.host_app} host answered an error: {message}",
+            {"code": exc.error.code, "data": data},
         )
+    reason = link.lost_reason or f"the connection failed ({type(exc).__name__})"
     return invocation_failed(
-        f"The {entry.host_app} host (pid {entry.key.pid}) failed during the call ({type(exc).__name__}). "
-        "The call may have partly run; check the model state before retrying.",
+        f"The {entry.host_app} host (pid {entry.key.pid}) did not finish the call: {reason}. "
+        "The call may have partly run; check the model state before retrying (list_host_instances "
+        "shows whether the host is back).",
         execution_started=started,
+    )
+
+
+def host_busy(entry: HostEntry, report: dict[str, Any], message: str) -> DaemonError:
+    """The host's application thread is wedged: say what runs, since when, and the way out."""
+    instance = entry.key.instance_id
+    details = {k: v for k, v in report.items() if k != "type"}
+    details["hostInstanceId"] = instance
+    details["recovery"] = {
+        "tool": "launch_host",
+        "arguments": {"restartHostInstanceId": instance},
+        "effect": "stops this host and starts it again with its documents reopened from their last "
+        "saved state; unsaved changes are lost (the answer lists them)",
+    }
+    return DaemonError(
+        "host_busy",
+        f"{message} Nothing ran. To get going again without waiting, call launch_host with "
+        f"restartHostInstanceId={instance!r}.",
+        details,
     )
 
 
@@ -107,7 +141,7 @@ async def _host_call(link: HostLink, entry: HostEntry, method: str, params: dict
     try:
         return await link.raw_request(method, params)
     except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-        raise _host_failure(exc, entry, started=True) from exc
+        raise _host_failure(exc, entry, link, started=True) from exc
 
 
 def _seal_state(cap: Capability, host_state: str | None) -> str:
@@ -210,6 +244,7 @@ async def _drive_rounds_for_legacy_client(
                     f"The host asked for unsupported input {request.get('method')!r}.", execution_started=True
                 )
             request_type, result_type = kinds
+            _require_client_capability(ctx, request.get("method", ""))
             typed = request_type.model_validate(request, by_name=False)
             try:
                 answer = await ctx.session.send_request(typed, result_type, metadata=meta)  # type: ignore[arg-type]
@@ -230,6 +265,27 @@ async def _drive_rounds_for_legacy_client(
     raise invocation_failed(
         "The host kept asking for input; gave up after several rounds.", execution_started=True
     )
+
+
+_CAPABILITY_FOR = {
+    "elicitation/create": ("elicitation", "answer questions (elicitation)"),
+    "sampling/createMessage": ("sampling", "run model completions (sampling)"),
+    "roots/list": ("roots", "list its roots"),
+}
+
+
+def _require_client_capability(ctx: ServerRequestContext[Any], method: str) -> None:
+    """Refuse to send a request the client never said it can answer (it would hang or fail)."""
+    name, what = _CAPABILITY_FOR[method]
+    capabilities = ctx.session.client_capabilities if ctx.session is not None else None
+    if capabilities is None or getattr(capabilities, name, None) is None:
+        raise invocation_failed(
+            f"The host needs this client to {what}, and the client did not declare the {name!r} "
+            "capability, so the call cannot go on. Use a client that supports it (or a 2026-07-28 "
+            "client, which receives the host's input_required itself).",
+            execution_started=True,
+            missingCapability=name,
+        )
 
 
 def _embedded(read_result: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -34,7 +35,8 @@ from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.userdirs import config_dir
 from cadmcp.wire.echo import echo
-from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
+from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, pid_alive
+from cadmcp.wire.lifecycle import PARENT_PID_ENV
 
 CONFIG_ENV = "CADMCP_HOSTS_CONFIG"
 TIMEOUT_ENV = "CADMCP_LAUNCH_TIMEOUT"
@@ -77,17 +79,24 @@ class HostSpec:
         """The versions a configured host names (empty: any version is passed through)."""
         return sorted({*self.versions, *([self.version] if self.version else [])})
 
-    def command_for(self, version: str, file_path: str | None) -> list[str]:
+    def command_for(self, version: str, files: Sequence[str] = ()) -> list[str]:
+        """The command line; a `{filePath}` slot takes the first file, other files are appended
+        when the command has no slot (built-in hosts open every file they are given)."""
         template = list(self.versions.get(version) or self.command)
         has_slot = any("{filePath}" in part for part in template)
+        first = files[0] if files else ""
         out = [
-            part.replace("{version}", version).replace("{filePath}", file_path or "")
+            part.replace("{version}", version).replace("{filePath}", first)
             for part in template
-            if file_path or part != "{filePath}"
+            if files or part != "{filePath}"
         ]
-        if file_path and not has_slot:
-            out.append(file_path)
+        if not has_slot:
+            out.extend(files)
         return out
+
+    def opens_several(self, version: str) -> bool:
+        """Whether the command takes more than one file (no `{filePath}` slot)."""
+        return not any("{filePath}" in part for part in (self.versions.get(version) or self.command))
 
 
 def builtin_hosts() -> list[HostSpec]:
@@ -194,13 +203,6 @@ class Launched:
         return ""
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 class HostLauncher:
     """Starts hosts for `launch_host` and stops the attached ones when the daemon exits."""
 
@@ -260,13 +262,20 @@ class HostLauncher:
 
     # -- the tool ------------------------------------------------------------------------------
     async def launch(self, args: dict[str, Any]) -> dict[str, Any]:
-        """The `launch_host` answer: the started, connected host."""
+        """The `launch_host` answer: the started, connected host (ready, or saying it is loading)."""
+        if args.get("restartHostInstanceId") is not None:
+            return await self.restart(args)
         host_app, version, file_path, timeout, detach = _parse(args)
         spec = self._choose(host_app, file_path)
+        version = self._version(spec, version)
+        answer = await self._start(spec, version, [str(file_path)] if file_path else [], timeout, detach)
+        return {**answer, "filePath": str(file_path) if file_path else None}
+
+    def _version(self, spec: HostSpec, version: str | None) -> str:
         default = spec.default_version()
         if version is None:
-            version = default
-        elif spec.module is not None and version != default:
+            return default
+        if spec.module is not None and version != default:
             raise DaemonError(
                 "unknown_version",
                 f"The built-in {spec.name} host is version {default}; "
@@ -274,13 +283,18 @@ class HostLauncher:
                 "the host configuration.",
                 {"available": [default]},
             )
-        elif spec.module is None and (available := spec.known_versions()) and version not in available:
+        if spec.module is None and (available := spec.known_versions()) and version not in available:
             raise DaemonError(
                 "unknown_version",
-                f"{spec.name} {version} is not configured; available versions: {available}.",
+                f"{spec.name} {echo(version, 40)} is not configured; available versions: {available}.",
                 {"available": available},
             )
-        command = spec.command_for(version, str(file_path) if file_path else None)
+        return version
+
+    async def _start(
+        self, spec: HostSpec, version: str, files: list[str], timeout: float, detach: bool
+    ) -> dict[str, Any]:
+        command = spec.command_for(version, files)
         before = set(self.directory.entries)
         started = time.monotonic()
         launched = self._spawn(spec, command, detach)
@@ -288,22 +302,85 @@ class HostLauncher:
             entry = await self._wait_connected(launched, before, timeout)
         finally:
             launched.waiting = False
-        return {
+        entry = await self._wait_ready(entry, started + timeout)
+        phase = entry.state.get("phase", "ready")
+        answer: dict[str, Any] = {
             "pid": entry.key.pid,
             "hostApp": entry.host_app,
             "version": entry.version,
-            "filePath": str(file_path) if file_path else None,
             "hostInstanceId": entry.key.instance_id,
             "bridgeConnected": True,
+            "phase": phase,
             "detached": detach,
             "capabilities": len(entry.capabilities),
             "startupMs": round((time.monotonic() - started) * 1000),
             "source": spec.origin,
         }
+        if phase != "ready":
+            answer["note"] = (
+                f"The host is connected and answers, but it is still {phase} its documents; the first "
+                "calls may be slow. list_host_instances shows when it is ready."
+            )
+        return answer
+
+    async def _wait_ready(self, entry: HostEntry, deadline: float) -> HostEntry:
+        """Wait (until `deadline`) while the host says it is still loading its documents."""
+        while entry.state.get("phase") == "loading" and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+            entry = self.directory.entries.get(entry.key, entry)
+        return entry
+
+    # -- restarting a stuck host ------------------------------------------------------------------
+    async def restart(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Stop a stuck host and start it again with its saved documents (`restartHostInstanceId`)."""
+        unknown = sorted(set(args) - {"restartHostInstanceId", "timeoutSeconds", "detach"})
+        if unknown:
+            raise validation_error(
+                "With restartHostInstanceId, launch_host takes only timeoutSeconds and detach "
+                f"(got {unknown})."
+            )
+        instance = args["restartHostInstanceId"]
+        if not isinstance(instance, str):
+            raise validation_error("restartHostInstanceId must be a hostInstanceId string.")
+        _, _, _, timeout, detach = _parse({k: v for k, v in args.items() if k != "restartHostInstanceId"})
+        known = self.directory.known_host(instance)
+        if known is None:
+            raise DaemonError(
+                "unknown_host",
+                f"No host {echo(instance, 40)} is connected or was seen by this daemon. "
+                "list_host_instances shows the running ones.",
+            )
+        key, host_app, version, state = known
+        spec = next((s for s in self.specs() if s.name.casefold() == host_app.casefold()), None)
+        if spec is None:
+            raise DaemonError(
+                "cannot_restart",
+                f"No launch configuration starts {host_app} hosts, so this one cannot be restarted from "
+                f"here. Restart it yourself, or add it to the host configuration ({CONFIG_ENV}).",
+            )
+        documents = [d for d in state.get("documents") or [] if isinstance(d, dict)]
+        saved = [str(d["path"]) for d in documents if d.get("path")]
+        if not spec.opens_several(version):
+            saved = saved[:1]
+        lost = [str(d.get("title")) for d in documents if d.get("modified")]
+        not_reopened = [str(d.get("title")) for d in documents if not d.get("path")]
+        stopped = await _stop_process(key.pid)
+        answer = await self._start(spec, version, saved if spec.takes_files else [], timeout, detach)
+        return {
+            **answer,
+            "restartedFrom": {"hostInstanceId": instance, "pid": key.pid, "stopped": stopped},
+            "reopened": saved,
+            "unsavedChangesLost": lost,
+            "notReopened": not_reopened,
+            "documentsReported": "documents" in state,
+        }
 
     def _spawn(self, spec: HostSpec, command: list[str], detach: bool) -> Launched:
         self.reap()
         env = {**os.environ, RUNTIME_DIR_ENV: str(self.directory.directory)}
+        env.pop(PARENT_PID_ENV, None)
+        if not detach:  # the host stops itself when this daemon is gone (see cadmcp.wire.lifecycle)
+            env[PARENT_PID_ENV] = str(os.getpid())
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the stderr tail, closed in reap()
         try:
             proc = subprocess.Popen(
@@ -312,8 +389,8 @@ class HostLauncher:
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
                 env=env,
-                start_new_session=True,
-                preexec_fn=None if detach or not sys.platform.startswith("linux") else _die_with_parent,
+                start_new_session=True,  # Ctrl-C in the daemon's terminal is not the host's to take
+                close_fds=True,
             )
         except OSError as exc:
             stderr.close()
@@ -398,6 +475,26 @@ class HostLauncher:
         for item in self.launched:
             item.waiting = False
         self.reap()
+
+
+async def _stop_process(pid: int, grace: float = 3.0) -> str:
+    """SIGTERM (and SIGCONT, in case it was stopped), then SIGKILL after `grace`; how it ended."""
+    if not pid_alive(pid):
+        return "already gone"
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return "stopped"
+        await anyio.sleep(0.05)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while pid_alive(pid) and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
+    return "killed" if not pid_alive(pid) else "still running"
 
 
 def _file(file_path: str) -> Path:

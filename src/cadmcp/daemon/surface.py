@@ -111,8 +111,11 @@ TOOLS: list[dict[str, Any]] = [
             "Starts a host application and waits until the daemon is connected to it, so its tools are "
             "searchable right away. Pass filePath alone to open a drawing or model with the host for its "
             "extension (.dxf -> DXF, .ifc -> IFC), or hostApp (DXF, IFC, Demo or a configured host) with an "
-            "optional version and filePath. Answers pid, hostApp, version, hostInstanceId and "
-            "bridgeConnected. The host stops when the daemon exits unless detach is true."
+            "optional version and filePath. Answers pid, hostApp, version, hostInstanceId, "
+            "bridgeConnected and phase (it waits while the host loads its documents, and says so if it "
+            "is still loading at the timeout). The host stops when the daemon exits unless detach is true. "
+            "restartHostInstanceId restarts a host that is stuck (host_busy) or stopped answering: it is "
+            "stopped and started again with its saved documents; the answer lists unsaved changes lost."
         ),
         "inputSchema": {
             "type": "object",
@@ -130,6 +133,11 @@ TOOLS: list[dict[str, Any]] = [
                     "type": "boolean",
                     "default": False,
                     "description": "Keep the host running after the daemon exits.",
+                },
+                "restartHostInstanceId": {
+                    "type": "string",
+                    "description": "Restart this stuck host (from a host_busy error or list_host_instances) "
+                    "instead of starting a new one.",
                 },
             },
         },

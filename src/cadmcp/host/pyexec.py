@@ -21,10 +21,14 @@ Adapter example::
                       begin=tracker.snapshot, commit=record_step, rollback=tracker.restore)
     text, is_error = result.text(), result.is_error
 
-Limits: the timeout is delivered between Python bytecodes, so a script blocked inside one
-long C call (``time.sleep(1e6)``, a huge regex) is stopped only when that call returns, and
-a loop that catches everything with a bare ``except:`` (or ``except BaseException``) may
-swallow the repeated stop requests.
+A run also stops when its request is cancelled (``[CANCELLED]``, rolled back), and
+``os._exit``/``os.abort`` from the script raise instead of ending the host.
+
+Limits: the stop is delivered between Python bytecodes, plus a signal that interrupts a
+blocking C call (``time.sleep(1e6)``, a huge regex) when the script runs on the process's
+main thread; elsewhere such a call is stopped only when it returns. A loop that catches
+everything with a bare ``except:`` may swallow the repeated stop requests; the host then
+reports itself wedged (``host_busy``) until the code ends or the host is restarted.
 Modules imported from a PEP 723 directory stay in ``sys.modules`` after the run.
 """
 
@@ -35,6 +39,8 @@ import ctypes
 import io
 import linecache
 import os
+import reprlib
+import signal
 import sys
 import threading
 import time
@@ -44,6 +50,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, TypeVar
 
+from cadmcp.host.appthread import AppCall, current_call
 from cadmcp.host.scriptdeps import (
     DependencyError,
     ensure_dependencies,
@@ -53,6 +60,7 @@ from cadmcp.host.scriptdeps import (
 
 __all__ = [
     "EXEC_TIMEOUT_ENV",
+    "ExecCancelled",
     "ExecResult",
     "ExecTimeout",
     "Status",
@@ -68,7 +76,21 @@ USER_FILENAME = "<agent-code>"
 MAX_VALUE_REPR = 20_000
 MAX_OUTPUT = 200_000
 
-Status = Literal["ok", "syntax_error", "dependency_error", "runtime_error", "timeout"]
+
+def _value_repr() -> reprlib.Repr:
+    """`repr` with bounds: a final expression holding a huge value cannot exhaust memory or time."""
+    limits = reprlib.Repr()
+    limits.maxlevel = 6
+    limits.maxlist = limits.maxtuple = limits.maxset = limits.maxfrozenset = limits.maxdeque = 2000
+    limits.maxarray = 2000
+    limits.maxdict = 1000
+    limits.maxstring = limits.maxother = limits.maxlong = MAX_VALUE_REPR
+    return limits
+
+
+_REPR = _value_repr()
+
+Status = Literal["ok", "syntax_error", "dependency_error", "runtime_error", "timeout", "cancelled"]
 
 T = TypeVar("T")
 
@@ -78,6 +100,7 @@ PREFIX: dict[Status, str] = {
     "dependency_error": "[DEPENDENCY ERROR]",
     "runtime_error": "[RUNTIME ERROR]",
     "timeout": "[TIMEOUT]",
+    "cancelled": "[CANCELLED]",
 }
 
 
@@ -86,6 +109,14 @@ class ExecTimeout(BaseException):
 
     A ``BaseException`` so that ``except Exception`` in user code does not swallow it.
     """
+
+
+class ExecCancelled(BaseException):
+    """Raised asynchronously inside a script whose call was cancelled (or whose host is stopping)."""
+
+
+class HostExitRefused(Exception):
+    """A script called ``os._exit``/``os.abort``, which would end the host with its documents."""
 
 
 @dataclass
@@ -117,7 +148,7 @@ class ExecResult:
         if not self.has_value:
             return None
         try:
-            text = repr(self.value)
+            text = _REPR.repr(self.value)
         except Exception as exc:
             text = f"<repr failed: {type(exc).__name__}: {exc}>"
         if len(text) > MAX_VALUE_REPR:
@@ -266,23 +297,34 @@ class _Outcome:
 def _run_guarded(body: Any, last_expr: Any | None, namespace: dict[str, Any], limit: float) -> _Outcome:
     namespace.setdefault("__name__", "__agent__")
     namespace.setdefault("__builtins__", __builtins__)
-    watchdog = _Watchdog(threading.get_ident(), limit)
+    watchdog = _Watchdog(threading.get_ident(), limit, current_call())
     try:
         try:
             watchdog.start()
-            exec(body, namespace)
-            if last_expr is None:
-                return _Outcome("ok")
-            value = eval(last_expr, namespace)
+            with _exits_refused():
+                exec(body, namespace)
+                if last_expr is None:
+                    return _Outcome("ok")
+                value = eval(last_expr, namespace)
             return _Outcome("ok", value=value, has_value=value is not None)
         finally:
             watchdog.stop()
-    except ExecTimeout:
-        return _timeout_outcome(limit)
+    except (ExecTimeout, ExecCancelled) as exc:
+        return _stopped_outcome(type(exc), limit)
     except BaseException as exc:
-        if watchdog.fired:
-            return _timeout_outcome(limit)
+        if watchdog.fired is not None:
+            return _stopped_outcome(watchdog.fired, limit)
         return _Outcome("runtime_error", error=f"{PREFIX['runtime_error']} {_format_user_traceback(exc)}")
+
+
+def _stopped_outcome(reason: type[BaseException], limit: float) -> _Outcome:
+    if reason is ExecCancelled:
+        return _Outcome(
+            "cancelled",
+            error=f"{PREFIX['cancelled']} The call was cancelled (or the host is stopping); the code was "
+            "stopped before it finished.",
+        )
+    return _timeout_outcome(limit)
 
 
 def _timeout_outcome(limit: float) -> _Outcome:
@@ -311,37 +353,58 @@ def _format_user_traceback(exc: BaseException) -> str:
 
 
 class _Watchdog:
-    """Raise :class:`ExecTimeout` in thread ``tid`` after ``limit`` s, re-raising until it stops.
+    """Stop the script in thread ``tid`` when its call is cancelled or after ``limit`` s.
 
-    Re-firing every 0.2 s gives code that swallowed one with a bare ``except:`` more chances to stop.
-    ``stop()`` clears any exception still pending so it cannot leak into the caller.
+    It raises :class:`ExecCancelled` / :class:`ExecTimeout` asynchronously in the script and
+    re-raises every 0.2 s, giving code that swallowed one with a bare ``except:`` more chances to
+    stop. A script blocked inside one C call (``time.sleep``, a long regex) on the process's main
+    thread is interrupted by a signal as well. ``stop()`` clears anything still pending so it
+    cannot leak into the caller.
     """
 
+    POLL = 0.05
     REFIRE = 0.2
 
-    def __init__(self, tid: int, limit: float) -> None:
+    def __init__(self, tid: int, limit: float, call: AppCall | None = None) -> None:
         self._tid = tid
         self._limit = limit
+        self._call = call
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._running = False
-        self.fired = False
+        self.fired: type[BaseException] | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         self._running = True
+        _interrupts.arm(self._tid)
         self._thread = threading.Thread(target=self._watch, name="cadmcp-exec-watchdog", daemon=True)
         self._thread.start()
 
+    def _reason(self, started: float) -> type[BaseException] | None:
+        if self._call is not None and self._call.cancel_requested:
+            return ExecCancelled
+        if time.monotonic() - started >= self._limit:
+            return ExecTimeout
+        return None
+
     def _watch(self) -> None:
-        if self._done.wait(self._limit):
-            return
+        started = time.monotonic()
+        while (reason := self._reason(started)) is None:
+            if self._done.wait(self.POLL):
+                return
+        if self._call is not None:
+            self._call.request_stop()
+        rounds = 0
         while True:
             with self._lock:
                 if not self._running:
                     return
-                self.fired = True
-                _set_async_exc(self._tid, ExecTimeout)
+                self.fired = reason
+                _set_async_exc(self._tid, reason)
+                if rounds >= 1:  # still there after one round: maybe blocked inside a C call
+                    _interrupts.interrupt(self._tid, reason)
+            rounds += 1
             if self._done.wait(self.REFIRE):
                 return
 
@@ -349,8 +412,75 @@ class _Watchdog:
         self._done.set()
         with self._lock:
             self._running = False
-            if self.fired:
+            _interrupts.disarm()
+            if self.fired is not None:
                 _set_async_exc(self._tid, None)
+
+
+class _SignalInterrupts:
+    """Interrupt a script blocked in a C call on the main thread with SIGUSR1 (whose handler raises).
+
+    Installed only where SIGUSR1 is unused; elsewhere the asynchronous exception alone applies.
+    """
+
+    def __init__(self) -> None:
+        self._target: int | None = None
+        self._pending: type[BaseException] | None = None
+        self._installed = False
+
+    def arm(self, tid: int) -> None:
+        if tid != threading.main_thread().ident or not hasattr(signal, "pthread_kill"):
+            return
+        if not self._installed:
+            try:
+                if signal.getsignal(signal.SIGUSR1) not in (signal.SIG_DFL, None):
+                    return
+                signal.signal(signal.SIGUSR1, self._handler)
+            except ValueError:  # not called from the main thread after all
+                return
+            self._installed = True
+        self._target = tid
+
+    def interrupt(self, tid: int, reason: type[BaseException]) -> None:
+        if self._installed and self._target == tid:
+            self._pending = reason
+            signal.pthread_kill(tid, signal.SIGUSR1)
+
+    def disarm(self) -> None:
+        self._target = None
+        self._pending = None
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        pending = self._pending
+        if pending is not None and self._target is not None:
+            raise pending()
+
+
+_interrupts = _SignalInterrupts()
+
+
+@contextmanager
+def _exits_refused() -> Iterator[None]:
+    """While a script runs, ``os._exit``/``os.abort`` from its thread raise instead of ending the host."""
+    script = threading.get_ident()
+    real_exit, real_abort = os._exit, os.abort
+
+    def refuse(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(*args: Any) -> Any:
+            if threading.get_ident() == script:
+                raise HostExitRefused(
+                    f"os.{name}() would end the host process and close its documents; it is not allowed "
+                    "in host scripts (nothing exited). Raise an exception to stop a script early."
+                )
+            return real(*args)
+
+        return guarded
+
+    os._exit, os.abort = refuse("_exit", real_exit), refuse("abort", real_abort)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit, os.abort = real_exit, real_abort  # type: ignore[assignment]
 
 
 def _set_async_exc(tid: int, exc: type[BaseException] | None) -> None:
@@ -371,11 +501,18 @@ class _CaptureBuffer(io.StringIO):
         self._dropped = 0
 
     def write(self, s: str) -> int:
-        if self._size >= MAX_OUTPUT:
+        room = MAX_OUTPUT - self._size
+        if room <= 0:
             self._dropped += len(s)
             return len(s)
-        self._size += len(s)
-        return super().write(s)
+        if len(s) > room:
+            self._dropped += len(s) - room
+            s_kept = s[:room]
+        else:
+            s_kept = s
+        self._size += len(s_kept)
+        super().write(s_kept)
+        return len(s)
 
     def getvalue(self) -> str:
         text = super().getvalue()

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -34,13 +35,16 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ToolsListChanged,
 )
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from cadmcp.host.appthread import AppThread, Dispatcher, QueueAppThread
+from cadmcp.host.appthread import AppThread, Dispatcher, HostBusy, QueueAppThread
 from cadmcp.host.catalog import CatalogStore
 from cadmcp.host.providers import Provider, bind_to_app_thread
 from cadmcp.wire import endpoints
 from cadmcp.wire.calllog import CallLogger
+from cadmcp.wire.endpoints import pid_alive
+from cadmcp.wire.lifecycle import PARENT_PID_ENV
 from cadmcp.wire.meta import HOST_STATE
 from cadmcp.wire.sockets import message_streams
 
@@ -50,6 +54,75 @@ _current: HostRuntime | None = None
 _DONE = object()
 WARM_UP_IDLE_S = 0.1
 """A warm-up step starts only after this long without a request (listen streams aside) in flight."""
+
+
+MIB = 1024 * 1024
+MAX_RESULT_BYTES = 48 * MIB
+"""The largest tool or read result a host sends (well inside what a client link accepts)."""
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def result_size(result: Any) -> int:
+    """Bytes of text and base64 data in a tool or read result (what dominates its wire size);
+    reads the model's fields without serialising it."""
+    size = 0
+    items = [*(_field(result, "content") or []), *(_field(result, "contents") or [])]
+    for item in items:
+        resource = _field(item, "resource") or item
+        for name in ("text", "data", "blob"):
+            value = _field(resource, name)
+            if isinstance(value, str | bytes):
+                size += len(value)
+    structured = _field(result, "structured_content") or _field(result, "structuredContent")
+    if structured is not None:
+        from cadmcp.wire.jsonwire import dumps
+
+        size += len(dumps(structured))
+    return size
+
+
+async def bound_result_size(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+    """Refuse to send a result over `MAX_RESULT_BYTES` (typed `result_too_large`, link kept)."""
+    result = await call_next(ctx)
+    if ctx.method in ("tools/call", "resources/read"):
+        size = result_size(result)
+        if size > MAX_RESULT_BYTES:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"The result is {size // MIB} MiB, over the {MAX_RESULT_BYTES // MIB} MiB a host "
+                "sends; ask for less (a smaller image, fewer rows, a narrower query).",
+                data={"type": "result_too_large", "bytes": size, "limit": MAX_RESULT_BYTES},
+            )
+    return result
+
+
+def follow_parent() -> None:
+    """Stop this host (SIGTERM to itself) once the daemon that launched it is gone.
+
+    Only for hosts the daemon launched attached (`CADMCP_PARENT_PID`). On Linux the kernel
+    signals at once when the direct parent exits (PR_SET_PDEATHSIG, set here after exec, never
+    in the forked child); a watcher thread covers launcher scripts and other platforms.
+    """
+    raw = os.environ.pop(PARENT_PID_ENV, "")
+    if not raw.isdigit():
+        return
+    parent = int(raw)
+    if sys.platform.startswith("linux") and os.getppid() == parent:
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+    def watch() -> None:
+        while pid_alive(parent):
+            time.sleep(1.0)
+        log.info("the daemon that launched this host (pid %d) is gone; stopping", parent)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="cadmcp-parent-watch", daemon=True).start()
 
 
 def current() -> HostRuntime:
@@ -255,6 +328,7 @@ class HostRuntime:
             )
 
         async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+            self._refuse_if_wedged()
             provider = await self.catalog.tool_provider(params.name, ctx)
             entry = provider.lowlevel.get_request_handler("tools/call")
             assert entry is not None
@@ -263,6 +337,7 @@ class HostRuntime:
         async def read_resource(
             ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
         ) -> Any:
+            self._refuse_if_wedged()
             provider = await self.catalog.resource_provider(str(params.uri), ctx)
             entry = provider.lowlevel.get_request_handler("resources/read")
             assert entry is not None
@@ -302,7 +377,19 @@ class HostRuntime:
 
         server.middleware.append(track_activity)
         server.middleware.append(CallLogger(route="cadmcp.host"))
+        server.middleware.append(bound_result_size)
         return server
+
+    def _refuse_if_wedged(self) -> None:
+        if (report := self.dispatcher.busy_report()) is not None:
+            raise HostBusy(report)
+
+    async def _watch_app_thread(self) -> None:
+        """Publish in the host state whether the application thread is wedged (see `HostBusy`)."""
+        while True:
+            await anyio.sleep(1.0)
+            report = self.dispatcher.busy_report()
+            self.update_state(wedged=report)
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def serve(self, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -330,6 +417,7 @@ class HostRuntime:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(listener.serve, handle)
+                tg.start_soon(self._watch_app_thread)
                 task_status.started(path)
                 await self._stop.wait()
                 tg.cancel_scope.cancel()
@@ -377,6 +465,7 @@ class HostRuntime:
 
         self._io_thread = threading.Thread(target=io_main, name="cadmcp-io", daemon=True)
         self._io_thread.start()
+        follow_parent()
         self._ready.wait(timeout)
         if self.endpoint is None:
             raise RuntimeError(f"host runtime failed to start: {self._startup_error!r}")
@@ -394,14 +483,31 @@ class HostRuntime:
             self._io_thread.join(timeout=5)
 
     def run(self) -> None:
-        """Serve until SIGINT/SIGTERM with the calling thread as the application thread."""
+        """Serve until SIGINT/SIGTERM with the calling thread as the application thread.
+
+        The signal handler only sets flags (no locks), so a second signal while stopping cannot
+        deadlock; a third one ends the process at once, endpoint removed.
+        """
         if not isinstance(self.app_thread, QueueAppThread):
             raise RuntimeError("run() drives a QueueAppThread; with a callback app thread call start()")
-        self.start()
+        app_thread = self.app_thread
+        signals = {"count": 0}
+
+        def on_signal(signum: int, frame: Any) -> None:
+            signals["count"] += 1
+            app_thread.stop()
+            self.dispatcher.cancel_running()  # a running script stops (and rolls back) first
+            if signals["count"] >= 3:
+                if self.endpoint is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(self.endpoint)
+                os._exit(128 + signum)
+
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError):
-                signal.signal(sig, lambda *_: self.app_thread.stop())  # type: ignore[union-attr]
+                signal.signal(sig, on_signal)
+        self.start()
         try:
-            self.app_thread.run_forever()
+            app_thread.run_forever()
         finally:
             self.stop()

@@ -6,6 +6,7 @@ both `Server.run` and `ClientSession`, so this module adapts an anyio byte strea
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -86,34 +87,38 @@ async def message_streams(
 
     async def reader() -> None:
         async with read_send:
-            while True:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await read_lines()  # the session stopped reading: nothing more to deliver
+
+    async def read_lines() -> None:
+        while True:
+            try:
+                line = await buffered.receive_until(b"\n", limit)
+            except (
+                anyio.EndOfStream,
+                anyio.IncompleteRead,
+                anyio.ClosedResourceError,
+                anyio.BrokenResourceError,
+            ):
+                return
+            except anyio.DelimiterNotFound:
+                prefix = buffered.buffer[: inbound.ID_SCAN_BYTES]
                 try:
-                    line = await buffered.receive_until(b"\n", limit)
-                except (
-                    anyio.EndOfStream,
-                    anyio.IncompleteRead,
-                    anyio.ClosedResourceError,
-                    anyio.BrokenResourceError,
-                ):
+                    await _skip_rest_of_line(buffered)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
-                except anyio.DelimiterNotFound:
-                    prefix = buffered.buffer[: inbound.ID_SCAN_BYTES]
-                    try:
-                        await _skip_rest_of_line(buffered)
-                    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                        return
-                    await deliver(_too_long(prefix, limit, role))
-                    continue
-                if not line.strip():
-                    continue
-                if len(line) > LARGE_LINE_BYTES:
-                    decoded = await anyio.to_thread.run_sync(inbound.decode, line)
-                else:
-                    decoded = inbound.decode(line)
-                if isinstance(decoded, inbound.Refusal):
-                    await deliver(decoded)
-                else:
-                    await read_send.send(decoded)
+                await deliver(_too_long(prefix, limit, role))
+                continue
+            if not line.strip():
+                continue
+            if len(line) > LARGE_LINE_BYTES:
+                decoded = await anyio.to_thread.run_sync(inbound.decode, line)
+            else:
+                decoded = inbound.decode(line)
+            if isinstance(decoded, inbound.Refusal):
+                await deliver(decoded)
+            else:
+                await read_send.send(decoded)
 
     async def writer() -> None:
         async with write_recv:
