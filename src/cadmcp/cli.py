@@ -52,7 +52,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _runtime_dir_refused(command: str) -> bool:
+    """Check the runtime directory before starting; print why it cannot be used (no traceback)."""
+    from cadmcp.wire.endpoints import RuntimeDirError, runtime_dir
+
+    try:
+        runtime_dir()
+    except RuntimeDirError as exc:
+        print(f"cadmcp {command}: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def _run_host(args: argparse.Namespace) -> int:
+    if _runtime_dir_refused(f"host {args.kind}"):
+        return 2
     if args.kind == "demo":
         from cadmcp.host.demo import main as demo_main
 
