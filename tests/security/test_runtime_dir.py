@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,19 +28,20 @@ UID = os.getuid()
 
 
 @pytest.fixture
-def defaults(tmp_path: Path, shared_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """No override: the default runtime directory lives in `shared_tmp`, the fallback in a temp home."""
-    env = {
-        "TMPDIR": str(shared_tmp),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        LOG_DIR_ENV: str(tmp_path / "logs"),
-    }
+def defaults(tmp_path: Path, shared_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """No override: the default runtime directory lives in `shared_tmp`, the fallback in a temp home.
+
+    The state folder is short: socket paths are limited to about 100 bytes.
+    """
+    state = Path(tempfile.mkdtemp(prefix="cms"))
+    env = {"TMPDIR": str(shared_tmp), "XDG_STATE_HOME": str(state), LOG_DIR_ENV: str(tmp_path / "logs")}
     monkeypatch.delenv(RUNTIME_DIR_ENV, raising=False)
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr("tempfile.tempdir", None)  # gettempdir() reads TMPDIR again
-    return env
+    yield env
+    shutil.rmtree(state, ignore_errors=True)
 
 
 def test_a_symlinked_override_is_refused_naming_the_path_and_the_fix(tmp_path: Path, monkeypatch) -> None:

@@ -28,6 +28,7 @@ MAX_PID = 2**31 - 1
 """No platform hands out larger process ids; a file name claiming one is not an endpoint."""
 
 log = logging.getLogger("cadmcp.wire")
+_SHORT = {RUNTIME_DIR_ENV: "run", "CADMCP_LOG_DIR": "log"}
 
 
 class RuntimeDirError(RuntimeError):
@@ -115,13 +116,14 @@ def _user_tag() -> str:
     return _UNSAFE.sub("-", os.environ.get("USERNAME", "user"))
 
 
-def ensure_private_dir(path: Path) -> None:
+def ensure_private_dir(path: Path, what: str = "runtime directory", variable: str = RUNTIME_DIR_ENV) -> None:
     """Create `path` (mode 0700) or check the one there, never following a symbolic link.
 
     The final component is opened with `O_NOFOLLOW | O_DIRECTORY` and its owner and mode
     are read from that handle, so a link swapped in between cannot redirect the check; a
     folder of ours with a looser mode is tightened through the same handle. Raises
-    `RuntimeDirError` naming the path and the fix.
+    `RuntimeDirError` naming the path and the fix (`what` names the folder in messages,
+    `variable` the setting that moves it).
     """
     if os.name != "posix":
         path.mkdir(parents=True, exist_ok=True)
@@ -134,14 +136,13 @@ def ensure_private_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
-        raise _refusal(path, exc) from None
+        raise _refusal(path, exc, what, variable) from None
     try:
         info = os.fstat(fd)
         if info.st_uid != os.getuid():
             raise RuntimeDirError(
-                f"runtime directory {path} belongs to another user (uid {info.st_uid}), so its sockets "
-                f"could be watched or faked; set {RUNTIME_DIR_ENV} to a folder of your own "
-                f"(for example {RUNTIME_DIR_ENV}=~/.cadmcp-run) or have that folder removed"
+                f"{what} {path} belongs to another user (uid {info.st_uid}), who could read or replace "
+                f"what cadmcp puts there; have that folder removed, or {_elsewhere(variable)}"
             )
         if stat.S_IMODE(info.st_mode) != 0o700:
             os.fchmod(fd, 0o700)
@@ -149,21 +150,23 @@ def ensure_private_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _refusal(path: Path, exc: OSError) -> RuntimeDirError:
+def _refusal(path: Path, exc: OSError, what: str, variable: str) -> RuntimeDirError:
     if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
         target = os.readlink(path)
-        what = f"runtime directory {path} is a symbolic link (to {target!r}), which cadmcp never follows"
+        problem = f"{what} {path} is a symbolic link (to {target!r}), which cadmcp never follows"
         fix = "remove the link if it is yours"
     elif exc.errno == errno.ENOTDIR:
-        what = f"runtime directory {path} exists but is not a directory"
+        problem = f"{what} {path} exists but is not a directory"
         fix = "remove it if it is yours"
     else:
-        what = f"runtime directory {path} cannot be used ({exc.strerror})"
+        problem = f"{what} {path} cannot be used ({exc.strerror})"
         fix = "check its permissions"
-    return RuntimeDirError(
-        f"{what}; {fix}, or set {RUNTIME_DIR_ENV} to a folder of your own "
-        f"(for example {RUNTIME_DIR_ENV}=~/.cadmcp-run)"
-    )
+    return RuntimeDirError(f"{problem}; {fix}, or {_elsewhere(variable)}")
+
+
+def _elsewhere(variable: str) -> str:
+    example = f"~/.cadmcp-{_SHORT.get(variable, 'files')}"
+    return f"set {variable} to a folder of your own (for example {variable}={example})"
 
 
 def _clean(part: str) -> str:
