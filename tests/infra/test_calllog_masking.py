@@ -98,12 +98,26 @@ def test_an_existing_open_folder_of_ours_is_tightened(tmp_path: Path) -> None:
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
 
 
-def test_a_linked_log_folder_is_not_written_through(tmp_path: Path) -> None:
+def test_a_link_of_our_own_to_a_log_folder_is_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "bigger-disk"
+    elsewhere.mkdir()
+    (tmp_path / "log").symlink_to(elsewhere)
+    log = CallLogFile(tmp_path / "log", pid=33)
+    log.write("a line")
+    log.close()
+    assert [p.name for p in elsewhere.iterdir()] == [log.path.name if log.path else ""]
+    assert stat.S_IMODE(os.stat(elsewhere).st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a link to another account needs root")
+def test_a_strangers_link_is_not_written_through(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.chmod(elsewhere, 0o755)
-    (tmp_path / "log").symlink_to(elsewhere)
-    log = CallLogFile(tmp_path / "log", pid=33)
+    link = tmp_path / "log"
+    link.symlink_to(elsewhere)
+    os.lchown(link, 65534, 65534)  # as if another account had planted it
+    log = CallLogFile(link, pid=33)
     log.write("a secret line")
     assert list(elsewhere.iterdir()) == []
     assert stat.S_IMODE(os.stat(elsewhere).st_mode) == 0o755

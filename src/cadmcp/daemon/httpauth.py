@@ -96,7 +96,7 @@ def ensure_token(*, rotate: bool = False, path: Path | None = None) -> tuple[str
     """The token to require, and whether it was made now (a first start, or `rotate`)."""
     path = path or token_path()
     try:
-        ensure_private_dir(path.parent, "config folder", CONFIG_DIR_ENV)
+        ensure_private_dir(path.parent, "config folder", CONFIG_DIR_ENV, own_links=True)
     except RuntimeDirError as err:
         raise TokenFileError(str(err)) from None
     if not rotate:

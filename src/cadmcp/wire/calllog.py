@@ -68,7 +68,7 @@ class CallLogFile:
         self._seq = 0
         self._broken = False
         try:
-            ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV)
+            ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV, own_links=True)
             remove_old_files(self.directory)
         except RuntimeDirError as err:
             self._broken = True  # never write where another account can read or redirect
@@ -96,7 +96,7 @@ class CallLogFile:
             self._file.close()
             self._seq = 0 if hour != self._hour else self._seq + 1
         self._hour = hour
-        ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV)
+        ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV, own_links=True)
         while True:
             path = self.directory / f"log_{self.pid}_{hour}_{self._seq}.log"
             fd = _create_private(path)
@@ -398,7 +398,9 @@ class CallLogger:
         line_fields = {
             **fields,
             "durationMs": round((time.perf_counter() - started) * 1000),
-            "args": clip(mask_secrets(args)) if method == "tools/call" else None,
+            "args": clip(mask_secrets(args, text=False))
+            if method == "tools/call"
+            else None,  # clip masks text
             "result": mask_secrets(result),
             "error": mask_secrets(error),
         }

@@ -116,12 +116,21 @@ def _user_tag() -> str:
     return _UNSAFE.sub("-", os.environ.get("USERNAME", "user"))
 
 
-def ensure_private_dir(path: Path, what: str = "runtime directory", variable: str = RUNTIME_DIR_ENV) -> None:
-    """Create `path` (mode 0700) or check the one there, never following a symbolic link.
+def ensure_private_dir(
+    path: Path,
+    what: str = "runtime directory",
+    variable: str = RUNTIME_DIR_ENV,
+    *,
+    own_links: bool = False,
+) -> None:
+    """Create `path` (mode 0700) or check the one there, never following a stranger's link.
 
     The final component is opened with `O_NOFOLLOW | O_DIRECTORY` and its owner and mode
     are read from that handle, so a link swapped in between cannot redirect the check; a
-    folder of ours with a looser mode is tightened through the same handle. Raises
+    folder of ours with a looser mode is tightened through the same handle. With
+    `own_links`, a link that the user owns (only they or root can have made it) is
+    followed, and its target must pass the same checks (for folders users relocate with
+    links, like logs or settings; the runtime directory never does). Raises
     `RuntimeDirError` naming the path and the fix (`what` names the folder in messages,
     `variable` the setting that moves it).
     """
@@ -133,8 +142,9 @@ def ensure_private_dir(path: Path, what: str = "runtime directory", variable: st
             path.parent.mkdir(mode=0o700, parents=True)
     with contextlib.suppress(FileExistsError):
         os.mkdir(path, 0o700)  # never follows a link in the last component
+    follow = own_links and path.is_symlink() and os.lstat(path).st_uid == os.getuid()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | (0 if follow else os.O_NOFOLLOW))
     except OSError as exc:
         raise _refusal(path, exc, what, variable) from None
     try:

@@ -89,14 +89,16 @@ def _keep_scheme(match: re.Match[str]) -> str:
     return f"{word} {MASK}" if word.lower() in ("bearer", "basic") else MASK
 
 
-def mask_secrets(value: Any) -> Any:
-    """A copy of `value` with secret-named fields masked at any depth and credential-looking text masked."""
+def mask_secrets(value: Any, *, text: bool = True) -> Any:
+    """A copy of `value` with secret-named fields masked at any depth, and credential-looking
+    text masked too unless `text` is False (for values whose strings were masked already)."""
     if isinstance(value, Mapping):
         return {
-            k: MASK if isinstance(k, str) and secret_name(k) else mask_secrets(v) for k, v in value.items()
+            k: MASK if isinstance(k, str) and secret_name(k) else mask_secrets(v, text=text)
+            for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [mask_secrets(v) for v in value]
-    if isinstance(value, str):
+        return [mask_secrets(v, text=text) for v in value]
+    if text and isinstance(value, str):
         return mask_text(value)
     return value
