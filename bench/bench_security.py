@@ -79,8 +79,8 @@ def log_line_costs() -> None:
             "tools/call",
             "ok",
             {
-                "args": clip(mask_secrets(ARGS, text=False)),
-                "result": mask_secrets(compact_result(RESULT)),
+                "args": clip(ARGS),
+                "result": compact_result(RESULT),
             },
         )
     )

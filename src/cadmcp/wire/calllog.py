@@ -32,7 +32,8 @@ from cadmcp.userdirs import LOG_DIR_ENV, log_dir
 from cadmcp.wire.endpoints import RuntimeDirError, ensure_private_dir
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.masking import MASK as MASK  # re-exported: the log's mask marker
-from cadmcp.wire.masking import mask_secrets, mask_text
+from cadmcp.wire.masking import mask_secrets as mask_secrets  # re-exported
+from cadmcp.wire.masking import mask_text, secret_name
 
 KEEP_DAYS = 30
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -197,12 +198,15 @@ def route_logger(name: str, log: CallLogFile | None = None) -> None:
 
 # -- compacting what gets logged ---------------------------------------------------------------
 def clip(value: Any, limit: int = MAX_STRING) -> Any:
-    """A copy of `value` with credential-like text masked and strings longer than `limit` cut and marked."""
+    """A copy of `value` fit for a log line: secrets masked (`cadmcp.wire.masking`: secret-named
+    fields at any depth, credential-looking text), and strings longer than `limit` cut and marked."""
     if isinstance(value, str):
         text = mask_text(value[: limit + _MASK_OVERLAP])
         return text if len(value) <= limit else f"{text[:limit]}…(+{len(value) - limit} chars)"
-    if isinstance(value, Mapping):
-        return {k: clip(v, limit) for k, v in value.items()}
+    if isinstance(value, dict | Mapping):
+        return {
+            k: MASK if isinstance(k, str) and secret_name(k) else clip(v, limit) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [clip(v, limit) for v in value]
     return value
@@ -216,7 +220,7 @@ def _b64_length(data: Any) -> int:
 
 
 def _resource(res: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"uri": res.get("uri")}
+    out: dict[str, Any] = {"uri": clip(res.get("uri"))}
     if res.get("mimeType"):
         out["mimeType"] = res["mimeType"]
     if "blob" in res:
@@ -380,7 +384,7 @@ class CallLogger:
             with contextlib.suppress(Exception):
                 logged = summarize(result)
         self._write(
-            method, outcome_of(result), fields, started, args, result=logged or compact_result(result)
+            method, outcome_of(result), fields, started, args, result=clip(logged) or compact_result(result)
         )
         return result
 
@@ -398,11 +402,9 @@ class CallLogger:
         line_fields = {
             **fields,
             "durationMs": round((time.perf_counter() - started) * 1000),
-            "args": clip(mask_secrets(args, text=False))
-            if method == "tools/call"
-            else None,  # clip masks text
-            "result": mask_secrets(result),
-            "error": mask_secrets(error),
+            "args": clip(args) if method == "tools/call" else None,
+            "result": result,  # compacted or summarised, and clipped
+            "error": error,
         }
         with contextlib.suppress(Exception):  # logging never breaks a call
             self.log.write(format_line(method, outcome, line_fields))

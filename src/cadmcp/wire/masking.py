@@ -22,6 +22,7 @@ shape (a bare word in a script) cannot be told from any other word.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -36,23 +37,34 @@ NAME_STEMS = (
 """Matched anywhere in the joined, lower-cased words of a name."""
 NAME_WORDS = frozenset({"pwd", "pass", "pin", "auth", "otp", "creds", "totp", "mfa"})
 """Matched as whole words only (they are too short to match inside other words)."""
+_NAME_HINTS = (*NAME_STEMS, *NAME_WORDS)
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
-_LOOKS_SECRET = re.compile(
-    r"(?i:\b(?:bearer|basic)\s+)[A-Za-z0-9._~+/=-]{8,}"  # Authorization header values
-    r"|-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"  # a private key block, to its end if any
-    r"(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*)"
-    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JWT
-    r"|\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,})"
-    r"|\bxox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
-    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key id
-    r"|\bAIza[0-9A-Za-z_-]{35}"  # Google API key
-    r"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"  # OpenAI, Anthropic
-    r"|\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"  # Stripe
-    r"|\bnpm_[A-Za-z0-9]{30,}|\bpypi-[A-Za-z0-9_-]{40,}"
-    r"|\bcadmcp_tok_[A-Za-z0-9_-]{16,}",  # cadmcp's HTTP token
-    re.DOTALL,
+_SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    # (lower-case substrings one of which must occur, the pattern): the cheap test skips most text
+    (("bearer", "basic"), re.compile(r"\b(?i:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")),
+    (
+        ("private key",),
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"  # a key block, to its end if any
+            r"(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            re.DOTALL,
+        ),
+    ),
+    (("eyj",), re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")),  # JWT
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-"),
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,})"),
+    ),
+    (("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),  # Slack
+    (("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),  # AWS access key id
+    (("aiza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),  # Google API key
+    (("sk-",), re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}")),  # OpenAI, Anthropic
+    (("k_live_", "k_test_"), re.compile(r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")),  # Stripe
+    (("npm_", "pypi-"), re.compile(r"\bnpm_[A-Za-z0-9]{30,}|\bpypi-[A-Za-z0-9_-]{40,}")),
+    (("cadmcp_tok_",), re.compile(r"\bcadmcp_tok_[A-Za-z0-9_-]{16,}")),  # cadmcp's HTTP token
 )
+_TRIGGERS = tuple((trigger, pattern) for triggers, pattern in _SHAPES for trigger in triggers)
 _URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)", re.IGNORECASE)
 _PAIR = re.compile(
     r"(?P<name>\b[A-Za-z_][A-Za-z0-9_.-]{1,60})(?P<sep>[\"']?\s*[:=]\s*)"
@@ -60,6 +72,7 @@ _PAIR = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)  # names repeat from call to call
 def secret_name(name: str) -> bool:
     """Whether a field named `name` holds a secret (rule 1 above)."""
     words = [w.lower() for w in _WORD.findall(name)]
@@ -79,9 +92,17 @@ def mask_text(text: str) -> str:
     """`text` with credential-looking parts replaced by `***` (rule 2 above)."""
     if len(text) < 6:
         return text
-    text = _LOOKS_SECRET.sub(_keep_scheme, text)
-    text = _URL_PASSWORD.sub(lambda m: m["head"] + MASK, text)
-    return _PAIR.sub(_pair, text)
+    lower = text.lower()
+    for trigger, pattern in _TRIGGERS:
+        if trigger in lower:
+            text = pattern.sub(_keep_scheme, text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(lambda m: m["head"] + MASK, text)
+    squashed = lower.replace("_", "").replace("-", "")  # "api_key" holds the stem "apikey"
+    for hint in _NAME_HINTS:
+        if hint in squashed:
+            return _PAIR.sub(_pair, text)
+    return text
 
 
 def _keep_scheme(match: re.Match[str]) -> str:
