@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 HOSTS = {"dxf": "cadmcp.hosts.dxf", "ifc": "cadmcp.hosts.ifc"}
 
@@ -22,9 +23,23 @@ def _parser() -> argparse.ArgumentParser:
 
     daemon = sub.add_parser("daemon", help="serve the MCP surface to an AI client (stdio by default)")
     daemon.add_argument(
-        "--http", action="store_true", help="serve streamable HTTP on 127.0.0.1 instead of stdio"
+        "--http",
+        action="store_true",
+        help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio (bearer token required)",
     )
-    daemon.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    daemon.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
+    daemon.add_argument(
+        "--unix-socket",
+        metavar="PATH",
+        default=None,
+        help="serve HTTP on this Unix socket (mode 0600) instead",
+    )
+    daemon.add_argument(
+        "--new-token", action="store_true", help="replace the HTTP bearer token (clients need the new one)"
+    )
+    daemon.add_argument(
+        "--print-token", action="store_true", help="print the HTTP bearer token (made if missing) and exit"
+    )
     daemon.add_argument("--scan-interval", type=float, default=2.0, help="seconds between host scans")
 
     host = sub.add_parser("host", help="run a host process")
@@ -52,7 +67,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _runtime_dir_refused(command: str) -> bool:
+    """Check the runtime directory before starting; print why it cannot be used (no traceback)."""
+    from cadmcp.wire.endpoints import RuntimeDirError, runtime_dir
+
+    try:
+        runtime_dir()
+    except RuntimeDirError as exc:
+        print(f"cadmcp {command}: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def _run_host(args: argparse.Namespace) -> int:
+    if _runtime_dir_refused(f"host {args.kind}"):
+        return 2
     if args.kind == "demo":
         from cadmcp.host.demo import main as demo_main
 
@@ -87,6 +116,68 @@ def _run_host(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_daemon(args: argparse.Namespace) -> int:
+    from cadmcp.daemon import httpauth
+
+    http = args.http or args.unix_socket is not None
+    if args.print_token:
+        try:
+            token, _ = httpauth.ensure_token(rotate=args.new_token)
+        except httpauth.TokenFileError as exc:
+            print(f"cadmcp daemon: {exc}", file=sys.stderr)
+            return 2
+        print(token)
+        return 0
+    if _runtime_dir_refused("daemon"):
+        return 2
+    import anyio
+
+    from cadmcp.daemon.hosts import HostDirectory
+    from cadmcp.daemon.search import SearchIndex
+    from cadmcp.daemon.search.semantic import SemanticUnavailable, semantic_from_env
+    from cadmcp.daemon.server import Daemon
+
+    try:
+        semantic = semantic_from_env()
+    except SemanticUnavailable as exc:
+        print(f"cadmcp daemon: {exc}", file=sys.stderr)
+        return 2
+    index = SearchIndex(semantic=semantic)
+    daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval))
+    if not http:
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(daemon.serve_stdio)
+        return 0
+    try:
+        token, created = httpauth.ensure_token(rotate=args.new_token)
+    except httpauth.TokenFileError as exc:
+        print(f"cadmcp daemon: {exc}", file=sys.stderr)
+        return 2
+
+    def announce(listener: httpauth.Listener) -> None:
+        path = httpauth.token_path()
+        print(f"cadmcp daemon: MCP over streamable HTTP at {listener.describe()}")
+        print("cadmcp daemon: every request needs the header 'Authorization: Bearer <token>'")
+        if created:
+            print(f"cadmcp daemon: new token (saved in {path}, mode 0600; shown only now): {token}")
+        else:
+            print(f"cadmcp daemon: token in {path} (print it with: cadmcp daemon --print-token)")
+        sys.stdout.flush()
+
+    unix = Path(args.unix_socket) if args.unix_socket else None
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(
+                lambda: daemon.serve_http(
+                    "127.0.0.1", args.port, unix_socket=unix, token=token, on_listening=announce
+                )
+            )
+    except httpauth.ListenError as exc:
+        print(f"cadmcp daemon: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
     args = _parser().parse_args(argv)
@@ -96,26 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     if args.command == "daemon":
-        import anyio
-
-        from cadmcp.daemon.hosts import HostDirectory
-        from cadmcp.daemon.search import SearchIndex
-        from cadmcp.daemon.search.semantic import SemanticUnavailable, semantic_from_env
-        from cadmcp.daemon.server import Daemon
-
-        try:
-            semantic = semantic_from_env()
-        except SemanticUnavailable as exc:
-            print(f"cadmcp daemon: {exc}", file=sys.stderr)
-            return 2
-        index = SearchIndex(semantic=semantic)
-        daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval))
-        with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(
-                daemon.serve_http if args.http else daemon.serve_stdio,
-                *((("127.0.0.1", args.port)) if args.http else ()),
-            )
-        return 0
+        return _run_daemon(args)
     if args.command == "host":
         return _run_host(args)
     if args.command == "toolset":

@@ -1,50 +1,52 @@
-"""The daemon over streamable HTTP, bound to 127.0.0.1."""
+"""The daemon over streamable HTTP, bound to 127.0.0.1, reached with the user's bearer token."""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
+from cadmcp.daemon import httpauth
+from cadmcp.userdirs import CONFIG_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 from tests.core.helpers import find_target, wait_for_hosts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def test_http_daemon_serves_search_and_invoke(hosts: Any, runtime_dir: Path) -> None:
-    hosts.start("demo")
-    port = _free_port()
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "cadmcp", "daemon", "--http", "--port", str(port), "--scan-interval", "0.5"],
-        env={**os.environ, RUNTIME_DIR_ENV: str(runtime_dir)},
+def start_http_daemon(env: dict[str, str], *args: str) -> tuple[subprocess.Popen[str], str]:
+    """`cadmcp daemon --http --port 0 ...`; returns the process and the URL it printed."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cadmcp", "daemon", "--http", "--port", "0", "--scan-interval", "0.5", *args],
+        env=env,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        text=True,
     )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    if " at " not in first:
+        proc.kill()
+        said = proc.stderr.read() if proc.stderr else ""
+        raise AssertionError(f"daemon did not announce a URL: {first!r} {said}")
+    return proc, first.split(" at ", 1)[1].split()[0]
+
+
+async def test_http_daemon_prints_its_url_and_serves_search_and_invoke(
+    hosts: Any, runtime_dir: Path, tmp_path: Path
+) -> None:
+    hosts.start("demo")
+    env = {**os.environ, RUNTIME_DIR_ENV: str(runtime_dir), CONFIG_DIR_ENV: str(tmp_path / "config")}
+    daemon, url = start_http_daemon(env)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        async with (
-            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
-            ClientSession(read, write) as session,
-        ):
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        token = httpauth.read_token(tmp_path / "config" / httpauth.TOKEN_FILE)
+        async with httpauth.connect(url, token=token) as (read, write), ClientSession(read, write) as session:
             await session.discover()
             await wait_for_hosts(session, 1)
             item = await find_target(session, "echo")

@@ -9,6 +9,7 @@ boundary seals (tamper-proof, expiring, bound to the id and arguments).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.uri_template import UriTemplate
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from cadmcp.daemon import replay
 from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.catalog import ID_RE, Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validation_error
@@ -32,7 +34,7 @@ from cadmcp.wire.jsonwire import dumps
 READS_BUDGET_BYTES = 4 * 1024 * 1024
 """Total size of the contents one batch of reads may return."""
 MAX_LEGACY_ROUNDS = 8
-_STATE_VERSION = 1
+_STATE_VERSION = 2
 
 
 def _live(directory: HostDirectory, cap_id: str) -> tuple[HostEntry, Capability, HostLink] | None:
@@ -145,10 +147,15 @@ async def _host_call(link: HostLink, entry: HostEntry, method: str, params: dict
 
 
 def _seal_state(cap: Capability, host_state: str | None) -> str:
-    return dumps({"v": _STATE_VERSION, "id": cap.id, "hs": host_state})
+    """The daemon's state for the next round (the SDK boundary then encrypts it): single-use."""
+    expires = time.time() + replay.state_ttl()
+    return dumps(
+        {"v": _STATE_VERSION, "id": cap.id, "hs": host_state, "n": replay.new_nonce(), "exp": expires}
+    )
 
 
 def _open_state(state: str | None, cap: Capability) -> str | None:
+    """The host's state inside a returned `requestState`, spending it so it cannot be replayed."""
     if state is None:
         return None
     try:
@@ -158,6 +165,15 @@ def _open_state(state: str | None, cap: Capability) -> str | None:
     if not isinstance(data, dict) or data.get("v") != _STATE_VERSION or data.get("id") != cap.id:
         raise validation_error(
             "requestState does not belong to this id; retry with the state the daemon returned."
+        )
+    nonce, expires = data.get("n"), data.get("exp")
+    if not isinstance(nonce, str) or not isinstance(expires, int | float):
+        raise validation_error("requestState is incomplete; start the call again without requestState.")
+    if not replay.spent_states.spend(nonce, float(expires)):
+        raise validation_error(
+            "This requestState was already used: each round's state answers once, so a confirmed "
+            "action cannot run twice. Start the call again without requestState to get a new round.",
+            reason="request_state_used",
         )
     return data.get("hs")
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,7 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from cadmcp import __version__
-from cadmcp.daemon import fileinfo_tool, invoking, machines, prompts, searching
+from cadmcp.daemon import fileinfo_tool, httpauth, invoking, machines, prompts, searching
 from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.calllog import daemon_call_log
 from cadmcp.daemon.errors import DaemonError
@@ -192,15 +195,33 @@ class Daemon:
                 self.launcher.shutdown()
             tg.cancel_scope.cancel()
 
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 8765) -> None:
-        import uvicorn
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        *,
+        unix_socket: Path | None = None,
+        token: str | None = None,
+        on_listening: Callable[[httpauth.Listener], None] | None = None,
+    ) -> None:
+        """Serve streamable HTTP at `/mcp`, every request checked for the user's bearer token.
 
-        app = self.server.streamable_http_app(host=host)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        Listens on `host:port` (port 0 picks one) or on a Unix socket; the socket is bound
+        before `on_listening` is told where, so the URL it prints is the one that works.
+        """
+        listener = httpauth.listen(host, port, unix_socket)
+        token = token or httpauth.ensure_token()[0]
+        security = httpauth.unix_transport_security() if unix_socket is not None else None
+        app = httpauth.guarded_app(self.server, listener.url, token, transport_security=security)
+        if on_listening is not None:
+            on_listening(listener)
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
             try:
-                await uvicorn.Server(config).serve()
+                await httpauth.serve(app, listener)
             finally:
                 self.launcher.shutdown()
+                if listener.unix_path is not None:
+                    with contextlib.suppress(OSError):
+                        listener.unix_path.unlink()
             tg.cancel_scope.cancel()

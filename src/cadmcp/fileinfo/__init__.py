@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from cadmcp.fileinfo.errors import FileInfoError, corrupt
+from cadmcp.fileinfo.errors import FileInfoError, corrupt, os_reason, shown
 from cadmcp.fileinfo.paths import SUPPORTED_EXTENSIONS, base_info, check_detail, check_path
 
 __all__ = ["SUPPORTED_EXTENSIONS", "FileInfoError", "read_file_info"]
@@ -48,17 +48,16 @@ def read_file_info(
             info.update(revit.read(resolved, level))
     except FileInfoError:
         raise
-    except PermissionError as exc:
+    except PermissionError:
         raise FileInfoError(
-            "unreadable",
-            f"{resolved} cannot be read (permission denied: {exc.strerror}); check its permissions.",
+            "unreadable", f"{shown(resolved)} cannot be read (permission denied); check its permissions."
         ) from None
     except OSError as exc:
         raise FileInfoError(
-            "unreadable", f"{resolved} could not be read: {exc.strerror or exc}. Check the disk or share."
+            "unreadable", f"{shown(resolved)} could not be read: {os_reason(exc)}. Check the disk or share."
         ) from None
-    except Exception as exc:  # a library choked on the bytes: report it, never a traceback
-        raise corrupt(resolved.name, _WHAT[fmt], exc) from None
+    except Exception as exc:  # a library choked on the bytes: say so by type, never quote them
+        raise corrupt(resolved, _WHAT[fmt], exc) from None
     return info
 
 

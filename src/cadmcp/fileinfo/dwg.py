@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cadmcp.fileinfo import releases
-from cadmcp.fileinfo.errors import FileInfoError
+from cadmcp.fileinfo.errors import FileInfoError, shown_name
 from cadmcp.fileinfo.paths import Detail
 
 # The header's codepage field indexes this table (R13 and later).
@@ -30,11 +30,10 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
         head = fp.read(_HEADER_BYTES)
     code = releases.match_header(head)
     if code is None:
-        shown = head[:6].decode("latin-1").encode("unicode_escape").decode("ascii") or "nothing"
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} does not start with a DWG version code (found {shown!r}); it is not a DWG drawing "
-            "or its header is damaged. Check the file, or rename it if it is another format.",
+            f"{shown_name(path)} does not start with a DWG version code (AC1xxx, 6 characters); it is not a "
+            "DWG drawing or its header is damaged. Check the file, or rename it if it is another format.",
         )
     out: dict[str, Any] = {"acadVersion": code, **_names(code)}
     if not code.startswith("AC1") or len(code) != 6 or code < _FIRST_SECTIONED:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cadmcp.fileinfo import releases
-from cadmcp.fileinfo.errors import FileInfoError, corrupt
+from cadmcp.fileinfo.errors import FileInfoError, corrupt, shown_name
 from cadmcp.fileinfo.paths import Detail, capped
 
 BINARY_SENTINEL = b"AutoCAD Binary DXF\r\n\x1a\x00"
@@ -73,7 +73,7 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
     except FileInfoError:
         raise
     except Exception as exc:  # ezdxf raises DXFStructureError, ValueError, struct.error...
-        raise corrupt(path.name, "a DXF drawing", exc) from None
+        raise corrupt(path, "a DXF drawing", exc) from None
     _check_complete(path, scan)
     return _answer(scan, decode, detail, binary)
 
@@ -232,7 +232,7 @@ def _check_complete(path: Path, scan: _Scan) -> None:
         reason = f"it ends inside or after the {scan.last_section} section without the closing EOF tag"
     raise FileInfoError(
         "corrupt_file",
-        f"{path.name} is not a complete DXF drawing: {reason}. The file is probably truncated; "
+        f"{shown_name(path)} is not a complete DXF drawing: {reason}. The file is probably truncated; "
         "re-export or re-copy it.",
     )
 

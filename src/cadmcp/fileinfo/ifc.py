@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cadmcp.fileinfo.errors import FileInfoError, corrupt
+from cadmcp.fileinfo.errors import FileInfoError, corrupt, shown_name
 from cadmcp.fileinfo.paths import Detail
 
 _HEAD_BYTES = 1 << 20
@@ -45,23 +45,26 @@ def _check_spf(path: Path, head: bytes, tail: bytes) -> None:
     if start.startswith(b"PK"):
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} is a zip archive (an .ifcZIP renamed to .ifc?); unzip it and read the .ifc inside.",
+            f"{shown_name(path)} is a zip archive (an .ifcZIP renamed to .ifc?); "
+            "unzip it and read the .ifc inside.",
         )
     if start.startswith(b"<"):
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} is XML (ifcXML?), not an IFC-SPF text file; export it as .ifc (STEP) to read it.",
+            f"{shown_name(path)} is XML (ifcXML?), not an IFC-SPF text file; "
+            "export it as .ifc (STEP) to read it.",
         )
     if not start.startswith(b"ISO-10303-21"):
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} does not start with ISO-10303-21, so it is not an IFC-SPF file; "
+            f"{shown_name(path)} does not start with ISO-10303-21, so it is not an IFC-SPF file; "
             "check that the file is an IFC model.",
         )
     if b"END-ISO-10303-21" not in tail.upper():
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} ends without END-ISO-10303-21; the file is truncated. Re-export or re-copy it.",
+            f"{shown_name(path)} ends without END-ISO-10303-21; the file is truncated. "
+            "Re-export or re-copy it.",
         )
 
 
@@ -70,13 +73,14 @@ def _header(path: Path, head: bytes) -> dict[str, Any]:
     if block is None:
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} has no HEADER section in its first megabyte; the file is damaged or not IFC.",
+            f"{shown_name(path)} has no HEADER section in its first megabyte; "
+            "the file is damaged or not IFC.",
         )
     schema_match = _SCHEMA.search(block.group(1))
     if schema_match is None:
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} has no FILE_SCHEMA in its header, so its IFC schema is unknown; "
+            f"{shown_name(path)} has no FILE_SCHEMA in its header, so its IFC schema is unknown; "
             "the file is damaged or was not written by an IFC exporter.",
         )
     schema = schema_match.group(1).decode("latin-1").strip()
@@ -101,7 +105,7 @@ def _header(path: Path, head: bytes) -> dict[str, Any]:
             "authorization": name.authorization,
         }
     except Exception as exc:  # IfcOpenShell raises RuntimeError/AttributeError on bad headers
-        raise corrupt(path.name, "an IFC header", exc) from None
+        raise corrupt(path, "an IFC header", exc) from None
     views = [m.group(1).strip() for d in header["description"] for m in [_VIEW.search(d)] if m]
     out: dict[str, Any] = {"schema": schema, "header": header}
     if views:
@@ -243,7 +247,7 @@ def _open_full(path: Path) -> dict[str, Any]:
     try:
         model = ifcopenshell.open(str(path))
     except Exception as exc:
-        raise corrupt(path.name, "an IFC model", exc) from None
+        raise corrupt(path, "an IFC model", exc) from None
     classes = Counter(entity.is_a() for entity in model)
     products = Counter(p.is_a() for p in model.by_type("IfcProduct"))
     projects = model.by_type("IfcProject")

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from cadmcp.fileinfo.errors import FileInfoError
+from cadmcp.fileinfo.errors import FileInfoError, os_reason, shown, shown_name
+from cadmcp.wire.echo import echo
 
 Detail = Literal["summary", "full"]
 
@@ -37,8 +38,16 @@ def check_detail(detail: object) -> Detail:
     )
 
 
+MAX_PATH_CHARS = 4096
+"""The longest path accepted (PATH_MAX on Linux)."""
+
+
 def check_path(path: object) -> tuple[Path, str]:
-    """The resolved path and its format name, or the error that explains what is wrong."""
+    """The absolute path and its format name, or the error that explains what is wrong.
+
+    The path is made absolute but links are not resolved, so messages name what the caller
+    passed, never where a link points.
+    """
     if path is None or (isinstance(path, str) and not path.strip()):
         raise FileInfoError(
             "missing_path", "filePath is required: pass the absolute path of a .rvt, .dwg, .dxf or .ifc file."
@@ -48,7 +57,22 @@ def check_path(path: object) -> tuple[Path, str]:
             "missing_path",
             f"filePath must be a string path, got {type(path).__name__}; pass the file's path.",
         )
-    candidate = Path(os.fspath(path)).expanduser()
+    text = os.fspath(path)
+    if not isinstance(text, str) or len(text) > MAX_PATH_CHARS or "\x00" in text:
+        raise FileInfoError(
+            "invalid_path",
+            f"filePath {echo(text)} is not a usable path (at most {MAX_PATH_CHARS} characters, no NUL "
+            "characters); pass the file's absolute path.",
+        )
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):  # ~name/... for a user this machine does not know
+        user = expanded[1:].split(os.sep, 1)[0]
+        raise FileInfoError(
+            "invalid_path",
+            f"filePath {echo(text)} starts with ~{user[:30]}, but there is no user {echo(user, 30)} with a "
+            "home folder here; pass the file's absolute path.",
+        )
+    candidate = Path(os.path.abspath(expanded))
     suffix = candidate.suffix.lower()
     fmt = FORMATS.get(suffix)
     try:
@@ -56,32 +80,35 @@ def check_path(path: object) -> tuple[Path, str]:
         is_dir = candidate.is_dir()
     except OSError as exc:
         raise FileInfoError(
-            "unreadable", f"{candidate} cannot be inspected: {exc.strerror or exc}."
+            "unreadable", f"{shown(candidate)} cannot be inspected: {os_reason(exc)}."
         ) from None
     if not exists:
         raise FileInfoError(
             "not_found",
-            f"{candidate} does not exist. Check the spelling and pass an absolute path "
+            f"{shown(candidate)} does not exist. Check the spelling and pass an absolute path "
             "(relative paths resolve against the daemon's working directory).",
         )
     if is_dir:
         raise FileInfoError(
             "not_a_file",
-            f"{candidate} is a directory; pass the path of a file inside it ({supported_list()}).",
+            f"{shown(candidate)} is a directory; pass the path of a file inside it ({supported_list()}).",
         )
     if fmt is None:
-        shown = suffix or "no extension"
         raise FileInfoError(
             "unsupported_extension",
-            f"{candidate.name} has {shown}; file info reads only {supported_list()} files.",
+            f"{shown_name(candidate)} has {echo(suffix, 20) if suffix else 'no extension'}; "
+            f"file info reads only {supported_list()} files.",
         )
     if not candidate.is_file():
-        raise FileInfoError("not_a_file", f"{candidate} is not a regular file; pass a CAD/BIM file's path.")
+        raise FileInfoError(
+            "not_a_file", f"{shown(candidate)} is not a regular file; pass a CAD/BIM file's path."
+        )
     if not os.access(candidate, os.R_OK):
         raise FileInfoError(
-            "unreadable", f"{candidate} exists but cannot be read (permission denied); check its permissions."
+            "unreadable",
+            f"{shown(candidate)} exists but cannot be read (permission denied); check its permissions.",
         )
-    return candidate.resolve(), fmt
+    return candidate, fmt
 
 
 def supported_list() -> str:

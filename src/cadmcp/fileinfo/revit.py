@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from cadmcp.fileinfo.errors import FileInfoError, corrupt
+from cadmcp.fileinfo.errors import FileInfoError, corrupt, shown_name
 from cadmcp.fileinfo.paths import Detail, capped
 
 FILE_TYPES = {".rvt": "project", ".rfa": "family", ".rte": "project template", ".rft": "family template"}
@@ -75,7 +75,7 @@ def _read_streams(path: Path) -> dict[str, Any]:
     if not olefile.isOleFile(str(path)):
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} is not an OLE compound file, so it is not a Revit file (or it is damaged); "
+            f"{shown_name(path)} is not an OLE compound file, so it is not a Revit file (or it is damaged); "
             "check the file, or rename it if it is another format.",
         )
     try:
@@ -85,8 +85,8 @@ def _read_streams(path: Path) -> dict[str, Any]:
             if not ole.exists("BasicFileInfo"):
                 raise FileInfoError(
                     "corrupt_file",
-                    f"{path.name} is a compound file without a BasicFileInfo stream, so it is not a Revit "
-                    "file (perhaps another OLE document renamed); check its origin.",
+                    f"{shown_name(path)} is a compound file without a BasicFileInfo stream, so it is "
+                    "not a Revit file (perhaps another OLE document renamed); check its origin.",
                 )
             found: dict[str, Any] = {"_names": sorted(names)}
             for name in ("BasicFileInfo", "PartAtom", "TransmissionData"):
@@ -96,7 +96,7 @@ def _read_streams(path: Path) -> dict[str, Any]:
     except FileInfoError:
         raise
     except Exception as exc:  # olefile raises OSError/struct.error on damaged sectors
-        raise corrupt(path.name, "a Revit compound file", exc) from None
+        raise corrupt(path, "a Revit compound file", exc) from None
 
 
 def _check_size(path: Path, ole: Any) -> None:
@@ -119,7 +119,7 @@ def _check_size(path: Path, ole: Any) -> None:
     if size < needed:
         raise FileInfoError(
             "corrupt_file",
-            f"{path.name} is truncated: it is {size} bytes but its sector table needs {needed}. "
+            f"{shown_name(path)} is truncated: it is {size} bytes but its sector table needs {needed}. "
             "Re-copy the file or open it in Revit to repair it.",
         )
 
@@ -149,7 +149,7 @@ def _rvt_metadata(path: Path) -> tuple[dict[str, Any] | None, str | None]:
 
         return rvt.read_metadata(str(path)), None
     except (ValueError, OSError) as exc:
-        return None, " ".join(str(exc).split())[:200]
+        return None, f"the rvt reader could not read this file's metadata ({type(exc).__name__}); olefile did"
 
 
 def _identity(pairs: list[tuple[str, str]], metadata: dict[str, Any] | None) -> dict[str, Any]:
@@ -213,7 +213,11 @@ def _part_atom(data: bytes, detail: Detail) -> dict[str, Any]:
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
-        return {"error": f"PartAtom is not well-formed XML ({exc}); the rest of the file read fine."}
+        line, column = getattr(exc, "position", (0, 0))
+        return {
+            "error": f"PartAtom is not well-formed XML (at line {line}, column {column}); "
+            "the rest of the file read fine."
+        }
     categories = [
         {
             "term": (c.findtext(f"{_ATOM}term") or "").strip(),
@@ -277,6 +281,9 @@ def _element_counts(path: Path) -> dict[str, Any]:
 
         counts = rvt.RevitFile(str(path)).element_counts()
     except (ValueError, OSError) as exc:
-        reason = " ".join(str(exc).split())[:200]
-        return {"elementCounts": None, "elementCountsNote": f"elements could not be decoded: {reason}"}
+        return {
+            "elementCounts": None,
+            "elementCountsNote": f"elements could not be decoded ({type(exc).__name__}): the rvt reader "
+            "decodes Revit 2023-2025 files; others may not decode",
+        }
     return {"elementCounts": {"total": counts.get("total"), "byClass": counts.get("by_class")}}

@@ -8,7 +8,10 @@ The daemon and every host write the same format through `CallLogger`, a low-leve
 Lines go to `log_{pid}_{yyyyMMddHH}_{seq}.log` in the user log directory (`CADMCP_LOG_DIR`
 overrides it), a new file every hour; files older than 30 days are removed at start-up.
 Nothing is written to stderr. Binary content is logged as type/mime/length only, long
-strings are clipped and secret-looking arguments masked. `parse_line` reads a line back.
+strings are clipped, and secrets are masked by the rule in `cadmcp.wire.masking` (fields
+named like secrets, text that looks like a credential). The log folder is private (0700,
+tightened if it is ours and looser) and files are created 0600 without following links.
+`parse_line` reads a line back.
 """
 
 from __future__ import annotations
@@ -25,21 +28,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cadmcp.userdirs import log_dir
+from cadmcp.userdirs import LOG_DIR_ENV, log_dir
+from cadmcp.wire.endpoints import RuntimeDirError, ensure_private_dir
 from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.masking import MASK as MASK  # re-exported: the log's mask marker
+from cadmcp.wire.masking import mask_secrets as mask_secrets  # re-exported
+from cadmcp.wire.masking import mask_text, secret_name
 
 KEEP_DAYS = 30
 MAX_FILE_BYTES = 32 * 1024 * 1024
 """A file past this size rolls to the next `seq` within the same hour."""
 MAX_STRING = 2000
 """Longer strings in logged arguments and results are clipped to this many characters."""
-MASK = "***"
 LOGGED_METHODS = frozenset({"tools/call", "resources/read"})
 
-_SECRET_KEY = re.compile(
-    r"pass(word|wd|phrase)?$|token|secret|api[_-]?key|private[_-]?key|credential|authorization|cookie",
-    re.IGNORECASE,
-)
+_MASK_OVERLAP = 512
+"""Characters past the clip point still masked, so a secret cut by the clip leaves no prefix."""
 _FILE_RE = re.compile(r"^log_\d+_\d{10}_\d+\.log$")
 _BARE = re.compile(r'^[^\s"=]+$')
 _SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -64,9 +68,14 @@ class CallLogFile:
         self._hour = ""
         self._seq = 0
         self._broken = False
-        with contextlib.suppress(OSError):
-            self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV, own_links=True)
             remove_old_files(self.directory)
+        except RuntimeDirError as err:
+            self._broken = True  # never write where another account can read or redirect
+            logging.getLogger("cadmcp.wire").warning("call log disabled: %s", err)
+        except OSError:
+            pass
 
     def write(self, line: str) -> None:
         """Append one line (a newline is added); failures disable the log quietly."""
@@ -77,7 +86,7 @@ class CallLogFile:
                 self._roll()
                 self._file.write(line.replace("\n", " ") + "\n")
                 self._file.flush()
-            except OSError:
+            except (OSError, RuntimeDirError):
                 self._broken = True  # a full disk must not break MCP calls, nor print to stderr
 
     def _roll(self) -> None:
@@ -88,13 +97,14 @@ class CallLogFile:
             self._file.close()
             self._seq = 0 if hour != self._hour else self._seq + 1
         self._hour = hour
+        ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV, own_links=True)
         while True:
             path = self.directory / f"log_{self.pid}_{hour}_{self._seq}.log"
-            if not path.exists():
+            fd = _create_private(path)
+            if fd is not None:
                 break
             self._seq += 1
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held open across writes
+        self._file = os.fdopen(fd, "a", encoding="utf-8")
         self.path = path
 
     def close(self) -> None:
@@ -102,6 +112,17 @@ class CallLogFile:
             if self._file is not None:
                 self._file.close()
                 self._file = None
+
+
+_CREATE = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _create_private(path: Path) -> int | None:
+    """A new log file opened for appending, mode 0600; None when the name is taken (even by a link)."""
+    try:
+        return os.open(path, _CREATE | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except FileExistsError:
+        return None
 
 
 def remove_old_files(directory: Path, keep_days: float = KEEP_DAYS) -> list[Path]:
@@ -145,6 +166,7 @@ class _FileHandler(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message += " | " + " ".join(logging.Formatter().formatException(record.exc_info).split())
+            message = mask_text(message[: MAX_STRING * 4])
             self.log.write(f"{timestamp()} {record.levelname.lower()} {record.name} {message}")
         except Exception:
             self.handleError(record)
@@ -175,24 +197,16 @@ def route_logger(name: str, log: CallLogFile | None = None) -> None:
 
 
 # -- compacting what gets logged ---------------------------------------------------------------
-def mask_secrets(value: Any) -> Any:
-    """A copy of `value` with secret-looking keys (password, token, api_key...) masked, at any depth."""
-    if isinstance(value, Mapping):
-        return {
-            k: MASK if isinstance(k, str) and _SECRET_KEY.search(k) else mask_secrets(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [mask_secrets(v) for v in value]
-    return value
-
-
 def clip(value: Any, limit: int = MAX_STRING) -> Any:
-    """A copy of `value` with strings longer than `limit` cut and marked."""
+    """A copy of `value` fit for a log line: secrets masked (`cadmcp.wire.masking`: secret-named
+    fields at any depth, credential-looking text), and strings longer than `limit` cut and marked."""
     if isinstance(value, str):
-        return value if len(value) <= limit else f"{value[:limit]}…(+{len(value) - limit} chars)"
-    if isinstance(value, Mapping):
-        return {k: clip(v, limit) for k, v in value.items()}
+        text = mask_text(value[: limit + _MASK_OVERLAP])
+        return text if len(value) <= limit else f"{text[:limit]}…(+{len(value) - limit} chars)"
+    if isinstance(value, dict | Mapping):
+        return {
+            k: MASK if isinstance(k, str) and secret_name(k) else clip(v, limit) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [clip(v, limit) for v in value]
     return value
@@ -206,7 +220,7 @@ def _b64_length(data: Any) -> int:
 
 
 def _resource(res: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"uri": res.get("uri")}
+    out: dict[str, Any] = {"uri": clip(res.get("uri"))}
     if res.get("mimeType"):
         out["mimeType"] = res["mimeType"]
     if "blob" in res:
@@ -370,7 +384,7 @@ class CallLogger:
             with contextlib.suppress(Exception):
                 logged = summarize(result)
         self._write(
-            method, outcome_of(result), fields, started, args, result=logged or compact_result(result)
+            method, outcome_of(result), fields, started, args, result=clip(logged) or compact_result(result)
         )
         return result
 
@@ -388,8 +402,8 @@ class CallLogger:
         line_fields = {
             **fields,
             "durationMs": round((time.perf_counter() - started) * 1000),
-            "args": clip(mask_secrets(args)) if method == "tools/call" else None,
-            "result": result,
+            "args": clip(args) if method == "tools/call" else None,
+            "result": result,  # compacted or summarised, and clipped
             "error": error,
         }
         with contextlib.suppress(Exception):  # logging never breaks a call
