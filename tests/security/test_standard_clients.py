@@ -145,4 +145,4 @@ def test_the_conformance_suite_passes_what_applies_with_the_token_and_nothing_wi
 
     without = _conformance(http_daemon.url, tmp_path / "without", None)
     for scenario in APPLICABLE:
-        assert "SUCCESS" not in without[scenario], (scenario, without[scenario])
+        assert "SUCCESS" not in without.get(scenario, []), (scenario, without.get(scenario))

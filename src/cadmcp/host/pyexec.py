@@ -312,8 +312,8 @@ def _run_guarded(body: Any, last_expr: Any | None, namespace: dict[str, Any], li
     except (ExecTimeout, ExecCancelled) as exc:
         return _stopped_outcome(type(exc), limit)
     except BaseException as exc:
-        if watchdog.fired is not None:
-            return _stopped_outcome(watchdog.fired, limit)
+        if (reason := watchdog.fired or _interrupts.fired) is not None:
+            return _stopped_outcome(reason, limit)
         return _Outcome("runtime_error", error=f"{PREFIX['runtime_error']} {_format_user_traceback(exc)}")
 
 
@@ -377,7 +377,7 @@ class _Watchdog:
 
     def start(self) -> None:
         self._running = True
-        _interrupts.arm(self._tid)
+        _interrupts.arm(self._tid, self._limit)
         self._thread = threading.Thread(target=self._watch, name="cadmcp-exec-watchdog", daemon=True)
         self._thread.start()
 
@@ -418,28 +418,41 @@ class _Watchdog:
 
 
 class _SignalInterrupts:
-    """Interrupt a script blocked in a C call on the main thread with SIGUSR1 (whose handler raises).
+    """Stop a script on the process's main thread through signals, which need no other thread.
 
-    Installed only where SIGUSR1 is unused; elsewhere the asynchronous exception alone applies.
+    A C call that holds the GIL (a catastrophic regex) starves the watchdog thread, but a
+    kernel timer still fires: SIGALRM, armed for the timeout and repeating every 0.2 s, has a
+    handler that raises :class:`ExecTimeout` (the regex engine and blocking calls check for
+    signals). SIGUSR1 carries a cancellation the watchdog decided on. Installed only where
+    those signals are unused; elsewhere the asynchronous exception alone applies.
     """
 
     def __init__(self) -> None:
         self._target: int | None = None
         self._pending: type[BaseException] | None = None
         self._installed = False
+        self.fired: type[BaseException] | None = None
 
-    def arm(self, tid: int) -> None:
-        if tid != threading.main_thread().ident or not hasattr(signal, "pthread_kill"):
+    def _install(self) -> bool:
+        if self._installed:
+            return True
+        try:
+            for sig in (signal.SIGUSR1, signal.SIGALRM):
+                if signal.getsignal(sig) not in (signal.SIG_DFL, None):
+                    return False
+            signal.signal(signal.SIGUSR1, self._handler)
+            signal.signal(signal.SIGALRM, self._on_alarm)
+        except (ValueError, AttributeError):  # not the main thread after all, or no such signals
+            return False
+        self._installed = True
+        return True
+
+    def arm(self, tid: int, limit: float) -> None:
+        self.fired = None
+        if tid != threading.main_thread().ident or not hasattr(signal, "setitimer") or not self._install():
             return
-        if not self._installed:
-            try:
-                if signal.getsignal(signal.SIGUSR1) not in (signal.SIG_DFL, None):
-                    return
-                signal.signal(signal.SIGUSR1, self._handler)
-            except ValueError:  # not called from the main thread after all
-                return
-            self._installed = True
         self._target = tid
+        signal.setitimer(signal.ITIMER_REAL, max(limit, 0.001), _Watchdog.REFIRE)
 
     def interrupt(self, tid: int, reason: type[BaseException]) -> None:
         if self._installed and self._target == tid:
@@ -447,13 +460,32 @@ class _SignalInterrupts:
             signal.pthread_kill(tid, signal.SIGUSR1)
 
     def disarm(self) -> None:
+        if self._target is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         self._target = None
         self._pending = None
 
     def _handler(self, signum: int, frame: Any) -> None:
         pending = self._pending
-        if pending is not None and self._target is not None:
+        if pending is not None and self._target is not None and _in_script(frame):
+            self.fired = pending
             raise pending()
+
+    def _on_alarm(self, signum: int, frame: Any) -> None:
+        if self._target is not None and _in_script(frame):
+            self.fired = ExecTimeout
+            raise ExecTimeout()
+        signal.setitimer(signal.ITIMER_REAL, 0)  # the script is over: nothing to stop
+
+
+def _in_script(frame: Any) -> bool:
+    """Whether the interrupted code runs inside the agent's script (its own frames or calls it made);
+    a signal arriving just after the script ended must not raise in the host's own code."""
+    while frame is not None:
+        if frame.f_code.co_filename == USER_FILENAME:
+            return True
+        frame = frame.f_back
+    return False
 
 
 _interrupts = _SignalInterrupts()
