@@ -79,8 +79,8 @@ class HostDirectory:
         scan_interval: float = 2.0,
         connect_timeout: float = 5.0,
         list_timeout: float = 10.0,
-        probe_interval: float = 2.0,
-        probe_timeout: float = 4.0,
+        probe_interval: float = 1.5,
+        probe_timeout: float = 3.5,
         on_change: Callable[[], None] | None = None,
     ) -> None:
         self.index = index

@@ -160,8 +160,13 @@ def guarded_app(server: Any, resource: str, token: str, *, transport_security: A
     from starlette.middleware.authentication import AuthenticationMiddleware
     from starlette.responses import JSONResponse
 
+    from cadmcp.daemon.limits import MAX_REQUEST_BYTES
+
     inner = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host="127.0.0.1", transport_security=transport_security
+        streamable_http_path=MCP_PATH,
+        host="127.0.0.1",
+        transport_security=transport_security,
+        max_request_body_size=MAX_REQUEST_BYTES,  # larger bodies: 413 before they are read or parsed
     )
     metadata_url = _metadata_url(resource)
 

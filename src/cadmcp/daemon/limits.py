@@ -19,6 +19,9 @@ MAX_PATH_CHARS = 4096
 """A file path argument."""
 MAX_ARGUMENTS_BYTES = 4 * 1024 * 1024
 """A host call's `arguments` (or one read's template arguments), measured as JSON text."""
+MAX_REQUEST_BYTES = MAX_ARGUMENTS_BYTES + 256 * 1024
+"""One whole request as it arrives (arguments plus envelope): longer ones are refused unread, so
+a 10 MB argument costs the daemon no parsing at all."""
 MAX_STATE_CHARS = 256 * 1024
 """A multi-round `requestState` as the daemon issued it is far smaller."""
 MAX_RESPONSES_BYTES = 1024 * 1024

@@ -28,6 +28,7 @@ from cadmcp.daemon.limits import (
     MAX_ID_CHARS,
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
+    MAX_REQUEST_BYTES,
     check_text,
     json_size,
 )
@@ -64,6 +65,22 @@ def structured(value: dict[str, Any], *, is_error: bool = False) -> types.CallTo
         structured_content=value,
         is_error=is_error,
     )
+
+
+def _quiet_cancellation_races() -> None:
+    """Keep a known harmless race off stderr: anyio's non-blocking Unix connect sets the result of a
+    future that a cancelled connect (a host that stopped accepting) already cancelled."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), asyncio.InvalidStateError):
+            log.debug("ignored a callback that raced a cancellation: %s", context.get("message"))
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
 
 
 class Daemon:
@@ -186,10 +203,11 @@ class Daemon:
     async def serve_stdio(self) -> None:
         from cadmcp.wire.stdio import stdio_streams
 
+        _quiet_cancellation_races()
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
             try:
-                async with stdio_streams() as (read, write):
+                async with stdio_streams(MAX_REQUEST_BYTES) as (read, write):
                     await self.server.run(read, write, self.server.create_initialization_options())
             finally:
                 self.launcher.shutdown()
@@ -215,6 +233,7 @@ class Daemon:
         app = httpauth.guarded_app(self.server, listener.url, token, transport_security=security)
         if on_listening is not None:
             on_listening(listener)
+        _quiet_cancellation_races()
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
             try:

@@ -103,8 +103,9 @@ def _claim(fd: int, replacement: int) -> int:
 
 
 @asynccontextmanager
-async def stdio_streams() -> AsyncIterator[StreamPair]:
-    """The (read, write) pair for an MCP server session on this process's stdio."""
+async def stdio_streams(max_line: int | None = None) -> AsyncIterator[StreamPair]:
+    """The (read, write) pair for an MCP server session on this process's stdio; lines over
+    `max_line` bytes are skipped unparsed and answered."""
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         private_in = _claim(0, null)
@@ -113,7 +114,7 @@ async def stdio_streams() -> AsyncIterator[StreamPair]:
         os.close(null)
     stream = StapledByteStream(_FdSendStream(private_out), _FdReceiveStream(private_in))
     try:
-        async with message_streams(stream, role="server") as pair:
+        async with message_streams(stream, role="server", max_line=max_line) as pair:
             yield pair
     finally:
         with contextlib.suppress(OSError):
