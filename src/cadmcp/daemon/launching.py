@@ -106,6 +106,8 @@ def builtin_hosts() -> list[HostSpec]:
         HostSpec("DXF", (*base, "dxf"), (".dxf",), module="cadmcp.hosts.dxf"),
         HostSpec("IFC", (*base, "ifc"), (".ifc",), module="cadmcp.hosts.ifc"),
         HostSpec("Demo", (*base, "demo", "--app", "Demo", "--app-version", "{version}"), takes_files=False),
+        # FreeCAD names itself by its own version (known only inside FreeCAD), so none is fixed here
+        HostSpec("FreeCAD", (*base, "freecad"), (".fcstd",)),
     ]
 
 

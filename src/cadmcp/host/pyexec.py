@@ -594,7 +594,9 @@ def _capture_thread_output(buffer: io.StringIO) -> Iterator[None]:
     with _router_lock:
         for name in ("stdout", "stderr"):
             current = getattr(sys, name)
-            installed = not isinstance(current, _ThreadRouter)
+            # `type` rather than isinstance: some applications (FreeCAD's GUI) install stream
+            # objects whose class lookup raises
+            installed = type(current) is not _ThreadRouter
             router = _ThreadRouter(current) if installed else current
             if installed:
                 setattr(sys, name, router)

@@ -169,6 +169,7 @@ class HostRuntime:
         self._last_activity = time.monotonic()
         self._state_lock = threading.Lock()
         self._state: dict[str, Any] = {"phase": "ready"}
+        self._list_meta: dict[str, Any] = {}
         self._warm_ups_pending = 0
         self.server = self._build_server(instructions)
 
@@ -200,6 +201,15 @@ class HostRuntime:
         for provider in self.catalog.providers:
             bind_to_app_thread(provider.server, self.dispatcher)
         self.catalog.invalidate()
+        self._announce()
+
+    def set_list_meta(self, key: str, value: Any) -> None:
+        """Put a static `_meta` entry on every `tools/list` result of this host (e.g. the search
+        vocabulary a host declares); clients are told to re-list. Safe from any thread."""
+        with self._state_lock:
+            if self._list_meta.get(key) == value:
+                return
+            self._list_meta = {**self._list_meta, key: value}
         self._announce()
 
     @property
@@ -315,7 +325,7 @@ class HostRuntime:
     def _build_server(self, instructions: str | None) -> Server[Any]:
         async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
             tools = (await self.catalog.snapshot(ctx)).tools
-            return types.ListToolsResult(tools=tools, _meta={HOST_STATE: self._state})
+            return types.ListToolsResult(tools=tools, _meta={**self._list_meta, HOST_STATE: self._state})
 
         async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
             return types.ListResourcesResult(resources=(await self.catalog.snapshot(ctx)).resources)

@@ -66,6 +66,16 @@ def parse_script_dependencies(code: str) -> list[str]:
     return sorted({d.strip() for d in deps if d.strip()})
 
 
+SCRIPT_PYTHON_ENV = "CADMCP_SCRIPT_PYTHON"
+"""The Python interpreter dependencies are installed for, when `sys.executable` is not one
+(an application embedding Python, such as FreeCAD, whose executable is the application)."""
+
+
+def script_python() -> str:
+    """The interpreter uv installs PEP 723 dependencies for: `CADMCP_SCRIPT_PYTHON`, else this one."""
+    return os.environ.get(SCRIPT_PYTHON_ENV) or sys.executable
+
+
 def cache_root() -> Path:
     """Directory holding one installed target directory per dependency set."""
     return cache_dir() / "script-deps"
@@ -94,7 +104,7 @@ def ensure_dependencies(deps: Sequence[str], *, root: Path | None = None) -> Pat
             "install",
             "--quiet",
             "--python",
-            sys.executable,
+            script_python(),
             "--target",
             str(staging),
             *spec,
