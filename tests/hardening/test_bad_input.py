@@ -198,3 +198,20 @@ def test_an_endpoint_name_claiming_an_impossible_pid_is_not_an_endpoint(runtime_
     (runtime_dir / f"cadmcp_Huge_1.0_{2**70}.sock").touch()
     assert list_endpoints(runtime_dir) == []
     assert pid_alive(2**70) is False
+
+
+async def test_a_2025_client_without_elicitation_is_told_instead_of_asked(
+    hosts: Any, daemon_client: Any
+) -> None:
+    hosts.start("demo")
+    async with daemon_client(era="legacy") as session:  # declares no elicitation capability
+        await wait_for_hosts(session, 1)
+        item = await find_target(session, "delete_item")
+        with anyio.fail_after(20):  # it used to be sent elicitation/create and never answered
+            result = await call(session, "invoke_dynamic", {"id": item["id"], "arguments": {"item": "beta"}})
+        body = result.structured_content
+        assert result.is_error and body["type"] == "invocation_failed", body
+        assert body["missingCapability"] == "elicitation" and "elicitation" in body["message"]
+        status = await find_target(session, "demo://status")
+        items = (await call(session, "invoke_dynamic", {"id": status["id"]})).content[0].resource.text
+        assert "beta" in items  # nothing was deleted
