@@ -5,18 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from cadmcp.wire.endpoints import endpoint_name
-from tests.core.helpers import call, find, find_target, structured, wait_for_hosts
+from tests.core.helpers import call, find_target, structured, wait_for_hosts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -242,57 +237,3 @@ async def test_host_churn_while_searching_leaks_nothing(hosts: Any, daemon_clien
         assert after[1] <= baseline[1] + 2, (baseline, after)  # threads
         assert after[2] <= baseline[2] + 40 * 1024, (baseline, after)  # resident KiB
         assert anchor.poll() is None
-
-
-def _junk_endpoint(path: Path, behaviour: str) -> socket.socket:
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen()
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            if behaviour == "random":
-                conn.sendall(os.urandom(4096) + b"\n")
-            elif behaviour == "close":
-                conn.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return server
-
-
-async def test_junk_in_the_runtime_dir_is_listed_as_failed_and_ignored(
-    hosts: Any, daemon_client: Any, runtime_dir: Path
-) -> None:
-    sleepers = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) for _ in range(4)]
-    junk = [
-        _junk_endpoint(runtime_dir / endpoint_name("Random", "1", sleepers[0].pid), "random"),
-        _junk_endpoint(runtime_dir / endpoint_name("Closer", "1", sleepers[1].pid), "close"),
-        _junk_endpoint(runtime_dir / endpoint_name("Silent", "1", sleepers[2].pid), "silent"),
-    ]
-    (runtime_dir / endpoint_name("Bytes", "1", sleepers[3].pid)).write_bytes(os.urandom(256))
-    try:
-        hosts.start("demo")
-        async with daemon_client() as session:
-            await wait_for_hosts(session, 1)
-            with anyio.fail_after(30):
-                while True:
-                    listing = await structured(session, "list_host_instances")
-                    states = {e["hostApp"]: e for e in listing["endpoints"]}
-                    if all(
-                        states.get(app, {}).get("status") == "failed"
-                        for app in ("Random", "Closer", "Silent", "Bytes")
-                    ):
-                        break
-                    await anyio.sleep(0.2)
-            assert [h["hostApp"] for h in listing["hosts"]] == ["Demo"]
-            assert any(i["hostApp"] == "Demo" for i in await find(session, "echo"))
-    finally:
-        for item in junk:
-            item.close()
-        for proc in sleepers:
-            proc.kill()
-            proc.wait()

@@ -9,14 +9,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from cadmcp.daemon.search.semantic import SEMANTIC_ENV
-from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, pid_alive
 from tests.core.helpers import structured
 
@@ -34,21 +32,8 @@ def _gone(pid: int, timeout: float) -> bool:
     return not pid_alive(pid)
 
 
-def _daemon_params(runtime_dir: Path, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"],
-        env={
-            RUNTIME_DIR_ENV: str(runtime_dir),
-            LOG_DIR_ENV: os.environ.get(LOG_DIR_ENV, ""),
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            **env,
-        },
-    )
-
-
 async def test_launches_in_a_row_with_the_semantic_layer_busy_never_hang(
-    runtime_dir: Path, tmp_path: Path
+    daemon_client: Any, tmp_path: Path
 ) -> None:
     """The daemon is multi-threaded (embedding, watchers); a fork that ran Python could deadlock."""
     drawings = []
@@ -57,11 +42,7 @@ async def test_launches_in_a_row_with_the_semantic_layer_busy_never_hang(
         shutil.copy(SAMPLES / "floorplan.dxf", drawing)
         drawings.append(drawing)
     launched: list[int] = []
-    async with (
-        stdio_client(_daemon_params(runtime_dir, **{SEMANTIC_ENV: "on"})) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.discover()
+    async with daemon_client(env={SEMANTIC_ENV: "on"}) as session:
         for n, drawing in enumerate(drawings):  # each new catalog keeps the embedding thread busy
             with anyio.fail_after(90):  # hang guard; 100 launches are timed in bench_faults
                 answer = await structured(

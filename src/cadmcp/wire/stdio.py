@@ -31,11 +31,7 @@ class _FdReceiveStream(anyio.abc.ByteReceiveStream):
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._polled = True
-        try:
-            os.set_blocking(fd, False)
-        except OSError:
-            self._polled = False
+        self._polled = _make_nonblocking(fd)
 
     async def receive(self, max_bytes: int = CHUNK) -> bytes:
         while True:
@@ -64,11 +60,7 @@ class _FdSendStream(anyio.abc.ByteSendStream):
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._polled = True
-        try:
-            os.set_blocking(fd, False)
-        except OSError:
-            self._polled = False
+        self._polled = _make_nonblocking(fd)
 
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
@@ -84,6 +76,15 @@ class _FdSendStream(anyio.abc.ByteSendStream):
 
     async def aclose(self) -> None:
         _release(self._fd)
+
+
+def _make_nonblocking(fd: int) -> bool:
+    """Switch `fd` to non-blocking I/O; False where that is not possible."""
+    try:
+        os.set_blocking(fd, False)
+    except OSError:
+        return False
+    return True
 
 
 def _release(fd: int) -> None:
