@@ -42,13 +42,17 @@ def decode(line: bytes) -> SessionMessage | Refusal:
         return refuse(line, _explain(str(exc)))
 
 
-def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST) -> Refusal:
+def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail: bytes = b"") -> Refusal:
     """A refusal for `line`, answered to its request id when one can be found.
 
+    `line` may be only the start of an over-long line and `tail` its end: clients write the id
+    first (the Python SDK) or last (the TypeScript SDK), so both ends are searched.
     A refused `tools/call` is answered as a tool result carrying `{"type": "validation_error"}`,
     the envelope agents already handle; other requests get a JSON-RPC error.
     """
     head = request_head(line[:ID_SCAN_BYTES] if len(line) > ID_SCAN_BYTES else line)
+    if head is None and tail:
+        head = _merge(_scan_top_level(line[:ID_SCAN_BYTES]), _scan_tail(tail[-ID_SCAN_BYTES:]))
     if head is None:
         return Refusal(reason, None)
     request_id, method = head
@@ -91,7 +95,7 @@ def request_head(data: bytes) -> tuple[int | str, str] | None:
     try:
         parsed = json.loads(data, parse_int=_small_int)
     except (ValueError, RecursionError):
-        return _scan_top_level_head(data)
+        return _merge(_scan_top_level(data), (None, None))
     if isinstance(parsed, dict) and isinstance(method := parsed.get("method"), str):
         request_id = parsed.get("id")
         if isinstance(request_id, str | int) and not isinstance(request_id, bool):
@@ -103,8 +107,17 @@ def _small_int(text: str) -> int:
     return int(text) if len(text) <= 18 else 0
 
 
-def _scan_top_level_head(data: bytes) -> tuple[int | str, str] | None:
-    """Find `"id"` and `"method"` at nesting depth 1 without parsing the rest (one regex pass)."""
+Head = tuple[int | str | None, str | None]
+
+
+def _merge(first: Head, second: Head) -> tuple[int | str, str] | None:
+    request_id = first[0] if first[0] is not None else second[0]
+    method = first[1] if first[1] is not None else second[1]
+    return (request_id, method) if request_id is not None and method is not None else None
+
+
+def _scan_top_level(data: bytes) -> Head:
+    """`"id"` and `"method"` at nesting depth 1 of the start of a line, without parsing the rest."""
     depth = 0
     previous: bytes = b""
     found: int | str | None = None
@@ -123,9 +136,39 @@ def _scan_top_level_head(data: bytes) -> tuple[int | str, str] | None:
             elif isinstance(literal, str):
                 method = literal
         if found is not None and method is not None:
-            return found, method
+            break
         previous = token
-    return None
+    return found, method
+
+
+def _scan_tail(tail: bytes) -> Head:
+    """`"id"` and `"method"` among the last members of the top-level object, from the end of a line.
+
+    A candidate key counts when the text after it closes exactly one level (the top-level
+    object) and never more: a key nested deeper would close more than one.
+    """
+    found: dict[bytes, int | str | None] = {}
+    for key in (b"id", b"method"):
+        for match in reversed(list(re.finditer(rb'"' + key + rb'"\s*:', tail))):
+            if _closes_one_level(tail, match.start()):
+                value = _VALUE.match(tail, match.end())
+                found[key] = _literal(value.group(1)) if value is not None else None
+                break
+    method = found.get(b"method")
+    return found.get(b"id"), method if isinstance(method, str) else None
+
+
+def _closes_one_level(data: bytes, start: int) -> bool:
+    depth = 1
+    for match in _TOKEN.finditer(data, start):
+        token = match.group()
+        if token in (b"{", b"["):
+            depth += 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+            if depth == 0:
+                return not data[match.end() :].strip()
+    return False
 
 
 def _literal(raw: bytes) -> int | str | None:

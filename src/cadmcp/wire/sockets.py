@@ -36,28 +36,33 @@ StreamPair = tuple[
 Role = Literal["server", "client"]
 
 
-async def _skip_rest_of_line(buffered: BufferedByteReceiveStream) -> None:
-    """Discard an over-long line up to and including its newline, without holding it in memory."""
+async def _skip_rest_of_line(buffered: BufferedByteReceiveStream) -> bytes:
+    """Discard an over-long line up to and including its newline, without holding it in memory;
+    returns the line's last bytes (where some clients put the request id)."""
+    tail = b""
     while True:
         chunk = await buffered.receive(LARGE_LINE_BYTES)
         end = chunk.find(b"\n")
         if end >= 0:
             buffered.feed_data(chunk[end + 1 :])
-            return
+            return (tail + chunk[:end])[-inbound.ID_SCAN_BYTES :]
+        tail = (tail + chunk)[-inbound.ID_SCAN_BYTES :]
 
 
-def _too_long(prefix: bytes, limit: int, role: Role) -> inbound.Refusal:
+def _too_long(prefix: bytes, tail: bytes, limit: int, role: Role) -> inbound.Refusal:
     if role == "server":
         return inbound.refuse(
             prefix,
             f"The request is over {limit // (1024 * 1024)} MiB; send smaller arguments "
             "(a file path instead of file content, fewer items per call).",
+            tail=tail,
         )
     return inbound.refuse(
         prefix,
         f"The answer is over {limit // (1024 * 1024)} MiB and was dropped; ask for less "
         "(a smaller screenshot, fewer rows, a narrower query).",
         code=types.INTERNAL_ERROR,
+        tail=tail,
     )
 
 
@@ -104,10 +109,10 @@ async def message_streams(
             except anyio.DelimiterNotFound:
                 prefix = buffered.buffer[: inbound.ID_SCAN_BYTES]
                 try:
-                    await _skip_rest_of_line(buffered)
+                    tail = await _skip_rest_of_line(buffered)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
-                await deliver(_too_long(prefix, limit, role))
+                await deliver(_too_long(prefix, tail, limit, role))
                 continue
             if not line.strip():
                 continue

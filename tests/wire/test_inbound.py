@@ -1,0 +1,64 @@
+"""Refused request lines still reach their sender: the id is found wherever the client put it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cadmcp.wire import inbound
+
+
+def _line(request: dict[str, object]) -> bytes:
+    return json.dumps(request, separators=(",", ":")).encode()
+
+
+BIG = "x" * (200 * 1024)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"arguments": {"q": BIG, "id": 99}}},
+        # the TypeScript SDK writes the envelope after the params: id last
+        {"method": "tools/call", "params": {"arguments": {"q": BIG, "id": 99}}, "jsonrpc": "2.0", "id": 7},
+        {
+            "params": {"arguments": {"q": BIG}, "method": "nested"},
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+        },
+    ],
+)
+def test_an_over_long_line_is_answered_to_its_top_level_id(request_: dict[str, object]) -> None:
+    line = _line(request_)
+    prefix, tail = line[: inbound.ID_SCAN_BYTES], line[-inbound.ID_SCAN_BYTES :]
+    refusal = inbound.refuse(prefix, "too long", tail=tail)
+    assert refusal.answer is not None
+    message = refusal.answer.message
+    assert message.id == 7
+    assert message.result["structuredContent"] == {"type": "validation_error", "message": "too long"}
+
+
+def test_a_line_nobody_waits_for_gets_no_answer() -> None:
+    notification = _line({"jsonrpc": "2.0", "method": "notifications/x", "params": {"q": BIG}})
+    refusal = inbound.refuse(notification[:1000], "too long", tail=notification[-1000:])
+    assert refusal.answer is None
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        (
+            b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"a":' + b"[" * 300 + b"]" * 300 + b"}}",
+            "nests",
+        ),
+        (b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"a":"\\ud800"}}', "unicode"),
+        (b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"a":' + b"9" * 5000 + b"}}", "number"),
+        (b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"a":', "json"),
+    ],
+)
+def test_lines_the_parser_refuses_are_explained(line: bytes, words: str) -> None:
+    decoded = inbound.decode(line)
+    assert isinstance(decoded, inbound.Refusal) and decoded.answer is not None
+    assert decoded.answer.message.id == 3 and words in decoded.reason.lower()
