@@ -39,7 +39,7 @@ def decode(line: bytes) -> SessionMessage | Refusal:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except Exception as exc:  # malformed input is answered, never fatal
-        return refuse(line, _explain(str(exc)))
+        return refuse(line, _explain(str(exc)), tail=line[-ID_SCAN_BYTES:])
 
 
 def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail: bytes = b"") -> Refusal:
