@@ -42,6 +42,10 @@ TOOLS: list[dict[str, Any]] = [
                     "type": "string",
                     "description": "Only this host instance (from list_host_instances or an earlier result).",
                 },
+                "machineId": {
+                    "type": "string",
+                    "description": "Only hosts on this machine (an id or name from list_machines).",
+                },
                 "kinds": {
                     "type": "array",
                     "items": {"type": "string", "enum": _KINDS},
