@@ -72,7 +72,10 @@ class NatsServer:
         self.proc = subprocess.Popen([self.binary, "-c", str(self.config)], stdout=log, stderr=log)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
+            ):
                 return self
             if self.proc.poll() is not None:
                 raise RuntimeError((self.directory / "nats.log").read_text())
@@ -227,7 +230,9 @@ def machines(tmp_path: Path) -> Iterator[Callable[..., Machine]]:
         config.write_text('{"hosts": {}}')
         base = {"CADMCP_GATEWAY_HEARTBEAT": "0.5", "CADMCP_GATEWAY_TTL": "2", "CADMCP_GATEWAY_FORGET": "2"}
         if user is not None:
-            base.update(CADMCP_GATEWAY_USER=user, CADMCP_GATEWAY_PASSWORD=PASSWORDS[user], CADMCP_GATEWAY_SPACE=user)
+            base.update(
+                CADMCP_GATEWAY_USER=user, CADMCP_GATEWAY_PASSWORD=PASSWORDS[user], CADMCP_GATEWAY_SPACE=user
+            )
         machine = Machine(machine_id, name, runtime, logs, config, env={**base, **env})
         made.append(machine)
         return machine

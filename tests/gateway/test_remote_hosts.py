@@ -1,0 +1,134 @@
+"""Hosts on another machine, through a real nats-server: listed, searched, invoked like local ones."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+
+from tests.core.helpers import call, find, find_target, structured
+from tests.gateway.conftest import wait_machine
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def _without_stamp(result: Any) -> dict[str, Any]:
+    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    dumped.pop("_meta", None)
+    return dumped
+
+
+async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: Any, machines: Any) -> None:
+    # a small max payload, so catalogs and screenshots travel in chunks
+    server = nats_server(max_payload=16 * 1024)
+    alpha = machines("alpha-ws", "alpha")
+    bravo = machines("bravo-render", "bravo")
+    bravo.host("dxf", str(SAMPLES / "floorplan.dxf"))
+    bravo.host("demo")
+    bravo.serve(CADMCP_GATEWAY=server.url)
+    async with (
+        alpha.client(CADMCP_GATEWAY=server.url) as session,
+        bravo.client(CADMCP_GATEWAY=server.url) as on_bravo,
+    ):
+        seen = await wait_machine(session, "bravo-render", 2)
+        assert seen["name"] == "bravo" and [a.split()[0] for a in seen["hostApps"]] == ["DXF", "Demo"]
+        assert isinstance(seen["latencyMs"], float) or seen["latencyMs"] is None
+        listing = await structured(session, "list_machines")
+        assert [m["machineId"] for m in listing["machines"]] == ["alpha-ws", "bravo-render"]
+        assert listing["machines"][0]["local"] is True
+        assert listing["gateway"]["state"] == "connected"
+        assert listing["gateway"]["url"] == server.url
+
+        # search covers the other machine's hosts, and says which machine each capability is on
+        swatch = await find_target(session, "render_swatch")
+        assert swatch["machineId"] == "bravo-render" and swatch["machine"] == "bravo"
+        only_alpha = await structured(session, "search_dynamic", {"query": "swatch", "machineId": "alpha-ws"})
+        assert only_alpha["count"] == 0
+        by_name = await find(session, "screenshot", machineId="bravo")
+        assert by_name and all(i["machineId"] == "bravo-render" for i in by_name)
+
+        # ids are the same on both machines: the capability is the same
+        local_swatch = await find_target(on_bravo, "render_swatch")
+        assert local_swatch["id"] == swatch["id"]
+
+        # results pass through untouched, images included, even when chunked over the max payload
+        shot = await find_target(session, "view_screenshot", host_app="DXF")
+        remote = await call(session, "invoke_dynamic", {"id": shot["id"], "arguments": {"width": 900}})
+        local = await call(on_bravo, "invoke_dynamic", {"id": shot["id"], "arguments": {"width": 900}})
+        assert not remote.is_error, remote
+        image = remote.content[0]
+        assert image.type == "image" and image.mime_type == "image/png"
+        png = base64.b64decode(image.data)
+        assert png.startswith(b"\x89PNG") and len(png) > 16 * 1024  # larger than one message
+        assert _without_stamp(remote) == _without_stamp(local)
+
+        small = await call(session, "invoke_dynamic", {"id": swatch["id"], "arguments": {"size": 4}})
+        assert _without_stamp(small) == _without_stamp(
+            await call(on_bravo, "invoke_dynamic", {"id": swatch["id"], "arguments": {"size": 4}})
+        )
+        measured = await call(
+            session,
+            "invoke_dynamic",
+            {
+                "id": (await find_target(session, "measure_distance"))["id"],
+                "arguments": {"x1": 0, "y1": 0, "x2": 3, "y2": 4},
+            },
+        )
+        assert measured.structured_content["distance"] == 5.0
+
+        # a host error stays the host's answer
+        fail = await find_target(session, "fail")
+        failed = await call(session, "invoke_dynamic", {"id": fail["id"], "arguments": {"message": "nope"}})
+        assert failed.is_error and failed.content[0].text == "nope"
+
+        # batch reads, a template and a resource, from the other machine
+        status = await find_target(session, "demo://status")
+        greeting = await find_target(session, "demo://greeting/{name}")
+        batch = await structured(
+            session,
+            "invoke_dynamic",
+            {"reads": [{"id": status["id"]}, {"id": greeting["id"], "arguments": {"name": "Ada"}}]},
+        )
+        assert [r["ok"] for r in batch["reads"]] == [True, True]
+
+        # a multi-round call keeps the protocol's fields; the host's state rides sealed
+        item = await find_target(session, "delete_item")
+        args = {"id": item["id"], "arguments": {"item": "beta"}}
+        first = await session.call_tool("invoke_dynamic", args, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        assert first.request_state and "pending:beta" not in first.request_state
+        answer = {"confirm": types.ElicitResult(action="accept", content={"confirm": True})}
+        done = await session.call_tool(
+            "invoke_dynamic",
+            args,
+            input_responses=answer,
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(done, types.CallToolResult) and not done.is_error
+        assert done.structured_content == {"item": "beta", "deleted": True, "state": "pending:beta"}
+
+        # list_host_instances narrowed to a machine
+        on_b = await structured(session, "list_host_instances", {"machineId": "bravo-render"})
+        assert sorted(h["hostApp"] for h in on_b["hosts"]) == ["DXF", "Demo"]
+        assert all(h["machineId"] == "bravo-render" and h["machine"] == "bravo" for h in on_b["hosts"])
+
+    # call logs on both machines name the other side
+    alpha_lines = [line for line in alpha.log_lines() if line.get("target") == "invoke_dynamic"]
+    singles = [line for line in alpha_lines if "hostTargets" not in line]
+    batches = [line for line in alpha_lines if "hostTargets" in line]
+    assert len(singles) == 6 and all(line["machine"] == "bravo-render" for line in singles)
+    assert [t["machine"] for t in batches[0]["hostTargets"]] == ["bravo-render", "bravo-render"]
+    served = [line for line in bravo.log_lines() if line.get("via") == "gateway"]
+    by_target = {line["target"]: line for line in served}
+    assert by_target["view_screenshot"]["callerMachine"] == "alpha-ws"
+    assert by_target["view_screenshot"]["caller"] == "alpha"
+    assert by_target["view_screenshot"]["result"]["content"][0]["type"] == "image"
+    assert "data" not in by_target["view_screenshot"]["result"]["content"][0]  # binary as length only
+    assert by_target["demo://status"]["method"] == "resources/read"
+    assert by_target["demo://status"]["outcome"] == "ok"
