@@ -29,6 +29,7 @@ from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 from tests.conftest import HostProcesses, require_component
 from tests.core.helpers import structured
 
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 PASSWORDS = {"alice": "alice-pw-7Qx9", "bob": "bob-pw-3Kd2"}
 """NATS users of the test server; each may use only `cadmcp.<user>.>`."""
 

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 
 from tests.core.helpers import call, find, find_target, structured
-from tests.gateway.conftest import wait_machine
+from tests.gateway.conftest import SAMPLES, wait_machine
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def _without_stamp(result: Any) -> dict[str, Any]:
