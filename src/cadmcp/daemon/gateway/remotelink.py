@@ -26,8 +26,6 @@ from cadmcp.daemon.gateway.subjects import Subjects
 
 ACCEPT_SECONDS = 5.0
 """How long a machine has to accept a call before the caller says nothing ran."""
-DEFAULT_CALL_SECONDS = 3600.0
-"""The longest a remote call may run when the caller sets no timeout."""
 
 
 class RemoteLink:
@@ -77,7 +75,8 @@ class RemoteLink:
             "params": params,
             "timeout": timeout,
         }
-        limit = timeout if timeout else DEFAULT_CALL_SECONDS
+        limit = timeout if timeout else self.settings.call_timeout
+        body["timeout"] = limit
         deadlines = Deadlines(accept=ACCEPT_SECONDS, silence=3 * KEEPALIVE, total=limit + ACCEPT_SECONDS)
         subject = self.subjects.machine(self.entry.key.machine_id, "call")
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -87,6 +88,23 @@ class Responder:
                 await client.subscribe(self.subjects.machine(self.machine_id, operation), cb=on_message)
             )
         return subs
+
+    @contextlib.contextmanager
+    def _keeping_alive(self, reply: Reply) -> Iterator[None]:
+        """Send `alive` frames while the body runs (in the responder's own task group, so errors
+        of the body reach the caller as they are)."""
+        scope = anyio.CancelScope()
+
+        async def keep() -> None:
+            with scope:
+                await reply.keep_alive(KEEPALIVE)
+
+        assert self._tg is not None
+        self._tg.start_soon(keep)
+        try:
+            yield
+        finally:
+            scope.cancel()
 
     async def _guarded(self, handler: Any, msg: Any) -> None:
         try:
@@ -174,16 +192,25 @@ class Responder:
             await reply.ack()
             acked = True
             answer = {
-                "failed": {"message": "The call was cancelled by its caller.", "executionStarted": True}
+                "failed": {
+                    "message": "The call was cancelled by its caller.",
+                    "executionStarted": True,
+                    "cancelled": True,
+                }
             }
-            with anyio.CancelScope() as scope:
+            with anyio.CancelScope() as scope, self._keeping_alive(reply):
                 self._running[call_id] = scope
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(reply.keep_alive, KEEPALIVE)
-                    try:
-                        answer = {"ok": await link.raw_request(method, params, timeout)}
-                    finally:
-                        tg.cancel_scope.cancel()
+                with anyio.fail_after(timeout or MAX_TIMEOUT):
+                    answer = {"ok": await link.raw_request(method, params)}
+        except TimeoutError:
+            answer = {
+                "failed": {
+                    "message": f"The call did not finish within {timeout or MAX_TIMEOUT:g} s and was "
+                    "cancelled. It may have partly run; check the model state before retrying.",
+                    "executionStarted": True,
+                    "timedOut": True,
+                }
+            }
         except DaemonError as err:
             answer = {"error": err.body()}
         except MCPError as exc:
@@ -212,7 +239,11 @@ class Responder:
         elif "error" in answer:
             outcome, result = "error", {"error": answer["error"].get("type")}
         else:
-            outcome, result = "error", clip(answer)
+            failed = answer.get("failed") or {}
+            outcome = (
+                "timeout" if failed.get("timedOut") else "cancelled" if failed.get("cancelled") else "error"
+            )
+            result = clip(answer)
         line = {
             **fields,
             "durationMs": round((time.perf_counter() - started) * 1000),
@@ -280,12 +311,8 @@ class Responder:
             if self.launcher is None:
                 raise DaemonError("remote_refused", "This machine's daemon does not launch hosts.")
             await reply.ack()
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(reply.keep_alive, KEEPALIVE)
-                try:
-                    answer: dict[str, Any] = {"ok": await self.launcher.launch(args)}
-                finally:
-                    tg.cancel_scope.cancel()
+            with self._keeping_alive(reply):
+                answer: dict[str, Any] = {"ok": await self.launcher.launch(args)}
         except DaemonError as err:
             answer = {"error": err.body()}
         except ValueError:

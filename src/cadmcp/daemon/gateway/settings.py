@@ -56,6 +56,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("heartbeat", "heartbeat", "CADMCP_GATEWAY_HEARTBEAT", "heartbeatSeconds", float),
     Option("ttl", "ttl", "CADMCP_GATEWAY_TTL", "ttlSeconds", float),
     Option("forget", "forget", "CADMCP_GATEWAY_FORGET", "forgetSeconds", float),
+    Option("call_timeout", "call_timeout", "CADMCP_GATEWAY_CALL_TIMEOUT", "callTimeoutSeconds", float),
 )
 
 
@@ -80,6 +81,8 @@ class Settings:
     heartbeat: float = 5.0
     ttl: float = 0.0
     forget: float = 300.0
+    call_timeout: float = 3600.0
+    """The longest a call to another machine may run when the caller sets no timeout."""
     source: str = "defaults"
 
     @property
