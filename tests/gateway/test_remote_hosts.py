@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import json
+import os
+import signal
+import sys
 from typing import Any
 
 import mcp_types as types
@@ -129,3 +134,54 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
     assert "data" not in by_target["view_screenshot"]["result"]["content"][0]  # binary as length only
     assert by_target["demo://status"]["method"] == "resources/read"
     assert by_target["demo://status"]["outcome"] == "ok"
+
+
+async def test_launch_host_on_another_machine_runs_that_machines_launch_command(
+    nats_server: Any, machines: Any
+) -> None:
+    server = nats_server()
+    alpha = machines("alpha-ws", "alpha")
+    bravo = machines("bravo-render", "bravo")
+    command = [
+        sys.executable,
+        "-m",
+        "cadmcp",
+        "host",
+        "demo",
+        "--app",
+        "Custom",
+        "--app-version",
+        "{version}",
+    ]
+    bravo.config.write_text(json.dumps({"hosts": {"Custom": {"command": command, "version": "7"}}}))
+    launched_pid = 0
+    bravo.serve(CADMCP_GATEWAY=server.url)
+    try:
+        async with alpha.client(CADMCP_GATEWAY=server.url) as session:
+            await wait_machine(session, "bravo-render", 0)
+            here = await call(session, "launch_host", {"hostApp": "Custom"})
+            assert here.structured_content["type"] == "unknown_host_app"  # only bravo configures it
+
+            there = await structured(session, "launch_host", {"hostApp": "Custom", "machineId": "bravo"})
+            launched_pid = there["pid"]
+            assert (
+                there["machineId"] == "bravo-render"
+                and there["hostApp"] == "Custom"
+                and there["version"] == "7"
+            )
+            assert there["searchable"] is True and there["detached"] is True
+            echo = await find_target(session, "echo", host_app="Custom")
+            assert echo["machineId"] == "bravo-render" and echo["hostInstanceId"] == there["hostInstanceId"]
+            said = await call(
+                session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "launched"}}
+            )
+            assert said.content[0].text == "launched"
+
+            unknown = await call(session, "launch_host", {"hostApp": "Custom", "machineId": "nowhere"})
+            assert unknown.structured_content["type"] == "unknown_machine"
+    finally:
+        if launched_pid:
+            with contextlib.suppress(OSError):
+                os.kill(launched_pid, signal.SIGTERM)
+    launches = [line for line in bravo.log_lines() if line.get("target") == "launch_host"]
+    assert launches and launches[0]["callerMachine"] == "alpha-ws"

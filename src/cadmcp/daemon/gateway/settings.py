@@ -64,7 +64,7 @@ OPTIONS: tuple[Option, ...] = (
 class Settings:
     """Everything the gateway needs; `url` empty means no gateway is configured."""
 
-    url: str = ""
+    url: str = field(default="", repr=False)  # may hold credentials: shown as display_url
     creds: str | None = None
     nkey: str | None = None
     user: str | None = None
