@@ -14,7 +14,7 @@ import mcp_types as types
 import pytest
 
 from tests.core.helpers import call, find, find_target, structured
-from tests.gateway.conftest import SAMPLES, wait_machine
+from tests.gateway.conftest import SAMPLES, wait_machine, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -119,6 +119,16 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
         on_b = await structured(session, "list_host_instances", {"machineId": "bravo-render"})
         assert sorted(h["hostApp"] for h in on_b["hosts"]) == ["DXF", "Demo"]
         assert all(h["machineId"] == "bravo-render" and h["machine"] == "bravo" for h in on_b["hosts"])
+
+        # the hosts' own state (phase, documents) travels with their presence
+        async def dxf_ready() -> dict[str, Any] | None:
+            listing = await structured(session, "list_host_instances", {"machineId": "bravo-render"})
+            dxf = next(h for h in listing["hosts"] if h["hostApp"] == "DXF")
+            return dxf if dxf.get("state", {}).get("phase") == "ready" else None
+
+        dxf = await wait_until(dxf_ready, 20)
+        local_view = await structured(on_bravo, "list_host_instances", {"machineId": "bravo-render"})
+        assert dxf["state"] == next(h["state"] for h in local_view["hosts"] if h["pid"] == dxf["pid"])
 
     # call logs on both machines name the other side
     alpha_lines = [line for line in alpha.log_lines() if line.get("target") == "invoke_dynamic"]

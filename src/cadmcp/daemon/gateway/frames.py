@@ -21,6 +21,8 @@ HEADROOM = 4096
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 """The largest answer one request may bring back (over several chunks)."""
 VERSION = 1
+MAX_STATE_BYTES = 8192
+"""The largest host state (phase, documents) announced with a host."""
 
 
 def encode(value: Any) -> bytes:
@@ -51,3 +53,10 @@ def chunk_position(headers: dict[str, str] | None) -> tuple[int, int]:
     except ValueError:
         return 1, 1
     return i, n
+
+
+def bounded_state(state: dict[str, Any]) -> dict[str, Any]:
+    """A host's self-description (phase, documents) as announced: small, or only its phase."""
+    if len(encode(state)) <= MAX_STATE_BYTES:
+        return state
+    return {"phase": state.get("phase"), "truncated": True}

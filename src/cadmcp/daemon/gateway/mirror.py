@@ -47,6 +47,7 @@ class RemoteHost:
     version: str
     digest: str
     capabilities: int
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -118,6 +119,7 @@ def _hosts(raw: Any) -> dict[int, RemoteHost]:
             capabilities=int(item.get("capabilities") or 0)
             if isinstance(item.get("capabilities"), int)
             else 0,
+            state=item["state"] if isinstance(item.get("state"), dict) else {},
         )
     return hosts
 
@@ -182,11 +184,15 @@ class Mirror:
     # -- presence ----------------------------------------------------------------------------
     async def _on_presence(self, msg: Any) -> None:
         try:
-            body = frames.decode(msg.data)
+            self._presence(frames.decode(msg.data), msg.subject)
         except ValueError:
-            return
+            return  # not JSON: not a presence
+        except Exception:  # a presence this daemon cannot follow never stops the others
+            log.exception("gateway presence on %s not followed", echo(msg.subject, 120))
+
+    def _presence(self, body: dict[str, Any], subject: str) -> None:
         machine_id = body.get("machineId")
-        if not isinstance(machine_id, str) or msg.subject.rsplit(".", 1)[-1] != machine_id:
+        if not isinstance(machine_id, str) or subject.rsplit(".", 1)[-1] != machine_id:
             return  # a presence must be published on its own machine's subject
         if not TOKEN_RE.match(machine_id):
             return
@@ -246,6 +252,10 @@ class Mirror:
             key = HostKey(machine.machine_id, pid)
             if self.synced.get(key) != host.digest:
                 self._fetch_soon(machine, key)
+                continue
+            entry = self.directory.entries.get(key)
+            if entry is not None and entry.state != host.state:  # the host's state moved, not its catalog
+                self.directory.entries[key] = dataclasses.replace(entry, state=host.state)
 
     def _offline(self, machine: RemoteMachine) -> None:
         if machine.online:
@@ -313,6 +323,7 @@ class Mirror:
             tools=tools,
             resources=resources,
             templates=templates,
+            state=machine.hosts[key.pid].state,
         )
         entry = dataclasses.replace(entry, machine=machine.name)
         link = RemoteLink(self.inbox, self.settings, self.subjects, entry)

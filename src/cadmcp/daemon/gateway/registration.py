@@ -131,6 +131,7 @@ class Registrar:
                 "protocolVersion": e.protocol_version,
                 "capabilities": len(e.capabilities),
                 "digest": e.digest(),
+                "state": frames.bounded_state(e.state),
             }
             for e in self._local_entries()
         ][:MAX_HOSTS]
