@@ -15,7 +15,7 @@ from cadmcp.daemon.catalog import HostKey, short_machine_id
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.gateway import frames
 from cadmcp.daemon.gateway.registration import RegistrationLock
-from cadmcp.daemon.gateway.rpc import Deadlines, RequestFailed, _collect
+from cadmcp.daemon.gateway.rpc import Deadlines, Pending, RequestFailed
 from cadmcp.daemon.gateway.settings import load
 from cadmcp.daemon.gateway.subjects import Subjects
 from cadmcp.daemon.search import SearchIndex, capability_docs
@@ -118,11 +118,11 @@ def test_a_large_answer_is_chunked_under_the_max_payload_and_joins_back() -> Non
     assert frames.decode(b"".join(p for _, p in parts)) == body
 
 
-async def _collected(messages: list[Msg], deadlines: Deadlines) -> dict[str, Any]:
-    send, receive = anyio.create_memory_object_stream[Any](100)
+async def _answer(messages: list[Msg], deadlines: Deadlines) -> dict[str, Any]:
+    pending = Pending(deadlines)
     for message in messages:
-        send.send_nowait(message)
-    return await _collect(receive, deadlines)
+        pending.feed(message)
+    return await pending.answer()
 
 
 QUICK = Deadlines(accept=0.2, silence=0.2, total=1.0)
@@ -131,10 +131,11 @@ QUICK = Deadlines(accept=0.2, silence=0.2, total=1.0)
 @pytest.mark.anyio
 async def test_reply_frames_tell_what_happened() -> None:
     ack = Msg(headers={frames.FRAME: frames.ACK})
-    body = frames.encode({"ok": {"n": 1}})
-    halves = frames.chunks(body, frames.HEADROOM + 1024) if len(body) > 1024 else [({}, body)]
-    answered = await _collected([ack, *[Msg(p, h) for h, p in reversed(halves)]], QUICK)
-    assert answered == {"ok": {"n": 1}}
+    body = frames.encode({"ok": {"n": 1, "text": "x" * 3000}})
+    parts = frames.chunks(body, frames.HEADROOM + 1024)
+    assert len(parts) == 3
+    answered = await _answer([ack, *[Msg(p, h) for h, p in reversed(parts)]], QUICK)  # any order
+    assert answered["ok"]["n"] == 1
 
     cases = [
         ([], "not_started", False),
@@ -144,24 +145,24 @@ async def test_reply_frames_tell_what_happened() -> None:
     ]
     for messages, reason, started in cases:
         with pytest.raises(RequestFailed) as failed:
-            await _collected(messages, QUICK)
+            await _answer(messages, QUICK)
         assert (failed.value.reason, failed.value.started) == (reason, started)
 
 
 @pytest.mark.anyio
 async def test_a_call_that_keeps_running_past_its_total_time_times_out_as_started() -> None:
-    send, receive = anyio.create_memory_object_stream[Any](100)
+    pending = Pending(Deadlines(accept=0.2, silence=0.2, total=0.5))
 
     async def keep_alive() -> None:
-        send.send_nowait(Msg(headers={frames.FRAME: frames.ACK}))
+        pending.feed(Msg(headers={frames.FRAME: frames.ACK}))
         for _ in range(20):
             await anyio.sleep(0.05)
-            send.send_nowait(Msg(headers={frames.FRAME: frames.ALIVE}))
+            pending.feed(Msg(headers={frames.FRAME: frames.ALIVE}))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(keep_alive)
         with pytest.raises(RequestFailed) as failed:
-            await _collect(receive, Deadlines(accept=0.2, silence=0.2, total=0.5))
+            await pending.answer()
         tg.cancel_scope.cancel()
     assert (failed.value.reason, failed.value.started) == ("timeout", True)
 

@@ -136,7 +136,7 @@ class Connection:
             options["password"] = s.password
         if s.token:
             options["token"] = s.token
-        if s.tls_ca or s.tls_cert or any(u.startswith(("tls://", "wss://")) for u in s.servers):
+        if s.tls_ca or s.tls_cert or any(u.startswith("tls://") for u in s.servers):
             context = ssl.create_default_context(cafile=s.tls_ca)
             if s.tls_cert:
                 context.load_cert_chain(s.tls_cert, s.tls_key)

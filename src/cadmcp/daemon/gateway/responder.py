@@ -64,10 +64,13 @@ class Responder:
         self.launcher = launcher
         self.machine_id = settings.machine_id
         self._running: dict[str, anyio.CancelScope] = {}
+        self._alive: dict[int, Reply] = {}
         self._tg: anyio.abc.TaskGroup | None = None
 
     async def subscribe(self, tg: anyio.abc.TaskGroup) -> list[Any]:
         """Subscribe this machine's request subjects; handlers run in `tg`."""
+        if self._tg is None:
+            tg.start_soon(self._keep_alive_loop)
         self._tg = tg
         client = self.connection.client
         handlers = {
@@ -91,20 +94,18 @@ class Responder:
 
     @contextlib.contextmanager
     def _keeping_alive(self, reply: Reply) -> Iterator[None]:
-        """Send `alive` frames while the body runs (in the responder's own task group, so errors
-        of the body reach the caller as they are)."""
-        scope = anyio.CancelScope()
-
-        async def keep() -> None:
-            with scope:
-                await reply.keep_alive(KEEPALIVE)
-
-        assert self._tg is not None
-        self._tg.start_soon(keep)
+        """While the body runs, the caller gets `alive` frames (from one loop for every call)."""
+        self._alive[id(reply)] = reply
         try:
             yield
         finally:
-            scope.cancel()
+            self._alive.pop(id(reply), None)
+
+    async def _keep_alive_loop(self) -> None:
+        while True:
+            await anyio.sleep(KEEPALIVE)
+            for reply in list(self._alive.values()):
+                await reply.alive()
 
     async def _guarded(self, handler: Any, msg: Any) -> None:
         try:

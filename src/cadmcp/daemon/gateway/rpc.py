@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from cadmcp.daemon.gateway import frames
 from cadmcp.daemon.gateway.connection import Connection
@@ -43,13 +42,92 @@ class Deadlines:
     total: float = 600.0
 
 
+class Pending:
+    """One request waiting for its answer. Acks and keep-alives only move its clocks (they do not
+    wake the waiting task: a fast call costs one wake-up, for its answer); answers and status
+    messages are queued for it."""
+
+    def __init__(self, deadlines: Deadlines) -> None:
+        self.deadlines = deadlines
+        self.started = False
+        now = time.monotonic()
+        self.end = now + deadlines.total
+        self.quiet_until = now + deadlines.accept
+        self.send, self.receive = anyio.create_memory_object_stream[Any](MAX_PENDING_FRAMES)
+
+    def feed(self, msg: Any) -> None:
+        """Take one message arriving on this request's reply subject."""
+        kind = (msg.headers or {}).get(frames.FRAME)
+        if kind in (frames.ACK, frames.ALIVE):
+            self.started = True
+            self.quiet_until = time.monotonic() + self.deadlines.silence
+            return
+        with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.send.send_nowait(msg)
+
+    def close(self) -> None:
+        self.send.close()
+        self.receive.close()
+
+    async def answer(self) -> dict[str, Any]:
+        """The final answer, joined from its chunks (RequestFailed when none comes in time)."""
+        parts: dict[int, bytes] = {}
+        size = 0
+        while True:
+            msg = None
+            with anyio.move_on_after(max(0.0, min(self.end, self.quiet_until) - time.monotonic())):
+                msg = await self.receive.receive()
+            if msg is None:
+                self._give_up()
+                continue  # an ack or keep-alive came meanwhile
+            headers = msg.headers or {}
+            if headers.get("Status") == "503":
+                raise RequestFailed(
+                    "no_responders", "Nothing serves that machine on the gateway now.", started=False
+                )
+            index, count = frames.chunk_position(headers)
+            parts[index] = bytes(msg.data)
+            size += len(msg.data)
+            if size > frames.MAX_ANSWER_BYTES:
+                raise RequestFailed(
+                    "too_large", f"The answer is over {frames.MAX_ANSWER_BYTES} bytes.", started=self.started
+                )
+            if len(parts) >= count:
+                try:
+                    return frames.decode(b"".join(parts[i] for i in range(1, count + 1)))
+                except (KeyError, ValueError):
+                    raise RequestFailed(
+                        "garbled", "The machine's answer could not be read.", started=self.started
+                    ) from None
+            self.quiet_until = time.monotonic() + self.deadlines.silence
+
+    def _give_up(self) -> None:
+        """After a wait ran out: fail with the reason, unless an ack or keep-alive moved the clock."""
+        now = time.monotonic()
+        if now >= self.end:
+            raise RequestFailed(
+                "timeout", f"No answer within {self.deadlines.total:g} s.", started=self.started
+            )
+        if now < self.quiet_until:
+            return
+        if self.started:
+            raise RequestFailed(
+                "silent", f"The machine stopped answering for {self.deadlines.silence:g} s.", started=True
+            )
+        raise RequestFailed(
+            "not_started",
+            f"The machine did not accept the request within {self.deadlines.accept:g} s.",
+            started=False,
+        )
+
+
 class Inbox:
     """This daemon's reply subjects: one subscription, many concurrent requests."""
 
     def __init__(self, connection: Connection, root: str) -> None:
         self.connection = connection
         self.root = root
-        self._queues: dict[str, MemoryObjectSendStream[Any]] = {}
+        self._pending: dict[str, Pending] = {}
         self._counter = itertools.count(1)
         self._sub: Any = None
 
@@ -57,23 +135,9 @@ class Inbox:
         self._sub = await self.connection.client.subscribe(f"{self.root}.*", cb=self._on_message)
 
     async def _on_message(self, msg: Any) -> None:
-        queue = self._queues.get(msg.subject.rsplit(".", 1)[-1])
-        if queue is not None:
-            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                queue.send_nowait(msg)
-
-    @contextlib.contextmanager
-    def open(self) -> Any:
-        """(reply subject, frame stream) for one request, closed on exit."""
-        token = f"{next(self._counter)}"
-        send, receive = anyio.create_memory_object_stream[Any](MAX_PENDING_FRAMES)
-        self._queues[token] = send
-        try:
-            yield f"{self.root}.{token}", receive
-        finally:
-            self._queues.pop(token, None)
-            send.close()
-            receive.close()
+        pending = self._pending.get(msg.subject.rsplit(".", 1)[-1])
+        if pending is not None:
+            pending.feed(msg)
 
     async def request(self, subject: str, body: dict[str, Any], deadlines: Deadlines) -> dict[str, Any]:
         """Send `body` and wait for the final answer (RequestFailed when there is none)."""
@@ -88,65 +152,19 @@ class Inbox:
                 f"{self.connection.max_payload - frames.HEADROOM} bytes; send less (e.g. smaller arguments).",
                 started=False,
             )
-        with self.open() as (reply, stream):
+        token = f"{next(self._counter)}"
+        pending = self._pending[token] = Pending(deadlines)
+        try:
             try:
-                await client.publish(subject, payload, reply=reply)
+                await client.publish(subject, payload, reply=f"{self.root}.{token}")
             except Exception as exc:
                 raise RequestFailed(
                     "disconnected", f"Could not send ({type(exc).__name__}).", started=False
                 ) from None
-            return await _collect(stream, deadlines)
-
-
-async def _collect(stream: MemoryObjectReceiveStream[Any], deadlines: Deadlines) -> dict[str, Any]:
-    started = False
-    parts: dict[int, bytes] = {}
-    size = 0
-    now = time.monotonic()
-    end = now + deadlines.total
-    quiet_until = now + deadlines.accept
-    while True:
-        now = time.monotonic()
-        msg = None
-        with anyio.move_on_after(max(0.0, min(end, quiet_until) - now)):
-            msg = await stream.receive()
-        if msg is None:
-            if time.monotonic() >= end:
-                raise RequestFailed("timeout", f"No answer within {deadlines.total:g} s.", started=started)
-            if started:
-                raise RequestFailed(
-                    "silent", f"The machine stopped answering for {deadlines.silence:g} s.", started=True
-                )
-            raise RequestFailed(
-                "not_started",
-                f"The machine did not accept the request within {deadlines.accept:g} s.",
-                started=False,
-            )
-        headers = msg.headers or {}
-        if headers.get("Status") == "503":
-            raise RequestFailed(
-                "no_responders", "Nothing serves that machine on the gateway now.", started=False
-            )
-        kind = headers.get(frames.FRAME, frames.FINAL)
-        if kind in (frames.ACK, frames.ALIVE):
-            started = True
-            quiet_until = time.monotonic() + deadlines.silence
-            continue
-        index, count = frames.chunk_position(headers)
-        parts[index] = bytes(msg.data)
-        size += len(msg.data)
-        if size > frames.MAX_ANSWER_BYTES:
-            raise RequestFailed(
-                "too_large", f"The answer is over {frames.MAX_ANSWER_BYTES} bytes.", started=started
-            )
-        if len(parts) >= count:
-            try:
-                return frames.decode(b"".join(parts[i] for i in range(1, count + 1)))
-            except (KeyError, ValueError):
-                raise RequestFailed(
-                    "garbled", "The machine's answer could not be read.", started=started
-                ) from None
-        quiet_until = time.monotonic() + deadlines.silence
+            return await pending.answer()
+        finally:
+            self._pending.pop(token, None)
+            pending.close()
 
 
 class Reply:
@@ -183,12 +201,6 @@ class Reply:
             )
         for headers, part in frames.chunks(payload, self.connection.max_payload):
             await self._send(part, headers)
-
-    async def keep_alive(self, every: float) -> None:
-        """Send `alive` every `every` seconds until cancelled."""
-        while True:
-            await anyio.sleep(every)
-            await self.alive()
 
 
 def new_nonce() -> str:

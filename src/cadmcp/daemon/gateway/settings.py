@@ -23,7 +23,7 @@ from cadmcp.daemon.errors import DaemonError
 
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What a space or machine id may look like: one NATS subject token."""
-SCHEMES = ("nats", "tls", "ws", "wss")
+SCHEMES = ("nats", "tls")
 
 
 @dataclass(frozen=True)
