@@ -198,7 +198,9 @@ class Machine:
         self.hosts.stop_all()
 
     @asynccontextmanager
-    async def client(self, *args: str, **extra: str) -> AsyncIterator[Any]:
+    async def client(
+        self, *args: str, era: str = "modern", session_kwargs: dict[str, Any] | None = None, **extra: str
+    ) -> AsyncIterator[Any]:
         """An MCP client session to a stdio daemon of this machine (as an AI client starts it)."""
         from mcp.client.session import ClientSession
         from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -211,9 +213,12 @@ class Machine:
         with (self.logs / "client.stderr").open("a") as errlog:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
+                ClientSession(read, write, **(session_kwargs or {})) as session,
             ):
-                await session.discover()
+                if era == "modern":
+                    await session.discover()
+                else:
+                    await session.initialize()
                 yield session
 
 

@@ -30,18 +30,22 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
     server = nats_server(max_payload=16 * 1024)
     alpha = machines("alpha-ws", "alpha")
     bravo = machines("bravo-render", "bravo")
+    charlie = machines("charlie-bim", "charlie")
     bravo.host("dxf", str(SAMPLES / "floorplan.dxf"))
     bravo.host("demo")
+    charlie.host("ifc", str(SAMPLES / "house.ifc"))
     bravo.serve(CADMCP_GATEWAY=server.url)
+    charlie.serve(CADMCP_GATEWAY=server.url)
     async with (
         alpha.client(CADMCP_GATEWAY=server.url) as session,
         bravo.client(CADMCP_GATEWAY=server.url) as on_bravo,
     ):
+        await wait_machine(session, "charlie-bim", 1)
         seen = await wait_machine(session, "bravo-render", 2)
         assert seen["name"] == "bravo" and [a.split()[0] for a in seen["hostApps"]] == ["DXF", "Demo"]
         assert isinstance(seen["latencyMs"], float) or seen["latencyMs"] is None
         listing = await structured(session, "list_machines")
-        assert [m["machineId"] for m in listing["machines"]] == ["alpha-ws", "bravo-render"]
+        assert [m["machineId"] for m in listing["machines"]] == ["alpha-ws", "bravo-render", "charlie-bim"]
         assert listing["machines"][0]["local"] is True
         assert listing["gateway"]["state"] == "connected"
         assert listing["gateway"]["url"] == server.url
@@ -53,6 +57,16 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
         assert only_alpha["count"] == 0
         by_name = await find(session, "screenshot", machineId="bravo")
         assert by_name and all(i["machineId"] == "bravo-render" for i in by_name)
+
+        # one search spans every machine: the same tool on two machines, each item saying where
+        screenshots = await find(session, "view screenshot")
+        where = {(i["hostApp"], i["machineId"]) for i in screenshots if i["target"] == "view_screenshot"}
+        assert where == {("DXF", "bravo-render"), ("IFC", "charlie-bim")}
+        context = await find_target(session, "ifc://model/context")
+        read = await call(session, "invoke_dynamic", {"id": context["id"]})
+        assert not read.is_error and read.content[0].type == "resource"
+        model = json.loads(read.content[0].resource.text)
+        assert model["title"] == "house.ifc" and model["elementCounts"].get("IfcWall", 0) > 0
 
         # ids are the same on both machines: the capability is the same
         local_swatch = await find_target(on_bravo, "render_swatch")
@@ -130,11 +144,27 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
         local_view = await structured(on_bravo, "list_host_instances", {"machineId": "bravo-render"})
         assert dxf["state"] == next(h["state"] for h in local_view["hosts"] if h["pid"] == dxf["pid"])
 
+    # a 2025-11-25 client cannot receive input_required: its daemon asks it, then retries over NATS
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    async with alpha.client(
+        CADMCP_GATEWAY=server.url, era="legacy", session_kwargs={"elicitation_callback": elicit}
+    ) as legacy:
+        await wait_machine(legacy, "bravo-render", 2)
+        item = await find_target(legacy, "delete_item")
+        done = await call(legacy, "invoke_dynamic", {"id": item["id"], "arguments": {"item": "gamma"}})
+        assert not done.is_error and done.structured_content["deleted"] is True
+        assert asked == ["Delete gamma?"]
+
     # call logs on both machines name the other side
     alpha_lines = [line for line in alpha.log_lines() if line.get("target") == "invoke_dynamic"]
     singles = [line for line in alpha_lines if "hostTargets" not in line]
     batches = [line for line in alpha_lines if "hostTargets" in line]
-    assert len(singles) == 6 and all(line["machine"] == "bravo-render" for line in singles)
+    assert sorted(line["machine"] for line in singles) == ["bravo-render"] * 7 + ["charlie-bim"]
     assert [t["machine"] for t in batches[0]["hostTargets"]] == ["bravo-render", "bravo-render"]
     served = [line for line in bravo.log_lines() if line.get("via") == "gateway"]
     by_target = {line["target"]: line for line in served}
