@@ -139,7 +139,8 @@ class Gateway:
             error = dict(answer["error"])
             raise DaemonError(str(error.pop("type", "launch_failed")), str(error.pop("message", "")), error)
         result = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
-        entry = await self._wait_mirrored(HostKey(machine_id, int(result.get("pid") or 0)))
+        pid = result.get("pid")
+        entry = await self._wait_mirrored(HostKey(machine_id, pid)) if isinstance(pid, int) else None
         return {
             **result,
             "machineId": machine_id,
