@@ -23,6 +23,8 @@ NO_PASSWORD = {"CADMCP_GATEWAY_USER": "", "CADMCP_GATEWAY_PASSWORD": ""}
 async def _state(session: Any, wanted: str) -> dict[str, Any]:
     async def check() -> dict[str, Any] | None:
         gateway = (await machine_listing(session))["gateway"]
+        if wanted == "connected" and gateway.get("registeredBy") == "nobody yet":
+            return None  # connected a moment ago; the registration follows
         return gateway if gateway["state"] == wanted else None
 
     return await wait_until(check, 15)

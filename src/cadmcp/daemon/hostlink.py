@@ -18,8 +18,11 @@ SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 
 class Link(Protocol):
-    """What invoking needs of a host connection: one raw request. A `HostLink` reaches a host on
-    this machine; the gateway's `RemoteLink` one on another machine, through its daemon."""
+    """What invoking needs of a host connection: one raw request, and why the connection was
+    lost if it was. A `HostLink` reaches a host on this machine; the gateway's `RemoteLink` one
+    on another machine, through its daemon."""
+
+    lost_reason: str | None
 
     async def raw_request(
         self, method: str, params: dict[str, Any] | None, timeout: float | None = None

@@ -96,6 +96,16 @@ async def launch_host(
     """`launch_host` here, or on the machine `machineId` names (with that machine's launch command)."""
     machine = _machine(directory, gateway, args)
     rest = {k: v for k, v in args.items() if k != "machineId"}
+    restart = args.get("restartHostInstanceId")
+    if machine is None and isinstance(restart, str):  # a stuck host of another machine restarts there
+        machine = next(
+            (
+                e.key.machine_id
+                for e in directory.entries.values()
+                if e.key.instance_id == restart and e.machine
+            ),
+            None,
+        )
     if machine is None or machine == directory.machine_id or gateway is None:
         return await launcher.launch(rest)
     return await gateway.launch(machine, rest)

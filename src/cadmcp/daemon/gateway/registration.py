@@ -31,6 +31,7 @@ from cadmcp.daemon.gateway.responder import Responder
 from cadmcp.daemon.gateway.settings import Settings
 from cadmcp.daemon.gateway.subjects import Subjects
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.wire.endpoints import pid_alive
 
 log = logging.getLogger("cadmcp.daemon.gateway")
 
@@ -118,7 +119,10 @@ class Registrar:
         """Which daemon registers this machine."""
         if self.registered:
             return {"registeredBy": "this daemon", "daemonPid": os.getpid()}
-        return {"registeredBy": "another daemon on this machine", "daemonPid": self.lock.holder()}
+        holder = self.lock.holder()
+        if holder is None or holder == os.getpid() or not pid_alive(holder):
+            return {"registeredBy": "nobody yet"}
+        return {"registeredBy": "another daemon on this machine", "daemonPid": holder}
 
     def presence(self, state: str = "online") -> dict[str, Any]:
         hosts = [

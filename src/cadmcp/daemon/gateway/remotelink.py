@@ -31,6 +31,9 @@ ACCEPT_SECONDS = 5.0
 class RemoteLink:
     """Calls one host of another machine (`entry`, as mirrored here) through the gateway."""
 
+    lost_reason: str | None = None
+    """Never set: a lost machine answers typed errors of its own (see `_failure`)."""
+
     def __init__(self, inbox: Inbox, settings: Settings, subjects: Subjects, entry: HostEntry) -> None:
         self.inbox = inbox
         self.settings = settings

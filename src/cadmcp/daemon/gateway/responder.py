@@ -114,10 +114,10 @@ class Responder:
             log.exception("gateway request on %s failed", msg.subject)
 
     # -- calls -------------------------------------------------------------------------------
-    def _local(self, cap_id: Any, pid: Any) -> tuple[HostEntry, Capability | None, Link]:
+    async def _local(self, cap_id: Any, pid: Any) -> tuple[HostEntry, Capability | None, Link]:
         """The host (and capability) a call names, on this machine, or a stale error."""
         if cap_id is not None:
-            entry, cap, link = invoking.resolve(self.directory, cap_id)
+            entry, cap, link = await invoking.resolve(self.directory, cap_id)
             if entry.machine is not None:
                 raise validation_error(f"{echo(cap_id)} names a host of another machine; call that machine.")
             return entry, cap, link
@@ -180,7 +180,7 @@ class Responder:
             if method not in ("tools/call", "resources/read") or not isinstance(params, dict):
                 raise validation_error("A remote call is tools/call or resources/read with params.")
             fields["target"] = params.get("name") if method == "tools/call" else params.get("uri")
-            entry, cap, link = self._local(body.get("id"), body.get("pid"))
+            entry, cap, link = await self._local(body.get("id"), body.get("pid"))
             fields["host"] = f"{entry.host_app}/{entry.version}/{entry.key.pid}"
             self._check_policy(method, entry, cap, params)
             timeout = body.get("timeout")
@@ -265,7 +265,7 @@ class Responder:
         reply = Reply(self.connection, msg.reply)
         try:
             pid = frames.decode(msg.data).get("pid")
-            entry, _, _ = self._local(None, pid)
+            entry, _, _ = await self._local(None, pid)
         except DaemonError as err:
             await reply.final({"error": err.body()})
             return
