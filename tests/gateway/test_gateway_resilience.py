@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from tests.core.helpers import call, find_target, structured
-from tests.gateway.conftest import machine_listing, wait_machine, wait_until
+from tests.gateway.conftest import SAMPLES, machine_listing, wait_machine, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -154,3 +154,30 @@ async def test_remote_calls_time_out_and_are_cancelled_saying_whether_they_start
         )
         assert done.content[0].text == "thawed"
         assert (await structured(session, "list_host_instances", {"machineId": "bravo"}))["count"] == 1
+
+
+async def test_a_cancelled_remote_script_stops_on_the_other_machine_and_rolls_back(
+    nats_server: Any, machines: Any
+) -> None:
+    server = nats_server()
+    alpha = machines("alpha-ws", "alpha")
+    bravo = machines("bravo-render", "bravo")
+    bravo.host("dxf", str(SAMPLES / "floorplan.dxf"))
+    bravo.serve(CADMCP_GATEWAY=server.url)
+    async with alpha.client(CADMCP_GATEWAY=server.url) as session:
+        await wait_machine(session, "bravo-render", 1)
+        run = await find_target(session, "execute_python_code", host_app="DXF")
+        slow = (
+            "import time\n"
+            "msp.add_line((0, 0), (1, 1), dxfattribs={'layer': 'CANCELLED'})\n"
+            "for _ in range(400):\n"
+            "    time.sleep(0.05)\n"
+        )
+        started = anyio.current_time()
+        with anyio.move_on_after(1.5):  # the client gives up: the SDK sends notifications/cancelled
+            await call(session, "invoke_dynamic", {"id": run["id"], "arguments": {"code": slow}})
+        count = "len([e for e in msp if e.dxf.layer == 'CANCELLED'])"
+        checked = await call(session, "invoke_dynamic", {"id": run["id"], "arguments": {"code": count}})
+        assert not checked.is_error, checked
+        assert anyio.current_time() - started < 10  # the 20 s script did not keep the host busy
+        assert "Result: 0" in checked.content[0].text  # the line it drew was rolled back

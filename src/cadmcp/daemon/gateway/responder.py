@@ -40,6 +40,8 @@ KEEPALIVE = 5.0
 """Seconds between `alive` frames while a call runs (callers give up after three missed)."""
 PYTHON_TOOL = "execute_python_code"
 MAX_TIMEOUT = 86400.0
+MAX_CALLS = 64
+"""Calls from other machines one machine runs at once; more are refused (nothing runs)."""
 
 
 def _text(value: Any, limit: int = 64) -> str:
@@ -183,6 +185,13 @@ class Responder:
             entry, cap, link = await self._local(body.get("id"), body.get("pid"))
             fields["host"] = f"{entry.host_app}/{entry.version}/{entry.key.pid}"
             self._check_policy(method, entry, cap, params)
+            if len(self._running) >= MAX_CALLS:
+                raise DaemonError(
+                    "machine_busy",
+                    f"The machine {self.settings.machine_name!r} is running {MAX_CALLS} calls for other "
+                    "machines already; nothing ran. Retry in a moment.",
+                    {"machineId": self.machine_id},
+                )
             timeout = body.get("timeout")
             if (
                 not isinstance(timeout, int | float)
