@@ -246,23 +246,29 @@ async def serve_synthetic_machines(
             }
             await nc.publish(msg.reply, frames.encode(body), headers={frames.FRAME: frames.FINAL})
 
-        await nc.subscribe(f"cadmcp.bench.m.{machine_id}.catalog", cb=answer)
+        await nc.subscribe(f"cadmcp.synth.m.{machine_id}.catalog", cb=answer)
+
+    async def announce() -> None:
+        for machine_id, (pid, entry, _) in catalogs.items():
+            presence = {
+                "machineId": machine_id,
+                "name": machine_id,
+                "state": "online",
+                "ttlSeconds": 10,
+                "daemon": {"instance": machine_id},
+                "seq": time.monotonic_ns(),
+                "hosts": [{"pid": pid, "hostApp": entry.host_app, "version": "1", "digest": entry.digest()}],
+            }
+            await nc.publish(f"cadmcp.synth.presence.{machine_id}", frames.encode(presence))
+
+    async def on_discover(msg: Any) -> None:
+        await announce()
+
+    await nc.subscribe("cadmcp.synth.discover", cb=on_discover)
     task_status.started()
     try:
-        while True:
-            for machine_id, (pid, entry, _) in catalogs.items():
-                presence = {
-                    "machineId": machine_id,
-                    "name": machine_id,
-                    "state": "online",
-                    "ttlSeconds": 10,
-                    "daemon": {"instance": machine_id},
-                    "seq": time.monotonic_ns(),
-                    "hosts": [
-                        {"pid": pid, "hostApp": entry.host_app, "version": "1", "digest": entry.digest()}
-                    ],
-                }
-                await nc.publish(f"cadmcp.bench.presence.{machine_id}", frames.encode(presence))
+        while True:  # heartbeats
+            await announce()
             await anyio.sleep(1)
     finally:
         with anyio.CancelScope(shield=True):
@@ -292,7 +298,7 @@ def time_searches(directory: HostDirectory, extra: dict[str, Any] | None = None)
 
 async def bench_remote_search(box: Box, machines: int = 10) -> None:
     settings = load(
-        {"gateway": box.url, "space": "bench", "machine_id": "bench-searcher"}, {}, box.root / "none"
+        {"gateway": box.url, "space": "synth", "machine_id": "bench-searcher"}, {}, box.root / "none"
     )
     directory = HostDirectory(SearchIndex(), directory=Path(tempfile.mkdtemp(prefix="cgs")))
     gateway = Gateway(settings, directory)
