@@ -8,7 +8,7 @@ import anyio
 import nats
 import pytest
 
-from tests.core.helpers import call, find_target, structured
+from tests.core.helpers import call, find_target, structured, wait_for_hosts
 from tests.gateway.conftest import PASSWORDS, SAMPLES, machine_listing, wait_machine, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -101,6 +101,7 @@ async def test_wrong_credentials_and_an_unreachable_gateway_are_typed_errors_wit
         assert gateway["error"]["url"] == server.url
         assert wrong not in str(gateway)
         # local hosts keep working meanwhile
+        await wait_for_hosts(session, 1)
         echo = await find_target(session, "echo")
         assert (
             await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "ok"}})

@@ -69,6 +69,7 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
         assert model["title"] == "house.ifc" and model["elementCounts"].get("IfcWall", 0) > 0
 
         # ids are the same on both machines: the capability is the same
+        await wait_machine(on_bravo, "bravo-render", 2)  # bravo's own client sees its hosts locally
         local_swatch = await find_target(on_bravo, "render_swatch")
         assert local_swatch["id"] == swatch["id"]
 
