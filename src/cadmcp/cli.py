@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
         "--print-token", action="store_true", help="print the HTTP bearer token (made if missing) and exit"
     )
     daemon.add_argument("--scan-interval", type=float, default=2.0, help="seconds between host scans")
+    from cadmcp.daemon.gateway.settings import add_arguments
+
+    add_arguments(daemon)
 
     host = sub.add_parser("host", help="run a host process")
     host.add_argument("kind", choices=["demo", *HOSTS], help="which host to run")
@@ -132,6 +135,8 @@ def _run_daemon(args: argparse.Namespace) -> int:
         return 2
     import anyio
 
+    from cadmcp.daemon.errors import DaemonError
+    from cadmcp.daemon.gateway import load_settings
     from cadmcp.daemon.hosts import HostDirectory
     from cadmcp.daemon.search import SearchIndex
     from cadmcp.daemon.search.semantic import SemanticUnavailable, semantic_from_env
@@ -139,14 +144,21 @@ def _run_daemon(args: argparse.Namespace) -> int:
 
     try:
         semantic = semantic_from_env()
-    except SemanticUnavailable as exc:
-        print(f"cadmcp daemon: {exc}", file=sys.stderr)
+        gateway = load_settings(vars(args))
+    except (SemanticUnavailable, DaemonError) as exc:
+        print(f"cadmcp daemon: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+    if args.serve and not gateway.configured:
+        print(
+            "cadmcp daemon: --serve needs a gateway (--gateway URL, CADMCP_GATEWAY or the config file)",
+            file=sys.stderr,
+        )
         return 2
     index = SearchIndex(semantic=semantic)
-    daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval))
-    if not http:
+    daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval), gateway=gateway)
+    if args.serve or not http:
         with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(daemon.serve_stdio)
+            anyio.run(daemon.serve_forever if args.serve else daemon.serve_stdio)
         return 0
     try:
         token, created = httpauth.ensure_token(rotate=args.new_token)

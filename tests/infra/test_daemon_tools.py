@@ -82,8 +82,9 @@ async def test_machines_and_prompts_are_answered_by_the_daemon_alone(
     assert machine["runtimeDir"] == str(runtime_dir)
     assert machine["connectedHosts"] == 0
     assert len(machine["machineId"]) >= 8
-    assert answer["remote"]["configured"] is False
-    assert "not configured" in answer["remote"]["message"]
+    assert answer["gateway"]["configured"] is False
+    assert answer["gateway"]["error"]["type"] == "gateway_not_configured"
+    assert "--gateway" in answer["gateway"]["error"]["message"]
 
     by_name = {p.name: p for p in listed.prompts}
     assert sorted(by_name) == ["dxf_code", "ifc_code"]

@@ -20,11 +20,14 @@ def _resolved(directory: HostDirectory, cap_id: Any) -> dict[str, Any] | None:
     for entry in directory.entries.values():
         cap = entry.by_id.get(cap_id)
         if cap is not None:
-            return {
+            found = {
                 "host": f"{entry.host_app}/{entry.version}/{entry.key.pid}",
                 "kind": cap.kind,
                 "target": cap.target,
             }
+            if entry.machine is not None:  # a host of another machine, reached through the gateway
+                found["machine"] = entry.key.machine_id
+            return found
     issued = directory.ledger.lookup(cap_id)
     if issued is None:
         return None
@@ -42,7 +45,7 @@ def _annotate(directory: HostDirectory) -> Any:
         found = _resolved(directory, args.get("id"))
         if found is None:
             return {"hostTarget": "unresolved"}
-        return {"host": found["host"], "hostTarget": found["target"]}
+        return {"host": found["host"], "hostTarget": found["target"], "machine": found.get("machine")}
 
     return annotate
 

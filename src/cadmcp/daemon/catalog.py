@@ -35,7 +35,15 @@ class HostKey:
     @property
     def instance_id(self) -> str:
         """The `hostInstanceId` agents see."""
-        return f"{self.machine_id[:8]}-{self.pid}"
+        return f"{short_machine_id(self.machine_id)}-{self.pid}"
+
+
+def short_machine_id(machine_id: str) -> str:
+    """Eight characters naming a machine in host instance ids: the start of a system machine id
+    (random hex), else a digest, so configured ids like `render-1` and `render-2` stay apart."""
+    if len(machine_id) >= 16 and all(c in "0123456789abcdef" for c in machine_id):
+        return machine_id[:8]
+    return hashlib.blake2b(machine_id.encode(), digest_size=4).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +99,8 @@ class HostEntry:
     by_id: dict[str, Capability] = field(default_factory=dict, compare=False)
     state: dict[str, Any] = field(default_factory=dict, compare=False)
     """What the host says about itself: `phase` (loading/ready), `documents`, `activeDocument`."""
+    machine: str | None = None
+    """The name of the other machine this host runs on; None for a host on this machine."""
 
     @classmethod
     def build(
@@ -146,7 +156,15 @@ class HostEntry:
         return next((c for c in self.capabilities if c.kind == kind and c.target == target), None)
 
     def routing(self) -> dict[str, Any]:
-        return {"hostApp": self.host_app, "version": self.version, "hostInstanceId": self.key.instance_id}
+        out = {"hostApp": self.host_app, "version": self.version, "hostInstanceId": self.key.instance_id}
+        if self.machine is not None:
+            out.update(machineId=self.key.machine_id, machine=self.machine)
+        return out
+
+    def digest(self) -> str:
+        """A digest of the whole catalog (its capability ids): equal on every machine that lists it."""
+        joined = "|".join(sorted(c.id for c in self.capabilities))
+        return hashlib.blake2b(joined.encode(), digest_size=12).hexdigest()
 
 
 class IdLedger:

@@ -7,7 +7,7 @@ caller's back) is switched off.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.client.session import ClientSession
@@ -15,6 +15,18 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+
+
+class Link(Protocol):
+    """What invoking needs of a host connection: one raw request, and why the connection was
+    lost if it was. A `HostLink` reaches a host on this machine; the gateway's `RemoteLink` one
+    on another machine, through its daemon."""
+
+    lost_reason: str | None
+
+    async def raw_request(
+        self, method: str, params: dict[str, Any] | None, timeout: float | None = None
+    ) -> dict[str, Any]: ...
 
 
 class HostLink(ClientSession):

@@ -27,7 +27,7 @@ from mcp.client.subscriptions import listen
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
-from cadmcp.daemon.hostlink import HostLink
+from cadmcp.daemon.hostlink import HostLink, Link
 from cadmcp.daemon.search import SearchIndex, capability_docs
 from cadmcp.wire import endpoints, sockets
 from cadmcp.wire.meta import HOST_STATE
@@ -92,7 +92,7 @@ class HostDirectory:
         self.probe_timeout = probe_timeout
         self.machine_id = machine_id()
         self.entries: dict[HostKey, HostEntry] = {}
-        self.links: dict[HostKey, HostLink] = {}
+        self.links: dict[HostKey, Link] = {}
         self.states: dict[Path, EndpointState] = {}
         self.ledger = IdLedger()
         self._recent: dict[str, None] = {}  # host instance ids, least recently invoked first
@@ -196,7 +196,7 @@ class HostDirectory:
                 30.0, self.scan_interval * 2 ** min(state.attempts - 1, 4)
             )
             self._tasks.pop(ep.path, None)
-            self._drop(key, str(ep.path))
+            self.remove(key, str(ep.path))
 
     async def _serve_host(self, ep: endpoints.Endpoint, key: HostKey, state: EndpointState) -> None:
         changes_send, changes_recv = anyio.create_memory_object_stream[str](8)
@@ -273,6 +273,30 @@ class HostDirectory:
             templates=templates,
             state=state if isinstance(state, dict) else {},
         )
+        self.install(entry, link, tools, resources, templates)
+        log.info(
+            "catalog host=%s pid=%s tools=%d resources=%d templates=%d durationMs=%d",
+            ep.host_app,
+            ep.pid,
+            len(tools),
+            len(resources),
+            len(templates),
+            (time.perf_counter() - started) * 1000,
+        )
+
+    def install(
+        self,
+        entry: HostEntry,
+        link: Link,
+        tools: list[dict[str, Any]],
+        resources: list[dict[str, Any]],
+        templates: list[dict[str, Any]],
+    ) -> None:
+        """Put one host's catalog in the directory and the search index, replacing what it had.
+
+        Local hosts come here from `_refresh`; hosts of other machines from the gateway's mirror.
+        """
+        key = entry.key
         ids = {(c.kind, c.target): c.id for c in entry.capabilities}
         docs = capability_docs(
             host_app=entry.host_app,
@@ -291,15 +315,6 @@ class HostDirectory:
             self._last_seen.popitem(last=False)
         self.links[key] = link
         self.index.replace_host(key.instance_id, [d for d in docs if d.key in entry.by_id])
-        log.info(
-            "catalog host=%s pid=%s tools=%d resources=%d templates=%d durationMs=%d",
-            ep.host_app,
-            ep.pid,
-            len(tools),
-            len(resources),
-            len(templates),
-            (time.perf_counter() - started) * 1000,
-        )
         if self._on_change:
             self._on_change()
 
@@ -321,8 +336,9 @@ class HostDirectory:
         live = {key.instance_id for key in self.entries}
         return [i for i in reversed(self._recent) if i in live]
 
-    def _drop(self, key: HostKey, endpoint: str | None = None) -> None:
-        """Forget a host; with `endpoint`, only if that endpoint is the one serving it."""
+    def remove(self, key: HostKey, endpoint: str | None = None) -> None:
+        """Forget a host: its entry, link and search segment (its ids turn stale); with `endpoint`,
+        only if that endpoint is the one serving it."""
         entry = self.entries.get(key)
         if entry is not None and endpoint is not None and entry.endpoint != endpoint:
             return  # another endpoint file claimed this PID; the live host stays

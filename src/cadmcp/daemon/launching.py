@@ -157,6 +157,8 @@ def configured_hosts(path: Path | None = None) -> list[HostSpec]:
     except (OSError, ValueError) as exc:
         raise _config_error(path, f"{type(exc).__name__}: {exc}") from None
     hosts = data.get("hosts") if isinstance(data, dict) else None
+    if hosts is None and isinstance(data, dict) and "gateway" in data:
+        return []  # a file with only the gateway section (docs/machines.md)
     if not isinstance(hosts, dict):
         raise _config_error(path, 'the top level needs a "hosts" object')
     specs = []

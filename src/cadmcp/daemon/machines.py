@@ -1,33 +1,111 @@
-"""`list_machines`: the workstations this daemon can reach (this machine only, for now)."""
+"""Machines: `list_machines`, and the `machineId` of `list_host_instances` and `launch_host`.
+
+Without a gateway the daemon reaches this machine only, and says so as a typed error in
+the answer. With one, the machines of the user's space are listed too, online or with
+when they were last seen; hosts on them appear in `list_host_instances` and search like
+local ones, and `launch_host` with their `machineId` runs their configured launch command.
+"""
 
 from __future__ import annotations
 
 import os
 import platform
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.errors import DaemonError
 
-REMOTE_NOTE = (
-    "Remote machines are not configured: this daemon only reaches hosts running on this machine. "
-    "Hosts on other workstations need a daemon of their own there."
+if TYPE_CHECKING:
+    from cadmcp.daemon.gateway import Gateway
+    from cadmcp.daemon.hosts import HostDirectory
+    from cadmcp.daemon.launching import HostLauncher
+
+NOT_CONFIGURED = (
+    "No gateway is configured, so this daemon reaches only the hosts on this machine. To reach other "
+    "workstations, start the daemon with --gateway nats://HOST:4222 and credentials (or set "
+    "CADMCP_GATEWAY, or a gateway section in the configuration file); see docs/machines.md."
 )
 
 
-def list_machines(directory: HostDirectory) -> dict[str, Any]:
-    """The `list_machines` answer: this machine with its connected host count."""
-    connected = list(directory.entries.values())
-    apps = sorted({f"{e.host_app} {e.version}" for e in connected})
-    machine = {
+def this_machine(directory: HostDirectory, gateway: Gateway | None) -> dict[str, Any]:
+    local = [e for e in directory.entries.values() if e.machine is None]
+    return {
         "machineId": directory.machine_id,
+        "name": gateway.settings.machine_name if gateway else socket.gethostname(),
         "hostname": socket.gethostname(),
         "local": True,
+        "online": True,
         "os": {"system": platform.system(), "release": platform.release(), "machine": platform.machine()},
         "python": platform.python_version(),
         "runtimeDir": str(directory.directory),
         "daemonPid": os.getpid(),
-        "connectedHosts": len(connected),
-        "hostApps": apps,
+        "connectedHosts": len(local),
+        "hostApps": sorted({f"{e.host_app} {e.version}" for e in local}),
+        "latencyMs": 0.0,
     }
-    return {"count": 1, "machines": [machine], "remote": {"configured": False, "message": REMOTE_NOTE}}
+
+
+def list_machines(directory: HostDirectory, gateway: Gateway | None = None) -> dict[str, Any]:
+    """The `list_machines` answer: this machine first, then the other machines of the space."""
+    machines = [this_machine(directory, gateway)]
+    if gateway is None:
+        status: dict[str, Any] = {
+            "configured": False,
+            "state": "not_configured",
+            "error": {"type": "gateway_not_configured", "message": NOT_CONFIGURED},
+        }
+    else:
+        status = gateway.status()
+        machines.extend(gateway.machines())
+    online = sum(1 for m in machines if m["online"])
+    return {"count": len(machines), "online": online, "machines": machines, "gateway": status}
+
+
+def _machine(directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]) -> str | None:
+    """The machine id `args["machineId"]` names; None when absent."""
+    value = args.get("machineId")
+    if value is None:
+        return None
+    if gateway is not None:
+        return gateway.resolve_machine(value)
+    if value == directory.machine_id:
+        return value
+    raise DaemonError("gateway_not_configured", f"{NOT_CONFIGURED} (asked for machine {value!r:.80})")
+
+
+def filter_host_instances(
+    listing: dict[str, Any], directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]
+) -> dict[str, Any]:
+    """`list_host_instances`, narrowed to one machine when `machineId` is given."""
+    machine = _machine(directory, gateway, args)
+    if machine is None:
+        return listing
+    hosts = [h for h in listing["hosts"] if h.get("machineId") == machine]
+    local = machine == directory.machine_id
+    return {
+        **listing,
+        "count": len(hosts),
+        "hosts": hosts,
+        "endpoints": listing["endpoints"] if local else [],
+    }
+
+
+async def launch_host(
+    launcher: HostLauncher, directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]
+) -> dict[str, Any]:
+    """`launch_host` here, or on the machine `machineId` names (with that machine's launch command)."""
+    machine = _machine(directory, gateway, args)
+    rest = {k: v for k, v in args.items() if k != "machineId"}
+    restart = args.get("restartHostInstanceId")
+    if machine is None and isinstance(restart, str):  # a stuck host of another machine restarts there
+        machine = next(
+            (
+                e.key.machine_id
+                for e in directory.entries.values()
+                if e.key.instance_id == restart and e.machine
+            ),
+            None,
+        )
+    if machine is None or machine == directory.machine_id or gateway is None:
+        return await launcher.launch(rest)
+    return await gateway.launch(machine, rest)

@@ -9,6 +9,7 @@ from cadmcp.daemon.errors import validation_error
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.search.catalog import template_params
 from cadmcp.daemon.surface import DEFAULT_LIMIT, MAX_LIMIT
+from cadmcp.wire.echo import echo
 
 _DESCRIPTION_CHARS = 200
 
@@ -69,11 +70,11 @@ def item(cap: Capability, routing: dict[str, Any], detail: str) -> dict[str, Any
 
 
 def parse_request(args: dict[str, Any]) -> tuple[str | None, str | None, list[str] | None, int, str]:
-    unknown = sorted(set(args) - {"query", "hostInstanceId", "kinds", "limit", "detail"})
+    unknown = sorted(set(args) - {"query", "hostInstanceId", "machineId", "kinds", "limit", "detail"})
     if unknown:
         raise validation_error(
             f"Unknown argument(s) {unknown}; "
-            "search_dynamic takes query, hostInstanceId, kinds, limit, detail."
+            "search_dynamic takes query, hostInstanceId, machineId, kinds, limit, detail."
         )
     query = args.get("query")
     if query is not None and not isinstance(query, str):
@@ -99,6 +100,26 @@ def parse_request(args: dict[str, Any]) -> tuple[str | None, str | None, list[st
     return query, host, kinds, limit, detail
 
 
+def machine_scope(directory: HostDirectory, machine: Any) -> list[str] | None:
+    """The host instance ids on the machine `machineId` names (its id or name); None: every machine."""
+    if machine is None:
+        return None
+    if not isinstance(machine, str) or not machine:
+        raise validation_error("machineId must be a machine id (or name) from list_machines.")
+    hosts = [
+        e.key.instance_id
+        for e in directory.entries.values()
+        if machine in (e.key.machine_id, e.machine) or (e.machine is None and machine == directory.machine_id)
+    ]
+    if not hosts and machine != directory.machine_id:
+        known = sorted({e.key.machine_id for e in directory.entries.values()} | {directory.machine_id})
+        raise validation_error(
+            f"No connected host runs on machine {echo(machine)}. Machines with hosts: {known}; "
+            "call list_machines to see every machine and its state."
+        )
+    return hosts
+
+
 def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
     """The `search_dynamic` answer: `{count, hasMore, items[]}` plus guidance when nothing matched."""
     query, host, kinds, limit, detail = parse_request(args)
@@ -109,7 +130,8 @@ def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
             f"No connected host has hostInstanceId {host!r}. Connected: {known or 'none'}; "
             "call list_host_instances to see them."
         )
-    result = directory.index.search(query, host_key=host, kinds=kinds, limit=limit)
+    machine_hosts = machine_scope(directory, args.get("machineId"))
+    result = directory.index.search(query, host_key=host, kinds=kinds, limit=limit, host_keys=machine_hosts)
     items = []
     for doc in result.hits:
         entry = by_instance.get(doc.host_key)

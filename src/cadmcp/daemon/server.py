@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -44,6 +44,10 @@ from cadmcp.daemon.surface import (
 )
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
+
+if TYPE_CHECKING:
+    from cadmcp.daemon.gateway import Gateway
+    from cadmcp.daemon.gateway import Settings as GatewaySettings
 
 log = logging.getLogger("cadmcp.daemon")
 
@@ -86,13 +90,26 @@ def _quiet_cancellation_races() -> None:
 class Daemon:
     """Owns the host directory, the search index and the MCP server in front of them."""
 
-    def __init__(self, directory: HostDirectory | None = None, *, state_ttl: float | None = None) -> None:
+    def __init__(
+        self,
+        directory: HostDirectory | None = None,
+        *,
+        state_ttl: float | None = None,
+        gateway: GatewaySettings | None = None,
+    ) -> None:
         if state_ttl is None:
             state_ttl = float(os.environ.get(STATE_TTL_ENV, "600"))
         self.index = directory.index if directory else SearchIndex()
         self.directory = directory or HostDirectory(self.index)
         self.launcher = HostLauncher(self.directory)
         self.checker = ArgumentChecker()
+        self.gateway: Gateway | None = None
+        if gateway is not None:
+            self.directory.machine_id = gateway.machine_id  # the configured id, gateway or not
+        if gateway is not None and gateway.configured:
+            from cadmcp.daemon.gateway.service import Gateway
+
+            self.gateway = Gateway(gateway, self.directory, self.launcher)
         self.server = self._build_server(state_ttl)
 
     def host_instances(self) -> dict[str, Any]:
@@ -166,13 +183,14 @@ class Daemon:
                 self.directory, ctx, args, responses, params.request_state, self.checker
             )
         if params.name == LIST_HOST_INSTANCES:
-            return structured(self.host_instances())
+            listing = self.host_instances()
+            return structured(machines.filter_host_instances(listing, self.directory, self.gateway, args))
         if params.name == LAUNCH_HOST:
-            return structured(await self.launcher.launch(args))
+            return structured(await machines.launch_host(self.launcher, self.directory, self.gateway, args))
         if params.name == READ_FILE_INFO:
             return structured(await fileinfo_tool.read_file_info(args))
         if params.name == LIST_MACHINES:
-            return structured(machines.list_machines(self.directory))
+            return structured(machines.list_machines(self.directory, self.gateway))
         raise MCPError(
             code=types.INVALID_PARAMS,
             message=f"Unknown tool {echo(params.name, 40)}. The daemon serves {[t['name'] for t in TOOLS]}; "
@@ -206,6 +224,8 @@ class Daemon:
         _quiet_cancellation_races()
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
+            if self.gateway is not None:
+                await tg.start(self.gateway.run)
             try:
                 async with stdio_streams(MAX_REQUEST_BYTES) as (read, write):
                     await self.server.run(read, write, self.server.create_initialization_options())
@@ -236,6 +256,8 @@ class Daemon:
         _quiet_cancellation_races()
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
+            if self.gateway is not None:
+                await tg.start(self.gateway.run)
             try:
                 await httpauth.serve(app, listener)
             finally:
@@ -243,4 +265,20 @@ class Daemon:
                 if listener.unix_path is not None:
                     with contextlib.suppress(OSError):
                         listener.unix_path.unlink()
+            tg.cancel_scope.cancel()
+
+    async def serve_forever(self) -> None:
+        """No MCP transport: keep the hosts and the gateway registration up until SIGTERM or SIGINT."""
+        import signal
+
+        async with anyio.create_task_group() as tg:
+            await tg.start(self.directory.run)
+            if self.gateway is not None:
+                await tg.start(self.gateway.run)
+            try:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        break
+            finally:
+                self.launcher.shutdown()
             tg.cancel_scope.cancel()

@@ -42,6 +42,10 @@ TOOLS: list[dict[str, Any]] = [
                     "type": "string",
                     "description": "Only this host instance (from list_host_instances or an earlier result).",
                 },
+                "machineId": {
+                    "type": "string",
+                    "description": "Only hosts on this machine (an id or name from list_machines).",
+                },
                 "kinds": {
                     "type": "array",
                     "items": {"type": "string", "enum": _KINDS},
@@ -102,7 +106,15 @@ TOOLS: list[dict[str, Any]] = [
             "with the reason. Use it to see which applications are running or to pick a hostInstanceId "
             "for search_dynamic."
         ),
-        "inputSchema": {"type": "object", "properties": {}},
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "machineId": {
+                    "type": "string",
+                    "description": "Only hosts on this machine (an id or name from list_machines).",
+                }
+            },
+        },
     },
     {
         "name": LAUNCH_HOST,
@@ -139,6 +151,11 @@ TOOLS: list[dict[str, Any]] = [
                     "description": "Restart this stuck host (from a host_busy error or list_host_instances) "
                     "instead of starting a new one.",
                 },
+                "machineId": {
+                    "type": "string",
+                    "description": "Start it on this machine (from list_machines), with that machine's "
+                    "launch configuration; filePath is a path there.",
+                },
             },
         },
     },
@@ -169,8 +186,11 @@ TOOLS: list[dict[str, Any]] = [
         "name": LIST_MACHINES,
         "title": "List machines",
         "description": (
-            "Lists the workstations this daemon reaches, with their OS, runtime directory and number of "
-            "connected hosts. For now that is this machine only."
+            "Lists the workstations this daemon reaches: this one, and through a NATS gateway the other "
+            "machines of your space, each with machineId, name, online/lastSeen, connectedHosts, hostApps "
+            "and latencyMs. Their hosts are searched and invoked like local ones; pass machineId to "
+            "search_dynamic, list_host_instances or launch_host to pick a machine. The gateway object says "
+            "whether the gateway is configured and connected, with a typed error when it is not."
         ),
         "inputSchema": {"type": "object", "properties": {}},
     },

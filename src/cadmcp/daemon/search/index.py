@@ -375,17 +375,27 @@ class SearchIndex:
         host_key: str | None = None,
         kinds: Collection[str] | None = None,
         limit: int = 12,
+        host_keys: Collection[str] | None = None,
     ) -> SearchResult:
-        """Best capabilities for `query` (or the whole filtered catalog, in stable order, without one)."""
+        """Best capabilities for `query` (or the whole filtered catalog, in stable order, without one).
+
+        `host_key` searches one host, `host_keys` several (a machine's hosts); both: their overlap."""
         if limit < 0:
             raise ValueError(f"limit must be 0 or more, got {limit}")
         kind_set = _check_kinds(kinds)
         host_scope: list[_Segment] | None = None
         counts = self._kind_counts
-        if host_key is not None:
-            seg = self._segments.get(host_key)
-            host_scope = [seg] if seg is not None else []
-            counts = seg.kind_counts if seg is not None else {}
+        if host_key is not None or host_keys is not None:
+            wanted = set(host_keys) if host_keys is not None else {host_key}
+            if host_key is not None:
+                wanted &= {host_key}
+            host_scope = sorted(
+                (self._segments[k] for k in wanted if k in self._segments), key=lambda s: s.order
+            )
+            counts = {}
+            for seg in host_scope:
+                for k, c in seg.kind_counts.items():
+                    counts[k] = counts.get(k, 0) + c
         kinds_available = {k: counts[k] for k in KINDS if counts.get(k)}
         if query is None or not query.strip():
             scope = host_scope if host_scope is not None else self._ordered_segments()
@@ -426,7 +436,7 @@ class SearchIndex:
     ) -> tuple[list[_Hit], int]:
         """The best `limit` matches as (entry, name tier, score), and how many matched in all.
 
-        `host_scope` is the one host searched, or None for all."""
+        `host_scope` is the hosts searched, or None for all."""
         if host_scope == []:
             return [], 0
         words = split_words(query)
@@ -559,7 +569,11 @@ class SearchIndex:
         if kind_set is not None:
             out.extend(e.doc.name for e, _, _ in self._rank(query, host_scope, None, 5)[0])
         if len(out) < 5:
-            vocab = list(host_scope[0].term_counts) if host_scope else self._postings.terms()
+            vocab = (
+                list({t for seg in host_scope for t in seg.term_counts})
+                if host_scope
+                else self._postings.terms()
+            )
             fixed: list[str] = []
             for w in split_words(query):
                 if w not in self.analyzer.stop_words:

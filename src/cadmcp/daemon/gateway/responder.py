@@ -1,0 +1,334 @@
+"""Answering other machines: calls into this machine's hosts, catalogs, launches, pings.
+
+Only the daemon that holds this machine's registration answers (`registration.py`). A
+call is checked the way a local one is (`invoking.resolve`: ids are the same on every
+machine, so a host gone or a capability changed here is a stale error, and nothing runs),
+then against this machine's policy (read-only, no remote `execute_python_code`), then
+acknowledged and passed through to the host untouched. Each one leaves a call-log line
+naming the caller's machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import anyio.abc
+from mcp.shared.exceptions import MCPError
+
+from cadmcp.daemon import invoking
+from cadmcp.daemon.catalog import Capability, HostEntry, HostKey
+from cadmcp.daemon.errors import DaemonError, stale, validation_error
+from cadmcp.daemon.gateway import frames
+from cadmcp.daemon.gateway.connection import Connection
+from cadmcp.daemon.gateway.rpc import Reply
+from cadmcp.daemon.gateway.settings import Settings
+from cadmcp.daemon.gateway.subjects import Subjects
+from cadmcp.daemon.hostlink import Link
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.launching import HostLauncher
+from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
+from cadmcp.wire.echo import echo
+
+log = logging.getLogger("cadmcp.daemon.gateway")
+
+KEEPALIVE = 5.0
+"""Seconds between `alive` frames while a call runs (callers give up after three missed)."""
+PYTHON_TOOL = "execute_python_code"
+MAX_TIMEOUT = 86400.0
+MAX_CALLS = 64
+"""Calls from other machines one machine runs at once; more are refused (nothing runs)."""
+
+
+def _text(value: Any, limit: int = 64) -> str:
+    return str(value)[:limit] if isinstance(value, str | int) else ""
+
+
+class Responder:
+    """Serves `cadmcp.<space>.m.<this machine>.*` for the registration holder."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        settings: Settings,
+        subjects: Subjects,
+        directory: HostDirectory,
+        launcher: HostLauncher | None,
+    ) -> None:
+        self.connection = connection
+        self.settings = settings
+        self.subjects = subjects
+        self.directory = directory
+        self.launcher = launcher
+        self.machine_id = settings.machine_id
+        self._running: dict[str, anyio.CancelScope] = {}
+        self._alive: dict[int, Reply] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    async def subscribe(self, tg: anyio.abc.TaskGroup) -> list[Any]:
+        """Subscribe this machine's request subjects; handlers run in `tg`."""
+        if self._tg is None:
+            tg.start_soon(self._keep_alive_loop)
+        self._tg = tg
+        client = self.connection.client
+        handlers = {
+            "call": self._call,
+            "catalog": self._catalog,
+            "launch": self._launch,
+            "ping": self._ping,
+            "cancel": self._cancel,
+        }
+        subs = []
+        for operation, handler in handlers.items():
+
+            async def on_message(msg: Any, handler: Any = handler) -> None:
+                assert self._tg is not None
+                self._tg.start_soon(self._guarded, handler, msg)
+
+            subs.append(
+                await client.subscribe(self.subjects.machine(self.machine_id, operation), cb=on_message)
+            )
+        return subs
+
+    @contextlib.contextmanager
+    def _keeping_alive(self, reply: Reply) -> Iterator[None]:
+        """While the body runs, the caller gets `alive` frames (from one loop for every call)."""
+        self._alive[id(reply)] = reply
+        try:
+            yield
+        finally:
+            self._alive.pop(id(reply), None)
+
+    async def _keep_alive_loop(self) -> None:
+        while True:
+            await anyio.sleep(KEEPALIVE)
+            for reply in list(self._alive.values()):
+                await reply.alive()
+
+    async def _guarded(self, handler: Any, msg: Any) -> None:
+        try:
+            await handler(msg)
+        except Exception:  # a bad request never takes the daemon down
+            log.exception("gateway request on %s failed", msg.subject)
+
+    # -- calls -------------------------------------------------------------------------------
+    async def _local(self, cap_id: Any, pid: Any) -> tuple[HostEntry, Capability | None, Link]:
+        """The host (and capability) a call names, on this machine, or a stale error."""
+        if cap_id is not None:
+            entry, cap, link = await invoking.resolve(self.directory, cap_id)
+            if entry.machine is not None:
+                raise validation_error(f"{echo(cap_id)} names a host of another machine; call that machine.")
+            return entry, cap, link
+        key = HostKey(self.machine_id, pid) if isinstance(pid, int) else None
+        entry = self.directory.entries.get(key) if key else None
+        link = self.directory.links.get(key) if key else None
+        if entry is None or link is None or entry.machine is not None:
+            raise stale(
+                "host_disconnected",
+                f"The host (pid {echo(pid)}) is no longer running on {self.settings.machine_name}; "
+                "nothing ran. Search again.",
+            )
+        return entry, None, link
+
+    def _check_policy(
+        self, method: str, entry: HostEntry, cap: Capability | None, params: dict[str, Any]
+    ) -> None:
+        if method != "tools/call":
+            return
+        if cap is None:
+            cap = entry.find("tool", str(params.get("name")))
+        name = cap.target if cap else str(params.get("name"))
+        where = f"The machine {self.settings.machine_name!r}"
+        if not self.settings.remote_python and name == PYTHON_TOOL:
+            raise DaemonError(
+                "remote_refused",
+                f"{where} does not run {PYTHON_TOOL} for other machines (its remotePython setting is off). "
+                "Use its other tools, or run the code on that machine itself.",
+                {"machineId": self.machine_id},
+            )
+        read_only = cap is not None and (cap.raw.get("annotations") or {}).get("readOnlyHint") is True
+        if self.settings.read_only and not read_only:
+            raise DaemonError(
+                "remote_refused",
+                f"{where} takes only reads from other machines (its readOnly setting is on), and {name} is "
+                "not marked read-only. Read resources instead, or ask the machine's owner.",
+                {"machineId": self.machine_id},
+            )
+
+    async def _call(self, msg: Any) -> None:
+        reply = Reply(self.connection, msg.reply)
+        started = time.perf_counter()
+        try:
+            body = frames.decode(msg.data)
+        except ValueError:
+            await reply.final({"error": validation_error("The request was not a JSON object.").body()})
+            return
+        caller = body.get("from") if isinstance(body.get("from"), dict) else {}
+        method, params = body.get("method"), body.get("params")
+        call_id = _text(body.get("callId")) or f"anon-{id(msg)}"
+        fields: dict[str, Any] = {
+            "target": None,
+            "via": "gateway",
+            "callerMachine": _text(caller.get("machineId")),
+            "caller": _text(caller.get("name"), 120),
+        }
+        acked = False
+        answer: dict[str, Any]
+        try:
+            if method not in ("tools/call", "resources/read") or not isinstance(params, dict):
+                raise validation_error("A remote call is tools/call or resources/read with params.")
+            fields["target"] = params.get("name") if method == "tools/call" else params.get("uri")
+            entry, cap, link = await self._local(body.get("id"), body.get("pid"))
+            fields["host"] = f"{entry.host_app}/{entry.version}/{entry.key.pid}"
+            self._check_policy(method, entry, cap, params)
+            if len(self._running) >= MAX_CALLS:
+                raise DaemonError(
+                    "machine_busy",
+                    f"The machine {self.settings.machine_name!r} is running {MAX_CALLS} calls for other "
+                    "machines already; nothing ran. Retry in a moment.",
+                    {"machineId": self.machine_id},
+                )
+            timeout = body.get("timeout")
+            if (
+                not isinstance(timeout, int | float)
+                or isinstance(timeout, bool)
+                or not 0 < timeout <= MAX_TIMEOUT
+            ):
+                timeout = None
+            await reply.ack()
+            acked = True
+            answer = {
+                "failed": {
+                    "message": "The call was cancelled by its caller.",
+                    "executionStarted": True,
+                    "cancelled": True,
+                }
+            }
+            with anyio.CancelScope() as scope, self._keeping_alive(reply):
+                self._running[call_id] = scope
+                with anyio.fail_after(timeout or MAX_TIMEOUT):
+                    answer = {"ok": await link.raw_request(method, params)}
+        except TimeoutError:
+            answer = {
+                "failed": {
+                    "message": f"The call did not finish within {timeout or MAX_TIMEOUT:g} s and was "
+                    "cancelled. It may have partly run; check the model state before retrying.",
+                    "executionStarted": True,
+                    "timedOut": True,
+                }
+            }
+        except DaemonError as err:
+            answer = {"error": err.body()}
+        except MCPError as exc:
+            answer = {
+                "mcpError": {"code": exc.error.code, "message": exc.error.message, "data": exc.error.data}
+            }
+        except Exception as exc:
+            answer = {
+                "failed": {
+                    "message": f"The host failed during the call ({type(exc).__name__}). The call may have "
+                    "partly run; check the model state before retrying.",
+                    "executionStarted": acked,
+                }
+            }
+        finally:
+            self._running.pop(call_id, None)
+        await reply.final(answer)
+        args = params.get("arguments") if method == "tools/call" and isinstance(params, dict) else None
+        self._log(method if isinstance(method, str) else "tools/call", answer, fields, started, args)
+
+    def _log(
+        self, method: str, answer: dict[str, Any], fields: dict[str, Any], started: float, args: Any
+    ) -> None:
+        if "ok" in answer:
+            outcome, result = outcome_of(answer["ok"]), compact_result(answer["ok"])
+        elif "error" in answer:
+            outcome, result = "error", {"error": answer["error"].get("type")}
+        else:
+            failed = answer.get("failed") or {}
+            outcome = (
+                "timeout" if failed.get("timedOut") else "cancelled" if failed.get("cancelled") else "error"
+            )
+            result = clip(answer)
+        line = {
+            **fields,
+            "durationMs": round((time.perf_counter() - started) * 1000),
+            "args": clip(mask_secrets(args)) if isinstance(args, dict) else None,
+            "result": result,
+        }
+        with contextlib.suppress(Exception):  # logging never breaks a call
+            shared_log().write(format_line(method, outcome, line))
+
+    async def _cancel(self, msg: Any) -> None:
+        with contextlib.suppress(ValueError):
+            scope = self._running.get(_text(frames.decode(msg.data).get("callId")))
+            if scope is not None:
+                scope.cancel()
+
+    # -- catalogs, launches, pings -----------------------------------------------------------
+    async def _catalog(self, msg: Any) -> None:
+        reply = Reply(self.connection, msg.reply)
+        try:
+            pid = frames.decode(msg.data).get("pid")
+            entry, _, _ = await self._local(None, pid)
+        except DaemonError as err:
+            await reply.final({"error": err.body()})
+            return
+        except ValueError:
+            await reply.final({"error": validation_error("The request was not a JSON object.").body()})
+            return
+        by_kind: dict[str, list[dict[str, Any]]] = {"tool": [], "resource": [], "resource_template": []}
+        for cap in entry.capabilities:
+            by_kind[cap.kind].append(cap.raw)
+        await reply.final(
+            {
+                "ok": {
+                    "hostApp": entry.host_app,
+                    "version": entry.version,
+                    "protocolVersion": entry.protocol_version,
+                    "serverName": entry.server_name,
+                    "digest": entry.digest(),
+                    "tools": by_kind["tool"],
+                    "resources": by_kind["resource"],
+                    "templates": by_kind["resource_template"],
+                }
+            }
+        )
+
+    async def _launch(self, msg: Any) -> None:
+        reply = Reply(self.connection, msg.reply)
+        started = time.perf_counter()
+        fields: dict[str, Any] = {"target": "launch_host", "via": "gateway"}
+        args: Any = None
+        try:
+            body = frames.decode(msg.data)
+            caller = body.get("from") if isinstance(body.get("from"), dict) else {}
+            fields.update(callerMachine=_text(caller.get("machineId")), caller=_text(caller.get("name"), 120))
+            args = body.get("args")
+            if not isinstance(args, dict):
+                raise validation_error("launch_host arguments must be an object.")
+            if self.settings.read_only:
+                raise DaemonError(
+                    "remote_refused",
+                    f"The machine {self.settings.machine_name!r} takes only reads from other machines "
+                    "(its readOnly setting is on); it does not start hosts for them.",
+                    {"machineId": self.machine_id},
+                )
+            if self.launcher is None:
+                raise DaemonError("remote_refused", "This machine's daemon does not launch hosts.")
+            await reply.ack()
+            with self._keeping_alive(reply):
+                answer: dict[str, Any] = {"ok": await self.launcher.launch(args)}
+        except DaemonError as err:
+            answer = {"error": err.body()}
+        except ValueError:
+            answer = {"error": validation_error("The request was not a JSON object.").body()}
+        await reply.final(answer)
+        self._log("tools/call", answer, fields, started, args)
+
+    async def _ping(self, msg: Any) -> None:
+        await Reply(self.connection, msg.reply).final({"ok": {"machineId": self.machine_id}})

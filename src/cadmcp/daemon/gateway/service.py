@@ -1,0 +1,158 @@
+"""`Gateway`: this daemon's membership in a space of machines over NATS.
+
+It owns the connection, the reply inbox, the registration of this machine (when this
+daemon holds it) and the mirror of the others, and answers what the daemon's tools ask
+of other machines: `list_machines`, `launch_host` with a `machineId`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.errors import DaemonError, validation_error
+from cadmcp.daemon.gateway.connection import Connection
+from cadmcp.daemon.gateway.mirror import Mirror
+from cadmcp.daemon.gateway.registration import Registrar
+from cadmcp.daemon.gateway.remotelink import ACCEPT_SECONDS
+from cadmcp.daemon.gateway.responder import KEEPALIVE, Responder
+from cadmcp.daemon.gateway.rpc import Deadlines, Inbox, RequestFailed, new_nonce
+from cadmcp.daemon.gateway.settings import Settings
+from cadmcp.daemon.gateway.subjects import Subjects
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.launching import HostLauncher
+from cadmcp.wire.echo import echo
+
+log = logging.getLogger("cadmcp.daemon.gateway")
+
+RESTART_DELAY = 2.0
+LAUNCH_SEARCHABLE_WAIT = 15.0
+"""Seconds a remote launch waits for the new host's catalog to be mirrored here."""
+
+
+class Gateway:
+    """Joins the daemon to its space: registration, heartbeats, remote catalogs, routing."""
+
+    def __init__(
+        self, settings: Settings, directory: HostDirectory, launcher: HostLauncher | None = None
+    ) -> None:
+        self.settings = settings
+        self.directory = directory
+        directory.machine_id = settings.machine_id  # local hosts are keyed with the configured id
+        self.subjects = Subjects(settings.space)
+        root = self.subjects.inbox(settings.machine_id, new_nonce())
+        self.connection = Connection(settings, self.subjects, inbox_prefix=f"{root}.x")
+        self.inbox = Inbox(self.connection, root)
+        self.responder = Responder(self.connection, settings, self.subjects, directory, launcher)
+        self.registrar = Registrar(self.connection, settings, self.subjects, directory, self.responder)
+        self.mirror = Mirror(self.connection, settings, self.subjects, directory, self.inbox)
+        self.mirror.own_instance = self.registrar.instance
+
+    async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect and take part until cancelled; nothing here ever stops the daemon."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._guard, "connection", self.connection.run)
+            task_status.started()
+            await self.connection.up.wait()
+            await self.inbox.start()
+            tg.start_soon(self._guard, "registration", self.registrar.run, tg)
+            tg.start_soon(self._guard, "mirror", self.mirror.run, tg)
+
+    async def _guard(self, name: str, run: Any, *args: Any) -> None:
+        """Run a part; if it fails, log it and start it again after a pause."""
+        while True:
+            try:
+                await run(*args)
+                return
+            except Exception as exc:
+                log.warning("gateway %s failed (%s); restarting", name, self.settings.redact(repr(exc))[:300])
+            await anyio.sleep(RESTART_DELAY)
+
+    # -- what the daemon's tools ask -------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        out = {**self.connection.status(), **self.registrar.status()}
+        if self.mirror.conflict:
+            out["conflict"] = self.mirror.conflict
+        return out
+
+    def machines(self) -> list[dict[str, Any]]:
+        """Other machines of the space: online first, then by name."""
+        found = sorted(self.mirror.machines.values(), key=lambda m: (not m.online, m.name, m.machine_id))
+        return [m.describe() for m in found]
+
+    def resolve_machine(self, value: Any) -> str:
+        """The machine id `value` names (an id or a name), this machine's included."""
+        if not isinstance(value, str) or not value:
+            raise validation_error("machineId must be a machine id (or name) from list_machines.")
+        if value in (self.settings.machine_id, self.settings.machine_name):
+            return self.settings.machine_id
+        if value in self.mirror.machines:
+            return value
+        named = [m.machine_id for m in self.mirror.machines.values() if m.name == value]
+        if len(named) == 1:
+            return named[0]
+        known = sorted(m.machine_id for m in self.mirror.machines.values())
+        raise DaemonError(
+            "unknown_machine",
+            f"No machine {echo(value)} is known on the gateway (known: {known or 'none'}, and this one, "
+            f"{self.settings.machine_id}). Call list_machines.",
+        )
+
+    async def launch(self, machine_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        """`launch_host` on another machine: its own configured launch command runs there."""
+        machine = self.mirror.machines.get(machine_id)
+        if machine is None or not machine.online:
+            raise DaemonError(
+                "machine_offline",
+                f"The machine {machine_id!r} is offline; nothing was started. Call list_machines.",
+                {"machineId": machine_id},
+            )
+        args = {"detach": True, **args}  # a remote host outlives whichever daemon serves the machine now
+        timeout = args.get("timeoutSeconds")
+        limit = (
+            float(timeout) if isinstance(timeout, int | float) and not isinstance(timeout, bool) else 120.0
+        )
+        body = {
+            "from": {"machineId": self.settings.machine_id, "name": self.settings.machine_name},
+            "args": args,
+        }
+        deadlines = Deadlines(accept=ACCEPT_SECONDS, silence=3 * KEEPALIVE, total=limit + 30.0)
+        try:
+            answer = await self.inbox.request(self.subjects.machine(machine_id, "launch"), body, deadlines)
+        except RequestFailed as failed:
+            raise DaemonError(
+                "launch_failed",
+                f"Could not launch on {machine.name!r}: {failed.message}"
+                + (
+                    " The host may still be starting there; call list_host_instances."
+                    if failed.started
+                    else ""
+                ),
+                {"machineId": machine_id, "executionStarted": failed.started},
+            ) from None
+        if isinstance(answer.get("error"), dict):
+            error = dict(answer["error"])
+            raise DaemonError(str(error.pop("type", "launch_failed")), str(error.pop("message", "")), error)
+        result = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
+        pid = result.get("pid")
+        entry = await self._wait_mirrored(HostKey(machine_id, pid)) if isinstance(pid, int) else None
+        return {
+            **result,
+            "machineId": machine_id,
+            "machine": machine.name,
+            "searchable": entry is not None,
+        }
+
+    async def _wait_mirrored(self, key: HostKey) -> HostEntry | None:
+        deadline = time.monotonic() + LAUNCH_SEARCHABLE_WAIT
+        while time.monotonic() < deadline:
+            entry = self.directory.entries.get(key)
+            if entry is not None:
+                return entry
+            await anyio.sleep(0.05)
+        return None
