@@ -63,7 +63,7 @@ def load_queries(path: Path) -> list[Query]:
 
 
 def query_half(text: str) -> str:
-    """"a" or "b": the fixed half of a set a query belongs to (parity of its UTF-8 CRC32)."""
+    """ "a" or "b": the fixed half of a set a query belongs to (parity of its UTF-8 CRC32)."""
     return "b" if zlib.crc32(text.encode("utf-8")) & 1 else "a"
 
 
@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--half",
         choices=("a", "b"),
-        help="only half A (even CRC32 of the query's UTF-8 text) or half B (odd): tune on one, hold out the other",
+        help="only half A (even CRC32 of the UTF-8 query) or B (odd): tune on one, hold out the other",
     )
     parser.add_argument(
         "--semantic", choices=MODES, help=f"fuse semantic ranking (default: ${SEMANTIC_ENV}, else auto)"
