@@ -28,7 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
 from cadmcp.daemon.hostlink import HostLink
-from cadmcp.daemon.search import SearchIndex, capability_docs
+from cadmcp.daemon.search import SearchIndex, capability_docs, meta_domain
 from cadmcp.wire import endpoints, sockets
 from cadmcp.wire.meta import HOST_STATE
 
@@ -290,7 +290,9 @@ class HostDirectory:
         while len(self._last_seen) > LAST_SEEN_HOSTS:
             self._last_seen.popitem(last=False)
         self.links[key] = link
-        self.index.replace_host(key.instance_id, [d for d in docs if d.key in entry.by_id])
+        self.index.replace_host(
+            key.instance_id, [d for d in docs if d.key in entry.by_id], domain=meta_domain(meta)
+        )
         log.info(
             "catalog host=%s pid=%s tools=%d resources=%d templates=%d durationMs=%d",
             ep.host_app,

@@ -51,7 +51,20 @@ def args_hint(cap: Capability) -> str:
     )
 
 
-def item(cap: Capability, routing: dict[str, Any], detail: str) -> dict[str, Any]:
+def active_document(entry: Any) -> str | None:
+    """The title of the host's active document, from the state it publishes (when it does)."""
+    state = getattr(entry, "state", None)
+    title = state.get("activeDocument") if isinstance(state, dict) else None
+    return title if isinstance(title, str) and title else None
+
+
+def item(
+    cap: Capability,
+    routing: dict[str, Any],
+    detail: str,
+    document: str | None = None,
+    why: str | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": cap.id,
         "kind": cap.kind,
@@ -61,6 +74,10 @@ def item(cap: Capability, routing: dict[str, Any], detail: str) -> dict[str, Any
         "requiredArgs": cap.required_args,
         "argsHint": args_hint(cap),
     }
+    if document:
+        out["document"] = document
+    if why:
+        out["why"] = why
     if cap.title:
         out["title"] = cap.title
     if detail == "schema" and cap.kind == "tool":
@@ -109,13 +126,17 @@ def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
             f"No connected host has hostInstanceId {host!r}. Connected: {known or 'none'}; "
             "call list_host_instances to see them."
         )
-    result = directory.index.search(query, host_key=host, kinds=kinds, limit=limit)
+    # host instance ids, most recently invoked first (HostDirectory.recent_hosts, where there is one)
+    recent = getattr(directory, "recent_hosts", None)
+    result = directory.index.search(
+        query, host_key=host, kinds=kinds, limit=limit, recent=list(recent()) if callable(recent) else []
+    )
     items = []
-    for doc in result.hits:
+    for doc, why in zip(result.hits, result.reasons or [None] * len(result.hits), strict=True):
         entry = by_instance.get(doc.host_key)
         cap = entry.by_id.get(doc.key) if entry else None
         if entry is not None and cap is not None:
-            items.append(item(cap, entry.routing(), detail))
+            items.append(item(cap, entry.routing(), detail, active_document(entry), why))
     answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
     if not items:
         if not directory.entries:

@@ -39,6 +39,12 @@ class Vocabulary:
             self._groups.append(members)
             for m in members:
                 self._by_first.setdefault(m.stems[0], []).append((m, gid))
+        self._intents: dict[str, list[tuple[str, _Member]]] = {}  # first stem → (intent, member)
+        for intent, texts in data.get("intents", {}).items():
+            for text in texts:
+                if split_words(text):
+                    member = self._member(text)
+                    self._intents.setdefault(member.stems[0], []).append((intent, member))
         self._apps: dict[tuple[str, ...], str] = {}
         for app, aliases in data.get("apps", {}).items():
             for alias in (app, *aliases):
@@ -67,6 +73,24 @@ class Vocabulary:
             for member in self._groups[gid]:
                 for term in member.terms:
                     out[term] = SYNONYM_WEIGHT
+        return out
+
+    def intents(self, words: Sequence[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+        """What kind of request the query's words make: intent → [(the words as typed, their
+        terms with synonyms)]. `change` (rename, move, add ...) counts only as the request's
+        first word (after stop words: "please rename ..."), where it is a command and not a
+        noun ("save my changes"); `query` (how many, total, find ...) counts anywhere."""
+        stems = [self.analyzer.stem(w) for w in words]
+        lead = next((i for i, w in enumerate(words) if w not in self.analyzer.stop_words), len(words))
+        out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for i, s in enumerate(stems):
+            for intent, member in self._intents.get(s, ()):
+                n = len(member.stems)
+                if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i != lead):
+                    continue
+                typed = words[i : i + n]
+                terms = {*member.terms, *self.analyzer.terms_of_words(list(typed)), *self.expand(typed)}
+                out.setdefault(intent, []).append((" ".join(typed), tuple(sorted(terms))))
         return out
 
     @property
