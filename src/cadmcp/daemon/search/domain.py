@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-DOMAIN_META_KEY = "io.cadmcp/domain"
-FALLBACK_META_KEY = "io.cadmcp/fallback"
+from cadmcp.wire.meta import DOMAIN, FALLBACK
+
+DOMAIN_META_KEY = DOMAIN
+FALLBACK_META_KEY = FALLBACK
 #: Kinds of request a fallback tool can stand in for.
 INTENTS = ("change", "query")
 #: Bounds on what a host may declare (the rest is ignored).

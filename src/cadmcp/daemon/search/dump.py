@@ -18,24 +18,6 @@ from typing import Any
 
 #: How long one host may take to answer its list requests.
 TIMEOUT_S = 10.0
-#: Volatile host state hosts put in the `tools/list` result `_meta`; not part of a catalog.
-HOST_STATE_META_KEY = "io.cadmcp/hostState"
-
-
-async def _list_all(link: Any, method: str, field: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every page of one MCP list request as raw JSON dicts, and the first page's result `_meta`."""
-    items: list[dict[str, Any]] = []
-    meta: dict[str, Any] = {}
-    cursor: str | None = None
-    for _ in range(1000):
-        result = await link.raw_request(method, {"cursor": cursor} if cursor else {}, timeout=TIMEOUT_S)
-        items += result.get(field) or []
-        if not meta and isinstance(result.get("_meta"), dict):
-            meta = result["_meta"]
-        cursor = result.get("nextCursor")
-        if not cursor:
-            break
-    return items, meta
 
 
 async def dump_host(path: Path) -> dict[str, Any]:
@@ -44,6 +26,7 @@ async def dump_host(path: Path) -> dict[str, Any]:
     import anyio
 
     from cadmcp.daemon.hostlink import HostLink
+    from cadmcp.wire.meta import HOST_STATE
     from cadmcp.wire.sockets import connect
 
     out: dict[str, Any] = {}
@@ -51,12 +34,12 @@ async def dump_host(path: Path) -> dict[str, Any]:
     with anyio.fail_after(TIMEOUT_S):
         async with connect(path) as (read, write), HostLink(read, write) as link:
             await link.connect()
-            out["tools"], meta = await _list_all(link, "tools/list", "tools")
-            out["resources"], _ = await _list_all(link, "resources/list", "resources")
-            out["resourceTemplates"], _ = await _list_all(
-                link, "resources/templates/list", "resourceTemplates"
+            out["tools"], meta = await link.list_all("tools/list", "tools", TIMEOUT_S)
+            out["resources"], _ = await link.list_all("resources/list", "resources", TIMEOUT_S)
+            out["resourceTemplates"], _ = await link.list_all(
+                "resources/templates/list", "resourceTemplates", TIMEOUT_S
             )
-    meta = {k: v for k, v in meta.items() if k != HOST_STATE_META_KEY}
+    meta = {k: v for k, v in meta.items() if k != HOST_STATE}  # volatile, not part of a catalog
     if meta:
         out["_meta"] = meta
     return out
