@@ -51,6 +51,7 @@ class CapabilityDoc:
     host_version: str
     host_key: str
     fallback: tuple[str, ...] = ()  # intents it stands in for (`_meta["io.cadmcp/fallback"]`)
+    read_only: bool = False  # a resource, or a tool annotated readOnlyHint
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,9 @@ SEMANTIC_MIN = 0.2
 #: Score factor for capabilities of the app whose declared domain words the query uses most
 #: ("layer", "block" → the drawing host; "storey", "slab" → the building-model host).
 DOMAIN_PREFERENCE = 1.3
+#: Score factor for capabilities that only read (resources, readOnlyHint tools) when the request
+#: is a question ("which documents are open" wants the listing, not `open_document`).
+QUESTION_READ_PREFERENCE = 1.25
 #: Twins (one capability on several hosts) whose scores are within this ratio count as tied;
 #: the host invoked most recently then goes first.
 TWIN_TIE = 0.8
@@ -279,6 +283,7 @@ class SearchIndex:
         self._domains: list[_AppDomain] | None = None
         self._order: list[_Segment] | None = None  # segments in listing order, when known
         self._fallbacks: dict[int, tuple[str, ...]] = {}  # doc number → intents it stands in for
+        self._read_only: set[int] = set()  # doc numbers of capabilities that only read
         self._heads: dict[str, set[int]] = {}  # head term → doc numbers
 
     def __len__(self) -> int:
@@ -339,6 +344,8 @@ class SearchIndex:
             self._entries[gid] = _Entry(doc, _order_key(doc), segment.name_terms[i], segment.head_terms[i])
             if doc.fallback:
                 self._fallbacks[gid] = doc.fallback
+            if doc.read_only:
+                self._read_only.add(gid)
             for t in segment.head_terms[i]:
                 self._heads.setdefault(t, set()).add(gid)
         self._name_keys.update(segment.name_keys)
@@ -365,6 +372,7 @@ class SearchIndex:
             gid = segment.base + i
             del self._entries[gid]
             self._fallbacks.pop(gid, None)
+            self._read_only.discard(gid)
             for t in segment.head_terms[i]:
                 heads = self._heads[t]
                 heads.discard(gid)
@@ -384,6 +392,7 @@ class SearchIndex:
             seg.base = int(remap[seg.base])
         self._entries = {int(remap[g]): e for g, e in self._entries.items()}
         self._fallbacks = {int(remap[g]): f for g, f in self._fallbacks.items()}
+        self._read_only = {int(remap[g]) for g in self._read_only}
         self._heads = {t: {int(remap[g]) for g in gs} for t, gs in self._heads.items()}
         if self._vectors is not None:
             self._vectors.compact(remap)
@@ -549,13 +558,22 @@ class SearchIndex:
             final = acc * np.minimum(1.0, cov * (1.0 / total_w)) ** COORD
         preferred = Vocabulary.app_mentions(words, aliases) if words else set()
         inferred, domain_words = (set(), {}) if preferred or host_scope else self._domain_apps(query)
-        boost = None
-        for apps, factor in ((preferred, APP_PREFERENCE), (inferred, DOMAIN_PREFERENCE)):
-            ids = [self._app_ids[a] for a in apps if a in self._app_ids]
-            if ids:
-                if boost is None:
-                    boost = np.ones(len(final))
-                boost[np.isin(postings.app_codes(), ids)] *= factor
+        # preferences: `boost` scales lexical scores; `fused_boost` (what the request's domain
+        # words and question form say, not a mentioned app name) also scales fused scores
+        boost = fused_boost = None
+        question = bool(self._read_only) and self.vocabulary.is_question(query, words)
+        if inferred or question:
+            fused_boost = np.ones(len(final))
+            if inferred:
+                ids = [self._app_ids[a] for a in inferred if a in self._app_ids]
+                fused_boost[np.isin(postings.app_codes(), ids)] *= DOMAIN_PREFERENCE
+            if question:
+                fused_boost[list(self._read_only)] *= QUESTION_READ_PREFERENCE
+            boost = fused_boost.copy()
+        pref_ids = [self._app_ids[a] for a in preferred if a in self._app_ids]
+        if pref_ids:
+            boost = np.ones(len(final)) if boost is None else boost
+            boost[np.isin(postings.app_codes(), pref_ids)] *= APP_PREFERENCE
         if boost is not None:
             final = final * boost
         idx = np.flatnonzero(mask)
@@ -570,7 +588,7 @@ class SearchIndex:
             pool = self._rerank(pool, qterms)
         tiers = {g: t for g, t in tiers.items() if scope[g]}
         if sims is not None:
-            pool, added = self._fuse(pool, final, mask, scope, sims, tiers, boost)
+            pool, added = self._fuse(pool, final, mask, scope, sims, tiers, fused_boost)
             total += added
         for gid in tiers:
             if gid not in pool:

@@ -45,6 +45,7 @@ class Vocabulary:
                 if split_words(text):
                     member = self._member(text)
                     self._intents.setdefault(member.stems[0], []).append((intent, member))
+        self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
         self._apps: dict[tuple[str, ...], str] = {}
         for app, aliases in data.get("apps", {}).items():
             for alias in (app, *aliases):
@@ -92,6 +93,11 @@ class Vocabulary:
                 terms = {*member.terms, *self.analyzer.terms_of_words(list(typed)), *self.expand(typed)}
                 out.setdefault(intent, []).append((" ".join(typed), tuple(sorted(terms))))
         return out
+
+    def is_question(self, query: str, words: Sequence[str]) -> bool:
+        """Whether the request asks about state ("which layers are frozen", "... open?")
+        rather than asking for something to be done."""
+        return bool(words) and (words[0] in self._questions or query.rstrip().endswith("?"))
 
     @property
     def app_aliases(self) -> dict[tuple[str, ...], str]:
