@@ -59,9 +59,18 @@ class _Static:
 
 
 def _wordllama() -> _Static:
+    import tempfile
+
+    import wordllama
     from wordllama import WordLlama
 
-    wl = WordLlama.load(disable_download=True)
+    # the wheel ships the files, but under `tokenizers/` where the loader looks in `tokenizer/`
+    package = Path(wordllama.__file__).parent
+    cache = Path(tempfile.mkdtemp(prefix="wordllama-"))
+    (cache / "tokenizers").symlink_to(package / "tokenizers")
+    (cache / "tokenizer").symlink_to(package / "tokenizers")
+    (cache / "weights").symlink_to(package / "weights")
+    wl = WordLlama.load(cache_dir=cache, disable_download=True)
     return _Static(lambda t: wl.embed([t])[0], lambda ts: wl.embed(ts))
 
 

@@ -102,7 +102,7 @@ NAME_COVERAGE = 0.5
 #: Semantic fusion (with a `SemanticLayer`): the lexical matches (scaled to the best one) and
 #: the SEMANTIC_DEPTH capabilities most similar to the query (cosine >= SEMANTIC_MIN) are
 #: ranked by FUSION_ALPHA × lexical + (1 − FUSION_ALPHA) × cosine.
-FUSION_ALPHA = 0.15
+FUSION_ALPHA = 0.25
 SEMANTIC_DEPTH = 10
 SEMANTIC_MIN = 0.2
 #: Score factor for capabilities of the app whose declared domain words the query uses most
@@ -110,7 +110,7 @@ SEMANTIC_MIN = 0.2
 DOMAIN_PREFERENCE = 1.3
 #: Score factor for capabilities that only read (resources, readOnlyHint tools) when the request
 #: is a question ("which documents are open" wants the listing, not `open_document`).
-QUESTION_READ_PREFERENCE = 1.25
+QUESTION_READ_PREFERENCE = 1.5
 #: Twins (one capability on several hosts) whose scores are within this ratio count as tied;
 #: the host invoked most recently then goes first.
 TWIN_TIE = 0.8
@@ -658,7 +658,17 @@ class SearchIndex:
         answer) that no dedicated capability is named for; returns how many were not matches."""
         intents = self.vocabulary.intents(words)
         if not intents:
-            return 0
+            if pool or not apps:
+                return 0
+            # nothing matched a request in an app's domain ("zeichne eine Linie"): that app's
+            # general-purpose tool is the one capability that may do it
+            lift = [
+                g for g in self._fallbacks if scope[g] and self._entries[g].doc.host_app.casefold() in apps
+            ]
+            for g in lift:
+                pool[g] = 1.0
+                reasons[self._entries[g].doc.key] = "general-purpose tool: nothing specific matches"
+            return len(lift)
         lift = [
             g
             for g, kinds in self._fallbacks.items()
