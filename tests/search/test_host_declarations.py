@@ -181,13 +181,37 @@ def test_without_a_declared_fallback_nothing_is_lifted() -> None:
 
 def test_hosts_replacing_their_declarations_are_reindexed() -> None:
     index = _both()
-    docs = list(index.docs())
-    dxf = [d for d in docs if d.host_app == "DXF"]
+    assert _first(index, "screenshot of the building")[0] == "IFC"
+    dxf = [d for d in index.docs() if d.host_app == "DXF"]
+    # the DXF host now claims "building" too: a tie, so the listing order (DXF first) decides
     index.replace_host(dxf[0].host_key, dxf, domain=HostDomain(terms=("building",)))
-    assert _first(index, "screenshot of the building")[0] in ("DXF", "IFC")  # both claim it: a tie
+    assert _first(index, "screenshot of the building")[0] == "DXF"
+    assert _first(index, "rename the layer") == (
+        "DXF",
+        "execute_python_code",
+        "general-purpose tool: no dedicated capability for 'rename'",
+    )
+    # ... and stops declaring a fallback tool: nothing stands in for the rename any more
     plain = [dataclasses.replace(d, fallback=()) for d in dxf]
     index.replace_host(dxf[0].host_key, plain, domain=HostDomain(terms=("layer",)))
-    assert (
-        _first(index, "rename the layer")[1] != "execute_python_code"
-        or _first(index, "rename the layer")[0] != "DXF"
+    assert _first(index, "rename the layer")[1:] == ("layer_summary", None)
+
+
+def test_a_request_in_an_apps_domain_that_nothing_matches_goes_to_its_fallback() -> None:
+    _, target, why = _first(_both(), "cantilever that slab further")  # only the IFC domain knows "slab"
+    assert target == "execute_python_code" and why is not None
+    assert _both().search("qwzx blorf").hits == []  # no domain, no match: nothing
+
+
+def test_a_question_prefers_capabilities_that_only_read() -> None:
+    index = SearchIndex()
+    same = {"description": "The colours of the layers."}
+    index.replace_host(
+        "dxf-1",
+        [
+            tool("layer_colours", **same),  # a tool that may change them
+            tool("layer_colours", **same, kind="resource", target="dxf://layer_colours"),
+        ],
     )
+    assert _first(index, "layer colours")[1] == "layer_colours"  # equal: tools list first
+    assert _first(index, "what are the layer colours?")[1] == "dxf://layer_colours"

@@ -97,8 +97,7 @@ def capability_docs(
             host_version=host_version,
             host_key=host_key,
             fallback=meta_fallback(item.get("_meta")) if kind == "tool" else (),
-            read_only=kind != "tool"
-            or (isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True),
+            read_only=isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True,
         )
 
     docs = [make("tool", t["name"], t, schema_params(t.get("inputSchema"))) for t in tools]

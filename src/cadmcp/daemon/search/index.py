@@ -51,7 +51,7 @@ class CapabilityDoc:
     host_version: str
     host_key: str
     fallback: tuple[str, ...] = ()  # intents it stands in for (`_meta["io.cadmcp/fallback"]`)
-    read_only: bool = False  # a resource, or a tool annotated readOnlyHint
+    read_only: bool = False  # a tool annotated readOnlyHint (resources and templates always read)
 
 
 @dataclass(frozen=True)
@@ -344,7 +344,7 @@ class SearchIndex:
             self._entries[gid] = _Entry(doc, _order_key(doc), segment.name_terms[i], segment.head_terms[i])
             if doc.fallback:
                 self._fallbacks[gid] = doc.fallback
-            if doc.read_only:
+            if doc.read_only or doc.kind != "tool":
                 self._read_only.add(gid)
             for t in segment.head_terms[i]:
                 self._heads.setdefault(t, set()).add(gid)
