@@ -153,6 +153,7 @@ def test_recency_does_not_beat_a_clearly_better_match() -> None:
         ("please add a property set to this beam", "IFC"),
         ("move every door block onto its own layer", "DXF"),
         ("sum the volume of all slabs", "IFC"),
+        ("alle Blöcke auf Layer 0 verschieben", "DXF"),  # the verb ends a German request
     ],
 )
 def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, app: str) -> None:
@@ -167,6 +168,7 @@ def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, 
         ("how many walls per storey", "count_elements"),  # a specific capability matches the rest
         ("undo the last change", "navigate_history"),  # "change" as a noun is no command
         ("save my changes to the drawing", "save_document"),
+        ("revert my last wall change", "navigate_history"),  # a noun at the end is no command
         ("summarise the layers with their colours", "layer_summary"),
     ],
 )

@@ -79,15 +79,19 @@ class Vocabulary:
     def intents(self, words: Sequence[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
         """What kind of request the query's words make: intent → [(the words as typed, their
         terms with synonyms)]. `change` (rename, move, add ...) counts only as the request's
-        first word (after stop words: "please rename ..."), where it is a command and not a
-        noun ("save my changes"); `query` (how many, total, find ...) counts anywhere."""
+        first word (after stop words: "please rename ...") or, as an infinitive ending in -en,
+        its last ("Layer umbenennen": German and Dutch requests end with the verb), where it is a
+        command and not a noun ("save my changes"); `query` (how many, total ...) counts anywhere."""
         stems = [self.analyzer.stem(w) for w in words]
-        lead = next((i for i, w in enumerate(words) if w not in self.analyzer.stop_words), len(words))
+        content = [i for i, w in enumerate(words) if w not in self.analyzer.stop_words]
+        ends = set(content[:1])
+        if content and words[content[-1]].endswith("en"):  # a German or Dutch infinitive
+            ends.add(content[-1])
         out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
         for i, s in enumerate(stems):
             for intent, member in self._intents.get(s, ()):
                 n = len(member.stems)
-                if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i != lead):
+                if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
                     continue
                 typed = words[i : i + n]
                 terms = {*member.terms, *self.analyzer.terms_of_words(list(typed)), *self.expand(typed)}
