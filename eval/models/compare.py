@@ -104,7 +104,8 @@ def sets() -> dict[str, tuple[Path, str | None]]:
     if (BFCL / "queries.jsonl").is_file():
         out["bfcl-A"] = (BFCL, "a")
         out["bfcl-B"] = (BFCL, "b")
-    out["cad-tune"] = (ROOT / "eval" / "cadmcp", None)
+    out["cad"] = (ROOT / "eval" / "cadmcp", None)
+    out["cad-terse"] = (ROOT / "eval" / "cadbim-tune", None)
     out["cad-heldout"] = (ROOT / "eval" / "cadbim-heldout", None)
     out["metatool-A"] = (ROOT / "eval" / "metatool", "a")
     out["metatool-B"] = (ROOT / "eval" / "metatool", "b")

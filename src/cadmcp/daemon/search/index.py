@@ -101,8 +101,11 @@ RERANK_DEPTH = 30
 NAME_COVERAGE = 0.5
 #: Semantic fusion (with a `SemanticLayer`): the lexical matches (scaled to the best one) and
 #: the SEMANTIC_DEPTH capabilities most similar to the query (cosine >= SEMANTIC_MIN) are
-#: ranked by FUSION_ALPHA × lexical + (1 − FUSION_ALPHA) × cosine.
-FUSION_ALPHA = 0.25
+#: ranked by FUSION_ALPHA × lexical + (1 − FUSION_ALPHA) × cosine; by FUSION_ALPHA_DOMAIN when
+#: the request names an app or uses an app's declared domain words: the lexical side then
+#: carries what hosts and the vocabulary know about the domain, which the model does not.
+FUSION_ALPHA = 0.15
+FUSION_ALPHA_DOMAIN = 0.25
 SEMANTIC_DEPTH = 10
 SEMANTIC_MIN = 0.2
 #: Score factor for capabilities of the app whose declared domain words the query uses most
@@ -588,7 +591,8 @@ class SearchIndex:
             pool = self._rerank(pool, qterms)
         tiers = {g: t for g, t in tiers.items() if scope[g]}
         if sims is not None:
-            pool, added = self._fuse(pool, final, mask, scope, sims, tiers, fused_boost)
+            alpha = FUSION_ALPHA_DOMAIN if preferred or inferred else FUSION_ALPHA
+            pool, added = self._fuse(pool, final, mask, scope, sims, tiers, fused_boost, alpha)
             total += added
         for gid in tiers:
             if gid not in pool:
@@ -781,6 +785,7 @@ class SearchIndex:
         sims: Any,
         tiers: dict[int, int],
         boost: Any = None,
+        alpha: float = FUSION_ALPHA,
     ) -> tuple[dict[int, float], int]:
         """Lexical pool + the most similar capabilities in scope, scored by the fusion formula;
         also returns how many candidates were not lexical matches."""
@@ -801,7 +806,7 @@ class SearchIndex:
                 lex = float(final[g]) if mask[g] else 0.0
                 added += not mask[g]
             share = min(1.0, lex / top) if top > 0 else 0.0
-            out[g] = FUSION_ALPHA * share + (1.0 - FUSION_ALPHA) * float(sims[g])
+            out[g] = alpha * share + (1.0 - alpha) * float(sims[g])
             if boost is not None:
                 out[g] *= float(boost[g])
         return out, added
