@@ -136,7 +136,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--models", help="comma-separated subset of the models")
     parser.add_argument("--sets", help="comma-separated subset of the sets")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON")
+    parser.add_argument("--modes", default="alone,fused", help="alone (cosine only), fused, or both")
     args = parser.parse_args(argv)
+    modes = args.modes.split(",")
     chosen = models()
     if args.models:
         chosen = {k: v for k, v in chosen.items() if k in args.models.split(",")}
@@ -152,10 +154,10 @@ def main(argv: list[str]) -> int:
         encoder = factory()
         latency = query_latency(encoder, probe)
         row: dict[str, Any] = {"query_p50_ms": round(latency, 2)}
-        for mode, alpha in (("alone", 0.0), ("fused", index_module.FUSION_ALPHA)):
-            saved = index_module.FUSION_ALPHA, index_module.SEMANTIC_DEPTH
-            index_module.FUSION_ALPHA = alpha
-            if alpha == 0.0:
+        for mode in modes:
+            saved = index_module.FUSION_ALPHA, index_module.FUSION_ALPHA_DOMAIN, index_module.SEMANTIC_DEPTH
+            if mode == "alone":  # cosine only
+                index_module.FUSION_ALPHA = index_module.FUSION_ALPHA_DOMAIN = 0.0
                 index_module.SEMANTIC_DEPTH = 30
             try:
                 for name, (f, h) in all_sets.items():
@@ -164,7 +166,9 @@ def main(argv: list[str]) -> int:
                     layer.close()
                     row[f"{name}/{mode}"] = (r["hit@1"], r["hit@5"], r["mrr@5"])
             finally:
-                index_module.FUSION_ALPHA, index_module.SEMANTIC_DEPTH = saved
+                index_module.FUSION_ALPHA, index_module.FUSION_ALPHA_DOMAIN, index_module.SEMANTIC_DEPTH = (
+                    saved
+                )
         report[model] = row
         print(model, json.dumps(row), flush=True)
     if args.out:
