@@ -256,7 +256,6 @@ class _AppDomain:
     """One app's declared domain terms, analysed: phrases by their first term."""
 
     app: str  # casefolded
-    label: str  # the app's name as hosts give it
     phrases: dict[str, list[tuple[tuple[str, ...], str]]]  # first term → (terms, text as declared)
 
 
@@ -609,21 +608,21 @@ class SearchIndex:
     def _app_domains(self) -> list[_AppDomain]:
         """Every app's declared domain terms (merged over its hosts), analysed once per change."""
         if self._domains is None:
-            merged: dict[str, tuple[str, dict[tuple[str, ...], str]]] = {}
+            merged: dict[str, dict[tuple[str, ...], str]] = {}
             for seg in self._segments.values():
                 if seg.domain is None or not seg.domain.terms:
                     continue
-                _, phrases = merged.setdefault(seg.app, (seg.docs[0].host_app, {}))
+                phrases = merged.setdefault(seg.app, {})
                 for text in seg.domain.terms:
                     terms = tuple(self.analyzer.terms(text))
                     if terms:
                         phrases.setdefault(terms, text)
             domains = []
-            for app, (label, phrases) in sorted(merged.items()):
+            for app, phrases in sorted(merged.items()):
                 by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
                 for terms, text in phrases.items():
                     by_first.setdefault(terms[0], []).append((terms, text))
-                domains.append(_AppDomain(app, label, by_first))
+                domains.append(_AppDomain(app, by_first))
             self._domains = domains
         return self._domains
 
