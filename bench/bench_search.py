@@ -462,6 +462,7 @@ def main(argv: list[str]) -> int:
     quality(sets, python, layer)
     if not args.no_scale:
         scale_sets = {k: f for k, (f, _) in sets.items() if k in ("BFCL-A", "CAD")}
+        scale_sets = scale_sets or {k: f for k, (f, _) in sets.items()}  # catalogs of the sets chosen
         scale(scale_sets, sizes, python, 100 if args.quick else 300, layer)
     return 0
 
