@@ -3,8 +3,10 @@
     python bench/bench_search.py [--quick] [--no-baseline] [--no-semantic] [--sizes 500,10000,100000]
 
 Prints figures; asserts nothing. Quality runs on the BFCL dev set (built into a cache dir on
-first use with `../shared/eval/build_bfcl_devset.py` when that script is present) and on the
-CAD/BIM set in `eval/cadmcp/`. The baseline, FastMCP 4.1.6's `BM25SearchTransform._search`,
+first use with `shared/eval/build_bfcl_devset.py` when a `shared/` folder sits beside or above
+the checkout), halves A (tuned on) and B (held out); on the CAD/BIM sets in `eval/` (`cadmcp`
+and `cadbim-tune` tuned on, `cadbim-heldout` held out) and on MetaTool (`eval/metatool`, halves
+A and B, tuned on by nobody). The baseline, FastMCP 4.1.6's `BM25SearchTransform._search`,
 runs in its own cached venv (made with `uv`) in a subprocess, so fastmcp never loads into the
 process that measures cadmcp. With the `semantic` extra installed, every figure is also given
 with semantic ranking fused in ("+semantic").
@@ -28,13 +30,14 @@ from typing import Any
 import platformdirs
 
 from cadmcp.daemon.search import CapabilityDoc, SearchIndex, build_index_from_catalog
-from cadmcp.daemon.search.evaluate import Query, evaluate, load_queries
+from cadmcp.daemon.search.evaluate import Query, evaluate, load_queries, query_half
 from cadmcp.daemon.search.semantic import SEMANTIC_ENV, SemanticLayer, semantic_from_env
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(platformdirs.user_cache_dir("cadmcp")) / "bench"
 CAD_SET = ROOT / "eval" / "cadmcp"
-BFCL_BUILDER = ROOT.parent / "shared" / "eval" / "build_bfcl_devset.py"
+EVAL = ROOT / "eval"
+BFCL_BUILDERS = [up / "shared" / "eval" / "build_bfcl_devset.py" for up in (ROOT.parent, ROOT.parent.parent)]
 FASTMCP = "fastmcp==4.1.6"
 REFERENCE = (
     "reference (FastMCP 4.1.6 BM25 on BFCL, from the issue): hit@1 0.577 hit@5 0.832 mrr@5 0.678, 7.5 ms"
@@ -82,11 +85,12 @@ def bfcl_set() -> Path | None:
     out = CACHE / "bfcl"
     if (out / "queries.jsonl").is_file():
         return out
-    if not BFCL_BUILDER.is_file():
-        print(f"BFCL: builder not found at ../shared/eval/{BFCL_BUILDER.name}; skipped")
+    builder = next((b for b in BFCL_BUILDERS if b.is_file()), None)
+    if builder is None:
+        print("BFCL: builder not found in shared/eval/ beside or above the checkout; skipped")
         return None
     print("BFCL: building the dev set (downloads the bfcl-eval wheel once) ...", flush=True)
-    proc = subprocess.run([sys.executable, str(BFCL_BUILDER), str(out)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, str(builder), str(out)], capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"BFCL: build failed, skipped:\n{proc.stderr[-2000:]}")
         return None
@@ -190,25 +194,30 @@ def _embedded(layer: SemanticLayer) -> float:
     return time.perf_counter() - t0
 
 
-def quality(sets: dict[str, Path], python: Path | None, layer: SemanticLayer | None) -> None:
+def quality(
+    sets: dict[str, tuple[Path, str | None]], python: Path | None, layer: SemanticLayer | None
+) -> None:
     print("\n== quality (5 results) ==")
-    for label, folder in sets.items():
+    for label, (folder, half) in sets.items():
         catalog = json.loads((folder / "catalog.json").read_text())
         index = build_index_from_catalog(catalog)
         queries = load_queries(folder / "queries.jsonl")
+        if half:
+            queries = [q for q in queries if query_half(q.text) == half]
         evaluate(index, queries[:50])  # warm caches
-        print(f"{label:6} cadmcp   {_fmt(evaluate(index, queries))}  ({len(index)} capabilities)", flush=True)
+        lexical = evaluate(index, queries)
+        print(f"{label:13} cadmcp    {_fmt(lexical)}  ({len(index)} capabilities)", flush=True)
         if layer is not None:
             fused = build_index_from_catalog(catalog, SearchIndex(semantic=layer))
             secs = _embedded(layer)
             layer._queries.clear()  # no query vector cached: every query is encoded
             fused.search("warm up")
             print(
-                f"{label:6} +semantic {_fmt(evaluate(fused, queries))}  (embedding the catalog {secs:.1f} s)",
+                f"{label:13} +semantic {_fmt(evaluate(fused, queries))}  (embedding {secs:.1f} s)",
                 flush=True,
             )
         if python is not None:
-            print(f"{label:6} fastmcp  {_fmt(baseline_quality(python, index, queries))}", flush=True)
+            print(f"{label:13} fastmcp   {_fmt(baseline_quality(python, index, queries))}", flush=True)
     if python is None:
         print(REFERENCE)
 
@@ -285,15 +294,18 @@ def scale_semantic(hosts: dict[str, list[CapabilityDoc]], queries: list[str], la
     _embedded(layer)
     index.search("warm up")
     layer._queries.clear()  # the same queries ran at the previous size: encode them again
-    times = []
+    times, cpu = [], []
     for q in queries:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         index.search(q, limit=12)
         times.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.thread_time() - c0) * 1000)
     rows = index._vectors.matrix.nbytes / 2**20 if index._vectors and index._vectors.matrix is not None else 0
+    # search runs on the calling thread (one onnxruntime thread): its CPU time is what a query
+    # costs on an idle machine; wall time adds the wait for a core on a busy one
     print(
         f"{'':>16}+semantic: p50 {_pct(times, 50):6.2f} ms  p95 {_pct(times, 95):6.2f} ms"
-        f"  vectors {rows:6.1f} MB",
+        f"  (CPU time p50 {_pct(cpu, 50):.2f} ms)  vectors {rows:6.1f} MB",
         flush=True,
     )
 
@@ -422,14 +434,25 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-baseline", action="store_true", help="skip FastMCP")
     parser.add_argument("--no-semantic", action="store_true", help="lexical figures only")
     parser.add_argument("--sizes", default="500,10000,100000")
+    parser.add_argument("--sets", help="comma-separated labels of the quality sets to run (default all)")
+    parser.add_argument("--no-scale", action="store_true", help="quality only, no latency at scale")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.quick:
         sizes = [s for s in sizes if s <= 10_000]
-    sets = {"CAD": CAD_SET}
+    sets: dict[str, tuple[Path, str | None]] = {}
     bfcl = bfcl_set()
     if bfcl is not None:
-        sets = {"BFCL": bfcl, **sets}
+        sets |= {"BFCL-A": (bfcl, "a"), "BFCL-B": (bfcl, "b")}
+    sets |= {
+        "CAD": (CAD_SET, None),
+        "CAD-terse": (EVAL / "cadbim-tune", None),
+        "CAD-heldout": (EVAL / "cadbim-heldout", None),
+        "MetaTool-A": (EVAL / "metatool", "a"),
+        "MetaTool-B": (EVAL / "metatool", "b"),
+    }
+    if args.sets:
+        sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
     python = None if args.no_baseline else fastmcp_python()
     if python is None and not args.no_baseline:
         print("baseline: fastmcp 4.1.6 could not be installed; showing the issue's reference figures")
@@ -437,7 +460,10 @@ def main(argv: list[str]) -> int:
     import_cost()
     layer = None if args.no_semantic else semantic_layer()
     quality(sets, python, layer)
-    scale(sets, sizes, python, 100 if args.quick else 300, layer)
+    if not args.no_scale:
+        scale_sets = {k: f for k, (f, _) in sets.items() if k in ("BFCL-A", "CAD")}
+        scale_sets = scale_sets or {k: f for k, (f, _) in sets.items()}  # catalogs of the sets chosen
+        scale(scale_sets, sizes, python, 100 if args.quick else 300, layer)
     return 0
 
 

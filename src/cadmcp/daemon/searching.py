@@ -52,7 +52,20 @@ def args_hint(cap: Capability) -> str:
     )
 
 
-def item(cap: Capability, routing: dict[str, Any], detail: str) -> dict[str, Any]:
+def active_document(entry: Any) -> str | None:
+    """The title of the host's active document, from the state it publishes (when it does)."""
+    state = getattr(entry, "state", None)
+    title = state.get("activeDocument") if isinstance(state, dict) else None
+    return title if isinstance(title, str) and title else None
+
+
+def item(
+    cap: Capability,
+    routing: dict[str, Any],
+    detail: str,
+    document: str | None = None,
+    why: str | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": cap.id,
         "kind": cap.kind,
@@ -62,6 +75,10 @@ def item(cap: Capability, routing: dict[str, Any], detail: str) -> dict[str, Any
         "requiredArgs": cap.required_args,
         "argsHint": args_hint(cap),
     }
+    if document:
+        out["document"] = document
+    if why:
+        out["why"] = why
     if cap.title:
         out["title"] = cap.title
     if detail == "schema" and cap.kind == "tool":
@@ -127,17 +144,24 @@ def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
     if host is not None and host not in by_instance:
         known = sorted(e.key.instance_id for e in directory.entries.values())
         raise validation_error(
-            f"No connected host has hostInstanceId {host!r}. Connected: {known or 'none'}; "
+            f"No connected host has hostInstanceId {echo(host, 40)}. Connected: {known or 'none'}; "
             "call list_host_instances to see them."
         )
     machine_hosts = machine_scope(directory, args.get("machineId"))
-    result = directory.index.search(query, host_key=host, kinds=kinds, limit=limit, host_keys=machine_hosts)
+    result = directory.index.search(
+        query,
+        host_key=host,
+        kinds=kinds,
+        limit=limit,
+        host_keys=machine_hosts,
+        recent=directory.recent_hosts(),  # most recently invoked first: breaks ties between twins
+    )
     items = []
-    for doc in result.hits:
+    for doc, why in zip(result.hits, result.reasons or [None] * len(result.hits), strict=True):
         entry = by_instance.get(doc.host_key)
         cap = entry.by_id.get(doc.key) if entry else None
         if entry is not None and cap is not None:
-            items.append(item(cap, entry.routing(), detail))
+            items.append(item(cap, entry.routing(), detail, active_document(entry), why))
     answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
     if not items:
         if not directory.entries:

@@ -28,8 +28,10 @@ TOOLS: list[dict[str, Any]] = [
         "description": (
             "Call this first. Searches the tools, resources and resource templates of every running "
             "CAD/BIM host (DXF drawings, IFC models, Revit, AutoCAD...) and answers ranked items, each "
-            "with an opaque `id` to pass to invoke_dynamic, its host (hostApp, version, hostInstanceId), "
-            "a short description, requiredArgs and argsHint. Write the query as you would ask a colleague "
+            "with an opaque `id` to pass to invoke_dynamic, its host (hostApp, version, hostInstanceId, "
+            "and the open `document` when the host tells), a short description, requiredArgs and argsHint; "
+            "`why` says what put an item first among twins (the same capability on several hosts) or made "
+            "a general-purpose tool the answer. Write the query as you would ask a colleague "
             "('count walls per storey', 'undo', 'screenshot of the plan'); an empty query lists everything. "
             "Use detail='schema' to get each tool's full inputSchema before calling it. Ids stay valid while "
             "the capability is unchanged; if invoke_dynamic says an id is stale, search again."

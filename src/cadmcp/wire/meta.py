@@ -5,3 +5,11 @@ from __future__ import annotations
 HOST_STATE = "io.cadmcp/hostState"
 """On a host's `tools/list` result: what the host says about itself (`phase`, `documents`,
 `activeDocument`); the daemon keeps it per host and shows it in `list_host_instances`."""
+
+DOMAIN = "io.cadmcp/domain"
+"""On a host's `tools/list` result: the app's search vocabulary, `{"names": [...], "terms": [...]}`
+(what people call the app; words of its domain). Search uses it to tell apps apart."""
+
+FALLBACK = "io.cadmcp/fallback"
+"""On a tool: `["change"]`, `["query"]` or both: the host's general-purpose tool for changes
+(questions) no dedicated capability covers; search ranks it first for those."""

@@ -325,7 +325,7 @@ class Mirror:
             templates=templates,
             state=machine.hosts[key.pid].state,
         )
-        entry = dataclasses.replace(entry, machine=machine.name)
+        entry = dataclasses.replace(entry, machine=machine.name, domain=catalog.get("domain"))
         link = RemoteLink(self.inbox, self.settings, self.subjects, entry)
         self.directory.install(entry, link, tools, resources, templates)
         # the digest the machine computed: what its presence will name while nothing changes

@@ -295,6 +295,7 @@ class Responder:
                     "tools": by_kind["tool"],
                     "resources": by_kind["resource"],
                     "templates": by_kind["resource_template"],
+                    "domain": entry.domain,
                 }
             }
         )

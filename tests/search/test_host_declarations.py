@@ -1,0 +1,219 @@
+"""What hosts declare for ranking: domain words decide between twins, recency breaks ties, and a
+fallback tool answers changes nothing specific covers. Catalogs carry the `_meta` keys exactly
+as hosts send them (see docs/search.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from cadmcp.daemon.search import (
+    DOMAIN_META_KEY,
+    FALLBACK_META_KEY,
+    HostDomain,
+    SearchIndex,
+    build_index_from_catalog,
+    capability_docs,
+    meta_domain,
+)
+from cadmcp.daemon.search.domain import MAX_DOMAIN_ENTRIES, meta_fallback
+from tests.search.conftest import cad_docs, tool
+
+DXF_DOMAIN = {"names": ["AutoCAD", "DWG"], "terms": ["drawing", "floor plan", "layer", "block", "hatch"]}
+IFC_DOMAIN = {"names": ["BIM"], "terms": ["building", "storey", "wall", "slab", "property set", "model"]}
+
+
+def _host(app: str, pid: int, domain: dict[str, Any] | None, fallback: bool = True) -> dict[str, Any]:
+    docs = cad_docs(f"{app}-{pid}", app)
+    tools = []
+    for d in docs:
+        if d.kind != "tool":
+            continue
+        entry: dict[str, Any] = {"name": d.name, "description": d.description}
+        if fallback and d.name == "execute_python_code":
+            entry["_meta"] = {FALLBACK_META_KEY: ["change", "query"]}
+        tools.append(entry)
+    extra = {
+        "DXF": {"name": "layer_summary", "description": "Summarise the layers: colour, entity counts."},
+        "IFC": {"name": "count_elements", "description": "Count the elements of an IFC class per storey."},
+    }[app]
+    host: dict[str, Any] = {"hostApp": app, "version": "1", "pid": pid, "tools": [*tools, extra]}
+    if domain is not None:
+        host["_meta"] = {DOMAIN_META_KEY: domain, "io.cadmcp/hostState": {"phase": "ready"}}
+    return host
+
+
+def _both(fallback: bool = True) -> SearchIndex:
+    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN, fallback), _host("IFC", 2, IFC_DOMAIN, fallback)]}
+    return build_index_from_catalog(catalog)
+
+
+def _first(index: SearchIndex, query: str, **kw: Any) -> tuple[str, str, str | None]:
+    result = index.search(query, **kw)
+    doc = result.hits[0]
+    return doc.host_app, doc.target, result.reasons[0]
+
+
+# --- reading the declarations ----------------------------------------------------------------
+
+
+def test_domain_and_fallback_are_read_as_hosts_send_them() -> None:
+    assert meta_domain({DOMAIN_META_KEY: DXF_DOMAIN}) == HostDomain(
+        names=("AutoCAD", "DWG"), terms=("drawing", "floor plan", "layer", "block", "hatch")
+    )
+    assert meta_domain({DOMAIN_META_KEY: {"terms": "layer, block"}}) == HostDomain((), ("layer", "block"))
+    assert meta_fallback({FALLBACK_META_KEY: ["change", "query", "teleport"]}) == ("change", "query")
+    assert meta_fallback({FALLBACK_META_KEY: "change"}) == ("change",)
+    docs = capability_docs(
+        host_app="DXF",
+        host_version="1",
+        host_key="h",
+        tools=[{"name": "run", "_meta": {FALLBACK_META_KEY: ["change"]}}],
+        resources=[{"uri": "x://a", "name": "a", "_meta": {FALLBACK_META_KEY: ["change"]}}],
+    )
+    assert [d.fallback for d in docs] == [("change",), ()]  # only tools stand in for changes
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        None,
+        {},
+        {DOMAIN_META_KEY: "layer"},
+        {DOMAIN_META_KEY: {"terms": [1, None, ""]}},
+        {DOMAIN_META_KEY: []},
+    ],
+)
+def test_malformed_domains_are_ignored(meta: Any) -> None:
+    assert meta_domain(meta) is None
+
+
+def test_domain_declarations_are_bounded() -> None:
+    many = [f"term{i}" for i in range(5 * MAX_DOMAIN_ENTRIES)] + ["x" * 500]
+    domain = meta_domain({DOMAIN_META_KEY: {"terms": many}})
+    assert domain is not None and len(domain.terms) == MAX_DOMAIN_ENTRIES
+
+
+# --- twins: the request's words, then recency --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "app", "target"),
+    [
+        ("screenshot of the floor plan", "DXF", "view_screenshot"),
+        ("what does the building look like", "IFC", "view_screenshot"),
+        ("undo my last change to the layer colours", "DXF", "navigate_history"),
+        ("undo the slab edit", "IFC", "navigate_history"),
+        ("save the dwg", "DXF", "save_document"),  # a declared name counts like naming the app
+    ],
+)
+def test_domain_words_pick_the_twin_of_their_app(query: str, app: str, target: str) -> None:
+    result = _both().search(query)
+    twins = [
+        (d.host_app, why) for d, why in zip(result.hits, result.reasons, strict=True) if d.target == target
+    ]
+    assert [a for a, _ in twins] == [app, "IFC" if app == "DXF" else "DXF"]
+    assert twins[0][1] is not None and app in twins[0][1]
+
+
+def test_without_declarations_twins_stay_in_listing_order() -> None:
+    catalog = {"hosts": [_host("DXF", 1, None), _host("IFC", 2, None)]}
+    index = build_index_from_catalog(catalog)
+    assert _first(index, "screenshot of the storey")[0] == "DXF"  # no domain known: listing order
+
+
+def test_the_most_recently_used_host_breaks_a_tie() -> None:
+    index = _both()
+    assert _first(index, "screenshot", recent=["IFC_1_2", "DXF_1_1"]) == (
+        "IFC",
+        "view_screenshot",
+        "its host was used most recently",
+    )
+    assert _first(index, "screenshot", recent=["DXF_1_1"])[:2] == ("DXF", "view_screenshot")
+    # the request's own words beat recency
+    assert _first(index, "screenshot of the layer", recent=["IFC_1_2"])[0] == "DXF"
+
+
+def test_recency_does_not_beat_a_clearly_better_match() -> None:
+    index = SearchIndex()
+    index.replace_host("a", [tool("export_pdf", "Export the sheet set as PDF.", host="a", app="A")])
+    index.replace_host("b", [tool("export_pdf", "Export.", host="b", app="B")])
+    assert index.search("export the sheet set as pdf", recent=["b"]).hits[0].host_key == "a"
+
+
+# --- fallback tools ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "app"),
+    [
+        ("rename layer WALL to A-WALL", "DXF"),
+        ("please add a property set to this beam", "IFC"),
+        ("move every door block onto its own layer", "DXF"),
+        ("sum the volume of all slabs", "IFC"),
+        ("alle Blöcke auf Layer 0 verschieben", "DXF"),  # the verb ends a German request
+    ],
+)
+def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, app: str) -> None:
+    got_app, target, why = _first(_both(), query)
+    assert (got_app, target) == (app, "execute_python_code")
+    assert why is not None and why.startswith("general-purpose tool")
+
+
+@pytest.mark.parametrize(
+    ("query", "target"),
+    [
+        ("how many walls per storey", "count_elements"),  # a specific capability matches the rest
+        ("undo the last change", "navigate_history"),  # "change" as a noun is no command
+        ("save my changes to the drawing", "save_document"),
+        ("revert my last wall change", "navigate_history"),  # a noun at the end is no command
+        ("summarise the layers with their colours", "layer_summary"),
+    ],
+)
+def test_specific_capabilities_keep_their_place(query: str, target: str) -> None:
+    assert _first(_both(), query)[1] == target
+
+
+def test_without_a_declared_fallback_nothing_is_lifted() -> None:
+    _, target, why = _first(_both(fallback=False), "rename layer WALL to A-WALL")
+    assert not (target == "execute_python_code" and why and why.startswith("general-purpose"))
+
+
+def test_hosts_replacing_their_declarations_are_reindexed() -> None:
+    index = _both()
+    assert _first(index, "screenshot of the building")[0] == "IFC"
+    dxf = [d for d in index.docs() if d.host_app == "DXF"]
+    # the DXF host now claims "building" too: a tie, so the listing order (DXF first) decides
+    index.replace_host(dxf[0].host_key, dxf, domain=HostDomain(terms=("building",)))
+    assert _first(index, "screenshot of the building")[0] == "DXF"
+    assert _first(index, "rename the layer") == (
+        "DXF",
+        "execute_python_code",
+        "general-purpose tool: no dedicated capability for 'rename'",
+    )
+    # ... and stops declaring a fallback tool: nothing stands in for the rename any more
+    plain = [dataclasses.replace(d, fallback=()) for d in dxf]
+    index.replace_host(dxf[0].host_key, plain, domain=HostDomain(terms=("layer",)))
+    assert _first(index, "rename the layer")[1:] == ("layer_summary", None)
+
+
+def test_a_request_in_an_apps_domain_that_nothing_matches_goes_to_its_fallback() -> None:
+    _, target, why = _first(_both(), "cantilever that slab further")  # only the IFC domain knows "slab"
+    assert target == "execute_python_code" and why is not None
+    assert _both().search("qwzx blorf").hits == []  # no domain, no match: nothing
+
+
+def test_a_question_prefers_capabilities_that_only_read() -> None:
+    index = SearchIndex()
+    same = {"description": "The colours of the layers."}
+    index.replace_host(
+        "dxf-1",
+        [
+            tool("layer_colours", **same),  # a tool that may change them
+            tool("layer_colours", **same, kind="resource", target="dxf://layer_colours"),
+        ],
+    )
+    assert _first(index, "layer colours")[1] == "layer_colours"  # equal: tools list first
+    assert _first(index, "what are the layer colours?")[1] == "dxf://layer_colours"
