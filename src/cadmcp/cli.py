@@ -100,12 +100,9 @@ def _run_host(args: argparse.Namespace) -> int:
     except Exception as exc:  # a document the host cannot open: say so, no traceback
         print(f"cadmcp host {args.kind}: {exc}", file=sys.stderr)
         return 2
-    runtime.add_server(server)
-    # what toolsets reach through cadmcp.host.current().application
-    runtime.application = getattr(server, "application", None)
-    warm_up = getattr(server, "warm_up", None)  # load the model etc. on the app thread once ready
-    if callable(warm_up) and os.environ.get("CADMCP_WARM_UP", "1") != "0":
-        runtime.after_ready(warm_up)
+    from cadmcp.host.builtins import attach
+
+    attach(runtime, server)  # application for toolsets, host state, warm-up once ready
     from cadmcp.host.toolsets import load_toolsets
 
     manager = load_toolsets(runtime, args.toolset)
