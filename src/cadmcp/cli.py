@@ -1,4 +1,4 @@
-"""The `cadmcp` command line: `daemon`, `host`, `toolset`, `eval`, `demo`."""
+"""The `cadmcp` command line: `daemon`, `host`, `freecad`, `toolset`, `eval`, `demo`."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     daemon.add_argument("--scan-interval", type=float, default=2.0, help="seconds between host scans")
 
     host = sub.add_parser("host", help="run a host process")
-    host.add_argument("kind", choices=["demo", *HOSTS], help="which host to run")
+    host.add_argument("kind", choices=["demo", *HOSTS, "freecad"], help="which host to run")
     host.add_argument("files", nargs="*", help="documents to open")
     host.add_argument("--app", default=None, help="host app name (demo host only)")
     host.add_argument("--app-version", default=None, help="host version (demo host only)")
@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument(
         "--toolset", action="append", default=[], metavar="PATH", help="load a toolset path for this run"
     )
+    host.add_argument("--gui", action="store_true", help="FreeCAD only: open FreeCAD's window (default headless)")
+
+    freecad = sub.add_parser("freecad", help="FreeCAD integration: install the session macro, check the setup")
+    freecad.add_argument("action", choices=["install", "check"])
+    freecad.add_argument("--macro-dir", default=None, help="FreeCAD's macro folder (default: ask FreeCAD)")
 
     toolset = sub.add_parser("toolset", help="register Python toolsets: add|remove|list", add_help=False)
     toolset.add_argument("rest", nargs=argparse.REMAINDER)
@@ -87,6 +92,12 @@ def _run_host(args: argparse.Namespace) -> int:
 
         demo_main(args.app or "Demo", args.app_version or "1.0", args.toolset)
         return 0
+    if args.kind == "freecad":
+        from cadmcp.hosts.freecad.launcher import launch
+
+        return launch(
+            args.files, gui=args.gui, exec_timeout=args.exec_timeout, toolsets=args.toolset, verbose=args.verbose
+        )
     module = importlib.import_module(HOSTS[args.kind])
     from cadmcp.host import HostRuntime
 
@@ -187,6 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_daemon(args)
     if args.command == "host":
         return _run_host(args)
+    if args.command == "freecad":
+        from cadmcp.hosts.freecad.install import main as freecad_main
+
+        return freecad_main(args.action, args.macro_dir)
     if args.command == "toolset":
         from cadmcp.host.toolsets.cli import main as toolset_main
 
