@@ -188,7 +188,12 @@ def _run_daemon(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "host" and not any(e.startswith("-") for e in extra):
+        args.files += extra  # documents given after an option: `cadmcp host freecad --gui part.FCStd`
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,

@@ -35,7 +35,6 @@ __all__ = ["DOMAIN", "FreeCADAdapter", "FreeCADError", "freecad_version", "profi
 
 MEMORY_FACTOR = 40.0
 """An .FCStd is a zip; shapes unpacked and recomputed take tens of bytes per byte of file."""
-VIEWS = ("isometric", "front", "rear", "top", "bottom", "left", "right", "current")
 
 DOMAIN = Domain(
     names=("FreeCAD", "FCStd", "FreeCAD document", "OpenCASCADE", "STEP", "IGES"),
