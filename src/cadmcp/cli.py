@@ -53,9 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument(
         "--toolset", action="append", default=[], metavar="PATH", help="load a toolset path for this run"
     )
-    host.add_argument("--gui", action="store_true", help="FreeCAD only: open FreeCAD's window (default headless)")
+    host.add_argument("--gui", action="store_true", help="FreeCAD only: open its window")
 
-    freecad = sub.add_parser("freecad", help="FreeCAD integration: install the session macro, check the setup")
+    freecad = sub.add_parser("freecad", help="FreeCAD: install the session macros, check the setup")
     freecad.add_argument("action", choices=["install", "check"])
     freecad.add_argument("--macro-dir", default=None, help="FreeCAD's macro folder (default: ask FreeCAD)")
 
@@ -95,9 +95,8 @@ def _run_host(args: argparse.Namespace) -> int:
     if args.kind == "freecad":
         from cadmcp.hosts.freecad.launcher import launch
 
-        return launch(
-            args.files, gui=args.gui, exec_timeout=args.exec_timeout, toolsets=args.toolset, verbose=args.verbose
-        )
+        options = {"exec_timeout": args.exec_timeout, "toolsets": args.toolset, "verbose": args.verbose}
+        return launch(args.files, gui=args.gui, **options)
     module = importlib.import_module(HOSTS[args.kind])
     from cadmcp.host import HostRuntime
 

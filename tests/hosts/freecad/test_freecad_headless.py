@@ -26,6 +26,9 @@ async def test_launch_by_file_search_pad_look_and_undo(daemon: Any, sample: Path
 
         listed = (await fc.invoke("list_documents", {})).structured_content
         assert listed["active"] == "bracket.FCStd" and listed["documents"][0]["path"] == str(sample)
+        (entry,) = await wait_for_freecad(session)  # the host state the daemon keeps shows the document
+        assert entry["state"]["phase"] == "ready" and entry["state"]["activeDocument"] == "bracket.FCStd"
+        assert entry["state"]["documents"] == listed["documents"]
         context = await fc.read("freecad://model/context")
         assert context["bodies"][0]["name"] == "Bracket" and context["bodies"][0]["volume"] == pytest.approx(
             60 * 40 * 8 - 3.141592653589793 * 25 * 8, rel=1e-6

@@ -132,14 +132,18 @@ class BuiltinSurface:
 
     # -- host state ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
-        """Phase (loading/ready) and the open documents, as the host state publishes them."""
+        """The open documents and the active one, as the host state publishes them.
+
+        The phase (loading/ready) is the runtime's: it says `loading` while the warm-up, which
+        reads the documents given at start-up, runs. Documents not read yet are not listed.
+        """
         if self.adapter.pending():
-            return {"phase": "loading", "documents": [], "activeDocument": None}
+            return {"documents": [], "activeDocument": None}
         try:
             documents = self.adapter.documents()
         except HostError as exc:
-            return {"phase": "ready", "documents": [], "activeDocument": None, "problem": str(exc)[:300]}
-        return {"phase": "ready", "documents": documents, "activeDocument": _documents_summary(documents)}
+            return {"documents": [], "activeDocument": None, "problem": str(exc)[:300]}
+        return {"documents": documents, "activeDocument": _documents_summary(documents), "problem": None}
 
     def publish_state(self) -> None:
         """Send the host state to the runtime when it changed (the one place that does)."""

@@ -289,6 +289,7 @@ class FreeCADAdapter:
         self._sources: dict[str, Path] = {}
         self._saved: dict[str, tuple[str, ...]] = {}
         self._modules: dict[str, Any] | None = None
+        self._order: list[str] = []
 
     # documents -----------------------------------------------------------------------------------
     def open_later(self, paths: list[Path]) -> None:
@@ -314,8 +315,12 @@ class FreeCADAdapter:
             self._activate(first)
 
     def _documents(self) -> list[Any]:
+        """The open documents in the order they were opened (FreeCAD lists them by name)."""
         self._settle()
-        return list(App.listDocuments().values())
+        docs = App.listDocuments()
+        self._order = [name for name in self._order if name in docs]
+        self._order += sorted(name for name in docs if name not in self._order)
+        return [docs[name] for name in self._order]
 
     def title(self, doc: Any) -> str:
         source = self._sources.get(doc.Name)

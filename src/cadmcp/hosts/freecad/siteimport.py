@@ -45,7 +45,8 @@ REQUEST_ENV = "CADMCP_FREECAD_REQUEST"
 """JSON given to FreeCAD by the launcher: {"files": [...], "exec_timeout": s, "toolsets": [...]}."""
 RUNTIME_REQUIREMENTS = ("mcp", "anyio", "platformdirs", "watchfiles", "uv", "typing-extensions")
 """What the host runtime and the built-in surface import; their dependencies come along."""
-_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 _PY = re.compile(r"python(\d+)\.(\d+)")
 
 
@@ -67,6 +68,8 @@ class Dist:
     """Unconditional requirements (normalised names)."""
     optional: list[str] = field(default_factory=list)
     """Requirements behind an environment marker (platform, Python version): taken when installed."""
+    extras: dict[str, list[str]] = field(default_factory=dict)
+    """Requirements of each optional feature (``pyjwt[crypto]`` asks for pyjwt's ``crypto``)."""
     tops: set[str] = field(default_factory=set)
 
 
@@ -78,6 +81,7 @@ def _read_dist(info: Path) -> Dist | None:
     name = ""
     requires: list[str] = []
     optional: list[str] = []
+    extras: dict[str, list[str]] = {}
     for line in metadata.splitlines():
         if not line.strip():
             break  # the headers end at the first blank line
@@ -86,14 +90,18 @@ def _read_dist(info: Path) -> Dist | None:
         elif line.startswith("Requires-Dist:"):
             spec = line.split(":", 1)[1]
             marker = spec.split(";", 1)[1] if ";" in spec else ""
-            if "extra" in marker:
-                continue  # optional features are not needed by the runtime
             match = _NAME.match(spec)
-            if match:
-                (optional if marker.strip() else requires).append(normalise(match.group(1)))
+            if not match:
+                continue
+            required = normalise(match.group(1)) + (f"[{match.group(2)}]" if match.group(2) else "")
+            extra = _EXTRA.search(marker)
+            if extra:  # an optional feature: taken only when a requirement asks for it
+                extras.setdefault(normalise(extra.group(1)), []).append(required)
+            else:
+                (optional if marker.strip() else requires).append(required)
     if not name:
         return None
-    return Dist(normalise(name), info, requires, optional, _top_level(info))
+    return Dist(normalise(name), info, requires, optional, extras, _top_level(info))
 
 
 def _top_level(info: Path) -> set[str]:
@@ -154,18 +162,24 @@ def plan(cadmcp_dir: Path, site_dirs: Iterable[Path], roots: Iterable[str] = RUN
     wanted: dict[str, Dist] = {}
     missing: list[str] = []
     stack = [(normalise(r), True) for r in roots]
+    seen: set[str] = set()
     while stack:
-        name, needed = stack.pop()
-        if name in wanted:
+        spec, needed = stack.pop()
+        if spec in seen:
             continue
+        seen.add(spec)
+        name, _, features = spec.partition("[")
         dist = available.get(name)
         if dist is None:
             if needed:
                 missing.append(name)
             continue
-        wanted[name] = dist
-        stack.extend((r, True) for r in dist.requires)
-        stack.extend((r, False) for r in dist.optional)
+        if name not in wanted:
+            wanted[name] = dist
+            stack.extend((r, True) for r in dist.requires)
+            stack.extend((r, False) for r in dist.optional)
+        for feature in filter(None, (normalise(f) for f in features.rstrip("]").split(","))):
+            stack.extend((r, needed) for r in dist.extras.get(feature, []))
     modules: dict[str, Path] = {}
     for dist in wanted.values():
         for top in dist.tops:
