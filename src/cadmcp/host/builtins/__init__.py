@@ -66,6 +66,7 @@ __all__ = [
     "UndoStack",
     "attach",
     "build_server",
+    "declare_domain",
     "fit_height",
     "navigate",
 ]
@@ -85,9 +86,8 @@ def attach(runtime: Any, server: Any, *, warm_up: bool | None = None) -> None:
     runtime.application = getattr(server, "application", None)
     surface: BuiltinSurface | None = getattr(server, "builtins", None)
     domain = getattr(server, "domain", None)
-    set_meta = getattr(runtime, "set_list_meta", None)
-    if domain and callable(set_meta):
-        set_meta(DOMAIN_META, domain)
+    if domain:
+        declare_domain(runtime, domain)
     if surface is not None:
         surface.runtime = runtime
         surface.publish_state()
@@ -96,3 +96,27 @@ def attach(runtime: Any, server: Any, *, warm_up: bool | None = None) -> None:
     steps = getattr(server, "warm_up", None)
     if warm_up and callable(steps):
         runtime.after_ready(steps)
+
+
+def declare_domain(runtime: Any, domain: dict[str, list[str]]) -> None:
+    """Put the search vocabulary on the runtime's ``tools/list`` results (``_meta["io.cadmcp/domain"]``).
+
+    Through the runtime's own hook when it has one, else as a middleware on its MCP server (the
+    SDK's documented extension point), so the daemon reads it beside the host state.
+    """
+    set_meta = getattr(runtime, "set_list_meta", None)
+    if callable(set_meta):
+        set_meta(DOMAIN_META, domain)
+        return
+
+    async def add_domain(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method != "tools/list":
+            return result
+        if isinstance(result, dict):  # the wire form, as the SDK's chain passes it
+            result["_meta"] = {**(result.get("_meta") or {}), DOMAIN_META: domain}
+        elif hasattr(result, "meta"):
+            result.meta = {**(result.meta or {}), DOMAIN_META: domain}
+        return result
+
+    runtime.server.middleware.append(add_domain)

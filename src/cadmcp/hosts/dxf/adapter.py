@@ -23,12 +23,15 @@ from cadmcp.hosts.dxf.documents import MEMORY_FACTOR, DocumentSet, DxfDocument, 
 __all__ = ["DOMAIN", "DxfAdapter", "profile"]
 
 DOMAIN = Domain(
-    names=("AutoCAD", "DWG", "DXF", "CAD drawing", "ezdxf"),
+    names=("AutoCAD", "DWG", "DXF", "ezdxf", "CAD drawing"),
     terms=(
-        "drawing", "floor plan", "plan", "layer", "block", "block reference", "insert", "attribute",
-        "polyline", "lwpolyline", "line", "arc", "circle", "hatch", "dimension", "text", "mtext",
-        "linetype", "lineweight", "modelspace", "model space", "paperspace", "paper space", "layout",
-        "viewport", "xref", "entity", "handle", "extents", "Zeichnung", "Layer", "calque",
+        "drawing", "drawings", "plan", "floor plan", "site plan", "layout", "paperspace", "paper space",
+        "modelspace", "model space", "layer", "layers", "block", "blocks", "block reference", "insert",
+        "attribute", "attdef", "entity", "entities", "handle", "line", "polyline", "lwpolyline", "arc",
+        "circle", "ellipse", "spline", "hatch", "dimension", "text", "mtext", "leader", "linetype",
+        "lineweight", "viewport", "xref", "ucs", "extents", "title block", "drafting",
+        "Zeichnung", "Grundriss", "Layer", "Block", "Bemaßung", "dessin", "calque", "cotation",
+        "plano", "capa",
     ),
 )  # fmt: skip
 

@@ -37,12 +37,17 @@ MEMORY_FACTOR = 40.0
 """An .FCStd is a zip; shapes unpacked and recomputed take tens of bytes per byte of file."""
 
 DOMAIN = Domain(
-    names=("FreeCAD", "FCStd", "FreeCAD document", "OpenCASCADE", "STEP", "IGES"),
+    names=("FreeCAD", "FCStd", "FreeCAD document", "PartDesign", "Sketcher", "OpenCASCADE"),
     terms=(
-        "part", "solid", "body", "sketch", "pad", "pocket", "fillet", "chamfer", "revolution", "extrude",
-        "boolean", "cut", "fuse", "feature", "constraint", "placement", "shape", "face", "edge", "vertex",
-        "volume", "spreadsheet", "parametric", "PartDesign", "Sketcher", "Draft", "Arch", "mesh", "STL",
-        "assembly", "hole", "mm", "Skizze", "Körper", "esquisse", "pièce",
+        "part", "parts", "solid", "solids", "body", "bodies", "sketch", "sketches", "pad", "pocket", "hole",
+        "fillet", "chamfer", "revolution", "revolve", "extrude", "extrusion", "loft", "sweep", "boolean",
+        "cut",
+        "fuse", "union", "feature", "features", "constraint", "constraints", "fully constrained", "placement",
+        "shape", "face", "faces", "edge", "edges", "vertex", "volume", "area", "mass", "spreadsheet",
+        "parameter", "parametric", "expression", "recompute", "STEP", "IGES", "STL", "mesh", "BREP",
+        "assembly", "Part workbench", "Draft", "Arch", "3D model", "mm",
+        "Skizze", "Körper", "Bauteil", "Tasche", "Verrundung", "esquisse", "pièce", "corps", "congé",
+        "boceto", "pieza", "cuerpo", "redondeo",
     ),
 )  # fmt: skip
 

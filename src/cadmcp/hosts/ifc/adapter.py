@@ -36,12 +36,17 @@ PLAN_CUT_HEIGHT = 1.2
 MAX_FAILED_LISTED = 10
 
 DOMAIN = Domain(
-    names=("IFC", "BIM", "Revit", "IfcOpenShell", "building model", "ArchiCAD"),
+    names=("IFC", "BIM", "openBIM", "IfcOpenShell", "IFC4", "IFC2x3", "BIM model"),
     terms=(
-        "model", "the model", "building", "storey", "level", "floor", "wall", "slab", "roof", "door",
-        "window", "space", "room", "column", "beam", "stair", "railing", "property set", "pset",
-        "quantity", "GlobalId", "element", "type", "fire rating", "schedule", "IfcWall", "IfcDoor",
-        "Geschoss", "Wand", "étage", "mur",
+        "building", "model", "storey", "story", "storeys", "level", "floor", "ground floor", "wall", "walls",
+        "slab", "slabs", "beam", "column", "door", "doors", "window", "windows", "roof", "stair", "space",
+        "room", "zone", "site", "project", "property set", "pset", "quantity", "qto", "material",
+        "element", "GlobalId", "guid", "type", "classification", "opening", "furniture", "furnishing",
+        "proxy", "spatial structure", "structural", "duct", "pipe", "railing", "curtain wall", "covering",
+        "footing", "fire rating", "load bearing",
+        "Gebäude", "Geschoss", "Wand", "Wände", "Decke", "Stütze", "Träger", "Tür", "Fenster", "Raum",
+        "bâtiment", "étage", "niveau", "mur", "dalle", "poutre", "poteau", "porte", "fenêtre",
+        "edificio", "planta", "muro", "losa", "viga", "pilar", "puerta", "ventana",
     ),
 )  # fmt: skip
 
