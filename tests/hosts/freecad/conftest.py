@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from freecad_helpers import SAMPLE
 from tests.conftest import require_component
 
-SAMPLES = Path(__file__).resolve().parents[3] / "samples"
-SAMPLE = SAMPLES / "bracket.FCStd"
 USER_CFG = """<?xml version="1.0" encoding="UTF-8" standalone="no" ?>
 <FCParameters>
   <FCParamGroup Name="Root">

@@ -5,11 +5,15 @@ from __future__ import annotations
 import base64
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
 from PIL import Image
 from tests.core.helpers import call, find, structured
+
+SAMPLES = Path(__file__).resolve().parents[3] / "samples"
+SAMPLE = SAMPLES / "bracket.FCStd"
 
 PAD = """
 body = doc.addObject("PartDesign::Body", "BODY")
@@ -52,7 +56,7 @@ def _props(o):
             v = getattr(o, p)
         except Exception:
             continue
-        out[p] = None if hasattr(v, "isNull") else repr(v)
+        out[p] = None if hasattr(v, "ShapeType") else repr(v)
     return out
 objects = sorted(doc.Objects, key=lambda o: o.Name)
 json.dumps([[o.Name, o.TypeId, o.Label, _props(o), _shape(o)] for o in objects])

@@ -183,6 +183,16 @@ def _settle_touched(doc: Any, before: set[str]) -> None:
                 obj.purgeTouched()
 
 
+def _close_application_transaction(abort: bool) -> None:
+    """End FreeCAD's application-level transaction too.
+
+    ``doc.openTransaction`` also opens one for the application; a document that did not change
+    never closes it, and the next ``undo()`` would commit that empty leftover over the real step.
+    """
+    if App.getActiveTransaction():
+        App.closeActiveTransaction(abort)
+
+
 def _recompute_problems(doc: Any) -> list[str]:
     problems = []
     for obj in doc.Objects:
@@ -205,6 +215,13 @@ class FreeCADScriptRun:
         self._undo_before: list[str] = []
 
     def begin(self) -> None:
+        active = App.getActiveTransaction()
+        if active:
+            raise FreeCADError(
+                f"FreeCAD has an operation in progress ({echo(active[0])}, e.g. a sketch or task edited "
+                "in the window). Finish or cancel it there, then run the script again.",
+                "unavailable",
+            )
         self.doc.UndoMode = 1
         self._touched = _touched(self.doc)
         self._undo_before = list(self.doc.UndoNames)
@@ -223,6 +240,7 @@ class FreeCADScriptRun:
                 self.doc.recompute()
             self.doc.commitTransaction()
         finally:
+            _close_application_transaction(abort=False)
             self._end()
         if self.doc.UndoNames == self._undo_before:
             return None
@@ -244,6 +262,7 @@ class FreeCADScriptRun:
             self.doc.abortTransaction()
             _settle_touched(self.doc, self._touched)
         finally:
+            _close_application_transaction(abort=True)
             self._end()
         return changed
 
