@@ -4,6 +4,7 @@ and read a body's features as a resource template."""
 from __future__ import annotations
 
 import json
+import re
 
 from _document import active_document, transaction
 from mcp.server.mcpserver import MCPServer
@@ -11,6 +12,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from typing_extensions import TypedDict
 
 server = MCPServer("freecad-parameters")
+CELL = re.compile(r"^[A-Z]{1,2}[0-9]+$")  # cells are properties named A1, B2...; Label2 is not one
 
 
 class Parameter(TypedDict):
@@ -33,7 +35,7 @@ def _aliases(doc) -> list[Parameter]:  # type: ignore[no-untyped-def]
     rows = []
     for sheet in (o for o in doc.Objects if o.TypeId == "Spreadsheet::Sheet"):
         for prop in sheet.PropertiesList:
-            alias = sheet.getAlias(prop) if prop[:1].isupper() and prop[-1:].isdigit() else None
+            alias = sheet.getAlias(prop) if CELL.match(prop) else None
             if alias:
                 rows.append(Parameter(sheet=sheet.Name, alias=alias, cell=prop, value=str(sheet.get(prop))))
     return rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ async def test_launch_by_file_search_pad_look_and_undo(daemon: Any, sample: Path
         assert entry["state"]["documents"] == listed["documents"]
         context = await fc.read("freecad://model/context")
         assert context["bodies"][0]["name"] == "Bracket" and context["bodies"][0]["volume"] == pytest.approx(
-            60 * 40 * 8 - 3.141592653589793 * 25 * 8, rel=1e-6
+            60 * 40 * 8 - math.pi * 25 * 8, rel=1e-6
         )
         assert all(s["fullyConstrained"] for s in context["sketches"])
 
@@ -173,3 +174,33 @@ async def test_a_bad_start_file_is_refused_with_a_reason(daemon: Any, tmp_path: 
         assert result.is_error or result.structured_content.get("type") == "host_exited", result
         answer = result.structured_content
         assert answer["type"] == "host_exited" and "broken.FCStd" in answer["message"]
+
+
+async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(
+    daemon: Any, hosts: Any, freecad_env: dict[str, str], sample: Path
+) -> None:
+    toolset = Path(__file__).resolve().parents[3] / "samples" / "toolsets" / "freecad"
+    hosts.start("freecad", "--toolset", str(toolset), str(sample), timeout=60)
+    async with daemon() as session:
+        await wait_for_freecad(session)
+        fc = FreeCAD(session)
+        listed = await fc.invoke("list_parameters", {})
+        assert not listed.is_error, text_of(listed)
+        parameters = listed.structured_content["result"]
+        assert {p["alias"]: float(p["value"]) for p in parameters} == {
+            "length": 60,
+            "width": 40,
+            "thickness": 8,
+            "hole": 10,
+        }
+        changed = (await fc.invoke("set_parameter", {"alias": "thickness", "value": 12})).structured_content
+        assert float(changed["before"]) == 8 and float(changed["after"]) == 12
+        assert changed["volumes"]["Bracket"] == pytest.approx((60 * 40 - math.pi * 25) * 12, rel=1e-6)
+        features = await fc.read("freecad-sample://body/{name}", name="Bracket")
+        assert [f["name"] for f in features["features"]] == ["Plate", "Hole"] and features["tip"] == "Hole"
+        back = (await fc.invoke("navigate_history", {"direction": "back"})).structured_content
+        assert back["operations"] == ["Set thickness = 12"]
+        assert await fc.value("doc.getObject('Plate').Length.Value") == "8.0"
+        broken = await fc.invoke("set_parameter", {"alias": "hole", "value": 90})
+        assert broken.is_error and "nothing was changed" in text_of(broken)
+        assert float(await fc.value("doc.getObject('Params').hole")) == 10
