@@ -401,10 +401,11 @@ def _failure_notes(elements: list[Any], meshes: list[Any], failed: dict[int, str
     if not broken:
         return []
     drawn = sum(1 for m in meshes if not m.empty)
-    listed = "; ".join(
-        f"#{e.id()} {e.is_a()} {echo(getattr(e, 'Name', None) or '', 40)}: {failed[e.id()]}"
-        for e in broken[:MAX_FAILED_LISTED]
-    )
+    def label(e: Any) -> str:
+        name = getattr(e, "Name", None)
+        return f"#{e.id()} {e.is_a()}" + (f" {echo(name, 40)}" if name else "")
+
+    listed = "; ".join(f"{label(e)}: {failed[e.id()]}" for e in broken[:MAX_FAILED_LISTED])
     more = f"; and {len(broken) - MAX_FAILED_LISTED} more" if len(broken) > MAX_FAILED_LISTED else ""
     return [
         f"[INCOMPLETE VIEW] Drew {drawn} of {len(elements)} elements. IfcOpenShell could not build the shape "

@@ -60,6 +60,11 @@ def _reason(exc: Exception, element: ifcopenshell.entity_instance) -> str:
     text = re.split(r"\.? Product:|#\d+\s*=", text, maxsplit=1)[0].strip(" .:,") or type(exc).__name__
     if len(text) > 100:
         text = text[:99] + "…"
+    return _describe(text, element)
+
+
+def _describe(text: str, element: ifcopenshell.entity_instance) -> str:
+    """``text`` and the element's representation kinds: ``Failed ... (Body: MappedRepresentation)``."""
     kinds = sorted(
         {
             f"{rep.RepresentationIdentifier or '?'}: {rep.RepresentationType or '?'}"
@@ -127,6 +132,8 @@ class GeometryCache:
         faces = np.asarray(geometry.faces, dtype=np.int64).reshape(-1, 3)
         predefined = getattr(element, "PredefinedType", None)
         self.meshes[element.id()] = Mesh(element.id(), element.is_a(), predefined, verts[faces])
+        if not len(faces) and _has_body(element):  # built without error, but nothing to draw
+            self.failed[element.id()] = _describe("produced no geometry", element)
 
     def bounding_box(self, element: ifcopenshell.entity_instance) -> dict[str, list[float]] | None:
         """World-space axis-aligned bounds of an element's geometry, or None without geometry."""
