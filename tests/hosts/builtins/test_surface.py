@@ -77,6 +77,8 @@ async def test_every_host_serves_the_same_tools_resources_and_schemas() -> None:
             tools["save_document"].output_schema
         )
         assert "Already open" in tools["open_document"].description
+        if app == "DXF":  # the application's own sentence is appended, not its placeholder
+            assert tools["open_document"].description.endswith("dxf://model/warnings lists what was fixed.")
         shapes[app] = {
             name: (
                 tool.annotations.model_dump() if tool.annotations else None,

@@ -113,8 +113,8 @@ class BuiltinSurface:
             f"cadmcp-{profile.app.lower()}",
             title=f"{profile.app} host ({profile.library})",
             description=(
-                f"Live {profile.app} {profile.noun}s through {profile.library}: run Python against the "
-                f"open {profile.noun} with undo, inspect elements and schedules, render views."
+                f"Live {profile.app} {profile.noun}s through {profile.library}: run Python against the open "
+                f"{profile.noun} with undo, inspect elements and schedules, render views."
             ),
             instructions=(
                 f"Read {profile.scheme}://model/context first to see what the {profile.noun} holds, and "
@@ -240,13 +240,13 @@ class BuiltinSurface:
             name="execute_python_code",
             title=f"Run Python in the {p.app} {noun}",
             description=(
-                f"Run Python against the active {noun} of the live {p.app} host, like a notebook cell: "
-                f"what it prints and the value of a final expression come back. In scope: {p.scope} "
-                "Each call starts with a fresh namespace: variables do not carry over between calls, so "
-                f"look objects up again. {p.step_rule} A run that raises, or runs past the time limit, is "
-                "rolled back completely ([ROLLBACK], [TIMEOUT]). PEP 723 '# /// script' dependencies are "
-                f"installed with uv first. Read {p.scheme}://python-cheatsheet for recipes and "
-                f"{p.scheme}://model/context for the current state."
+                f"Run Python against the active {noun} of the live {p.app} host, like a notebook cell: what "
+                f"it prints and the value of a final expression come back. In scope: {p.scope} Each call "
+                "starts with a fresh namespace: variables do not carry over between calls, so look objects "
+                f"up again. {p.step_rule} A run that raises, or runs past the time limit, is rolled back "
+                "completely ([ROLLBACK], [TIMEOUT]). PEP 723 '# /// script' dependencies are installed with "
+                f"uv first. Read {p.scheme}://python-cheatsheet for recipes and {p.scheme}://model/context "
+                "for the current state."
             ),
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
@@ -286,7 +286,7 @@ class BuiltinSurface:
                 f"Open {p.file_kinds} and make it the active {noun}. Several {noun}s can be open at once: "
                 "list_documents shows them, activate_document switches. A file that is already open is not "
                 f"read again: it just becomes the active {noun} again and its unsaved changes stay (the "
-                "message starts with 'Already open'). {p.open_note}"
+                f"message starts with 'Already open'). {p.open_note}"
             ).strip(),
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -373,8 +373,8 @@ class BuiltinSurface:
                 saved = adapter.save(Path(target) if target else None)
                 if target:
                     message = (
-                        f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go there; "
-                        "the file it came from keeps its last saved state)."
+                        f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go there; the "
+                        "file it came from keeps its last saved state)."
                     )
                 else:
                     message = f"Saved {saved.title} to {saved.path}."
@@ -388,9 +388,8 @@ class BuiltinSurface:
             title=f"Save the {noun} (or save as)",
             description=(
                 f"Save the active {noun}. Without filePath it is written to its own file. With filePath it "
-                "is "
-                f"saved as that file (save as): the {noun} then is that file, its title and path change and "
-                "later saves go there, while the file it came from keeps its last saved state. A new "
+                f"is saved as that file (save as): the {noun} then is that file, its title and path change "
+                "and later saves go there, while the file it came from keeps its last saved state. A new "
                 f"{noun} needs filePath the first time. The undo history is kept."
             ),
             annotations=types.ToolAnnotations(
@@ -419,8 +418,7 @@ class BuiltinSurface:
                 f"Undo ('back') or redo ('forward') whole steps of the active {noun}'s history; every "
                 f"execute_python_code run that changed the {noun} is one step. {history_note}Moves at most "
                 "as many steps as exist (an empty history is not an error) and returns the names of the "
-                "steps "
-                "moved and how many remain each way."
+                "steps moved and how many remain each way."
             ),
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
@@ -434,10 +432,8 @@ class BuiltinSurface:
             description=(
                 f"Render the active {noun} to a PNG image to check what it looks like. {p.screenshot_view} "
                 f"Width and height are pixels ({MIN_IMAGE_SIDE}-{MAX_IMAGE_SIDE}); without a height the "
-                "image "
-                f"follows the view's proportions. When part of the {noun} cannot be drawn, a text note "
-                "beside "
-                "the image says what is missing."
+                f"image follows the view's proportions. When part of the {noun} cannot be drawn, a text note "
+                "beside the image says what is missing."
             ),
             annotations=types.ToolAnnotations(
                 read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -564,8 +560,8 @@ class BuiltinSurface:
             f"{scheme}://python-cheatsheet",
             "python-cheatsheet",
             f"{p.app} Python cheatsheet",
-            "What execute_python_code puts in scope, the undo and rollback rules and tested recipes. Read it "
-            "before writing code.",
+            "What execute_python_code puts in scope, the undo and rollback rules and tested recipes. Read "
+            "it before writing code.",
             cheatsheet,
             "text/markdown",
         )
@@ -590,8 +586,7 @@ class BuiltinSurface:
             "model-warnings",
             f"{noun.capitalize()} warnings",
             f"Problems in the active {noun}: {p.warnings_fields}. Read it when something looks wrong or "
-            "before "
-            "saving.",
+            "before saving.",
             model_warnings,
         )
         add(

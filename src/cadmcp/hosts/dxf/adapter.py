@@ -46,8 +46,8 @@ def profile() -> HostProfile:
         file_kinds="a DXF file (.dxf, ASCII or binary)",
         save_suffixes=(".dxf",),
         scope=(
-            "`doc` (the ezdxf Drawing), `msp` (its modelspace) and `ezdxf`; entities are addressed by handle "
-            "(`doc.entitydb['2A']`)."
+            "`doc` (the ezdxf Drawing), `msp` (its modelspace) and `ezdxf`; entities are addressed by "
+            "handle (`doc.entitydb['2A']`)."
         ),
         step_rule=(
             "A run that changes the drawing becomes one undo step named by `description` (navigate_history "
@@ -55,8 +55,8 @@ def profile() -> HostProfile:
         ),
         context_fields=(
             "title and path, DXF version, units, layers (colour, on/off, frozen, entity count), entity "
-            "counts "
-            "by type per layout, blocks with attribute tags, the active layout, extents and undo depth"
+            "counts by type per layout, blocks with attribute tags, the active layout, extents and undo "
+            "depth"
         ),
         warnings_fields=(
             "the ezdxf audit, grouped by kind (first 50): fixes applied on open and issues present now"

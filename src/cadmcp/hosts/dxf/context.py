@@ -178,8 +178,8 @@ def element_info(entry: DxfDocument, element_id: str) -> dict[str, Any]:
     if entity is None or not entity.is_alive:
         raise DxfHostError(
             f"No entity has handle {echo(element_id)} in {entry.title}. Handles are hex strings like '2A'; "
-            "find them with execute_python_code (e.g. [e.dxf.handle for e in msp.query('INSERT')]) "
-            "or in dxf://schedule/{id}/preview.",
+            "find them with execute_python_code (e.g. [e.dxf.handle for e in msp.query('INSERT')]) or in "
+            "dxf://schedule/{id}/preview.",
             "not_found",
         )
     info: dict[str, Any] = {

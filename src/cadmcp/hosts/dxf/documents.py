@@ -47,8 +47,8 @@ MEMORY_FACTOR = 25.0
 
 def _dwg_error(name: str) -> DxfHostError:
     return DxfHostError(
-        f"{echo(name)} holds DWG data. DWG can't be opened here; convert it to DXF (e.g. with the ODA "
-        "File Converter) or use read_file_info for its metadata.",
+        f"{echo(name)} holds DWG data. DWG can't be opened here; convert it to DXF (e.g. with the ODA File "
+        "Converter) or use read_file_info for its metadata.",
         "invalid",
     )
 
@@ -275,8 +275,8 @@ class DocumentSet:
                 )
         elif entry.path is None:
             raise DxfHostError(
-                f"{entry.title} is a new document without a file. Call save_document with filePath "
-                "(a path ending in .dxf) to save it."
+                f"{entry.title} is a new document without a file. Call save_document with filePath (a path "
+                "ending in .dxf) to save it."
             )
         else:
             target = entry.path

@@ -72,31 +72,27 @@ def profile(gui: bool) -> HostProfile:
         noun="document",
         file_kinds=(
             "a FreeCAD document (.FCStd), or a STEP, IGES, BREP, STL, OBJ, PLY, OFF or DXF file to import "
-            "into "
-            "a new document"
+            "into a new document"
         ),
         save_suffixes=(".FCStd",),
         scope=(
             "`App` (FreeCAD), `Gui` (FreeCADGui, with the GUI only), `doc` (the active App.Document), "
-            "`Part`, "
-            "`Sketcher`, `PartDesign`, `Draft`, `Arch`, `Mesh`, `Spreadsheet`, and `Vector`, `Placement`, "
-            "`Rotation`; lengths are millimetres."
+            "`Part`, `Sketcher`, `PartDesign`, `Draft`, `Arch`, `Mesh`, `Spreadsheet`, and `Vector`, "
+            "`Placement`, `Rotation`; lengths are millimetres."
         ),
         step_rule=(
-            "A run is one FreeCAD transaction: the document is recomputed after the code and the run becomes "
-            "one step of FreeCAD's own undo stack named by `description` (Edit > Undo shows it); a run that "
-            "changes nothing records nothing."
+            "A run is one FreeCAD transaction: the document is recomputed after the code and the run "
+            "becomes one step of FreeCAD's own undo stack named by `description` (Edit > Undo shows it); a "
+            "run that changes nothing records nothing."
         ),
         context_fields=(
             "title, path, unsaved changes, unit schema, object counts by type, bodies with their features, "
             "sketches with constraint counts and whether they are fully constrained, every object (name, "
-            "label, type), the "
-            "bounding box and the undo history"
+            "label, type), the bounding box and the undo history"
         ),
         warnings_fields=(
-            "objects whose recompute failed (sketches with conflicting or redundant constraints among "
-            "them) or "
-            "that need one, and invalid shapes"
+            "objects whose recompute failed (sketches with conflicting or redundant constraints among them) "
+            "or that need one, and invalid shapes"
         ),
         schedules_fields="one per spreadsheet (id = its name) and `objects` (every object with its shape's "
         "volume, area and bounding box)",
@@ -117,8 +113,7 @@ def profile(gui: bool) -> HostProfile:
         domain=DOMAIN,
         history_note=(
             "It is FreeCAD's own undo stack: steps the user made in the window are on it too, and "
-            "list_documents "
-            "shows what is unsaved."
+            "list_documents shows what is unsaved."
         ),
         memory_factor=MEMORY_FACTOR,
     )
@@ -218,8 +213,8 @@ class FreeCADScriptRun:
         active = App.getActiveTransaction()
         if active:
             raise FreeCADError(
-                f"FreeCAD has an operation in progress ({echo(active[0])}, e.g. a sketch or task edited "
-                "in the window). Finish or cancel it there, then run the script again.",
+                f"FreeCAD has an operation in progress ({echo(active[0])}, e.g. a sketch or task edited in "
+                "the window). Finish or cancel it there, then run the script again.",
                 "unavailable",
             )
         self.doc.UndoMode = 1
@@ -250,9 +245,8 @@ class FreeCADScriptRun:
         warning = ""
         if problems:
             warning = (
-                f"The recompute left {len(problems)} object(s) in error: {'; '.join(problems[:5])}. Fix "
-                "them or "
-                "undo the step; freecad://model/warnings lists them."
+                f"The recompute left {len(problems)} object(s) in error: {'; '.join(problems[:5])}. Fix them "
+                "or undo the step; freecad://model/warnings lists them."
             )
         return RecordedStep(self.name, detail, warning)
 
@@ -684,8 +678,7 @@ def check_fcstd(path: Path) -> None:
     except (zipfile.BadZipFile, OSError, ValueError):
         raise FreeCADError(
             f"{echo(path.name)} is not a FreeCAD document (an .FCStd file is a zip archive; this one is "
-            "not). "
-            "It may be damaged.",
+            "not). It may be damaged.",
             "invalid",
         ) from None
     if "Document.xml" not in names:

@@ -23,8 +23,8 @@ FREECAD_ENV = "CADMCP_FREECAD"
 HEADLESS_NAMES = ("freecadcmd", "FreeCADCmd", "freecadcmd-daily", "FreeCADCmd-daily")
 GUI_NAMES = ("freecad", "FreeCAD", "freecad-daily", "FreeCAD-daily")
 INSTALL_HINT = (
-    "Install FreeCAD 0.20 or newer (Debian/Ubuntu: sudo apt-get install freecad) or set "
-    f"{FREECAD_ENV} to its freecadcmd/freecad binary or its bin folder."
+    f"Install FreeCAD 0.20 or newer (Debian/Ubuntu: sudo apt-get install freecad) or set {FREECAD_ENV} to "
+    "its freecadcmd/freecad binary or its bin folder."
 )
 
 
@@ -113,8 +113,7 @@ def launch(
     if gui and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         print(
             "cadmcp host freecad: --gui needs a display (DISPLAY is not set). Run it in your desktop "
-            "session, "
-            "under a virtual display (xvfb-run -a cadmcp host freecad --gui ...), or without --gui.",
+            "session, under a virtual display (xvfb-run -a cadmcp host freecad --gui ...), or without --gui.",
             file=sys.stderr,
         )
         return 2

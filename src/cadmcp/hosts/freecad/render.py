@@ -100,7 +100,6 @@ def render_document(
     if not objects and doc.Objects:
         notes.append(
             f"Nothing to draw: none of the {len(doc.Objects)} objects is a visible shape with faces "
-            "(sketches "
-            "and wires have none)."
+            "(sketches and wires have none)."
         )
     return png, notes

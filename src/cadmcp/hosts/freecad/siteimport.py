@@ -233,11 +233,9 @@ def check(site_dirs: Iterable[Path], running: tuple[int, int] | None = None) -> 
     raise VersionMismatch(
         f"cadmcp is installed for Python {have} ({sites[0]}), but this FreeCAD runs Python {want} "
         f"({sys.prefix}). Their compiled libraries (pydantic-core, watchfiles) cannot be shared. Make a "
-        f"cadmcp environment with Python {want} and use it for FreeCAD:\n"
-        f"    python{want} -m venv ~/.local/share/cadmcp/freecad-env\n"
-        "    ~/.local/share/cadmcp/freecad-env/bin/pip install cadmcp\n"
-        "    ~/.local/share/cadmcp/freecad-env/bin/cadmcp freecad install\n"
-        "(or with uv: uv venv --python "
+        f"cadmcp environment with Python {want} and use it for FreeCAD:\n    python{want} -m venv "
+        "~/.local/share/cadmcp/freecad-env\n    ~/.local/share/cadmcp/freecad-env/bin/pip install cadmcp\n  "
+        "  ~/.local/share/cadmcp/freecad-env/bin/cadmcp freecad install\n(or with uv: uv venv --python "
         f"{want} ~/.local/share/cadmcp/freecad-env && uv pip install --python "
         "~/.local/share/cadmcp/freecad-env cadmcp). See docs/hosts/freecad.md."
     )

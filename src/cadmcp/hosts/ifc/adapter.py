@@ -401,6 +401,7 @@ def _failure_notes(elements: list[Any], meshes: list[Any], failed: dict[int, str
     if not broken:
         return []
     drawn = sum(1 for m in meshes if not m.empty)
+
     def label(e: Any) -> str:
         name = getattr(e, "Name", None)
         return f"#{e.id()} {e.is_a()}" + (f" {echo(name, 40)}" if name else "")

@@ -144,8 +144,8 @@ class IfcDocument:
         target = path or self.path
         if target is None:
             raise DocumentError(
-                f"{self.title!r} is a new document and has no file yet: call save_document with a "
-                "filePath ending in .ifc."
+                f"{self.title!r} is a new document and has no file yet: call save_document with a filePath "
+                "ending in .ifc."
             )
         target = target.expanduser().resolve()
         if target.suffix.lower() not in IFC_SUFFIXES:
@@ -155,8 +155,7 @@ class IfcDocument:
         if not target.parent.is_dir():
             raise DocumentError(
                 f"Cannot save to {echo(str(target), 160)}: the folder does not exist. Create it or choose "
-                "another "
-                "path.",
+                "another path.",
                 "invalid",
             )
         try:
@@ -192,8 +191,8 @@ def check_ifc_path(path: Path | str) -> Path:
         head = stream.read(64)
     if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"ISO-10303-21"):
         raise DocumentError(
-            f"{echo(resolved.name)} is not an IFC-SPF file (it does not start with 'ISO-10303-21;'). "
-            "It may be damaged or another format renamed to .ifc.",
+            f"{echo(resolved.name)} is not an IFC-SPF file (it does not start with 'ISO-10303-21;'). It may "
+            "be damaged or another format renamed to .ifc.",
             "invalid",
         )
     reject_non_text(resolved, "an IFC-SPF file", DocumentError)

@@ -96,8 +96,7 @@ def schedule_preview(f: ifcopenshell.file, schedule_id: str) -> str:
     if match is None:
         raise ScheduleNotFound(
             f"No schedule {echo(schedule_id)} in this model. Available schedules: "
-            f"{', '.join(present) or 'none'} "
-            "(read ifc://schedules)."
+            f"{', '.join(present) or 'none'} (read ifc://schedules)."
         )
     elements = list(f.by_type(match, include_subtypes=False))
     storeys = {e: storey_of(e) for e in elements}
