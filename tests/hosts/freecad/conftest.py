@@ -6,11 +6,9 @@ preferences start FreeCAD's window in the Part workbench instead of the web star
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -100,26 +98,12 @@ def sample(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def hosts_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A launch configuration naming the FreeCAD host (until the daemon knows it by itself)."""
-    path = tmp_path / "hosts.json"
-    command = [sys.executable, "-m", "cadmcp", "host", "freecad"]
-    path.write_text(json.dumps({"hosts": {"FreeCAD": {"command": command, "extensions": [".fcstd"]}}}))
-    monkeypatch.setenv("CADMCP_HOSTS_CONFIG", str(path))
-    return path
-
-
-@pytest.fixture
-def daemon(
-    daemon_client: Callable[..., Any], freecad_env: dict[str, str], hosts_config: Path
-) -> Callable[..., Any]:
+def daemon(daemon_client: Callable[..., Any], freecad_env: dict[str, str]) -> Callable[..., Any]:
     """`async with daemon() as session`: a real daemon whose launched hosts get FreeCAD's environment."""
 
     @asynccontextmanager
     async def connect(**env: str) -> AsyncIterator[Any]:
-        async with daemon_client(
-            env={**freecad_env, "CADMCP_HOSTS_CONFIG": str(hosts_config), **env}
-        ) as session:
+        async with daemon_client(env={**freecad_env, **env}) as session:
             yield session
 
     return connect

@@ -99,24 +99,5 @@ def attach(runtime: Any, server: Any, *, warm_up: bool | None = None) -> None:
 
 
 def declare_domain(runtime: Any, domain: dict[str, list[str]]) -> None:
-    """Put the search vocabulary on the runtime's ``tools/list`` results (``_meta["io.cadmcp/domain"]``).
-
-    Through the runtime's own hook when it has one, else as a middleware on its MCP server (the
-    SDK's documented extension point), so the daemon reads it beside the host state.
-    """
-    set_meta = getattr(runtime, "set_list_meta", None)
-    if callable(set_meta):
-        set_meta(DOMAIN_META, domain)
-        return
-
-    async def add_domain(ctx: Any, call_next: Any) -> Any:
-        result = await call_next(ctx)
-        if ctx.method != "tools/list":
-            return result
-        if isinstance(result, dict):  # the wire form, as the SDK's chain passes it
-            result["_meta"] = {**(result.get("_meta") or {}), DOMAIN_META: domain}
-        elif hasattr(result, "meta"):
-            result.meta = {**(result.meta or {}), DOMAIN_META: domain}
-        return result
-
-    runtime.server.middleware.append(add_domain)
+    """Put the search vocabulary on the runtime's ``tools/list`` results (``_meta["io.cadmcp/domain"]``)."""
+    runtime.set_list_meta(DOMAIN_META, domain)

@@ -60,7 +60,7 @@ def main() -> None:
         return
     from cadmcp.hosts.freecad.host import main as host_main
 
-    host_main(request, python=paths.get("python"))
+    host_main(request)
 
 
 main()

@@ -49,23 +49,24 @@ def check_start_paths(files: list[str]) -> list[Path]:
     return paths
 
 
-def use_python_for_scripts(python: str | None) -> None:
-    """Let PEP 723 installs (uv --python sys.executable) target FreeCAD's interpreter.
+def use_python_for_scripts() -> None:
+    """Let PEP 723 installs target FreeCAD's interpreter (``CADMCP_SCRIPT_PYTHON``).
 
     FreeCAD sets ``sys.executable`` to its own binary (``/usr/bin/freecadcmd``), which uv cannot
-    use; the interpreter FreeCAD embeds is ``<prefix>/bin/python3.X``.
+    install for; the interpreter FreeCAD embeds is ``<prefix>/bin/python3.X``.
     """
-    name = Path(sys.executable).name.lower()
-    if name.startswith("python"):
+    from cadmcp.host.scriptdeps import SCRIPT_PYTHON_ENV
+
+    if os.environ.get(SCRIPT_PYTHON_ENV) or Path(sys.executable).name.lower().startswith("python"):
         return
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     for candidate in (Path(sys.base_prefix) / "bin" / f"python{version}", Path(f"/usr/bin/python{version}")):
         if candidate.exists():
-            sys.executable = str(candidate)
+            os.environ[SCRIPT_PYTHON_ENV] = str(candidate)
             return
 
 
-def main(request: dict[str, Any], python: str | None = None) -> None:
+def main(request: dict[str, Any]) -> None:
     """Start the host described by ``request`` (files, exec_timeout, toolsets, verbose)."""
     import logging
 
@@ -74,7 +75,7 @@ def main(request: dict[str, Any], python: str | None = None) -> None:
         stream=sys.stderr,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
-    use_python_for_scripts(python)
+    use_python_for_scripts()
     try:
         paths = check_start_paths(list(request.get("files") or []))
     except HostError as exc:

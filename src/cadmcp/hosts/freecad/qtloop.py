@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import io
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide2 import QtCore, QtWidgets
 
-__all__ = ["EventPump", "ForwardingStream", "QtPoster", "StatusLabel", "on_gui_thread", "tame_streams"]
+__all__ = ["EventPump", "QtPoster", "StatusLabel", "on_gui_thread"]
 
 PUMP_INTERVAL_S = 0.05
 PUMP_BUDGET_MS = 20
@@ -103,39 +101,6 @@ class EventPump:
             yield
         finally:
             self.stop()
-
-
-class ForwardingStream(io.TextIOBase):
-    """A plain text stream writing to FreeCAD's own ``sys.stdout``/``sys.stderr`` (its report view).
-
-    FreeCAD's GUI replaces the streams with objects that fail ``isinstance`` checks (reading their
-    ``__class__`` raises); code that captures output per thread needs ordinary stream objects.
-    """
-
-    def __init__(self, target: Any) -> None:
-        super().__init__()
-        self.target = target
-
-    def write(self, s: str) -> int:
-        self.target.write(s)
-        return len(s)
-
-    def flush(self) -> None:
-        with contextlib.suppress(Exception):
-            self.target.flush()
-
-    def writable(self) -> bool:
-        return True
-
-
-def tame_streams() -> None:
-    """Wrap FreeCAD's ``sys.stdout``/``sys.stderr`` in :class:`ForwardingStream` (once)."""
-    for name in ("stdout", "stderr"):
-        current = getattr(sys, name)
-        try:
-            isinstance(current, io.TextIOBase)
-        except AttributeError:
-            setattr(sys, name, ForwardingStream(current))
 
 
 class StatusLabel:

@@ -25,7 +25,7 @@ import FreeCADGui as Gui
 from PySide2 import QtWidgets
 
 from cadmcp.host.builtins import fit_height
-from cadmcp.hosts.freecad.qtloop import EventPump, QtPoster, StatusLabel, tame_streams
+from cadmcp.hosts.freecad.qtloop import EventPump, QtPoster, StatusLabel
 
 __all__ = ["GuiBridge", "Session", "restart", "running", "start", "status", "stop"]
 
@@ -129,7 +129,6 @@ class Session:
         from cadmcp.hosts.freecad.adapter import FreeCADAdapter, freecad_version
         from cadmcp.hosts.freecad.host import adapter_version
 
-        tame_streams()
         self.poster = QtPoster()
         bridge = self.bridge = GuiBridge(self.status_label)
         self.adapter = FreeCADAdapter(self.exec_timeout, gui=bridge)
