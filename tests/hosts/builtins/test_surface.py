@@ -166,3 +166,14 @@ async def test_host_state_and_search_vocabulary_ride_on_tools_list(served: Any, 
         await session.call_tool("execute_python_code", {"code": "notes['Todo'] = 'write docs'"})
         state = (await session.list_tools()).meta["io.cadmcp/hostState"]
         assert state["documents"][0]["modified"] is True
+
+
+def test_the_plain_png_needs_no_imaging_library() -> None:
+    import io
+
+    from PIL import Image
+
+    from cadmcp.host.builtins.raster import BACKGROUND, blank_png
+
+    image = Image.open(io.BytesIO(blank_png(100, 60)))
+    assert image.size == (100, 60) and image.convert("RGB").getpixel((99, 59)) == BACKGROUND

@@ -19,7 +19,7 @@ import numpy as np
 
 from cadmcp.host.builtins.surface import MAX_IMAGE_SIDE, MIN_IMAGE_SIDE
 
-__all__ = ["DIRECTIONS", "Part", "camera", "render_parts"]
+__all__ = ["DIRECTIONS", "Part", "blank_png", "camera", "render_parts"]
 
 BACKGROUND = (246, 246, 243)
 FRAGMENT_BATCH = 2_000_000
@@ -42,6 +42,25 @@ class Part:
     triangles: Any
     colour: tuple[int, int, int]
     underlay: bool = False
+
+
+def blank_png(width: int, height: int, rgb: tuple[int, int, int] = BACKGROUND) -> bytes:
+    """A plain PNG written with the standard library (when numpy or Pillow cannot be used)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = (b"\x00" + bytes(rgb) * width) * height
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def camera(eye: Sequence[float]) -> np.ndarray:

@@ -593,12 +593,25 @@ class FreeCADAdapter:
         return self._rendered(doc, width, height, view)
 
     def _rendered(self, doc: Any, width: int, height: int | None, view: str) -> Shot:
-        from cadmcp.hosts.freecad.render import render_document
+        """The tessellated shapes drawn; a blank image saying why when even that fails (never an error)."""
+        try:
+            from cadmcp.hosts.freecad.render import render_document
 
-        png, notes = render_document(
-            doc, self.title(doc), width, height, "isometric" if view == "current" else view
-        )
-        return Shot(png, notes)
+            png, notes = render_document(
+                doc, self.title(doc), width, height, "isometric" if view == "current" else view
+            )
+            return Shot(png, notes)
+        except Exception as exc:
+            from cadmcp.host.builtins.raster import blank_png
+
+            return Shot(
+                blank_png(width, height or round(width * 0.75)),
+                [
+                    f"[NO IMAGE] The shapes could not be drawn here ({type(exc).__name__}: "
+                    f"{echo(str(exc), 120)}); FreeCAD's Python needs numpy and Pillow (python3-numpy, "
+                    "python3-pil) for headless views."
+                ],
+            )
 
     def cheatsheet(self) -> str:
         import importlib.resources
