@@ -40,7 +40,12 @@ from cadmcp.wire.sockets import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = {"dxf": ROOT / "samples" / "floorplan.dxf", "ifc": ROOT / "samples" / "house.ifc", "demo": None}
-CONTEXT_URI = {"dxf": "dxf://model/context", "ifc": "ifc://model/context", "demo": "demo://status"}
+CONTEXT_URI = {
+    "dxf": "dxf://model/context",
+    "ifc": "ifc://model/context",
+    "demo": "demo://status",
+    "freecad": "freecad://model/context",
+}
 TARGET_S = 1.5
 PEERS = "peers 2.3-4.2 s"
 WARM_DONE = re.compile(r"warm-up \S+ done in (\d+) ms")
@@ -87,15 +92,21 @@ async def _one_run(
     screenshot: str | None,
     warm_up: bool = True,
     timeout: float = 60.0,
+    args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
 ) -> Run:
-    """Spawn one host; `screenshot` is None, "now" (right after ready/context) or "after-warm-up"."""
+    """Spawn one host; `screenshot` is None, "now" (right after ready/context) or "after-warm-up".
+
+    `args` go after the host kind (e.g. `--gui`); `env` adds to the environment (DISPLAY, HOME).
+    """
     with tempfile.TemporaryDirectory(prefix="cadmcp-bench-") as tmp:
         runtime_dir = Path(tmp) / "run"
         runtime_dir.mkdir(mode=0o700)
-        env = {**os.environ, "CADMCP_RUNTIME_DIR": str(runtime_dir)}
+        extra_env = env or {}
+        env = {**os.environ, **extra_env, "CADMCP_RUNTIME_DIR": str(runtime_dir)}
         if not warm_up:
             env["CADMCP_WARM_UP"] = "0"
-        argv = [sys.executable, "-m", "cadmcp", "-v", "host", kind, *([str(file)] if file else [])]
+        argv = [sys.executable, "-m", "cadmcp", "-v", "host", kind, *args, *([str(file)] if file else [])]
         lines: list[str] = []
         warm_done = threading.Event()
         start = time.perf_counter()

@@ -21,8 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cadmcp import __version__
+from cadmcp.host.builtins import navigate
+from cadmcp.host.builtins.scripts import run_script
+from cadmcp.hosts.ifc.adapter import IfcAdapter
 from cadmcp.hosts.ifc.modelgen import build_wall_grid
-from cadmcp.hosts.ifc.server import IfcHost
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "house.ifc"
 
@@ -35,7 +37,7 @@ from cadmcp.hosts.ifc import create_server
 t2 = time.perf_counter()
 server = create_server([{path!r}])
 t3 = time.perf_counter()
-server.ifc_host.model_context()
+server.ifc_host.context()
 t4 = time.perf_counter()
 print(t1 - t0, t2 - t1, t3 - t2, t4 - t3)
 """
@@ -73,7 +75,7 @@ while True:
         break
     jobs.append(time.perf_counter() - t)
 t = time.perf_counter()
-server.ifc_host.view_screenshot(1280)
+server.ifc_host.screenshot(1280, None, {{}})
 print(len(jobs), sum(jobs), max(jobs), time.perf_counter() - t)
 """
 
@@ -102,48 +104,48 @@ def bench(name: str, path: Path, repeat: int) -> None:
     row("  host ready = sum", import_mcp + import_host + create, "<= 1500 ms (before process spawn/socket)")
     row("first call: import ifcopenshell + parse + context", first_use, "")
 
-    host = IfcHost(exec_timeout=600)
+    host = IfcAdapter(exec_timeout=600)
     start = time.perf_counter()
     host.workspace.open(str(path))
     row("open document (in a warm process)", time.perf_counter() - start, "")
-    host.model_context()
-    row("ifc://model/context warm read", timed(host.model_context, repeat * 4), "<= 50 ms")
+    host.context()
+    row("ifc://model/context warm read", timed(host.context, repeat * 4), "<= 50 ms")
 
     start = time.perf_counter()
-    host.view_screenshot(1280)
+    host.screenshot(1280, None, {})
     row("screenshot 1280 px, cold (tessellation)", time.perf_counter() - start, "<= 1000 ms on the sample")
     warm_up_figures(path)
     row(
         "screenshot 1280 px, warm",
-        timed(lambda: host.view_screenshot(1280), repeat),
+        timed(lambda: host.screenshot(1280, None, {}), repeat),
         "<= 1000 ms on the sample",
     )
     row(
         "plan screenshot 1280 px, lowest storey",
-        timed(lambda: host.view_screenshot(1280, view="plan"), repeat),
+        timed(lambda: host.screenshot(1280, None, {"view": "plan"}), repeat),
         "",
     )
 
     start = time.perf_counter()
-    result = host.execute_python_code(EDIT, "bench edit")
-    assert not result.is_error, result.content
+    result = run_script(host, EDIT, "bench edit")
+    assert not result.is_error, result.text()
     row("execute_python_code (rename + move a wall)", time.perf_counter() - start, "")
 
     def undo_redo() -> None:
-        host.navigate_history("back")
-        host.navigate_history("forward")
+        navigate(host.history(), "back", 1)
+        navigate(host.history(), "forward", 1)
 
     row("undo + redo of that step", timed(undo_redo, repeat), "")
     row(
         "screenshot after the edit (1 element re-tessellated)",
-        timed(lambda: host.view_screenshot(1280), 1),
+        timed(lambda: host.screenshot(1280, None, {}), 1),
         "",
     )
 
     start = time.perf_counter()
-    host.model_warnings()
+    host.warnings()
     row("ifc://model/warnings cold (schema validation)", time.perf_counter() - start, "cached per revision")
-    row("ifc://model/warnings warm", timed(host.model_warnings, repeat), "")
+    row("ifc://model/warnings warm", timed(host.warnings, repeat), "")
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The `cadmcp` command line: `daemon`, `host`, `toolset`, `eval`, `demo`."""
+"""The `cadmcp` command line: `daemon`, `host`, `freecad`, `toolset`, `eval`, `demo`."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     add_arguments(daemon)
 
     host = sub.add_parser("host", help="run a host process")
-    host.add_argument("kind", choices=["demo", *HOSTS], help="which host to run")
+    host.add_argument("kind", choices=["demo", *HOSTS, "freecad"], help="which host to run")
     host.add_argument("files", nargs="*", help="documents to open")
     host.add_argument("--app", default=None, help="host app name (demo host only)")
     host.add_argument("--app-version", default=None, help="host version (demo host only)")
@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument(
         "--toolset", action="append", default=[], metavar="PATH", help="load a toolset path for this run"
     )
+    host.add_argument("--gui", action="store_true", help="FreeCAD only: open its window")
+
+    freecad = sub.add_parser("freecad", help="FreeCAD: install the session macros, check the setup")
+    freecad.add_argument("action", choices=["install", "check"])
+    freecad.add_argument("--macro-dir", default=None, help="FreeCAD's macro folder (default: ask FreeCAD)")
 
     toolset = sub.add_parser("toolset", help="register Python toolsets: add|remove|list", add_help=False)
     toolset.add_argument("rest", nargs=argparse.REMAINDER)
@@ -90,6 +95,11 @@ def _run_host(args: argparse.Namespace) -> int:
 
         demo_main(args.app or "Demo", args.app_version or "1.0", args.toolset)
         return 0
+    if args.kind == "freecad":
+        from cadmcp.hosts.freecad.launcher import launch
+
+        options = {"exec_timeout": args.exec_timeout, "toolsets": args.toolset, "verbose": args.verbose}
+        return launch(args.files, gui=args.gui, **options)
     module = importlib.import_module(HOSTS[args.kind])
     from cadmcp.host import HostRuntime
 
@@ -103,12 +113,9 @@ def _run_host(args: argparse.Namespace) -> int:
     except Exception as exc:  # a document the host cannot open: say so, no traceback
         print(f"cadmcp host {args.kind}: {exc}", file=sys.stderr)
         return 2
-    runtime.add_server(server)
-    # what toolsets reach through cadmcp.host.current().application
-    runtime.application = getattr(server, "application", None)
-    warm_up = getattr(server, "warm_up", None)  # load the model etc. on the app thread once ready
-    if callable(warm_up) and os.environ.get("CADMCP_WARM_UP", "1") != "0":
-        runtime.after_ready(warm_up)
+    from cadmcp.host.builtins import attach
+
+    attach(runtime, server)  # application for toolsets, host state, warm-up once ready
     from cadmcp.host.toolsets import load_toolsets
 
     manager = load_toolsets(runtime, args.toolset)
@@ -192,7 +199,12 @@ def _run_daemon(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "host" and not any(e.startswith("-") for e in extra):
+        args.files += extra  # documents given after an option: `cadmcp host freecad --gui part.FCStd`
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         stream=sys.stderr,
@@ -202,6 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_daemon(args)
     if args.command == "host":
         return _run_host(args)
+    if args.command == "freecad":
+        from cadmcp.hosts.freecad.install import main as freecad_main
+
+        return freecad_main(args.action, args.macro_dir)
     if args.command == "toolset":
         from cadmcp.host.toolsets.cli import main as toolset_main
 

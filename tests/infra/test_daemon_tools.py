@@ -87,7 +87,7 @@ async def test_machines_and_prompts_are_answered_by_the_daemon_alone(
     assert "--gateway" in answer["gateway"]["error"]["message"]
 
     by_name = {p.name: p for p in listed.prompts}
-    assert sorted(by_name) == ["dxf_code", "ifc_code"]
+    assert sorted(by_name) == ["dxf_code", "freecad_code", "ifc_code"]
     for prompt in by_name.values():
         assert [(a.name, bool(a.required)) for a in prompt.arguments or []] == [
             ("task", True),

@@ -11,7 +11,7 @@ from mcp import Client
 
 from cadmcp.host import scriptdeps
 from cadmcp.hosts.dxf.documents import DocumentSet
-from cadmcp.hosts.dxf.execution import default_step_name, execute
+from cadmcp.hosts.dxf.execution import execute
 
 pytestmark = pytest.mark.anyio
 
@@ -92,14 +92,6 @@ def test_runaway_script_times_out_and_rolls_back(sample_path: Path) -> None:
 async def test_syntax_error_is_reported(client: Client) -> None:
     result = await client.call_tool("execute_python_code", {"code": "msp.add_line((0,0) (1,1)"})
     assert result.is_error and text_of(result).startswith("[SYNTAX ERROR]")
-
-
-def test_default_step_name_is_first_code_line() -> None:
-    assert (
-        default_step_name("# comment\n\nmsp.add_line((0, 0), (1, 1))\nx = 1")
-        == "msp.add_line((0, 0), (1, 1))"
-    )
-    assert default_step_name("") == "Python code"
 
 
 @pytest.mark.slow

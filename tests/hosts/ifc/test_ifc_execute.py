@@ -79,7 +79,7 @@ async def test_read_only_script_records_no_step_and_keeps_redo(client) -> None:
     await run(client, "model.by_type('IfcWall')[0].Name = 'A'", description="rename")
     await client.call_tool("navigate_history", {"direction": "back"})
     result = await run(client, "len(model.by_type('IfcDoor'))")
-    assert "Recorded undo step" not in text(result)
+    assert "[UNDO STEP]" not in text(result)
     forward = await client.call_tool("navigate_history", {"direction": "forward"})
     assert forward.structured_content["operations"] == ["rename"]
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from cadmcp.hosts.ifc import HOST_APP, HOST_VERSION, create_server
+from cadmcp.hosts.ifc.adapter import LazyPackage
 from cadmcp.hosts.ifc.modelgen import build_house
-from cadmcp.hosts.ifc.server import LazyPackage
 
 SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "house.ifc"
 

@@ -24,7 +24,7 @@ def roof_red(pixels: np.ndarray) -> np.ndarray:
 async def shot(client, **args) -> np.ndarray:  # type: ignore[no-untyped-def]
     result = await client.call_tool("view_screenshot", args)
     assert not result.is_error, text(result)
-    (image,) = result.content
+    (image,) = result.content  # no note: everything was drawn
     assert image.type == "image" and image.mime_type == "image/png"
     return np.asarray(Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")).astype(np.int16)
 
@@ -76,7 +76,7 @@ async def test_empty_project_renders_a_blank_frame() -> None:
         assert pixels.shape == (240, 320, 3)
 
 
-async def test_an_element_with_broken_geometry_does_not_blank_the_view(client) -> None:
+async def test_an_element_with_broken_geometry_is_named_and_the_rest_is_drawn(client) -> None:
     before = await shot(client, width=300, height=200)
     broken = (
         "body = util.representation.get_context(model, 'Model', 'Body', 'MODEL_VIEW')\n"
@@ -86,5 +86,44 @@ async def test_an_element_with_broken_geometry_does_not_blank_the_view(client) -
         "w.Representation = model.createIfcProductDefinitionShape(None, None, [rep])"
     )
     assert not (await run(client, broken)).is_error
-    after = await shot(client, width=300, height=200)
-    assert np.array_equal(before, after)
+    wall_id = int(text(await run(client, "model.by_type('IfcWall')[-1].id()")).split()[-1])
+    result = await client.call_tool("view_screenshot", {"width": 300, "height": 200})
+    image, note = result.content
+    assert note.type == "text" and note.text.startswith("[INCOMPLETE VIEW] Drew 22 of 23 elements")
+    assert f"#{wall_id} IfcWall 'broken': Failed to process shape (Body: SweptSolid)" in note.text
+    after = np.asarray(Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")).astype(np.int16)
+    assert np.array_equal(before, after)  # everything else is drawn as before
+
+
+MAPPED = """
+body = util.representation.get_context(model, 'Model', 'Body', 'MODEL_VIEW')
+origin = model.createIfcAxis2Placement3D(model.createIfcCartesianPoint((0.0, 0.0, 0.0)), None, None)
+broken = model.createIfcExtrudedAreaSolid(None, origin, model.createIfcDirection((0.0, 0.0, 1.0)), 0.7)
+solid = model.createIfcShapeRepresentation(body, 'Body', 'SweptSolid', [broken])
+shared = model.createIfcRepresentationMap(origin, solid)
+zero = model.createIfcCartesianPoint((0.0, 0.0, 0.0))
+identity = model.createIfcCartesianTransformationOperator3D(None, None, zero, 1.0, None)
+ground = model.by_type('IfcBuildingStorey')[0]
+for name in ('Bath 1', 'Bath 2'):
+    bath = api.root.create_entity(model, ifc_class='IfcSanitaryTerminal', name=name)
+    item = model.createIfcMappedItem(shared, identity)
+    mapped = model.createIfcShapeRepresentation(body, 'Body', 'MappedRepresentation', [item])
+    bath.Representation = model.createIfcProductDefinitionShape(None, None, [mapped])
+    api.spatial.assign_container(model, products=[bath], relating_structure=ground)
+"""
+
+
+async def test_shared_type_shapes_that_fail_are_named_with_their_representation(client) -> None:
+    """Like the buildingSMART stirrup sample: a type's mapped shape IfcOpenShell cannot build."""
+    before = await shot(client, width=300, height=200)
+    assert not (await run(client, MAPPED)).is_error
+    result = await client.call_tool("view_screenshot", {"width": 300, "height": 200})
+    image, note = result.content
+    assert image.type == "image" and note.text.startswith("[INCOMPLETE VIEW] Drew 22 of 24 elements")
+    assert "could not build the shape of 2" in note.text
+    assert "IfcSanitaryTerminal 'Bath 1'" in note.text and "IfcSanitaryTerminal 'Bath 2'" in note.text
+    assert note.text.count("(Body: MappedRepresentation)") == 2
+    after = np.asarray(Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")).astype(np.int16)
+    assert np.array_equal(before, after)  # the house is drawn in full beside the two failures
+    plan = await client.call_tool("view_screenshot", {"width": 300, "view": "plan"})
+    assert "Bath 1" in plan.content[1].text  # the plan of their storey says so too

@@ -8,7 +8,9 @@ import ifcopenshell
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cadmcp.hosts.ifc.server import IfcHost
+from cadmcp.host.builtins import navigate
+from cadmcp.host.builtins.scripts import run_script
+from cadmcp.hosts.ifc.adapter import IfcAdapter
 
 ADD_WALL = """
 import numpy as np
@@ -64,30 +66,30 @@ SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "house.ifc"
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(edits, min_size=1, max_size=5))
 def test_undoing_every_step_restores_the_exact_file(scripts: list[str]) -> None:
-    host = IfcHost(exec_timeout=30)
+    host = IfcAdapter(exec_timeout=30)
     doc = host.workspace.add(ifcopenshell.open(str(SAMPLE)), None, "house.ifc")
     original = doc.file.to_string()
     recorded = 0
     for script in scripts:
-        result = host.execute_python_code(script)
-        assert not result.is_error, result.content[0].text
-        recorded += "Recorded undo step" in result.content[0].text
+        result = run_script(host, script, None)
+        assert not result.is_error, result.text()
+        recorded += "[UNDO STEP]" in result.text()
     assert doc.history.back_remaining == recorded
     after_edits = doc.file.to_string()
-    undone = host.navigate_history("back", len(scripts) + 3)
+    undone = navigate(host.history(), "back", len(scripts) + 3)
     assert undone["navigated"] == recorded and undone["back_remaining"] == 0
     assert doc.file.to_string() == original
     assert not doc.modified
-    host.navigate_history("forward", len(scripts))
+    navigate(host.history(), "forward", len(scripts))
     assert doc.file.to_string() == after_edits
 
 
 def test_history_depth_matches_ifcopenshell() -> None:
-    host = IfcHost()
+    host = IfcAdapter()
     doc = host.workspace.new()
     for n in range(70):
-        host.execute_python_code(f"model.by_type('IfcProject')[0].Name = 'v{n}'")
+        run_script(host, f"model.by_type('IfcProject')[0].Name = 'v{n}'", None)
     assert doc.history.back_remaining == len(doc.file.history) == 64
-    result = host.navigate_history("back", 100)
+    result = navigate(host.history(), "back", 100)
     assert result["navigated"] == 64
     assert doc.file.by_type("IfcProject")[0].Name == "v5"

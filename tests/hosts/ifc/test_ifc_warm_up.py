@@ -15,11 +15,11 @@ import anyio
 import pytest
 from ifc_helpers import text
 from mcp import Client, ClientSession
-from mcp.server.mcpserver.exceptions import ToolError
 
 from cadmcp.host import HostRuntime
 from cadmcp.host.appthread import CallbackAppThread
 from cadmcp.hosts.ifc import create_server
+from cadmcp.hosts.ifc.documents import DocumentError
 from cadmcp.hosts.ifc.geometry import drawable_elements
 from cadmcp.wire.sockets import connect
 
@@ -181,5 +181,5 @@ def test_a_model_that_fails_to_load_during_warm_up_is_reported_by_the_first_call
     server = create_server([str(broken)])
     steps = list(server.warm_up())
     assert steps == ["ifcopenshell"]  # nothing loaded: nothing further to warm
-    with pytest.raises(ToolError, match=r"could not parse .broken\.ifc"):
-        server.ifc_host.list_documents()
+    with pytest.raises(DocumentError, match=r"could not parse .broken\.ifc"):
+        server.ifc_host.documents()

@@ -6,7 +6,8 @@ CHEATSHEET = """# DXF host: Python cheatsheet for execute_python_code
 - `doc`  – the active ezdxf `Drawing` (https://ezdxf.readthedocs.io)
 - `msp`  – its modelspace (`doc.modelspace()`)
 - `ezdxf` – the ezdxf package
-Variables you define stay available in later calls on the same document.
+Each call starts with a fresh namespace: variables do not carry over between calls (an undo
+could not take them back), so look entities up again, e.g. by handle.
 The value of the last expression is returned (like a notebook cell); `print` output too.
 
 ## Undo rules

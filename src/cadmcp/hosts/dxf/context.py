@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from cadmcp.hosts.dxf.documents import DxfDocument, DxfHostError
+from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
     from ezdxf.entities import DXFEntity
@@ -176,9 +177,10 @@ def element_info(entry: DxfDocument, element_id: str) -> dict[str, Any]:
     entity: DXFEntity | None = entry.doc.entitydb.get(handle)
     if entity is None or not entity.is_alive:
         raise DxfHostError(
-            f"No entity has handle {element_id!r} in {entry.title}. Handles are hex strings like '2A'; "
-            "find them with execute_python_code (e.g. [e.dxf.handle for e in msp.query('INSERT')]) "
-            "or in dxf://schedule/{id}/preview."
+            f"No entity has handle {echo(element_id)} in {entry.title}. Handles are hex strings like '2A'; "
+            "find them with execute_python_code (e.g. [e.dxf.handle for e in msp.query('INSERT')]) or in "
+            "dxf://schedule/{id}/preview.",
+            "not_found",
         )
     info: dict[str, Any] = {
         "handle": handle,

@@ -5,9 +5,12 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from cadmcp.host.builtins.adapter import HostError
+from cadmcp.host.builtins.paths import check_document_path, reject_non_text
 from cadmcp.host.history import History
+from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
     from ezdxf.audit import Auditor
@@ -19,13 +22,13 @@ _DWG_MAGIC = b"AC10"
 _BINARY_DXF_MAGIC = b"AutoCAD Binary DXF"
 
 
-class DxfHostError(Exception):
+class DxfHostError(HostError):
     """A problem the agent can act on; the message says what to do next."""
 
 
 @dataclass
 class DxfDocument:
-    """One open drawing with its own history and execution namespace."""
+    """One open drawing with its own undo history."""
 
     doc: Drawing
     path: Path | None
@@ -33,47 +36,62 @@ class DxfDocument:
     auditor: Auditor | None = None
     history: History = field(default_factory=History)
     modified: bool = False
-    namespace: dict[str, Any] = field(default_factory=dict)
 
     def display_path(self) -> str | None:
         return str(self.path) if self.path else None
 
 
+MEMORY_FACTOR = 25.0
+"""ezdxf holds a drawing in about 25 bytes of memory per byte of DXF (300 MB took 7 GB)."""
+
+
+def _dwg_error(name: str) -> DxfHostError:
+    return DxfHostError(
+        f"{echo(name)} holds DWG data. DWG can't be opened here; convert it to DXF (e.g. with the ODA File "
+        "Converter) or use read_file_info for its metadata.",
+        "invalid",
+    )
+
+
 def check_drawing_path(file_path: str) -> Path:
-    """Cheap checks before reading (name, existence, DWG or non-DXF content); raises DxfHostError."""
-    if not file_path or not file_path.strip():
-        raise DxfHostError("filePath is empty. Pass the path of a .dxf file.")
-    path = Path(file_path).expanduser()
-    if path.suffix.lower() == ".dwg":
+    """Cheap, bounded checks before reading: the path, the size, DWG or non-DXF content.
+
+    Reads at most three 64 KB samples; raises :class:`DxfHostError` saying what is wrong.
+    """
+    if isinstance(file_path, str) and file_path.strip().lower().endswith(".dwg"):
+        name = Path(file_path.strip()).name
         raise DxfHostError(
-            f"{path.name} is a DWG file. DWG can't be opened here; convert it to DXF (e.g. with the ODA "
-            "File Converter) or use read_file_info for its metadata."
+            f"{echo(name)} is a DWG file. DWG can't be opened here; convert it to DXF (e.g. with the ODA "
+            "File Converter) or use read_file_info for its metadata.",
+            "invalid",
         )
-    if not path.exists():
-        raise DxfHostError(f"File not found: {path}. Check the path (absolute paths are safest).")
-    if path.is_dir():
-        raise DxfHostError(f"{path} is a directory. Pass the path of a .dxf file.")
-    try:
-        if path.stat().st_size == 0:
-            raise DxfHostError(f"{path.name} is empty (0 bytes). Pass a complete .dxf file.")
-        with path.open("rb") as stream:
-            head = stream.read(32)
-    except OSError as exc:
-        raise DxfHostError(
-            f"Cannot read {path}: {exc.strerror or exc}. Check the file permissions."
-        ) from None
+    path = check_document_path(file_path, kind="a .dxf file", memory_factor=MEMORY_FACTOR, error=DxfHostError)
+    with path.open("rb") as stream:
+        head = stream.read(256)
     if head.startswith(_DWG_MAGIC):
+        raise _dwg_error(path.name)
+    if head.startswith(_BINARY_DXF_MAGIC):
+        return path
+    if not _looks_like_dxf(head):
+        if path.suffix.lower() != ".dxf":
+            raise DxfHostError(
+                f"{echo(path.name)} is not a DXF file. This host opens .dxf drawings (ASCII or binary).",
+                "invalid",
+            )
         raise DxfHostError(
-            f"{path.name} holds DWG data. DWG can't be opened here; convert it to DXF (e.g. with the ODA "
-            "File Converter) or use read_file_info for its metadata."
+            f"{echo(path.name)} is not a readable DXF file: it does not start like one (group code 0 and "
+            "SECTION, or the binary DXF sentinel). Check that it is a complete DXF export.",
+            "invalid",
         )
-    if path.suffix.lower() != ".dxf" and not head.startswith(_BINARY_DXF_MAGIC) and not _looks_like_dxf(head):
-        raise DxfHostError(f"{path.name} is not a DXF file. This host opens .dxf drawings (ASCII or binary).")
+    reject_non_text(path, "a readable DXF file", DxfHostError, lines_break=True)
     return path
 
 
 def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
-    """Read and audit a DXF file; raise :class:`DxfHostError` with a clear message on any problem."""
+    """Read and audit a DXF file; raise :class:`DxfHostError` with a clear message on any problem.
+
+    Messages never quote the file's content beyond a short clipped excerpt.
+    """
     path = check_drawing_path(file_path)
     import ezdxf
     from ezdxf import recover
@@ -82,22 +100,32 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
         doc, auditor = recover.readfile(path)
     except ezdxf.DXFStructureError as exc:
         raise DxfHostError(
-            f"{path.name} is not a readable DXF file ({exc}). Check that it is a complete DXF export."
+            f"{echo(path.name)} is not a readable DXF file ({echo(str(exc), 120)}). Check that it is a "
+            "complete DXF export.",
+            "invalid",
         ) from None
     except (OSError, UnicodeError, ValueError) as exc:
-        raise DxfHostError(f"Cannot read {path.name}: {exc}.") from None
+        raise DxfHostError(f"Cannot read {echo(path.name)}: {echo(str(exc), 120)}.", "invalid") from None
     if auditor.has_errors:
-        details = "; ".join(str(error.message) for error in auditor.errors[:5])
+        details = "; ".join(echo(str(error.message), 100) for error in auditor.errors[:5])
         raise DxfHostError(
-            f"{path.name} failed the DXF audit with {len(auditor.errors)} unrecoverable error(s): {details}. "
-            "Repair it in a CAD application (AUDIT/RECOVER) and save it as DXF again."
+            f"{echo(path.name)} failed the DXF audit with {len(auditor.errors)} unrecoverable error(s): "
+            f"{details}. Repair it in a CAD application (AUDIT/RECOVER) and save it as DXF again.",
+            "invalid",
         )
     return doc, auditor, path
 
 
 def _looks_like_dxf(head: bytes) -> bool:
-    text = head.lstrip().decode("latin-1")
-    return text.startswith(("0\r\n", "0\n", "999")) or text.startswith("0")
+    """An ASCII DXF starts with group code 0 and SECTION, possibly after 999 comments."""
+    text = head.lstrip(b"\xef\xbb\xbf").decode("latin-1")
+    lines = [line.strip() for line in text.splitlines()]
+    i = 0
+    while i + 1 < len(lines) and lines[i] == "999":
+        i += 2
+    if i + 1 >= len(lines):
+        return False
+    return lines[i] == "0" and lines[i + 1].upper() == "SECTION"
 
 
 class DocumentSet:
@@ -135,7 +163,7 @@ class DocumentSet:
             problems: list[str] = []
             for file_path in pending:
                 try:
-                    entry = self._open(file_path)
+                    entry, _ = self._open(file_path)
                 except DxfHostError as exc:
                     problems.append(str(exc))
                 else:
@@ -159,6 +187,15 @@ class DocumentSet:
             raise DxfHostError("No document is open. Call open_document with the path of a .dxf file.")
         return self._active
 
+    def pending(self) -> bool:
+        """True while drawings queued by `open_later` have not been read yet."""
+        return bool(self._pending)
+
+    def current(self) -> DxfDocument | None:
+        """The active document, or None (reads queued drawings; never raises their errors)."""
+        self._settle()
+        return self._active
+
     def __iter__(self):  # type: ignore[no-untyped-def]
         self._settle()
         return iter(list(self._documents))
@@ -175,20 +212,23 @@ class DocumentSet:
 
     def open(self, file_path: str) -> DxfDocument:
         """Open a DXF file (or activate it if already open)."""
+        return self.open_or_activate(file_path)[0]
+
+    def open_or_activate(self, file_path: str) -> tuple[DxfDocument, bool]:
+        """Open a DXF file, or activate it if it is open; returns it and whether it was read now."""
         self._settle()
         return self._open(file_path)
 
-    def _open(self, file_path: str) -> DxfDocument:
-        path = Path(file_path).expanduser()
-        resolved = path.resolve() if path.exists() else path
+    def _open(self, file_path: str) -> tuple[DxfDocument, bool]:
+        path = check_drawing_path(file_path)
         for entry in self._documents:
-            if entry.path is not None and entry.path == resolved:
+            if entry.path is not None and entry.path == path:
                 self._active = entry
-                return entry
-        doc, auditor, path = load_drawing(file_path)
+                return entry, False
+        doc, auditor, path = load_drawing(str(path))
         entry = DxfDocument(doc, path.resolve(), self._unique_title(path.name), auditor=auditor)
         self._add(entry)
-        return entry
+        return entry, True
 
     def transaction(self, name: str) -> AbstractContextManager[DxfDocument]:
         """Context manager: edits to the active document inside it become one undo step ``name``."""
@@ -203,13 +243,17 @@ class DocumentSet:
         for entry in self._documents:
             if entry.title == wanted or (entry.path is not None and str(entry.path) == wanted):
                 return entry
-        candidate = Path(wanted).expanduser()
-        if candidate.exists():
-            for entry in self._documents:
-                if entry.path is not None and entry.path == candidate.resolve():
-                    return entry
+        try:
+            candidate = Path(wanted).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError):
+            candidate = None
+        for entry in self._documents:
+            if candidate is not None and entry.path is not None and entry.path == candidate:
+                return entry
         names = ", ".join(entry.title for entry in self._documents) or "none"
-        raise DxfHostError(f"No open document is called {document!r}. Open documents: {names}.")
+        raise DxfHostError(
+            f"No open document is called {echo(document)}. Open documents: {names}.", "not_found"
+        )
 
     def activate(self, document: str) -> DxfDocument:
         entry = self.find(document)
@@ -231,8 +275,8 @@ class DocumentSet:
                 )
         elif entry.path is None:
             raise DxfHostError(
-                f"{entry.title} is a new document without a file. Call save_document with filePath "
-                "(a path ending in .dxf) to save it."
+                f"{entry.title} is a new document without a file. Call save_document with filePath (a path "
+                "ending in .dxf) to save it."
             )
         else:
             target = entry.path

@@ -6,39 +6,31 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from cadmcp.host.builtins.adapter import RecordedStep
+from cadmcp.host.builtins.scripts import run_transaction, step_name
 from cadmcp.host.history import Step
-from cadmcp.host.pyexec import ExecResult, run_code
+from cadmcp.host.pyexec import ExecResult
 from cadmcp.hosts.dxf.documents import DxfDocument
 from cadmcp.hosts.dxf.tracking import ChangeSet, ChangeTracker, tracked
 
-__all__ = ["default_step_name", "execute", "run_tracked", "transaction"]
+__all__ = ["DxfScriptRun", "execute", "namespace", "run_tracked", "transaction"]
 
-_MAX_NAME = 80
 T = TypeVar("T")
 
 
-def default_step_name(code: str) -> str:
-    """First meaningful line of the code (not blank, not a comment), shortened."""
-    for line in code.splitlines():
-        text = line.strip()
-        if text and not text.startswith("#"):
-            return text if len(text) <= _MAX_NAME else text[: _MAX_NAME - 1] + "…"
-    return "Python code"
-
-
-class _Transaction:
-    """pyexec hooks: track changes during the run, then record or roll back."""
+class DxfScriptRun:
+    """One execute_python_code run: a fresh namespace, change tracking, then record or roll back."""
 
     def __init__(self, entry: DxfDocument, name: str) -> None:
         self.entry = entry
         self.name = name
+        self.namespace = namespace(entry)
         self.tracker = ChangeTracker(entry.doc)
         self._ctx = tracked(self.tracker)
         self._changes: ChangeSet | None = None
 
-    def begin(self) -> ChangeTracker:
+    def begin(self) -> None:
         self._ctx.__enter__()
-        return self.tracker
 
     def _finish(self) -> ChangeSet:
         if self._changes is None:
@@ -46,52 +38,45 @@ class _Transaction:
             self._changes = self.tracker.finish()
         return self._changes
 
-    def commit(self, _token: object) -> str | None:
+    def commit(self) -> RecordedStep | None:
         changes = self._finish()
         if changes.is_empty:
             return None
         self.entry.history.record(Step(self.name, changes.undo, changes.redo))
         self.entry.modified = True
         counts = changes.summary
-        note = (
-            f"[UNDO STEP] Recorded {self.name!r} ({counts['created']} created, {counts['deleted']} deleted, "
-            f"{counts['modified']} modified objects). Undo it with navigate_history(direction='back')."
-        )
+        warning = ""
         if changes.untracked:
-            note += (
-                "\n[WARNING] Undo of this step cannot restore these objects exactly (their state could not "
-                "be copied): " + "; ".join(changes.untracked[:5])
+            warning = (
+                "Undo of this step cannot restore these objects exactly (their state could not be copied): "
+                + "; ".join(changes.untracked[:5])
             )
-        return note
+        return RecordedStep(
+            self.name,
+            f"{counts['created']} created, {counts['deleted']} deleted, {counts['modified']} modified "
+            "objects",
+            warning,
+        )
 
-    def rollback(self, _token: object) -> str | None:
+    def rollback(self) -> bool:
         changes = self._finish()
         if changes.is_empty:
-            return "[ROLLBACK] The document had not been changed."
+            return False
         changes.undo()
-        return "[ROLLBACK] All changes made by the code were undone; the document is as it was before."
+        return True
 
 
-def _namespace(entry: DxfDocument) -> dict[str, Any]:
+def namespace(entry: DxfDocument) -> dict[str, Any]:
+    """A fresh script namespace: ``doc``, ``msp`` and ``ezdxf``."""
     import ezdxf
 
-    namespace = entry.namespace
-    namespace.update(doc=entry.doc, msp=entry.doc.modelspace(), ezdxf=ezdxf)
-    return namespace
+    return {"__name__": "__agent__", "doc": entry.doc, "msp": entry.doc.modelspace(), "ezdxf": ezdxf}
 
 
 def execute(entry: DxfDocument, code: str, description: str | None, timeout: float | None) -> ExecResult:
     """Run ``code`` with ``doc``, ``msp`` and ``ezdxf`` in scope; mutations become one history step."""
-    name = (description or "").strip() or default_step_name(code)
-    transaction = _Transaction(entry, name)
-    return run_code(
-        code,
-        _namespace(entry),
-        timeout=timeout,
-        begin=transaction.begin,
-        commit=transaction.commit,
-        rollback=transaction.rollback,
-    )
+    run = DxfScriptRun(entry, step_name(code, description))
+    return run_transaction(run, code, timeout=timeout, noun="drawing")
 
 
 def run_tracked(entry: DxfDocument, action: Callable[[], T]) -> tuple[T, ChangeSet]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadmcp.hosts.dxf.documents import DxfHostError
+from cadmcp.wire.echo import echo
 
 __all__ = ["PREVIEW_ROWS", "Schedule", "list_schedules", "schedule_csv"]
 
@@ -96,4 +97,6 @@ def schedule_csv(doc: Any, schedule_id: str, limit: int = PREVIEW_ROWS) -> str:
             writer.writerows(schedule.rows[:limit])
             return out.getvalue()
     ids = ", ".join(s.id for s in schedules)
-    raise DxfHostError(f"No schedule {schedule_id!r}. Available schedules: {ids} (see dxf://schedules).")
+    raise DxfHostError(
+        f"No schedule {echo(schedule_id)}. Available schedules: {ids} (see dxf://schedules).", "not_found"
+    )

@@ -12,14 +12,15 @@ import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from cadmcp.host.builtins.surface import fit_height
 from cadmcp.hosts.dxf.documents import DxfHostError
+from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
     from ezdxf.document import Drawing
 
-__all__ = ["MAX_PIXELS", "render_png"]
+__all__ = ["render_png"]
 
-MAX_PIXELS = 4096
 _EXTENTS_SAMPLE = 400
 _BACKGROUNDS = {"white": "#ffffff", "black": "#000000", "dark": "#212830"}
 
@@ -28,12 +29,15 @@ def _parse_background(background: str) -> str:
     value = _BACKGROUNDS.get(background.strip().lower(), background.strip())
     if len(value) != 7 or not value.startswith("#"):
         raise DxfHostError(
-            f"background {background!r} is not understood: use 'white', 'black', 'dark' or '#rrggbb'."
+            f"background {echo(background)} is not understood: use 'white', 'black', 'dark' or '#rrggbb'.",
+            "invalid",
         )
     try:
         int(value[1:], 16)
     except ValueError:
-        raise DxfHostError(f"background {background!r} is not a colour: use '#rrggbb'.") from None
+        raise DxfHostError(
+            f"background {echo(background)} is not a colour: use '#rrggbb'.", "invalid"
+        ) from None
     return value
 
 
@@ -53,14 +57,14 @@ def render_png(
     from ezdxf.addons.drawing.recorder import Recorder
     from PIL import Image, ImageDraw
 
-    if not 16 <= width <= MAX_PIXELS:
-        raise DxfHostError(f"width must be between 16 and {MAX_PIXELS} pixels.")
-    if height is not None and not 16 <= height <= MAX_PIXELS:
-        raise DxfHostError(f"height must be between 16 and {MAX_PIXELS} pixels.")
     bg = _parse_background(background)
     target = _find_layout(doc, layout)
     if window is not None and (len(window) != 4 or window[0] == window[2] or window[1] == window[3]):
-        raise DxfHostError("window must be [x1, y1, x2, y2] in drawing units with x1 != x2 and y1 != y2.")
+        raise DxfHostError(
+            "window must be [x1, y1, x2, y2]: two opposite corners of the area to show, in drawing units, "
+            "with x1 != x2 and y1 != y2.",
+            "invalid",
+        )
 
     ctx = RenderContext(doc)
     if layers:
@@ -68,7 +72,8 @@ def render_png(
         known = {layer.dxf.name.lower() for layer in doc.layers}
         if not wanted & known:
             names = ", ".join(sorted(layer.dxf.name for layer in doc.layers))
-            raise DxfHostError(f"None of the layers {list(layers)} exist. Layers: {names}.")
+            asked = ", ".join(echo(str(name), 40) for name in list(layers)[:5])
+            raise DxfHostError(f"None of the layers {asked} exist. Layers: {names}.", "invalid")
 
         def show_only_wanted(properties: Sequence[Any]) -> None:
             for layer in properties:
@@ -106,7 +111,7 @@ def render_png(
     span_y = max(ymax - ymin, 1e-9)
     margin = 0.03
     if height is None:
-        height = int(max(16, min(MAX_PIXELS, round(width * span_y / span_x))))
+        height = fit_height(width, span_y / span_x)
     usable_w, usable_h = width * (1 - 2 * margin), height * (1 - 2 * margin)
     scale = min(usable_w / span_x, usable_h / span_y)
     off_x = (width - span_x * scale) / 2 - xmin * scale
@@ -218,7 +223,7 @@ def _find_layout(doc: Drawing, name: str | None) -> Any:
         if candidate.name.lower() == name.strip().lower():
             return candidate
     names = ", ".join(doc.layouts.names_in_taborder())
-    raise DxfHostError(f"No layout is called {name!r}. Layouts: {names}.")
+    raise DxfHostError(f"No layout is called {echo(name)}. Layouts: {names}.", "invalid")
 
 
 def _luminance(color: str) -> float:

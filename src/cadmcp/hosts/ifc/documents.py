@@ -12,11 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cadmcp.host.builtins.adapter import HostError
+from cadmcp.host.builtins.paths import check_document_path, reject_non_text
 from cadmcp.host.history import History
+from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
     import ifcopenshell
 
+MEMORY_FACTOR = 12.0
+"""IfcOpenShell holds a model in roughly 12 bytes of memory per byte of IFC-SPF text."""
 HISTORY_DEPTH = 64
 """Undo depth per document (IfcOpenShell's own default history size)."""
 
@@ -33,7 +38,7 @@ _OTHER_FORMATS = {
 _state_ids = itertools.count(1)
 
 
-class DocumentError(Exception):
+class DocumentError(HostError):
     """A document could not be opened, found or saved; the message says what to do next."""
 
 
@@ -139,64 +144,66 @@ class IfcDocument:
         target = path or self.path
         if target is None:
             raise DocumentError(
-                f"{self.title!r} is a new document and has no file yet: call save_document with a "
-                "filePath ending in .ifc."
+                f"{self.title!r} is a new document and has no file yet: call save_document with a filePath "
+                "ending in .ifc."
             )
         target = target.expanduser().resolve()
         if target.suffix.lower() not in IFC_SUFFIXES:
-            raise DocumentError(f"Cannot save as {target.name!r}: the file name must end in .ifc.")
+            raise DocumentError(
+                f"Cannot save as {echo(target.name)}: the file name must end in .ifc.", "invalid"
+            )
         if not target.parent.is_dir():
             raise DocumentError(
-                f"Cannot save to {str(target)!r}: the folder {str(target.parent)!r} does not exist."
+                f"Cannot save to {echo(str(target), 160)}: the folder does not exist. Create it or choose "
+                "another path.",
+                "invalid",
             )
         try:
             self.file.write(str(target))
         except OSError as exc:
-            raise DocumentError(f"Could not write {str(target)!r}: {exc.strerror or exc}.") from exc
+            raise DocumentError(f"Could not write {echo(str(target), 160)}: {exc.strerror or exc}.") from exc
         self.path = target
         self.title = target.name
         self._saved_state = self.state
         return target
 
 
-def check_ifc_path(path: Path) -> Path:
-    """Cheap checks (no parsing) that ``path`` is a readable IFC-SPF file; returns it resolved."""
-    path = path.expanduser()
-    suffix = path.suffix.lower()
+def check_ifc_path(path: Path | str) -> Path:
+    """Cheap, bounded checks (no parsing) that ``path`` is a readable IFC-SPF file; returns it resolved."""
+    raw = str(path)
+    name = Path(raw.strip()).name
+    suffix = Path(raw.strip()).suffix.lower()
     if suffix in _OTHER_FORMATS and suffix not in IFC_SUFFIXES:
         raise DocumentError(
-            f"{path.name!r} is {_OTHER_FORMATS[suffix]}, not an IFC model. The IFC host opens .ifc files; "
-            "export the model to IFC first, or use read_file_info for its metadata."
+            f"{echo(name)} is {_OTHER_FORMATS[suffix]}, not an IFC model. The IFC host opens .ifc files; "
+            "export the model to IFC first, or use read_file_info for its metadata.",
+            "invalid",
         )
-    try:
-        path = path.resolve()
-    except (OSError, RuntimeError) as exc:
-        raise DocumentError(f"Invalid path {str(path)!r}: {exc}.") from exc
-    if not path.exists():
-        raise DocumentError(f"File not found: {str(path)!r}. Check the path (absolute paths are safest).")
-    if path.is_dir():
-        raise DocumentError(f"{str(path)!r} is a folder; give the path of an .ifc file inside it.")
+    resolved = check_document_path(
+        raw, kind="an IFC file (.ifc)", memory_factor=MEMORY_FACTOR, error=DocumentError
+    )
     if suffix not in IFC_SUFFIXES:
         raise DocumentError(
-            f"{path.name!r} is not an .ifc file. The IFC host opens IFC-SPF files ending in .ifc."
+            f"{echo(resolved.name)} is not an .ifc file. The IFC host opens IFC-SPF files ending in .ifc.",
+            "invalid",
         )
-    try:
-        with path.open("rb") as stream:
-            head = stream.read(64)
-    except OSError as exc:
-        raise DocumentError(
-            f"Cannot read {str(path)!r}: {exc.strerror or exc}. Check its permissions."
-        ) from exc
+    with resolved.open("rb") as stream:
+        head = stream.read(64)
     if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"ISO-10303-21"):
         raise DocumentError(
-            f"{path.name!r} is not an IFC-SPF file (it does not start with 'ISO-10303-21;'). "
-            "It may be damaged or another format renamed to .ifc."
+            f"{echo(resolved.name)} is not an IFC-SPF file (it does not start with 'ISO-10303-21;'). It may "
+            "be damaged or another format renamed to .ifc.",
+            "invalid",
         )
-    return path
+    reject_non_text(resolved, "an IFC-SPF file", DocumentError)
+    return resolved
 
 
 def load_model(path: Path) -> ifcopenshell.file:
-    """Open an IFC file from disk, or raise :class:`DocumentError` saying why it cannot be opened."""
+    """Open an IFC file from disk, or raise :class:`DocumentError` saying why it cannot be opened.
+
+    The parser's message is clipped: it may quote the file's content.
+    """
     import ifcopenshell
 
     path = check_ifc_path(path)
@@ -204,7 +211,9 @@ def load_model(path: Path) -> ifcopenshell.file:
         return ifcopenshell.open(str(path))
     except Exception as exc:
         raise DocumentError(
-            f"IfcOpenShell could not parse {path.name!r}: {exc}. The file may be damaged."
+            f"IfcOpenShell could not parse {echo(path.name)}: {echo(str(exc), 120)}. The file may be "
+            "damaged.",
+            "invalid",
         ) from exc
 
 
@@ -292,7 +301,7 @@ class Workspace:
         """Open (or re-activate, if open) the model at ``file_path``; returns it and whether it is new."""
         if not file_path or not file_path.strip():
             raise DocumentError("filePath is empty: give the path of an .ifc file.")
-        resolved = check_ifc_path(Path(file_path.strip()))
+        resolved = check_ifc_path(file_path.strip())
         for doc in self.documents:
             if doc.path == resolved:
                 self._active = doc
@@ -309,8 +318,15 @@ class Workspace:
     def require_active(self) -> IfcDocument:
         """The active document, or a clear error when none is open."""
         if self.active is None:
-            raise DocumentError("No document is open: call open_document with the path of an .ifc file.")
+            raise DocumentError(
+                "No document is open: call open_document with the path of an .ifc file.", "unavailable"
+            )
         return self.active
+
+    @property
+    def pending(self) -> bool:
+        """True while documents deferred at start-up have not been loaded yet."""
+        return bool(self._pending)
 
     def find(self, key: str) -> IfcDocument:
         """A document by title or path; the error lists what is open."""
@@ -326,4 +342,6 @@ class Workspace:
             if resolved is not None and doc.path == resolved:
                 return doc
         listing = ", ".join(repr(d.title) for d in self.documents) or "none"
-        raise DocumentError(f"No open document is called {key!r}. Open documents: {listing}.")
+        raise DocumentError(
+            f"No open document is called {echo(key)}. Open documents: {listing}.", "not_found"
+        )

@@ -9,11 +9,14 @@ from urllib.parse import unquote
 
 import ifcopenshell
 
+from cadmcp.host.builtins.adapter import NotFound
+from cadmcp.wire.echo import echo
+
 _GUID = re.compile(r"^[0-9A-Za-z_$]{22}$")
 MAX_LIST = 50
 
 
-class ElementNotFound(LookupError):
+class ElementNotFound(NotFound):
     """No element has the given step id or GlobalId; the message says how to find one."""
 
 
@@ -24,17 +27,17 @@ def find_element(f: ifcopenshell.file, element_id: str) -> ifcopenshell.entity_i
         "Use a step id like '123' or a 22-character GlobalId; read ifc://schedules or run "
         "execute_python_code with model.by_type('IfcWall') to list elements."
     )
-    if re.fullmatch(r"#?\d+", key):
+    if re.fullmatch(r"#?\d{1,18}", key):
         try:
             return f.by_id(int(key.lstrip("#")))
-        except RuntimeError:
+        except (RuntimeError, OverflowError):
             raise ElementNotFound(f"No entity with step id #{key.lstrip('#')} in the model. {hint}") from None
     if _GUID.match(key):
         try:
             return f.by_guid(key)
         except RuntimeError:
-            raise ElementNotFound(f"No element with GlobalId {key!r} in the model. {hint}") from None
-    raise ElementNotFound(f"{key!r} is neither a step id nor a GlobalId. {hint}")
+            raise ElementNotFound(f"No element with GlobalId {echo(key)} in the model. {hint}") from None
+    raise ElementNotFound(f"{echo(key)} is neither a step id nor a GlobalId. {hint}")
 
 
 def storey_of(element: ifcopenshell.entity_instance) -> ifcopenshell.entity_instance | None:

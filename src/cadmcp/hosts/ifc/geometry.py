@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,12 @@ from cadmcp.hosts.ifc.documents import IfcDocument
 GEOMETRY_LIBRARY = "hybrid-cgal-simple-opencascade"
 """Simple extrusions with CGAL, booleans (openings) with OpenCASCADE: ~4x faster than the default."""
 MAX_INVALIDATION_WALK = 20_000
+SOLID_TYPES = frozenset(
+    {
+        "SweptSolid", "AdvancedSweptSolid", "Brep", "AdvancedBrep", "CSG", "Clipping", "SolidModel",
+        "SurfaceModel", "Tessellation", "MappedRepresentation",
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,37 @@ def drawable_elements(f: ifcopenshell.file) -> list[ifcopenshell.entity_instance
     ]
 
 
+def _has_body(element: ifcopenshell.entity_instance) -> bool:
+    """Whether the element has a 3D body representation (an axis or a footprint alone draws nothing)."""
+    shape = element.Representation
+    if shape is None:
+        return False
+    return any(
+        (rep.RepresentationIdentifier or "") == "Body" or (rep.RepresentationType or "") in SOLID_TYPES
+        for rep in shape.Representations or ()
+    )
+
+
+def _reason(exc: Exception, element: ifcopenshell.entity_instance) -> str:
+    """Why a shape failed, on one line, without the STEP text IfcOpenShell quotes from the file."""
+    text = " ".join(str(exc).split())
+    text = re.split(r"\.? Product:|#\d+\s*=", text, maxsplit=1)[0].strip(" .:,") or type(exc).__name__
+    if len(text) > 100:
+        text = text[:99] + "…"
+    return _describe(text, element)
+
+
+def _describe(text: str, element: ifcopenshell.entity_instance) -> str:
+    """``text`` and the element's representation kinds: ``Failed ... (Body: MappedRepresentation)``."""
+    kinds = sorted(
+        {
+            f"{rep.RepresentationIdentifier or '?'}: {rep.RepresentationType or '?'}"
+            for rep in element.Representation.Representations or ()
+        }
+    )
+    return f"{text} ({', '.join(kinds)})" if kinds else text
+
+
 def _settings() -> Any:
     import ifcopenshell.geom
 
@@ -50,6 +88,8 @@ class GeometryCache:
     def __init__(self, doc: IfcDocument) -> None:
         self.doc = doc
         self.meshes: dict[int, Mesh] = {}
+        self.failed: dict[int, str] = {}
+        """Elements whose shape IfcOpenShell could not build, by step id, with the reason."""
         doc.listeners.append(lambda _doc, touched: self.invalidate(touched))
 
     def meshes_for(self, elements: list[ifcopenshell.entity_instance]) -> list[Mesh]:
@@ -75,13 +115,15 @@ class GeometryCache:
                     if not iterator.next():
                         break
         except Exception:  # one bad representation must not blank the view: go element by element
-            for element in elements:
-                if element.id() in self.meshes:
-                    continue
-                try:
-                    self._store(element, ifcopenshell.geom.create_shape(_settings(), element).geometry)
-                except Exception:
-                    continue
+            pass
+        for element in elements:
+            # the iterator skips what it cannot build: ask for each such element alone, to learn why
+            if element.id() in self.meshes or not _has_body(element):
+                continue
+            try:
+                self._store(element, ifcopenshell.geom.create_shape(_settings(), element).geometry)
+            except Exception as exc:
+                self.failed[element.id()] = _reason(exc, element)
         for e in elements:  # no geometry (or it failed): remember that, don't retry every render
             self.meshes.setdefault(e.id(), Mesh(e.id(), e.is_a(), None, np.zeros((0, 3, 3), np.float32)))
 
@@ -90,6 +132,8 @@ class GeometryCache:
         faces = np.asarray(geometry.faces, dtype=np.int64).reshape(-1, 3)
         predefined = getattr(element, "PredefinedType", None)
         self.meshes[element.id()] = Mesh(element.id(), element.is_a(), predefined, verts[faces])
+        if not len(faces) and _has_body(element):  # built without error, but nothing to draw
+            self.failed[element.id()] = _describe("produced no geometry", element)
 
     def bounding_box(self, element: ifcopenshell.entity_instance) -> dict[str, list[float]] | None:
         """World-space axis-aligned bounds of an element's geometry, or None without geometry."""
@@ -105,6 +149,7 @@ class GeometryCache:
     def invalidate(self, touched: set[int]) -> None:
         """Forget meshes of products whose geometry may depend on the ``touched`` entities."""
         if not self.meshes:
+            self.failed.clear()
             return
         f = self.doc.file
         stale: set[int] = set()
@@ -136,3 +181,4 @@ class GeometryCache:
             queue += [inverse.id() for inverse in f.get_inverse(entity)]
         for step_id in stale:
             self.meshes.pop(step_id, None)
+            self.failed.pop(step_id, None)

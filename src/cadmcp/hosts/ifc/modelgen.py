@@ -44,13 +44,21 @@ def _create(f: ifcopenshell.file, ifc_class: str, name: str, **settings: str) ->
 
 
 def new_project(
-    name: str = "Untitled", storeys: tuple[tuple[str, float], ...] = (("Level 0", 0.0),)
+    name: str = "Untitled",
+    storeys: tuple[tuple[str, float], ...] = (("Level 0", 0.0),),
+    millimetres: bool = False,
 ) -> Project:
-    """An IFC4 project in metres with a site, a building and the given storeys (name, elevation)."""
+    """An IFC4 project with a site, a building and the given storeys (name, elevation in metres).
+
+    In metres by default; ``millimetres`` makes millimetres the project's length unit (elevations are
+    then stored in millimetres, as such models do).
+    """
     f = ifcopenshell.api.project.create_file(version="IFC4")
     project = _create(f, "IfcProject", name)
     units = [
-        ifcopenshell.api.unit.add_si_unit(f, unit_type=unit_type)
+        ifcopenshell.api.unit.add_si_unit(
+            f, unit_type=unit_type, prefix="MILLI" if millimetres and unit_type == "LENGTHUNIT" else None
+        )
         for unit_type in ("LENGTHUNIT", "AREAUNIT", "VOLUMEUNIT", "PLANEANGLEUNIT")
     ]
     assignment = ifcopenshell.api.unit.assign_unit(f, units=units)  # metres, m², m³, radians
@@ -66,7 +74,7 @@ def new_project(
     levels = []
     for storey_name, elevation in storeys:
         storey = _create(f, "IfcBuildingStorey", storey_name)
-        storey.Elevation = elevation
+        storey.Elevation = elevation * 1000 if millimetres else elevation
         ifcopenshell.api.aggregate.assign_object(f, products=[storey], relating_object=building)
         ifcopenshell.api.geometry.edit_object_placement(f, product=storey, matrix=_placement(0, 0, elevation))
         levels.append(storey)

@@ -8,8 +8,10 @@ from typing import Any
 
 import ifcopenshell
 
+from cadmcp.host.builtins.adapter import NotFound
 from cadmcp.hosts.ifc.context import element_counts
 from cadmcp.hosts.ifc.elements import storey_of
+from cadmcp.wire.echo import echo
 
 PREVIEW_ROWS = 30
 
@@ -45,7 +47,7 @@ KEY_COLUMNS: dict[str, list[str]] = {
 }
 
 
-class ScheduleNotFound(LookupError):
+class ScheduleNotFound(NotFound):
     """The schedule id names no element class present in the model."""
 
 
@@ -93,8 +95,8 @@ def schedule_preview(f: ifcopenshell.file, schedule_id: str) -> str:
     match = next((cls for cls in present if cls.lower() == schedule_id.strip().lower()), None)
     if match is None:
         raise ScheduleNotFound(
-            f"No schedule {schedule_id!r} in this model. Available schedules: {', '.join(present) or 'none'} "
-            "(read ifc://schedules)."
+            f"No schedule {echo(schedule_id)} in this model. Available schedules: "
+            f"{', '.join(present) or 'none'} (read ifc://schedules)."
         )
     elements = list(f.by_type(match, include_subtypes=False))
     storeys = {e: storey_of(e) for e in elements}

@@ -1,0 +1,279 @@
+"""What an application implements to get the built-in surface: the adapter protocol.
+
+The built-in tools and resources (``cadmcp.host.builtins.surface``) are written once, over
+this protocol. An application adapter supplies a :class:`HostProfile` (names and the few
+sentences that differ per application) and the operations below; it never registers a tool.
+Every method runs on the application thread, one call at a time.
+
+Errors an agent can act on are raised as :class:`HostError` (or a subclass) with a message
+that says what to do next; the surface turns them into the protocol's error envelopes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from typing_extensions import TypedDict
+
+__all__ = [
+    "DocumentAdapter",
+    "DocumentInfo",
+    "Domain",
+    "HostError",
+    "HostProfile",
+    "Opened",
+    "RecordedStep",
+    "Saved",
+    "ScreenshotOption",
+    "ScriptRun",
+    "Shot",
+    "UndoStack",
+]
+
+ErrorKind = Literal["invalid", "not_found", "unavailable", "failed"]
+
+
+class HostError(Exception):
+    """A problem the agent can act on; the message says what to do next.
+
+    ``kind`` picks the envelope: ``not_found`` (an unknown element or schedule id: the resource
+    answers "not found"), ``invalid`` (a bad argument), ``unavailable`` (no document open, a
+    document failed to load), ``failed`` (the application could not do it).
+    """
+
+    kind: ErrorKind = "failed"
+
+    def __init__(self, message: str, kind: ErrorKind | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
+
+
+class NotFound(HostError):
+    """An element, schedule or document the caller named does not exist."""
+
+    kind: ErrorKind = "not_found"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Words of the application's domain, for search (`io.cadmcp/domain`, docs: search-meta)."""
+
+    names: tuple[str, ...]
+    """What people call the application or its file types ("FreeCAD", "FCStd")."""
+    terms: tuple[str, ...]
+    """Words and phrases of its domain ("sketch", "pad", "body")."""
+
+    def as_meta(self) -> dict[str, list[str]]:
+        return {"names": list(self.names[:200]), "terms": list(self.terms[:200])}
+
+
+@dataclass(frozen=True)
+class ScreenshotOption:
+    """An application-specific argument of ``view_screenshot`` (beside width and height).
+
+    ``annotation`` is the Python type of the value (``str | None``, ``list[float] | None``,
+    ``Literal["a", "b"]``...); ``description`` is mandatory: every parameter is explained.
+    """
+
+    name: str
+    annotation: Any
+    default: Any
+    description: str
+
+
+@dataclass(frozen=True)
+class HostProfile:
+    """The names and sentences that differ per application; everything else is the surface's."""
+
+    app: str
+    """Host application name as in the endpoint name (``DXF``, ``IFC``, ``FreeCAD``)."""
+    scheme: str
+    """URI scheme of the resources (``dxf`` gives ``dxf://model/context``)."""
+    library: str
+    """What the host drives, for titles: ``ezdxf 1.4.5``, ``FreeCAD 0.20.2``."""
+    noun: str
+    """What one document is called: ``drawing``, ``model``, ``document``."""
+    file_kinds: str
+    """The files open_document takes, as a phrase: ``a .dxf file (ASCII or binary)``."""
+    save_suffixes: tuple[str, ...]
+    """File name endings save_document accepts (``(".dxf",)``)."""
+    scope: str
+    """What execute_python_code puts in scope, as one sentence listing the names."""
+    step_rule: str
+    """How one script becomes one undo step in this application (one sentence)."""
+    context_fields: str
+    """What model/context holds (a phrase)."""
+    warnings_fields: str
+    """What model/warnings holds (a phrase)."""
+    schedules_fields: str
+    """Which schedules exist (a phrase)."""
+    element_ids: str
+    """How elements are addressed in element/{elementId} (a phrase with an example)."""
+    element_fields: str
+    """What element/{elementId} holds (a phrase)."""
+    screenshot_view: str
+    """What view_screenshot shows by default (a sentence)."""
+    screenshot_options: tuple[ScreenshotOption, ...] = ()
+    domain: Domain = field(default_factory=lambda: Domain((), ()))
+    open_note: str = ""
+    """A sentence appended to open_document's description (formats, audits...)."""
+    history_note: str = ""
+    """A sentence added to navigate_history's description (whose undo stack it is)."""
+    memory_factor: float = 20.0
+    """Bytes of memory the application needs per byte of file: bigger files are refused unread."""
+
+
+class DocumentInfo(TypedDict):
+    """One open document as list_documents and the host state show it."""
+
+    title: str
+    path: str | None
+    active: bool
+    modified: bool
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What the adapter did for open_document."""
+
+    title: str
+    summary: str
+    """A short description for the message: ``AC1032, 41 modelspace entities``."""
+    already_open: bool = False
+    note: str = ""
+    """An extra sentence (``Audit fixed 2 issues (see dxf://model/warnings).``)."""
+
+
+@dataclass(frozen=True)
+class Saved:
+    """Where save_document wrote the active document."""
+
+    title: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class RecordedStep:
+    """A script run recorded as one undo step."""
+
+    name: str
+    detail: str = ""
+    """What changed, for the note: ``3 created, 1 deleted``."""
+    warning: str = ""
+
+
+@dataclass
+class Shot:
+    """A rendered view: PNG bytes and notes the agent must see (e.g. shapes that failed)."""
+
+    png: bytes
+    notes: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class UndoStack(Protocol):
+    """One document's undo history as navigate_history sees it: named steps, one move at a time."""
+
+    def undo_names(self) -> list[str]:
+        """Names of the steps that can be undone, most recent first."""
+        ...
+
+    def redo_names(self) -> list[str]:
+        """Names of the steps that can be redone, next first."""
+        ...
+
+    def undo(self) -> None:
+        """Undo the most recent step; raise HostError if it cannot."""
+        ...
+
+    def redo(self) -> None:
+        """Redo the next undone step; raise HostError if it cannot."""
+        ...
+
+
+class ScriptRun(Protocol):
+    """One execute_python_code run against the active document: namespace and transaction.
+
+    The surface calls ``begin()`` just before the code runs, then ``commit()`` after a
+    successful run (None when the document did not change: no step, the redo stack is kept)
+    or ``rollback()`` after an error or a timeout (True when there was something to undo).
+    """
+
+    namespace: dict[str, Any]
+
+    def begin(self) -> None: ...
+
+    def commit(self) -> RecordedStep | None: ...
+
+    def rollback(self) -> bool: ...
+
+
+class DocumentAdapter(Protocol):
+    """An application behind the built-in surface. See docs/hosts/adapters.md."""
+
+    profile: HostProfile
+    application: Any
+    """What toolset code gets from ``cadmcp.host.current().application``."""
+    exec_timeout: float | None
+    """Seconds before a runaway script is stopped; None: CADMCP_EXEC_TIMEOUT (default 60)."""
+
+    # documents -------------------------------------------------------------------------------
+    def pending(self) -> bool:
+        """True while documents given at start-up are still to be read (host state: loading)."""
+        ...
+
+    def documents(self) -> list[DocumentInfo]:
+        """The open documents in the order they were opened."""
+        ...
+
+    def open(self, path: Path) -> Opened:
+        """Open ``path`` (checked to exist and be a readable file) or activate it if open."""
+        ...
+
+    def activate(self, document: str) -> str:
+        """Make the document with this title or path active; return its title."""
+        ...
+
+    def save(self, target: Path | None) -> Saved:
+        """Save the active document to its file, or save it as ``target`` (then it is that file)."""
+        ...
+
+    # code and history ------------------------------------------------------------------------
+    def script(self, step_name: str) -> ScriptRun:
+        """A fresh namespace and transaction hooks for one run on the active document."""
+        ...
+
+    def history(self) -> UndoStack:
+        """The active document's undo stack."""
+        ...
+
+    # views and resources ---------------------------------------------------------------------
+    def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
+        """Render the active document; ``options`` holds the profile's screenshot options."""
+        ...
+
+    def cheatsheet(self) -> str: ...
+
+    def versions(self) -> dict[str, Any]:
+        """Versions of the application and the libraries the adapter runs on."""
+        ...
+
+    def context(self) -> dict[str, Any]: ...
+
+    def warnings(self) -> dict[str, Any]: ...
+
+    def schedules(self) -> dict[str, Any]: ...
+
+    def schedule_preview(self, schedule_id: str) -> str:
+        """CSV text (header and the first rows) of one schedule."""
+        ...
+
+    def element(self, element_id: str) -> dict[str, Any]: ...
+
+    def warm_up(self) -> Iterator[str] | None:
+        """Steps that make the first calls fast (each one short), or None."""
+        ...

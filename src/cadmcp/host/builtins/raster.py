@@ -1,0 +1,251 @@
+"""A small numpy z-buffer rasteriser for hosts without a GPU view: triangle meshes to PNG.
+
+Orthographic projection along a camera, flat shading by face normal, one colour per mesh,
+dark outlines where the mesh or the face orientation changes. Triangles are rasterised in
+batches of similar screen size so the work stays in numpy. Used by the IFC host's views and
+by the FreeCAD host without its GUI; numpy and Pillow are imported on first use.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cadmcp.host.builtins.surface import MAX_IMAGE_SIDE, MIN_IMAGE_SIDE
+
+__all__ = ["DIRECTIONS", "Part", "blank_png", "camera", "render_parts"]
+
+BACKGROUND = (246, 246, 243)
+FRAGMENT_BATCH = 2_000_000
+DIRECTIONS: dict[str, tuple[float, float, float]] = {
+    "isometric": (1.0, -1.0, 1.0),
+    "front": (0.0, -1.0, 0.0),
+    "rear": (0.0, 1.0, 0.0),
+    "top": (0.0, 0.0, 1.0),
+    "bottom": (0.0, 0.0, -1.0),
+    "right": (1.0, 0.0, 0.0),
+    "left": (-1.0, 0.0, 0.0),
+}
+"""Where the viewer stands, for the usual named views (z up, front looks towards +y)."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """Triangles ``(n, 3, 3)`` in world coordinates drawn in one colour; an underlay never hides anything."""
+
+    triangles: Any
+    colour: tuple[int, int, int]
+    underlay: bool = False
+
+
+def blank_png(width: int, height: int, rgb: tuple[int, int, int] = BACKGROUND) -> bytes:
+    """A plain PNG written with the standard library (when numpy or Pillow cannot be used)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = (b"\x00" + bytes(rgb) * width) * height
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def camera(eye: Sequence[float]) -> np.ndarray:
+    """Rows: screen right, screen up, towards the viewer, for a viewer standing along ``eye``."""
+    towards = np.asarray(eye, dtype=np.float64)
+    towards /= np.linalg.norm(towards)
+    up_hint = np.array([0.0, 0.0, 1.0]) if abs(towards[2]) < 0.99 else np.array([0.0, 1.0, 0.0])
+    right = np.cross(up_hint, towards)
+    right /= np.linalg.norm(right)
+    up = np.cross(towards, right)
+    return np.stack([right, up, towards])
+
+
+def axonometric(azimuth_deg: float = -60.0, elevation_deg: float = 30.0) -> np.ndarray:
+    """A camera looking down at ``elevation_deg`` from the direction ``azimuth_deg``."""
+    azimuth, elevation = math.radians(azimuth_deg), math.radians(elevation_deg)
+    return camera(
+        (
+            math.cos(elevation) * math.cos(azimuth),
+            math.cos(elevation) * math.sin(azimuth),
+            math.sin(elevation),
+        )
+    )
+
+
+def render_parts(
+    parts: Sequence[Part],
+    width: int,
+    height: int | None,
+    view: np.ndarray,
+    *,
+    caption: str | None = None,
+    cut_z: float | None = None,
+    cull_back_faces: bool = True,
+    background: tuple[int, int, int] = BACKGROUND,
+    empty_text: str = "No geometry to show",
+) -> bytes:
+    """Render ``parts`` seen through camera ``view`` (see :func:`camera`) to PNG bytes.
+
+    ``cut_z`` cuts the non-underlay parts like a plan's section plane: triangles wholly above it
+    are dropped, the rest are flattened onto it, so walls show their footprint. Back faces are
+    culled when the meshes are closed solids wound outwards.
+    """
+    from PIL import Image, ImageDraw
+
+    if cut_z is not None:  # underlay (floors, rooms) above the section plane is not part of this plan
+        parts = [p for p in parts if not p.underlay or float(np.asarray(p.triangles)[..., 2].min()) <= cut_z]
+    drawn = [p for p in parts if len(p.triangles)]
+    if not drawn:
+        h = height or round(width * 0.75)
+        h = min(max(h, MIN_IMAGE_SIDE), MAX_IMAGE_SIDE)
+        image = Image.new("RGB", (width, h), background)
+        ImageDraw.Draw(image).text((12, 12), caption or empty_text, fill=(80, 80, 80))
+        return _png(image)
+
+    tris = np.concatenate([np.asarray(p.triangles) for p in drawn]).astype(np.float64)
+    owner = np.concatenate([np.full(len(p.triangles), i, np.int32) for i, p in enumerate(drawn)])
+    under = np.array([p.underlay for p in drawn])[owner]
+    if cut_z is not None:
+        below = under | (tris[..., 2].min(axis=1) <= cut_z)
+        tris, owner, under = tris[below], owner[below], under[below]
+        tris[..., 2] = np.where(under[:, None], tris[..., 2], np.minimum(tris[..., 2], cut_z))
+    colours = np.array([p.colour for p in drawn], dtype=np.float64)[owner]
+
+    # Flat shading from the face normal (two-sided).
+    normals = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    lengths = np.linalg.norm(normals, axis=1)
+    keep = lengths > 1e-12
+    tris, owner, under, colours, normals = tris[keep], owner[keep], under[keep], colours[keep], normals[keep]
+    normals /= lengths[keep][:, None]
+    light = view[2] * 0.8 + view[0] * 0.35 + view[1] * 0.5
+    light /= np.linalg.norm(light)
+    shade = 0.45 + 0.55 * np.abs(normals @ light)
+    tri_rgb = np.clip(colours * shade[:, None], 0, 255)
+
+    # Orthographic projection fitted to the image with a margin.
+    cam = tris @ view.T  # (T, 3, 3): x right, y up, depth towards the viewer
+    lo, hi = cam[..., :2].reshape(-1, 2).min(axis=0), cam[..., :2].reshape(-1, 2).max(axis=0)
+    extent = np.maximum(hi - lo, 1e-6)
+    if height is None:
+        aspect = float(np.clip(extent[1] / extent[0], 0.4, 1.25))
+        height = int(min(max(round(width * aspect), MIN_IMAGE_SIDE), MAX_IMAGE_SIDE))
+    margin = 0.05
+    scale = min(width * (1 - 2 * margin) / extent[0], height * (1 - 2 * margin) / extent[1])
+    centre = (lo + hi) / 2
+    sx = (cam[..., 0] - centre[0]) * scale + width / 2
+    sy = height / 2 - (cam[..., 1] - centre[1]) * scale
+    depth = cam[..., 2].copy()
+    depth[under] -= 1e6  # underlay never hides anything
+
+    candidates = np.arange(len(tris))
+    if cull_back_faces and cut_z is None:
+        candidates = np.nonzero(normals @ view[2] > -1e-9)[0]
+    tri_buf = _rasterise(sx[candidates], sy[candidates], depth[candidates], width, height)
+    tri_buf = np.append(candidates, -1)[tri_buf]  # back to triangle numbers; -1 stays background
+
+    # Per-triangle tables with one extra entry at index -1 for the background.
+    palette = np.vstack([tri_rgb.astype(np.uint8), np.array(background, np.uint8)])
+    image = palette[tri_buf]
+    _outline(image, np.append(owner, -1)[tri_buf], np.append(shade, -1.0).astype(np.float32)[tri_buf])
+    picture = Image.fromarray(image)
+    if caption:
+        ImageDraw.Draw(picture).text((10, 8), caption, fill=(60, 60, 60))
+    return _png(picture)
+
+
+def _rasterise(sx: np.ndarray, sy: np.ndarray, depth: np.ndarray, width: int, height: int) -> np.ndarray:
+    """Index of the nearest triangle per pixel (-1 = background), sampling pixel centres.
+
+    Scanline conversion in bulk: every (triangle, pixel row) pair becomes one span, every span
+    its pixels, so the work is proportional to the pixels actually covered.
+    """
+    x0, x1, x2 = sx[:, 0], sx[:, 1], sx[:, 2]
+    y0, y1, y2 = sy[:, 0], sy[:, 1], sy[:, 2]
+    z0, z1, z2 = depth[:, 0], depth[:, 1], depth[:, 2]
+    det = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+    ok = np.abs(det) > 1e-9
+    safe = np.where(ok, det, 1.0)
+    dzdx = ((z1 - z0) * (y2 - y0) - (z2 - z0) * (y1 - y0)) / safe
+    dzdy = ((x1 - x0) * (z2 - z0) - (x2 - x0) * (z1 - z0)) / safe
+    row_lo = np.clip(np.ceil(np.minimum(np.minimum(y0, y1), y2) - 0.5), 0, height).astype(np.int64)
+    row_hi = np.clip(np.floor(np.maximum(np.maximum(y0, y1), y2) - 0.5), -1, height - 1).astype(np.int64)
+    rows_per_tri = np.where(ok, np.maximum(row_hi - row_lo + 1, 0), 0)
+
+    tri_buf = np.full(width * height, -1, dtype=np.int64)
+    total_rows = int(rows_per_tri.sum())
+    if total_rows == 0:
+        return tri_buf.reshape(height, width)
+    r_tri = np.repeat(np.arange(len(sx)), rows_per_tri)
+    r_y = np.arange(total_rows) - np.repeat(np.cumsum(rows_per_tri) - rows_per_tri, rows_per_tri)
+    r_y += row_lo[r_tri]
+    cy = r_y + 0.5
+
+    left = np.full(total_rows, np.inf)
+    right = np.full(total_rows, -np.inf)
+    for (xa, ya), (xb, yb) in (((x0, y0), (x1, y1)), ((x1, y1), (x2, y2)), ((x2, y2), (x0, y0))):
+        ax, ay, bx, by = xa[r_tri], ya[r_tri], xb[r_tri], yb[r_tri]
+        crosses = ((ay - cy) * (by - cy) <= 0) & (ay != by)
+        t = np.where(crosses, (cy - ay) / np.where(ay != by, by - ay, 1.0), 0.0)
+        x = ax + t * (bx - ax)
+        left = np.where(crosses, np.minimum(left, x), left)
+        right = np.where(crosses, np.maximum(right, x), right)
+    first = np.clip(np.ceil(left - 0.5), 0, width).astype(np.int64)
+    last = np.clip(np.floor(right - 0.5), -1, width - 1).astype(np.int64)
+    counts = np.maximum(last - first + 1, 0)
+
+    # Per span: first pixel index, depth there and its step per pixel; fragments only add an offset.
+    r_dzdx = dzdx[r_tri]
+    span_z = z0[r_tri] + r_dzdx * (first + 0.5 - x0[r_tri]) + dzdy[r_tri] * (cy - y0[r_tri])
+    # Depth as a 31-bit integer in the high half of a key whose low half is the triangle, so one
+    # maximum.at pass keeps the nearest triangle per pixel.
+    z_lo, z_hi = float(depth.min()), float(depth.max())
+    z_scale = (2**31 - 2) / max(z_hi - z_lo, 1e-12)
+    span_q = (span_z - z_lo) * z_scale
+    step_q = r_dzdx * z_scale
+    span_pix = r_y * width + first
+    keys = np.full(width * height, -1, dtype=np.int64)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    # Emit fragments in batches of whole spans to bound memory.
+    cuts = np.searchsorted(ends, np.arange(FRAGMENT_BATCH, int(ends[-1]), FRAGMENT_BATCH), side="right")
+    bounds = [0, *np.unique(cuts).tolist(), len(counts)]
+    for lo, hi in itertools.pairwise(bounds):
+        n = counts[lo:hi]
+        total = int(n.sum())
+        if total == 0:
+            continue
+        span = np.repeat(np.arange(lo, hi), n)
+        offset = np.arange(total) - (starts[span] - starts[lo])
+        q = np.clip(span_q[span] + step_q[span] * offset, 0, 2**31 - 2).astype(np.int64)
+        np.maximum.at(keys, span_pix[span] + offset, (q << 32) | r_tri[span])
+    covered = keys >= 0
+    tri_buf[covered] = keys[covered] & 0xFFFFFFFF
+    return tri_buf.reshape(height, width)
+
+
+def _outline(image: np.ndarray, element: np.ndarray, tone: np.ndarray) -> None:
+    """Darken pixels where the element or the face orientation changes (silhouettes and creases)."""
+    edge = np.zeros(element.shape, dtype=bool)
+    edge[:-1] |= (element[1:] != element[:-1]) | (np.abs(tone[1:] - tone[:-1]) > 0.04)
+    edge[:, :-1] |= (element[:, 1:] != element[:, :-1]) | (np.abs(tone[:, 1:] - tone[:, :-1]) > 0.04)
+    image[edge] = (image[edge] * 0.45).astype(np.uint8)
+
+
+def _png(image: object) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", compress_level=1)  # type: ignore[attr-defined]
+    return buffer.getvalue()

@@ -1,0 +1,641 @@
+"""The built-in surface every document host serves, defined once over a :class:`DocumentAdapter`.
+
+Tools: ``execute_python_code``, ``open_document``, ``list_documents``, ``activate_document``,
+``save_document``, ``navigate_history``, ``view_screenshot``. Resources:
+``<scheme>://python-cheatsheet``, ``version``, ``model/context``, ``model/warnings``,
+``schedules``, and the templates ``element/{elementId}`` and ``schedule/{scheduleId}/preview``.
+Names, titles, descriptions, annotations, parameter schemas (every parameter described),
+result shapes and error envelopes live here; the adapter only fills in its profile's words.
+
+Every tool and resource function is sync: the host runtime runs it on the application thread.
+"""
+
+# No `from __future__ import annotations`: the tools' parameter annotations use words from the
+# adapter's profile, so they must be evaluated where the functions are defined.
+import inspect
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, Literal, TypeVar
+
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from cadmcp.host.builtins.adapter import DocumentAdapter, DocumentInfo, HostError
+from cadmcp.host.builtins.navigation import navigate
+from cadmcp.host.builtins.paths import check_document_path
+from cadmcp.host.builtins.scripts import run_script
+from cadmcp.host.history import NavigationResult
+from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
+from cadmcp.wire.echo import echo
+from cadmcp.wire.jsonwire import dumps
+
+__all__ = [
+    "FALLBACK_META",
+    "MAX_IMAGE_SIDE",
+    "MIN_IMAGE_SIDE",
+    "BuiltinSurface",
+    "build_server",
+    "fit_height",
+]
+
+log = logging.getLogger("cadmcp.host.builtins")
+
+MIN_IMAGE_SIDE = 64
+MAX_IMAGE_SIDE = 4096
+DEFAULT_WIDTH = 1280
+FALLBACK_META = "io.cadmcp/fallback"
+"""Tool `_meta` key: this tool performs any change / answers any question no dedicated tool does."""
+DOMAIN_META = "io.cadmcp/domain"
+PREVIEW_ROWS = 30
+T = TypeVar("T")
+
+
+class OpenResult(TypedDict):
+    """Result of ``open_document``."""
+
+    success: bool
+    message: str
+    documentTitle: str
+
+
+class DocumentList(TypedDict):
+    """Result of ``list_documents``."""
+
+    documents: list[DocumentInfo]
+    active: str | None
+
+
+class ActivateResult(TypedDict):
+    """Result of ``activate_document``: the document now active and the open documents."""
+
+    success: bool
+    message: str
+    documentTitle: str
+    active: str | None
+    documents: list[DocumentInfo]
+
+
+class SaveResult(TypedDict):
+    """Result of ``save_document``."""
+
+    success: bool
+    message: str
+    path: str
+    savedAs: bool
+
+
+def fit_height(width: int, aspect: float, low: float = 0.0, high: float = float("inf")) -> int:
+    """A height for ``width`` following ``aspect`` (height / width), kept within the image limits."""
+    height = round(width * min(max(aspect, low), high))
+    return int(min(max(height, MIN_IMAGE_SIDE), MAX_IMAGE_SIDE))
+
+
+def _documents_summary(documents: list[DocumentInfo]) -> str | None:
+    return next((d["title"] for d in documents if d["active"]), None)
+
+
+class BuiltinSurface:
+    """The built-in tools and resources of one host over its adapter, plus its published state."""
+
+    def __init__(self, adapter: DocumentAdapter, version: str) -> None:
+        self.adapter = adapter
+        self.version = version
+        self.runtime: Any = None
+        """The HostRuntime serving this surface, once :func:`cadmcp.host.builtins.attach` ran."""
+        self._published: dict[str, Any] | None = None
+        profile = adapter.profile
+        self.server: MCPServer[Any] = MCPServer(
+            f"cadmcp-{profile.app.lower()}",
+            title=f"{profile.app} host ({profile.library})",
+            description=(
+                f"Live {profile.app} {profile.noun}s through {profile.library}: run Python against the open "
+                f"{profile.noun} with undo, inspect elements and schedules, render views."
+            ),
+            instructions=(
+                f"Read {profile.scheme}://model/context first to see what the {profile.noun} holds, and "
+                f"{profile.scheme}://python-cheatsheet before writing code for execute_python_code. Every "
+                "change is one undoable step (navigate_history). Check results with view_screenshot."
+            ),
+            version=version,
+        )
+        self.server.application = adapter.application  # type: ignore[attr-defined]
+        self.server.warm_up = self.warm_up  # type: ignore[attr-defined]
+        self.server.builtins = self  # type: ignore[attr-defined]
+        self.server.domain = profile.domain.as_meta()  # type: ignore[attr-defined]
+        self._tools()
+        self._resources()
+
+    # -- host state ------------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """The open documents and the active one, as the host state publishes them.
+
+        The phase (loading/ready) is the runtime's: it says `loading` while the warm-up, which
+        reads the documents given at start-up, runs. Documents not read yet are not listed.
+        """
+        if self.adapter.pending():
+            return {"documents": [], "activeDocument": None}
+        try:
+            documents = self.adapter.documents()
+        except HostError as exc:
+            return {"documents": [], "activeDocument": None, "problem": str(exc)[:300]}
+        return {"documents": documents, "activeDocument": _documents_summary(documents), "problem": None}
+
+    def publish_state(self) -> None:
+        """Send the host state to the runtime when it changed (the one place that does)."""
+        runtime = self.runtime
+        update = getattr(runtime, "update_state", None)
+        if update is None:
+            return
+        try:
+            state = self.state()
+        except Exception:  # never let reporting break a call
+            log.warning("host state could not be computed", exc_info=True)
+            return
+        if state != self._published:
+            self._published = state
+            update(**state)
+
+    def warm_up(self) -> Iterator[str]:
+        """The adapter's warm-up steps, publishing the host state as documents finish loading."""
+        self.publish_state()
+        steps = self.adapter.warm_up()
+        if steps is not None:
+            for step in steps:
+                self.publish_state()
+                yield step
+        self.publish_state()
+
+    # -- envelopes -------------------------------------------------------------------------------
+    def _tool_call(self, name: str, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except HostError as exc:
+            raise ToolError(str(exc)) from None
+        except (ToolError, ResourceError):
+            raise
+        except Exception as exc:
+            log.exception("%s failed", name)
+            raise ToolError(
+                f"{name} failed inside the {self.adapter.profile.app} host: {type(exc).__name__}: "
+                f"{echo(str(exc), 300)}"
+            ) from None
+        finally:
+            self.publish_state()
+
+    def _resource_read(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except HostError as exc:
+            if exc.kind == "not_found":
+                raise ResourceNotFoundError(str(exc)) from None
+            raise ResourceError(str(exc)) from None
+        except (ResourceError, ToolError):
+            raise
+        except Exception as exc:
+            log.exception("resource read failed")
+            raise ResourceError(
+                f"Reading failed inside the {self.adapter.profile.app} host: {type(exc).__name__}: "
+                f"{echo(str(exc), 300)}"
+            ) from None
+        finally:
+            self.publish_state()  # a first read may have loaded the start-up documents
+
+    # -- tools -------------------------------------------------------------------------------------
+    def _tools(self) -> None:
+        adapter, server = self.adapter, self.server
+        p = adapter.profile
+        noun = p.noun
+        suffixes = " or ".join(p.save_suffixes)
+        history_note = f"{p.history_note} " if p.history_note else ""
+
+        def execute_python_code(
+            code: Annotated[
+                str, Field(description="Python source to run; a final expression's value is returned.")
+            ],
+            description: Annotated[
+                str | None,
+                Field(
+                    description="Short name of the undo step, e.g. 'Add grid lines A-D' (default: the "
+                    "script's leading comment or first line)."
+                ),
+            ] = None,
+        ) -> types.CallToolResult:
+            def run() -> types.CallToolResult:
+                if not isinstance(code, str) or not code.strip():
+                    raise HostError("code is empty: pass the Python source to run.", "invalid")
+                result = run_script(adapter, code, description)
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=result.text())], is_error=result.is_error
+                )
+
+            return self._tool_call("execute_python_code", run)
+
+        server.add_tool(
+            execute_python_code,
+            name="execute_python_code",
+            title=f"Run Python in the {p.app} {noun}",
+            description=(
+                f"Run Python against the active {noun} of the live {p.app} host, like a notebook cell: what "
+                f"it prints and the value of a final expression come back. In scope: {p.scope} Each call "
+                "starts with a fresh namespace: variables do not carry over between calls, so look objects "
+                f"up again. {p.step_rule} A run that raises, or runs past the time limit, is rolled back "
+                "completely ([ROLLBACK], [TIMEOUT]). PEP 723 '# /// script' dependencies are installed with "
+                f"uv first. Read {p.scheme}://python-cheatsheet for recipes and {p.scheme}://model/context "
+                "for the current state."
+            ),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+            ),
+            meta={FALLBACK_META: ["change", "query"]},
+        )
+
+        def open_document(
+            filePath: Annotated[
+                str,
+                Field(description=f"Path of {p.file_kinds}; absolute paths are safest ('~' is expanded)."),
+            ],
+        ) -> OpenResult:
+            def run() -> OpenResult:
+                path = check_document_path(
+                    filePath, kind=p.file_kinds, memory_factor=p.memory_factor, error=HostError
+                )
+                opened = adapter.open(path)
+                if opened.already_open:
+                    message = (
+                        f"Already open: {opened.title} is the active {noun} again ({opened.summary}); it was "
+                        "not read again from disk and its unsaved changes are kept."
+                    )
+                else:
+                    message = f"Opened {opened.title} ({opened.summary}); it is now the active {noun}."
+                if opened.note:
+                    message += f" {opened.note}"
+                return OpenResult(success=True, message=message, documentTitle=opened.title)
+
+            return self._tool_call("open_document", run)
+
+        server.add_tool(
+            open_document,
+            name="open_document",
+            title=f"Open a {noun}",
+            description=(
+                f"Open {p.file_kinds} and make it the active {noun}. Several {noun}s can be open at once: "
+                "list_documents shows them, activate_document switches. A file that is already open is not "
+                f"read again: it just becomes the active {noun} again and its unsaved changes stay (the "
+                f"message starts with 'Already open'). {p.open_note}"
+            ).strip(),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            ),
+        )
+
+        def list_documents() -> DocumentList:
+            def run() -> DocumentList:
+                documents = adapter.documents()
+                return DocumentList(documents=documents, active=_documents_summary(documents))
+
+            return self._tool_call("list_documents", run)
+
+        server.add_tool(
+            list_documents,
+            name="list_documents",
+            title=f"List open {noun}s",
+            description=(
+                f"List the open {noun}s: title, path (null for a new one never saved), which one is active "
+                "(code, screenshots and resources work on it) and which have unsaved changes."
+            ),
+            annotations=types.ToolAnnotations(
+                read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            ),
+        )
+
+        def activate_document(
+            document: Annotated[
+                str, Field(description="Title (as list_documents shows it) or path of an open document.")
+            ],
+        ) -> ActivateResult:
+            def run() -> ActivateResult:
+                if not isinstance(document, str) or not document.strip():
+                    raise HostError("document is empty: pass a title or path from list_documents.", "invalid")
+                title = adapter.activate(document.strip())
+                documents = adapter.documents()
+                return ActivateResult(
+                    success=True,
+                    message=f"{title} is now the active {noun}.",
+                    documentTitle=title,
+                    active=_documents_summary(documents),
+                    documents=documents,
+                )
+
+            return self._tool_call("activate_document", run)
+
+        server.add_tool(
+            activate_document,
+            name="activate_document",
+            title=f"Switch the active {noun}",
+            description=(
+                f"Make another open {noun} the active one, by its title or path (see list_documents). "
+                "execute_python_code, view_screenshot, navigate_history and the resources then work on it."
+            ),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            ),
+        )
+
+        def save_document(
+            filePath: Annotated[
+                str | None,
+                Field(
+                    description=f"Save as this file (a path ending in {suffixes}); an existing file there "
+                    f"is overwritten. Omit to save the {noun} to its own file."
+                ),
+            ] = None,
+        ) -> SaveResult:
+            def run() -> SaveResult:
+                target = None
+                if filePath is not None and filePath.strip():
+                    raw = filePath.strip()
+                    try:
+                        target = os.path.abspath(os.path.expanduser(raw))
+                    except (RuntimeError, ValueError):
+                        raise HostError(
+                            f"Cannot use {echo(raw)} as a path: '~user' names no user here. Pass an absolute "
+                            "path.",
+                            "invalid",
+                        ) from None
+                    _check_save_target(target, p.save_suffixes)
+                from pathlib import Path
+
+                saved = adapter.save(Path(target) if target else None)
+                if target:
+                    message = (
+                        f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go there; the "
+                        "file it came from keeps its last saved state)."
+                    )
+                else:
+                    message = f"Saved {saved.title} to {saved.path}."
+                return SaveResult(success=True, message=message, path=str(saved.path), savedAs=bool(target))
+
+            return self._tool_call("save_document", run)
+
+        server.add_tool(
+            save_document,
+            name="save_document",
+            title=f"Save the {noun} (or save as)",
+            description=(
+                f"Save the active {noun}. Without filePath it is written to its own file. With filePath it "
+                f"is saved as that file (save as): the {noun} then is that file, its title and path change "
+                "and later saves go there, while the file it came from keeps its last saved state. A new "
+                f"{noun} needs filePath the first time. The undo history is kept."
+            ),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+            ),
+        )
+
+        def navigate_history(
+            direction: Annotated[
+                Literal["back", "forward"], Field(description="'back' undoes, 'forward' redoes.")
+            ],
+            steps: Annotated[
+                int,
+                Field(
+                    description="How many steps to move (at least 1); more than exist moves as far as it can."
+                ),
+            ] = 1,
+        ) -> NavigationResult:
+            return self._tool_call("navigate_history", lambda: navigate(adapter.history(), direction, steps))
+
+        server.add_tool(
+            navigate_history,
+            name="navigate_history",
+            title="Undo / redo",
+            description=(
+                f"Undo ('back') or redo ('forward') whole steps of the active {noun}'s history; every "
+                f"execute_python_code run that changed the {noun} is one step. {history_note}Moves at most "
+                "as many steps as exist (an empty history is not an error) and returns the names of the "
+                "steps moved and how many remain each way."
+            ),
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+            ),
+        )
+
+        server.add_tool(
+            self._screenshot_tool(),
+            name="view_screenshot",
+            title=f"Screenshot of the {noun}",
+            description=(
+                f"Render the active {noun} to a PNG image to check what it looks like. {p.screenshot_view} "
+                f"Width and height are pixels ({MIN_IMAGE_SIDE}-{MAX_IMAGE_SIDE}); without a height the "
+                f"image follows the view's proportions. When part of the {noun} cannot be drawn, a text note "
+                "beside the image says what is missing."
+            ),
+            annotations=types.ToolAnnotations(
+                read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            ),
+        )
+
+    def _screenshot_tool(self) -> Callable[..., types.CallToolResult]:
+        adapter = self.adapter
+        options = adapter.profile.screenshot_options
+
+        def view_screenshot(**arguments: Any) -> types.CallToolResult:
+            def run() -> types.CallToolResult:
+                width, height = arguments.pop("width", DEFAULT_WIDTH), arguments.pop("height", None)
+                for label, value in (("width", width), ("height", height)):
+                    if value is not None and not MIN_IMAGE_SIDE <= value <= MAX_IMAGE_SIDE:
+                        raise HostError(
+                            f"{label} must be between {MIN_IMAGE_SIDE} and {MAX_IMAGE_SIDE} pixels, not "
+                            f"{echo(value)}.",
+                            "invalid",
+                        )
+                shot = adapter.screenshot(width, height, arguments)
+                content: list[Any] = [
+                    types.ImageContent(type="image", data=_b64(shot.png), mime_type="image/png")
+                ]
+                if shot.notes:
+                    content.append(types.TextContent(type="text", text="\n".join(shot.notes)))
+                return types.CallToolResult(content=content)
+
+            return self._tool_call("view_screenshot", run)
+
+        side = {"minimum": MIN_IMAGE_SIDE, "maximum": MAX_IMAGE_SIDE}
+        parameters = [
+            inspect.Parameter(
+                "width",
+                inspect.Parameter.KEYWORD_ONLY,
+                default=DEFAULT_WIDTH,
+                annotation=Annotated[
+                    int,
+                    Field(
+                        description=f"Image width in pixels ({MIN_IMAGE_SIDE}-{MAX_IMAGE_SIDE}).",
+                        json_schema_extra=side,
+                    ),
+                ],
+            ),
+            inspect.Parameter(
+                "height",
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=Annotated[
+                    int | None,
+                    Field(
+                        description=f"Image height in pixels ({MIN_IMAGE_SIDE}-{MAX_IMAGE_SIDE}); omit to "
+                        "follow the view's proportions.",
+                        json_schema_extra=side,
+                    ),
+                ],
+            ),
+        ]
+        for option in options:
+            parameters.append(
+                inspect.Parameter(
+                    option.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=option.default,
+                    annotation=Annotated[option.annotation, Field(description=option.description)],
+                )
+            )
+        view_screenshot.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            parameters, return_annotation=types.CallToolResult
+        )
+        return view_screenshot
+
+    # -- resources ---------------------------------------------------------------------------------
+    def _resources(self) -> None:
+        adapter, server = self.adapter, self.server
+        p = adapter.profile
+        scheme, noun = p.scheme, p.noun
+
+        def add(
+            uri: str,
+            name: str,
+            title: str,
+            description: str,
+            fn: Callable[..., Any],
+            mime: str = "application/json",
+        ) -> None:
+            server.resource(uri, name=name, title=title, description=description, mime_type=mime)(fn)
+
+        def cheatsheet() -> str:
+            return self._resource_read(adapter.cheatsheet)
+
+        def version() -> str:
+            def read() -> str:
+                info: dict[str, Any] = {
+                    "host": p.app,
+                    "adapter": self.version,
+                    "python": sys.version.split()[0],
+                    "exec_timeout_s": adapter.exec_timeout
+                    if adapter.exec_timeout is not None
+                    else default_timeout(),
+                    "exec_timeout_env": EXEC_TIMEOUT_ENV,
+                }
+                info.update(adapter.versions())
+                return dumps(info)
+
+            return self._resource_read(read)
+
+        def model_context() -> str:
+            return self._resource_read(lambda: dumps(adapter.context()))
+
+        def model_warnings() -> str:
+            return self._resource_read(lambda: dumps(adapter.warnings()))
+
+        def schedules() -> str:
+            return self._resource_read(lambda: dumps(adapter.schedules()))
+
+        def element(elementId: str) -> str:
+            return self._resource_read(lambda: dumps(adapter.element(elementId)))
+
+        def schedule_preview(scheduleId: str) -> str:
+            return self._resource_read(lambda: adapter.schedule_preview(scheduleId))
+
+        add(
+            f"{scheme}://python-cheatsheet",
+            "python-cheatsheet",
+            f"{p.app} Python cheatsheet",
+            "What execute_python_code puts in scope, the undo and rollback rules and tested recipes. Read "
+            "it before writing code.",
+            cheatsheet,
+            "text/markdown",
+        )
+        add(
+            f"{scheme}://version",
+            "version",
+            f"{p.app} host version",
+            f"Versions of the {p.app} host adapter, {p.library} and the Python it runs, and the script time "
+            "limit, as JSON.",
+            version,
+        )
+        add(
+            f"{scheme}://model/context",
+            "model-context",
+            f"{noun.capitalize()} context",
+            f"Live state of the active {noun}: {p.context_fields}. Read it first to orient yourself; it is "
+            "computed on every read.",
+            model_context,
+        )
+        add(
+            f"{scheme}://model/warnings",
+            "model-warnings",
+            f"{noun.capitalize()} warnings",
+            f"Problems in the active {noun}: {p.warnings_fields}. Read it when something looks wrong or "
+            "before saving.",
+            model_warnings,
+        )
+        add(
+            f"{scheme}://schedules",
+            "schedules",
+            "Available schedules",
+            f"Tables derived from the active {noun}: {p.schedules_fields}. Read one with "
+            f"{scheme}://schedule/{{scheduleId}}/preview.",
+            schedules,
+        )
+        add(
+            f"{scheme}://element/{{elementId}}",
+            "element",
+            "One element",
+            f"One element of the active {noun} as JSON, by {p.element_ids}: {p.element_fields}.",
+            element,
+        )
+        add(
+            f"{scheme}://schedule/{{scheduleId}}/preview",
+            "schedule-preview",
+            "Schedule preview (CSV)",
+            f"The first {PREVIEW_ROWS} rows of a schedule as CSV with a header row; scheduleId comes from "
+            f"{scheme}://schedules.",
+            schedule_preview,
+            "text/csv",
+        )
+
+
+def _check_save_target(target: str, suffixes: tuple[str, ...]) -> None:
+    name = os.path.basename(target)
+    if not name.lower().endswith(tuple(s.lower() for s in suffixes)):
+        raise HostError(
+            f"Save as {echo(name)}: the file name must end in {' or '.join(suffixes)}.", "invalid"
+        )
+    if os.path.isdir(target):
+        raise HostError(f"{echo(target, 160)} is a folder (directory); give a file path.", "invalid")
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise HostError(
+            f"The folder {echo(folder, 160)} does not exist. Create it or choose another path.", "invalid"
+        )
+
+
+def _b64(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(data).decode("ascii")
+
+
+def build_server(adapter: DocumentAdapter, version: str) -> MCPServer[Any]:
+    """The MCP server with the built-in surface over ``adapter`` (its ``builtins`` is the surface)."""
+    return BuiltinSurface(adapter, version).server

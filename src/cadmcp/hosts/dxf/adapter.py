@@ -1,0 +1,231 @@
+"""The DXF application adapter: ezdxf drawings behind the built-in surface."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Any
+
+from cadmcp.host.builtins import (
+    DocumentInfo,
+    Domain,
+    HistoryStack,
+    HostProfile,
+    Opened,
+    Saved,
+    ScreenshotOption,
+    Shot,
+)
+from cadmcp.hosts.dxf.cheatsheet import CHEATSHEET
+from cadmcp.hosts.dxf.documents import MEMORY_FACTOR, DocumentSet, DxfDocument, DxfHostError
+
+__all__ = ["DOMAIN", "DxfAdapter", "profile"]
+
+DOMAIN = Domain(
+    names=("AutoCAD", "DWG", "DXF", "ezdxf", "CAD drawing"),
+    terms=(
+        "drawing", "drawings", "plan", "floor plan", "site plan", "layout", "paperspace", "paper space",
+        "modelspace", "model space", "layer", "layers", "block", "blocks", "block reference", "insert",
+        "attribute", "attdef", "entity", "entities", "handle", "line", "polyline", "lwpolyline", "arc",
+        "circle", "ellipse", "spline", "hatch", "dimension", "text", "mtext", "leader", "linetype",
+        "lineweight", "viewport", "xref", "ucs", "extents", "title block", "drafting",
+        "Zeichnung", "Grundriss", "Layer", "Block", "Bemaßung", "dessin", "calque", "cotation",
+        "plano", "capa",
+    ),
+)  # fmt: skip
+
+
+def profile() -> HostProfile:
+    """The DXF host's words for the built-in surface."""
+    return HostProfile(
+        app="DXF",
+        scheme="dxf",
+        library=f"ezdxf {package_version('ezdxf')}",
+        noun="drawing",
+        file_kinds="a DXF file (.dxf, ASCII or binary)",
+        save_suffixes=(".dxf",),
+        scope=(
+            "`doc` (the ezdxf Drawing), `msp` (its modelspace) and `ezdxf`; entities are addressed by "
+            "handle (`doc.entitydb['2A']`)."
+        ),
+        step_rule=(
+            "A run that changes the drawing becomes one undo step named by `description` (navigate_history "
+            "undoes it); a run that only reads records nothing."
+        ),
+        context_fields=(
+            "title and path, DXF version, units, layers (colour, on/off, frozen, entity count), entity "
+            "counts by type per layout, blocks with attribute tags, the active layout, extents and undo "
+            "depth"
+        ),
+        warnings_fields=(
+            "the ezdxf audit, grouped by kind (first 50): fixes applied on open and issues present now"
+        ),
+        schedules_fields=(
+            "one per block with attributes (id = block name, e.g. DOOR; columns handle, layout, layer, "
+            "insertion point, one per attribute tag) and `layers`"
+        ),
+        element_ids="handle (hex, e.g. 2A)",
+        element_fields=(
+            "type, layer, owner, DXF attributes, xdata, block attributes of INSERTs, points of polylines, "
+            "bounding box"
+        ),
+        screenshot_view=(
+            "Modelspace by default (or a paperspace `layout`), zoomed to the drawing's extents unless "
+            "`window` picks an area; `layers` limits what is drawn."
+        ),
+        screenshot_options=(
+            ScreenshotOption(
+                "layout",
+                str | None,
+                None,
+                "Name of a paperspace layout to show (e.g. 'A1 Plan'); omit for modelspace.",
+            ),
+            ScreenshotOption(
+                "window",
+                list[float] | None,
+                None,
+                "The area to show instead of the whole drawing: [x1, y1, x2, y2], two opposite corners in "
+                "drawing units (modelspace coordinates, or paper units for a layout). Omit to zoom to "
+                "extents.",
+            ),
+            ScreenshotOption(
+                "layers", list[str] | None, None, "Draw only these layers (names as in dxf://model/context)."
+            ),
+            ScreenshotOption(
+                "background", str, "white", "Background colour: 'white', 'black', 'dark' or '#rrggbb'."
+            ),
+        ),
+        domain=DOMAIN,
+        open_note=(
+            "DWG files cannot be opened (convert them to DXF first). The file is audited on open; "
+            "dxf://model/warnings lists what was fixed."
+        ),
+        memory_factor=MEMORY_FACTOR,
+    )
+
+
+class DxfAdapter:
+    """ezdxf drawings as a :class:`cadmcp.host.builtins.DocumentAdapter`.
+
+    ``application`` (what toolsets get from ``cadmcp.host.current().application``) is the
+    :class:`DocumentSet`: ``app.active.doc`` is the live drawing, ``app.transaction(name)``
+    makes edits one undo step.
+    """
+
+    def __init__(self, documents: DocumentSet, exec_timeout: float | None = None) -> None:
+        self.documents_set = documents
+        self.application = documents
+        self.exec_timeout = exec_timeout
+        self.profile = profile()
+
+    def _active(self) -> DxfDocument:
+        return self.documents_set.active
+
+    # documents -----------------------------------------------------------------------------------
+    def pending(self) -> bool:
+        return self.documents_set.pending()
+
+    def documents(self) -> list[DocumentInfo]:
+        current = self.documents_set.current()
+        return [
+            DocumentInfo(title=e.title, path=e.display_path(), active=e is current, modified=e.modified)
+            for e in self.documents_set
+        ]
+
+    def open(self, path: Path) -> Opened:
+        entry, is_new = self.documents_set.open_or_activate(str(path))
+        fixes = len(entry.auditor.fixes) if entry.auditor is not None and is_new else 0
+        note = f"Audit fixed {fixes} issue(s) (see dxf://model/warnings)." if fixes else ""
+        summary = f"{entry.doc.dxfversion}, {len(entry.doc.modelspace())} modelspace entities"
+        return Opened(entry.title, summary, already_open=not is_new, note=note)
+
+    def activate(self, document: str) -> str:
+        return self.documents_set.activate(document).title
+
+    def save(self, target: Path | None) -> Saved:
+        entry = self.documents_set.save(str(target) if target is not None else None)
+        return Saved(entry.title, Path(str(entry.path)))
+
+    # code and history ----------------------------------------------------------------------------
+    def script(self, step_name: str) -> Any:
+        from cadmcp.hosts.dxf.execution import DxfScriptRun  # imports ezdxf: keep it off start-up
+
+        return DxfScriptRun(self._active(), step_name)
+
+    def history(self) -> HistoryStack:
+        entry = self._active()
+
+        def moved() -> None:
+            entry.modified = True
+
+        return HistoryStack(entry.history, moved)
+
+    # views and resources -------------------------------------------------------------------------
+    def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
+        from cadmcp.hosts.dxf.screenshot import render_png
+
+        entry = self._active()
+        try:
+            png = render_png(entry.doc, width=width, height=height, **options)
+        except DxfHostError:
+            raise
+        except Exception as exc:  # a drawing ezdxf's frontend cannot render
+            raise DxfHostError(
+                f"Rendering failed ({type(exc).__name__}). Try another layout, a window or a layers filter."
+            ) from None
+        return Shot(png)
+
+    def cheatsheet(self) -> str:
+        return CHEATSHEET
+
+    def versions(self) -> dict[str, Any]:
+        return {"ezdxf": package_version("ezdxf")}
+
+    def context(self) -> dict[str, Any]:
+        from cadmcp.hosts.dxf.context import model_context
+
+        return model_context(self._active())
+
+    def warnings(self) -> dict[str, Any]:
+        from cadmcp.hosts.dxf.context import model_warnings
+        from cadmcp.hosts.dxf.execution import run_tracked
+
+        entry = self._active()
+
+        def audit() -> Any:
+            auditor, changes = run_tracked(entry, entry.doc.audit)
+            changes.undo()  # report only: the audit's own fixes are not kept
+            return auditor
+
+        return model_warnings(entry, audit)
+
+    def schedules(self) -> dict[str, Any]:
+        from cadmcp.hosts.dxf.schedules import list_schedules
+
+        return {"schedules": list_schedules(self._active().doc)}
+
+    def schedule_preview(self, schedule_id: str) -> str:
+        from cadmcp.hosts.dxf.schedules import schedule_csv
+
+        return schedule_csv(self._active().doc, schedule_id)
+
+    def element(self, element_id: str) -> dict[str, Any]:
+        from cadmcp.hosts.dxf.context import element_info
+
+        return element_info(self._active(), element_id)
+
+    def warm_up(self) -> Iterator[str]:
+        """Import ezdxf, read the drawings queued at start-up, load the code-execution and drawing
+        machinery; one short application-thread job per step. A drawing that fails is left for the
+        first call to report."""
+        import ezdxf
+
+        yield "ezdxf"
+        list(self.documents_set)  # reads the queued drawings (errors are kept for the first call)
+        yield "documents"
+        import ezdxf.addons.drawing  # noqa: F401
+
+        from cadmcp.hosts.dxf import execution  # noqa: F401
+
+        yield "imports"

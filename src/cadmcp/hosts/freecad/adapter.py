@@ -1,0 +1,700 @@
+"""The FreeCAD application adapter: FreeCAD documents behind the built-in surface.
+
+Runs inside FreeCAD's interpreter, on its application thread (the Qt GUI thread with the GUI,
+the main thread without). One script is one FreeCAD transaction: opened before the code runs,
+the document recomputed after it, committed as one step of FreeCAD's own undo stack (the
+one Edit > Undo shows), aborted when the code fails or times out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+import FreeCAD as App
+
+from cadmcp.host.builtins import (
+    DocumentInfo,
+    Domain,
+    HostError,
+    HostProfile,
+    Opened,
+    RecordedStep,
+    Saved,
+    ScreenshotOption,
+    Shot,
+)
+from cadmcp.hosts.freecad import IMPORT_SUFFIXES
+from cadmcp.wire.echo import echo
+
+__all__ = ["DOMAIN", "FreeCADAdapter", "FreeCADError", "freecad_version", "profile"]
+
+MEMORY_FACTOR = 40.0
+"""An .FCStd is a zip; shapes unpacked and recomputed take tens of bytes per byte of file."""
+
+DOMAIN = Domain(
+    names=("FreeCAD", "FCStd", "FreeCAD document", "PartDesign", "Sketcher", "OpenCASCADE"),
+    terms=(
+        "part", "parts", "solid", "solids", "body", "bodies", "sketch", "sketches", "pad", "pocket", "hole",
+        "fillet", "chamfer", "revolution", "revolve", "extrude", "extrusion", "loft", "sweep", "boolean",
+        "cut",
+        "fuse", "union", "feature", "features", "constraint", "constraints", "fully constrained", "placement",
+        "shape", "face", "faces", "edge", "edges", "vertex", "volume", "area", "mass", "spreadsheet",
+        "parameter", "parametric", "expression", "recompute", "STEP", "IGES", "STL", "mesh", "BREP",
+        "assembly", "Part workbench", "Draft", "Arch", "3D model", "mm",
+        "Skizze", "Körper", "Bauteil", "Tasche", "Verrundung", "esquisse", "pièce", "corps", "congé",
+        "boceto", "pieza", "cuerpo", "redondeo",
+    ),
+)  # fmt: skip
+
+
+class FreeCADError(HostError):
+    """A problem the agent can act on; the message says what to do next."""
+
+
+def freecad_version() -> str:
+    """FreeCAD's version, e.g. ``0.20.2``."""
+    major, minor, patch = [*App.Version(), "", "", ""][:3]
+    return ".".join(p for p in (major, minor, patch) if p)
+
+
+def profile(gui: bool) -> HostProfile:
+    """The FreeCAD host's words for the built-in surface."""
+    where = "the active 3D view of FreeCAD's window" if gui else "a tessellation of the shapes (no GUI)"
+    return HostProfile(
+        app="FreeCAD",
+        scheme="freecad",
+        library=f"FreeCAD {freecad_version()}",
+        noun="document",
+        file_kinds=(
+            "a FreeCAD document (.FCStd), or a STEP, IGES, BREP, STL, OBJ, PLY, OFF or DXF file to import "
+            "into a new document"
+        ),
+        save_suffixes=(".FCStd",),
+        scope=(
+            "`App` (FreeCAD), `Gui` (FreeCADGui, with the GUI only), `doc` (the active App.Document), "
+            "`Part`, `Sketcher`, `PartDesign`, `Draft`, `Arch`, `Mesh`, `Spreadsheet`, and `Vector`, "
+            "`Placement`, `Rotation`; lengths are millimetres."
+        ),
+        step_rule=(
+            "A run is one FreeCAD transaction: the document is recomputed after the code and the run "
+            "becomes one step of FreeCAD's own undo stack named by `description` (Edit > Undo shows it); a "
+            "run that changes nothing records nothing."
+        ),
+        context_fields=(
+            "title, path, unsaved changes, unit schema, object counts by type, bodies with their features, "
+            "sketches with constraint counts and whether they are fully constrained, every object (name, "
+            "label, type), the bounding box and the undo history"
+        ),
+        warnings_fields=(
+            "objects whose recompute failed (sketches with conflicting or redundant constraints among them) "
+            "or that need one, and invalid shapes"
+        ),
+        schedules_fields="one per spreadsheet (id = its name) and `objects` (every object with its shape's "
+        "volume, area and bounding box)",
+        element_ids="object name (e.g. Pad) or label",
+        element_fields=(
+            "type, label, placement, every property, shape (volume, area, bounding box, validity, counts of "
+            "solids, faces, edges), what it uses and what uses it"
+        ),
+        screenshot_view=f"Drawn from {where}: an isometric view fitted to the document by default.",
+        screenshot_options=(
+            ScreenshotOption(
+                "view",
+                Literal["isometric", "front", "rear", "top", "bottom", "left", "right", "current"],
+                "isometric",
+                "View direction; 'current' keeps the GUI's camera as the user has it (headless: isometric).",
+            ),
+        ),
+        domain=DOMAIN,
+        history_note=(
+            "It is FreeCAD's own undo stack: steps the user made in the window are on it too, and "
+            "list_documents shows what is unsaved."
+        ),
+        memory_factor=MEMORY_FACTOR,
+    )
+
+
+class LazyModule(ModuleType):
+    """A module imported on first attribute access (Draft and Arch take a second to import)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._module: ModuleType | None = None
+
+    def _load(self) -> ModuleType:
+        if self._module is None:
+            self._module = importlib.import_module(self.__name__)
+        return self._module
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") and attr not in ("__doc__", "__file__", "__path__"):
+            raise AttributeError(attr)
+        return getattr(self._load(), attr)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._load())
+
+
+class _Changes:
+    """A document observer counting what a transaction created, deleted and changed."""
+
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+        self.created = 0
+        self.deleted = 0
+        self.changed: set[str] = set()
+
+    def slotCreatedObject(self, obj: Any) -> None:
+        if obj.Document is self.doc:
+            self.created += 1
+
+    def slotDeletedObject(self, obj: Any) -> None:
+        if obj.Document is self.doc:
+            self.deleted += 1
+
+    def slotChangedObject(self, obj: Any, prop: str) -> None:
+        if obj.Document is self.doc:
+            self.changed.add(obj.Name)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.created or self.deleted or self.changed)
+
+
+def _touched(doc: Any) -> set[str]:
+    return {o.Name for o in doc.Objects if "Touched" in o.State}
+
+
+def _settle_touched(doc: Any, before: set[str]) -> None:
+    """Clear the "touched" mark that undo/abort leave on objects whose state they restored exactly."""
+    for obj in doc.Objects:
+        if "Touched" in obj.State and obj.Name not in before:
+            with contextlib.suppress(Exception):
+                obj.purgeTouched()
+
+
+def _close_application_transaction(abort: bool) -> None:
+    """End FreeCAD's application-level transaction too.
+
+    ``doc.openTransaction`` also opens one for the application; a document that did not change
+    never closes it, and the next ``undo()`` would commit that empty leftover over the real step.
+    """
+    if App.getActiveTransaction():
+        App.closeActiveTransaction(abort)
+
+
+def _recompute_problems(doc: Any) -> list[str]:
+    problems = []
+    for obj in doc.Objects:
+        if "Invalid" in obj.State or "Error" in obj.State:
+            status = obj.getStatusString() if hasattr(obj, "getStatusString") else ""
+            problems.append(f"{obj.Name} ({obj.TypeId}): {echo(status, 120)}")
+    return problems
+
+
+class FreeCADScriptRun:
+    """One execute_python_code run: a fresh namespace and one FreeCAD transaction."""
+
+    def __init__(self, adapter: FreeCADAdapter, doc: Any, name: str) -> None:
+        self.adapter = adapter
+        self.doc = doc
+        self.name = name
+        self.namespace = adapter.namespace(doc)
+        self._changes = _Changes(doc)
+        self._touched: set[str] = set()
+        self._undo_before: list[str] = []
+
+    def begin(self) -> None:
+        active = App.getActiveTransaction()
+        if active:
+            raise FreeCADError(
+                f"FreeCAD has an operation in progress ({echo(active[0])}, e.g. a sketch or task edited in "
+                "the window). Finish or cancel it there, then run the script again.",
+                "unavailable",
+            )
+        self.doc.UndoMode = 1
+        self._touched = _touched(self.doc)
+        self._undo_before = list(self.doc.UndoNames)
+        App.addDocumentObserver(self._changes)
+        self.doc.openTransaction(self.name)
+        self.adapter.gui_busy(True, self.name)
+
+    def _end(self) -> None:
+        with contextlib.suppress(Exception):
+            App.removeDocumentObserver(self._changes)
+        self.adapter.gui_busy(False, self.name)
+
+    def commit(self) -> RecordedStep | None:
+        try:
+            if self._changes.any:
+                self.doc.recompute()
+            self.doc.commitTransaction()
+        finally:
+            _close_application_transaction(abort=False)
+            self._end()
+        if self.doc.UndoNames == self._undo_before:
+            return None
+        c = self._changes
+        detail = f"{c.created} created, {c.deleted} deleted, {len(c.changed)} objects changed; recomputed"
+        problems = _recompute_problems(self.doc)
+        warning = ""
+        if problems:
+            warning = (
+                f"The recompute left {len(problems)} object(s) in error: {'; '.join(problems[:5])}. Fix them "
+                "or undo the step; freecad://model/warnings lists them."
+            )
+        return RecordedStep(self.name, detail, warning)
+
+    def rollback(self) -> bool:
+        changed = self._changes.any
+        try:
+            self.doc.abortTransaction()
+            _settle_touched(self.doc, self._touched)
+        finally:
+            _close_application_transaction(abort=True)
+            self._end()
+        return changed
+
+
+class FreeCADUndoStack:
+    """A document's own undo stack (App.Document.undo/redo) as the surface's UndoStack."""
+
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+
+    def undo_names(self) -> list[str]:
+        return list(self.doc.UndoNames)
+
+    def redo_names(self) -> list[str]:
+        return list(self.doc.RedoNames)
+
+    def _move(self, back: bool) -> None:
+        before = _touched(self.doc)
+        expected = len(self.doc.UndoNames) + (-1 if back else 1)
+        self.doc.undo() if back else self.doc.redo()
+        if len(self.doc.UndoNames) != expected:
+            raise FreeCADError("FreeCAD did not move its undo stack (a transaction may be open in the GUI).")
+        _settle_touched(self.doc, before)
+
+    def undo(self) -> None:
+        self._move(True)
+
+    def redo(self) -> None:
+        self._move(False)
+
+
+class FreeCADAdapter:
+    """FreeCAD documents as a :class:`cadmcp.host.builtins.DocumentAdapter`.
+
+    Also what toolsets get from ``cadmcp.host.current().application``:
+    ``app.active_document()`` is the live ``App.Document`` and ``with app.transaction(name):``
+    makes edits one undo step (recomputed, aborted if the block raises).
+    """
+
+    def __init__(self, exec_timeout: float | None = None, *, gui: Any = None) -> None:
+        self.exec_timeout = exec_timeout
+        self.gui = gui
+        """The GUI bridge (:class:`cadmcp.hosts.freecad.session.GuiBridge`) or None without a GUI."""
+        self.application = self
+        self.profile = profile(gui is not None)
+        self._pending: list[Path] = []
+        self._problems: list[str] = []
+        self._sources: dict[str, Path] = {}
+        self._saved: dict[str, tuple[str, ...]] = {}
+        self._modules: dict[str, Any] | None = None
+        self._order: list[str] = []
+
+    # documents -----------------------------------------------------------------------------------
+    def open_later(self, paths: list[Path]) -> None:
+        """Open ``paths`` (already checked) on first use or during the warm-up, the first active."""
+        self._pending = list(paths)
+
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def _settle(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        first = None
+        for path in pending:
+            try:
+                doc, _ = self._open(path)
+            except HostError as exc:
+                self._problems.append(str(exc))
+            else:
+                first = first or doc
+        if first is not None:
+            self._activate(first)
+
+    def _documents(self) -> list[Any]:
+        """The open documents in the order they were opened (FreeCAD lists them by name)."""
+        self._settle()
+        docs = App.listDocuments()
+        self._order = [name for name in self._order if name in docs]
+        self._order += sorted(name for name in docs if name not in self._order)
+        return [docs[name] for name in self._order]
+
+    def title(self, doc: Any) -> str:
+        source = self._sources.get(doc.Name)
+        name = Path(doc.FileName).name if doc.FileName else (source.name if source else doc.Label)
+        clashes = [d for d in App.listDocuments().values() if d is not doc and self._plain_title(d) == name]
+        return f"{name} ({doc.Name})" if clashes else name
+
+    def _plain_title(self, doc: Any) -> str:
+        source = self._sources.get(doc.Name)
+        return Path(doc.FileName).name if doc.FileName else (source.name if source else doc.Label)
+
+    def modified(self, doc: Any) -> bool:
+        if self.gui is not None:
+            gui_doc = self.gui.document(doc)
+            if gui_doc is not None:
+                return bool(gui_doc.Modified)
+        return tuple(doc.UndoNames) != self._saved.get(doc.Name, ())
+
+    def documents(self) -> list[DocumentInfo]:
+        docs = self._documents()
+        active = App.ActiveDocument
+        if self._problems and not docs:
+            problems, self._problems = self._problems, []
+            raise FreeCADError(
+                " ".join(problems) + " No document is open: call open_document.", "unavailable"
+            )
+        return [
+            DocumentInfo(
+                title=self.title(d),
+                path=d.FileName or None,
+                active=d is active,
+                modified=self.modified(d),
+            )
+            for d in docs
+        ]
+
+    def active_document(self) -> Any:
+        """The active App.Document; a new empty one ("Unnamed") when none is open."""
+        docs = self._documents()
+        if self._problems:
+            problems, self._problems = self._problems, []
+            if not docs:
+                raise FreeCADError(
+                    " ".join(problems) + " No document is open: call open_document.", "unavailable"
+                )
+        doc = App.ActiveDocument
+        if doc is None and docs:
+            doc = docs[-1]
+            self._activate(doc)
+        if doc is None:
+            doc = App.newDocument("Unnamed")
+            self._mark_saved(doc)
+            self._activate(doc)
+        return doc
+
+    def _mark_saved(self, doc: Any) -> None:
+        self._saved[doc.Name] = tuple(doc.UndoNames)
+
+    def _activate(self, doc: Any) -> None:
+        App.setActiveDocument(doc.Name)
+        if self.gui is not None:
+            self.gui.activate(doc)
+
+    def _find_open(self, path: Path) -> Any:
+        for doc in App.listDocuments().values():
+            if doc.FileName and Path(doc.FileName).resolve() == path:
+                return doc
+            if self._sources.get(doc.Name) == path:
+                return doc
+        return None
+
+    def _open(self, path: Path) -> tuple[Any, bool]:
+        existing = self._find_open(path)
+        if existing is not None:
+            return existing, False
+        suffix = path.suffix.lower()
+        if suffix == ".fcstd":
+            check_fcstd(path)
+            try:
+                doc = App.openDocument(str(path))
+            except Exception as exc:
+                raise FreeCADError(
+                    f"FreeCAD could not open {echo(path.name)}: {echo(str(exc), 120)}.", "invalid"
+                ) from None
+        elif suffix in IMPORT_SUFFIXES:
+            doc = self._import(path)
+        else:
+            raise FreeCADError(
+                f"{echo(path.name)} is not a file FreeCAD opens here. Pass an .FCStd document or a "
+                f"{', '.join(s for s in IMPORT_SUFFIXES)} file to import.",
+                "invalid",
+            )
+        doc.UndoMode = 1
+        self._mark_saved(doc)
+        return doc, True
+
+    def _import(self, path: Path) -> Any:
+        suffix = path.suffix.lower()
+        name = "".join(c if c.isalnum() else "_" for c in path.stem) or "Imported"
+        doc = App.newDocument(name)
+        doc.Label = path.stem
+        try:
+            if suffix in (".step", ".stp", ".iges", ".igs"):
+                import Import
+
+                Import.insert(str(path), doc.Name)
+            elif suffix in (".brep", ".brp"):
+                import Part
+
+                Part.insert(str(path), doc.Name)
+            elif suffix == ".dxf":
+                import importDXF
+
+                importDXF.insert(str(path), doc.Name)
+            else:
+                import Mesh
+
+                Mesh.insert(str(path), doc.Name)
+            doc.recompute()
+        except Exception as exc:
+            App.closeDocument(doc.Name)
+            raise FreeCADError(
+                f"FreeCAD could not import {echo(path.name)}: {echo(str(exc), 120)}. Check that the file is "
+                "complete.",
+                "invalid",
+            ) from None
+        if not doc.Objects:
+            App.closeDocument(doc.Name)
+            raise FreeCADError(
+                f"FreeCAD imported nothing from {echo(path.name)}: it holds no shapes FreeCAD can read.",
+                "invalid",
+            )
+        doc.clearUndos()
+        self._sources[doc.Name] = path
+        return doc
+
+    def open(self, path: Path) -> Opened:
+        self._settle()
+        doc, is_new = self._open(path)
+        self._activate(doc)
+        shapes = sum(1 for o in doc.Objects if hasattr(o, "Shape"))
+        summary = f"{len(doc.Objects)} objects, {shapes} with shapes"
+        note = ""
+        if path.suffix.lower() != ".fcstd" and is_new:
+            note = "It was imported into a new document: save it with save_document(filePath='....FCStd')."
+        return Opened(self.title(doc), summary, already_open=not is_new, note=note)
+
+    def activate(self, document: str) -> str:
+        docs = self._documents()
+        wanted = document.strip()
+        try:
+            as_path = Path(wanted).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError):
+            as_path = None
+        for doc in docs:
+            if wanted in (self.title(doc), doc.Name, doc.Label, doc.FileName) or (
+                as_path is not None and doc.FileName and Path(doc.FileName).resolve() == as_path
+            ):
+                self._activate(doc)
+                return self.title(doc)
+        names = ", ".join(self.title(d) for d in docs) or "none"
+        raise FreeCADError(
+            f"No open document is called {echo(document)}. Open documents: {names}.", "not_found"
+        )
+
+    def save(self, target: Path | None) -> Saved:
+        doc = self.active_document()
+        if target is None and not doc.FileName:
+            raise FreeCADError(
+                f"{self.title(doc)} has never been saved as a FreeCAD document: call save_document with a "
+                "filePath ending in .FCStd.",
+                "invalid",
+            )
+        try:
+            if target is None:
+                doc.save()
+            else:
+                doc.saveAs(str(target))
+        except Exception as exc:
+            raise FreeCADError(f"FreeCAD could not save {self.title(doc)}: {echo(str(exc), 160)}.") from None
+        self._sources.pop(doc.Name, None)
+        self._mark_saved(doc)
+        if self.gui is not None:
+            self.gui.saved(doc)
+        return Saved(self.title(doc), Path(doc.FileName))
+
+    # code and history ----------------------------------------------------------------------------
+    def namespace(self, doc: Any) -> dict[str, Any]:
+        """A fresh namespace for one script on ``doc``."""
+        if self._modules is None:
+            import Part
+            import Sketcher
+
+            modules: dict[str, Any] = {
+                "App": App,
+                "FreeCAD": App,
+                "Part": Part,
+                "Sketcher": Sketcher,
+                "Vector": App.Vector,
+                "Placement": App.Placement,
+                "Rotation": App.Rotation,
+            }
+            for lazy in ("PartDesign", "Draft", "Arch", "Mesh", "Spreadsheet"):
+                modules[lazy] = LazyModule(lazy)
+            if self.gui is not None:
+                import FreeCADGui
+
+                modules["Gui"] = modules["FreeCADGui"] = FreeCADGui
+            self._modules = modules
+        return {"__name__": "__agent__", **self._modules, "doc": doc}
+
+    def script(self, step_name: str) -> FreeCADScriptRun:
+        return FreeCADScriptRun(self, self.active_document(), step_name)
+
+    def history(self) -> FreeCADUndoStack:
+        return FreeCADUndoStack(self.active_document())
+
+    @contextlib.contextmanager
+    def transaction(self, name: str) -> Iterator[Any]:
+        """Edits in the block become one undo step ``name`` of the active document (recomputed).
+
+        An exception inside the block aborts the transaction (every change undone) and propagates.
+        """
+        run = FreeCADScriptRun(self, self.active_document(), name)
+        run.begin()
+        try:
+            yield run.doc
+        except BaseException:
+            run.rollback()
+            raise
+        run.commit()
+
+    def gui_busy(self, busy: bool, what: str) -> None:
+        if self.gui is not None:
+            self.gui.busy(busy, what)
+
+    # views and resources -------------------------------------------------------------------------
+    def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
+        doc = self.active_document()
+        view = options.get("view", "isometric")
+        if self.gui is not None:
+            try:
+                return Shot(self.gui.screenshot(doc, width, height, view))
+            except Exception as exc:  # no usable 3D view: fall back to the tessellation, and say so
+                shot = self._rendered(doc, width, height, view)
+                shot.notes.insert(
+                    0,
+                    f"[NO 3D VIEW] The GUI could not draw ({echo(str(exc), 100)}); drawn from the "
+                    "tessellated shapes instead.",
+                )
+                return shot
+        return self._rendered(doc, width, height, view)
+
+    def _rendered(self, doc: Any, width: int, height: int | None, view: str) -> Shot:
+        """The tessellated shapes drawn; a blank image saying why when even that fails (never an error)."""
+        try:
+            from cadmcp.hosts.freecad.render import render_document
+
+            png, notes = render_document(
+                doc, self.title(doc), width, height, "isometric" if view == "current" else view
+            )
+            return Shot(png, notes)
+        except Exception as exc:
+            from cadmcp.host.builtins.raster import blank_png
+
+            return Shot(
+                blank_png(width, height or round(width * 0.75)),
+                [
+                    f"[NO IMAGE] The shapes could not be drawn here ({type(exc).__name__}: "
+                    f"{echo(str(exc), 120)}); FreeCAD's Python needs numpy and Pillow (python3-numpy, "
+                    "python3-pil) for headless views."
+                ],
+            )
+
+    def cheatsheet(self) -> str:
+        import importlib.resources
+
+        return (
+            importlib.resources.files("cadmcp.hosts.freecad")
+            .joinpath("cheatsheet.md")
+            .read_text(encoding="utf-8")
+        )
+
+    def versions(self) -> dict[str, Any]:
+        import sys
+
+        import Part
+
+        version = App.Version()
+        return {
+            "freecad": freecad_version(),
+            "freecad_build": " ".join(str(v) for v in version[3:4] + version[5:6] if v),
+            "opencascade": getattr(Part, "OCC_VERSION", "unknown"),
+            "gui": self.gui is not None,
+            "freecad_python": sys.executable,
+        }
+
+    def context(self) -> dict[str, Any]:
+        from cadmcp.hosts.freecad.model import model_context
+
+        doc = self.active_document()
+        return model_context(doc, self.title(doc), self.modified(doc))
+
+    def warnings(self) -> dict[str, Any]:
+        from cadmcp.hosts.freecad.model import model_warnings
+
+        doc = self.active_document()
+        return model_warnings(doc, self.title(doc))
+
+    def schedules(self) -> dict[str, Any]:
+        from cadmcp.hosts.freecad.model import list_schedules
+
+        doc = self.active_document()
+        return {"document": self.title(doc), "schedules": list_schedules(doc)}
+
+    def schedule_preview(self, schedule_id: str) -> str:
+        from cadmcp.hosts.freecad.model import schedule_csv
+
+        return schedule_csv(self.active_document(), schedule_id)
+
+    def element(self, element_id: str) -> dict[str, Any]:
+        from cadmcp.hosts.freecad.model import element_info
+
+        return element_info(self.active_document(), element_id)
+
+    def warm_up(self) -> Iterator[str]:
+        """Open the documents given at start-up, then import what the first calls need."""
+        self._settle()
+        yield "documents"
+        import Part  # noqa: F401
+        import Sketcher  # noqa: F401
+
+        self.namespace(App.ActiveDocument) if App.ActiveDocument is not None else None
+        yield "modules"
+        import numpy  # noqa: F401
+        import PIL.Image  # noqa: F401
+
+        from cadmcp.hosts.freecad import model, render  # noqa: F401
+
+        yield "render"
+
+
+def check_fcstd(path: Path) -> None:
+    """A FreeCAD document is a zip holding Document.xml: check that cheaply before FreeCAD reads it."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise FreeCADError(
+            f"{echo(path.name)} is not a FreeCAD document (an .FCStd file is a zip archive; this one is "
+            "not). It may be damaged.",
+            "invalid",
+        ) from None
+    if "Document.xml" not in names:
+        raise FreeCADError(
+            f"{echo(path.name)} is a zip archive without Document.xml: not a FreeCAD document.", "invalid"
+        )

@@ -1,0 +1,428 @@
+"""The IFC application adapter: IfcOpenShell models behind the built-in surface."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.resources
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
+
+from cadmcp.host.builtins import (
+    MIN_IMAGE_SIDE,
+    DocumentInfo,
+    Domain,
+    HistoryStack,
+    HostProfile,
+    Opened,
+    RecordedStep,
+    Saved,
+    ScreenshotOption,
+    Shot,
+)
+from cadmcp.hosts.ifc.documents import MEMORY_FACTOR, DocumentError, IfcDocument, Workspace
+from cadmcp.wire.echo import echo
+
+if TYPE_CHECKING:
+    import ifcopenshell
+
+__all__ = ["DOMAIN", "IfcAdapter", "LazyPackage", "library_versions", "profile"]
+
+WARM_UP_BATCH = 16
+"""Elements tessellated per warm-up step (one application-thread job; ~0.1 s on the sample)."""
+PLAN_CUT_HEIGHT = 1.2
+"""Metres above the storey's elevation where a plan view cuts the walls."""
+MAX_FAILED_LISTED = 10
+
+DOMAIN = Domain(
+    names=("IFC", "BIM", "openBIM", "IfcOpenShell", "IFC4", "IFC2x3", "BIM model"),
+    terms=(
+        "building", "model", "storey", "story", "storeys", "level", "floor", "ground floor", "wall", "walls",
+        "slab", "slabs", "beam", "column", "door", "doors", "window", "windows", "roof", "stair", "space",
+        "room", "zone", "site", "project", "property set", "pset", "quantity", "qto", "material",
+        "element", "GlobalId", "guid", "type", "classification", "opening", "furniture", "furnishing",
+        "proxy", "spatial structure", "structural", "duct", "pipe", "railing", "curtain wall", "covering",
+        "footing", "fire rating", "load bearing",
+        "Gebäude", "Geschoss", "Wand", "Wände", "Decke", "Stütze", "Träger", "Tür", "Fenster", "Raum",
+        "bâtiment", "étage", "niveau", "mur", "dalle", "poutre", "poteau", "porte", "fenêtre",
+        "edificio", "planta", "muro", "losa", "viga", "pilar", "puerta", "ventana",
+    ),
+)  # fmt: skip
+
+
+def ifcopenshell_version() -> str:
+    """IfcOpenShell's version from its package metadata (without importing it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ifcopenshell")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def profile() -> HostProfile:
+    """The IFC host's words for the built-in surface."""
+    return HostProfile(
+        app="IFC",
+        scheme="ifc",
+        library=f"IfcOpenShell {ifcopenshell_version()}",
+        noun="model",
+        file_kinds="an IFC model (.ifc, IFC-SPF)",
+        save_suffixes=(".ifc",),
+        scope=(
+            "`model` (the ifcopenshell.file), `ifcopenshell`, `api` (ifcopenshell.api), `util` "
+            "(ifcopenshell.util) and `element` (ifcopenshell.util.element). ifcopenshell.api takes metres; "
+            "values read from the model are in its project units (see ifc://model/context)."
+        ),
+        step_rule=(
+            "A run that changes the model is one IfcOpenShell transaction and one undo step named by "
+            "`description`; a run that only reads records nothing and keeps the redo steps."
+        ),
+        context_fields=(
+            "title, path, schema, project, length unit, storeys with element counts, element counts by IFC "
+            "class and the undo history"
+        ),
+        warnings_fields=(
+            "IFC schema validation issues grouped by kind, the first 50 in full with element ids "
+            "(recomputed only after changes)"
+        ),
+        schedules_fields="one per element class present (IfcDoor, IfcWall, IfcSpace...), with row counts",
+        element_ids="step id (e.g. 123) or GlobalId",
+        element_fields="class, name, storey, type, property sets, quantities, attributes and bounding box",
+        screenshot_view=(
+            "An axonometric view of the whole building from the south-east, or one `storey` alone, or a "
+            "top-down `plan` of one storey (default: the lowest), drawn from the real geometry."
+        ),
+        screenshot_options=(
+            ScreenshotOption(
+                "view",
+                Literal["axonometric", "plan"],
+                "axonometric",
+                "'axonometric' (3D view from the south-east) or 'plan' (top-down section 1.2 m above the "
+                "storey's floor).",
+            ),
+            ScreenshotOption(
+                "storey",
+                str | None,
+                None,
+                "Storey name or id to show alone (see ifc://model/context); a plan defaults to the lowest.",
+            ),
+        ),
+        domain=DOMAIN,
+        memory_factor=MEMORY_FACTOR,
+    )
+
+
+class LazyPackage(ModuleType):
+    """A package whose submodules import on first attribute access (``api.root``, ``util.element``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self._package = importlib.import_module(name)
+        self.__doc__ = self._package.__doc__
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        try:
+            return getattr(self._package, attr)
+        except AttributeError:
+            try:
+                return importlib.import_module(f"{self.__name__}.{attr}")
+            except ModuleNotFoundError:
+                raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}") from None
+
+    def __dir__(self) -> list[str]:
+        import pkgutil
+
+        return sorted({*dir(self._package), *(m.name for m in pkgutil.iter_modules(self._package.__path__))})
+
+
+class IfcScriptRun:
+    """One script run: a fresh namespace and an IfcOpenShell transaction on the active model."""
+
+    def __init__(self, doc: IfcDocument, name: str, modules: dict[str, Any]) -> None:
+        self.doc = doc
+        self.name = name
+        self.namespace: dict[str, Any] = {"__name__": "__agent__", "model": doc.file, **modules}
+
+    def begin(self) -> None:
+        self.doc.begin()
+
+    def commit(self) -> RecordedStep | None:
+        operations = len(self.doc.file.transaction.operations) if self.doc.file.transaction else 0
+        if self.doc.commit(self.name) is None:
+            return None
+        return RecordedStep(self.name, f"{operations} changes")
+
+    def rollback(self) -> bool:
+        transaction = self.doc.file.transaction
+        changed = transaction is not None and bool(transaction.operations)
+        self.doc.rollback()
+        return changed
+
+
+class IfcAdapter:
+    """IfcOpenShell models as a :class:`cadmcp.host.builtins.DocumentAdapter`.
+
+    It is also what toolsets get from ``cadmcp.host.current().application``: ``.workspace``
+    holds the open documents (``workspace.require_active().file`` is the live model).
+    """
+
+    def __init__(self, exec_timeout: float | None = None) -> None:
+        from cadmcp.hosts.ifc.validation import WarningsCache
+
+        self.workspace = Workspace()
+        self.exec_timeout = exec_timeout
+        self.application = self
+        self.profile = profile()
+        self.warnings_cache = WarningsCache()
+        self._geometry: dict[IfcDocument, Any] = {}
+        self._namespace_modules: dict[str, Any] | None = None
+
+    def active(self) -> IfcDocument:
+        return self.workspace.require_active()
+
+    def geometry(self, doc: IfcDocument) -> Any:
+        from cadmcp.hosts.ifc.geometry import GeometryCache
+
+        cache = self._geometry.get(doc)
+        if cache is None:
+            cache = self._geometry[doc] = GeometryCache(doc)
+        return cache
+
+    # documents -----------------------------------------------------------------------------------
+    def pending(self) -> bool:
+        return self.workspace.pending
+
+    def documents(self) -> list[DocumentInfo]:
+        documents, active = self.workspace.documents, self.workspace.active
+        return [
+            DocumentInfo(
+                title=d.title, path=str(d.path) if d.path else None, active=d is active, modified=d.modified
+            )
+            for d in documents
+        ]
+
+    def open(self, path: Path) -> Opened:
+        doc, is_new = self.workspace.open(str(path))
+        f = doc.file
+        walls, storeys = len(f.by_type("IfcWall")), len(f.by_type("IfcBuildingStorey"))
+        summary = f"{f.schema_identifier}, {storeys} storeys, {walls} walls"
+        return Opened(doc.title, summary, already_open=not is_new)
+
+    def activate(self, document: str) -> str:
+        doc = self.workspace.find(document)
+        self.workspace.active = doc
+        return doc.title
+
+    def save(self, target: Path | None) -> Saved:
+        doc = self.active()
+        path = doc.save(target)
+        return Saved(doc.title, path)
+
+    # code and history ----------------------------------------------------------------------------
+    def script(self, step_name: str) -> IfcScriptRun:
+        doc = self.active()
+        if self._namespace_modules is None:
+            import ifcopenshell
+            import ifcopenshell.util.element
+
+            self._namespace_modules = {
+                "ifcopenshell": ifcopenshell,
+                "api": LazyPackage("ifcopenshell.api"),
+                "util": LazyPackage("ifcopenshell.util"),
+                "element": ifcopenshell.util.element,
+            }
+        return IfcScriptRun(doc, step_name, self._namespace_modules)
+
+    def history(self) -> HistoryStack:
+        return HistoryStack(self.active().history)
+
+    # views -------------------------------------------------------------------------------------------
+    def _storey(self, doc: IfcDocument, storey: str | None) -> ifcopenshell.entity_instance | None:
+        from cadmcp.hosts.ifc.context import storeys
+
+        levels = storeys(doc.file)
+        if storey is None:
+            return None
+        key = storey.strip()
+        for level in levels:
+            if key in (level["name"], level["globalId"], str(level["id"]), f"#{level['id']}"):
+                return doc.file.by_id(level["id"])
+        for level in levels:
+            if (level["name"] or "").lower() == key.lower():
+                return doc.file.by_id(level["id"])
+        names = ", ".join(repr(level["name"]) for level in levels) or "none"
+        raise DocumentError(f"No storey {echo(storey)} in {doc.title}. Storeys: {names}.", "invalid")
+
+    def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
+        from cadmcp.hosts.ifc.context import storeys
+        from cadmcp.hosts.ifc.geometry import drawable_elements
+        from cadmcp.hosts.ifc.render import render_png
+
+        view = options.get("view", "axonometric")
+        doc = self.active()
+        f = doc.file
+        level = self._storey(doc, options.get("storey"))
+        if level is None and view == "plan":
+            levels = storeys(f)
+            level = f.by_id(levels[0]["id"]) if levels else None
+        cache = self.geometry(doc)
+        underlay: list[Any] = []
+        cut_z = None
+        if level is not None:
+            import ifcopenshell.util.element
+            import ifcopenshell.util.unit
+
+            members = [
+                e
+                for e in ifcopenshell.util.element.get_contained(level)
+                if e.is_a("IfcElement") and not e.is_a("IfcFeatureElement") and e.Representation is not None
+            ]
+            if view == "plan":
+                # Section 1.2 m above the floor; floors and rooms are drawn beneath everything else.
+                scale = ifcopenshell.util.unit.calculate_unit_scale(f)
+                cut_z = (level.Elevation or 0.0) * scale + PLAN_CUT_HEIGHT
+                floors = [e for e in members if e.is_a("IfcSlab") or e.is_a("IfcCovering")]
+                members = [e for e in members if e not in floors]
+                spaces = [
+                    e
+                    for e in ifcopenshell.util.element.get_decomposition(level, is_recursive=False)
+                    if e.is_a("IfcSpace") and e.Representation is not None
+                ]
+                underlay = floors + spaces
+            caption = f"{doc.title} | {view} | {level.Name}"
+        else:
+            members = drawable_elements(f)
+            caption = f"{doc.title} | {view}"
+        meshes = cache.meshes_for(members)
+        under = cache.meshes_for(underlay)
+        png = render_png(meshes, width, height, view, underlay=under, caption=caption, cut_z=cut_z)
+        return Shot(png, _failure_notes([*members, *underlay], [*meshes, *under], cache.failed))
+
+    # resources -------------------------------------------------------------------------------------
+    def cheatsheet(self) -> str:
+        return (
+            importlib.resources.files("cadmcp.hosts.ifc")
+            .joinpath("cheatsheet.md")
+            .read_text(encoding="utf-8")
+        )
+
+    def versions(self) -> dict[str, Any]:
+        return library_versions()
+
+    def context(self) -> dict[str, Any]:
+        from cadmcp.hosts.ifc.context import model_context
+
+        return model_context(self.active())
+
+    def warnings(self) -> dict[str, Any]:
+        return self.warnings_cache.get(self.active())
+
+    def schedules(self) -> dict[str, Any]:
+        from cadmcp.hosts.ifc.schedules import list_schedules
+
+        doc = self.active()
+        return {"document": doc.title, "schedules": list_schedules(doc.file)}
+
+    def schedule_preview(self, schedule_id: str) -> str:
+        from cadmcp.hosts.ifc.schedules import schedule_preview
+
+        return schedule_preview(self.active().file, schedule_id)
+
+    def element(self, element_id: str) -> dict[str, Any]:
+        from cadmcp.hosts.ifc.elements import element_info, find_element
+
+        doc = self.active()
+        return element_info(find_element(doc.file, element_id), self.geometry(doc).bounding_box)
+
+    # warm-up ---------------------------------------------------------------------------------------
+    def warm_up(self) -> Iterator[str]:
+        """Make the first calls fast: each step is one short application-thread job (see
+        ``HostRuntime.after_ready``), so a call arriving meanwhile waits for one step at most.
+
+        Loads the deferred documents (IfcOpenShell import and parse), reads the model context,
+        imports the geometry modules, tessellates every drawable element and storey space of
+        the open documents into their caches (active first) and renders one tiny image (numpy
+        and Pillow import parts of themselves on first use). A document that cannot be loaded
+        is left for the first real call to report.
+        """
+        # importing IfcOpenShell is about half of the first load: a job of its own
+        import ifcopenshell
+
+        yield "ifcopenshell"
+        if not self.workspace.preload():
+            return
+        yield "documents"
+        active = self.workspace.active
+        if active is None:
+            return
+        self.context()
+        yield "context"
+        import ifcopenshell.geom
+        import ifcopenshell.util.element
+        import ifcopenshell.util.unit  # noqa: F401  (plan views)
+
+        from cadmcp.hosts.ifc.geometry import drawable_elements
+        from cadmcp.hosts.ifc.render import render_png
+
+        yield "imports"
+        documents = [active, *(d for d in self.workspace.documents if d is not active)]
+        for doc in documents:
+            f = doc.file
+            ids = [e.id() for e in drawable_elements(f)]
+            ids += [e.id() for e in f.by_type("IfcSpace") if e.Representation is not None]
+            cache = self.geometry(doc)
+            for start in range(0, len(ids), WARM_UP_BATCH):
+                # by id each step: a call between steps may have edited or removed elements
+                batch = []
+                for step_id in ids[start : start + WARM_UP_BATCH]:
+                    try:
+                        batch.append(f.by_id(step_id))
+                    except RuntimeError:
+                        continue
+                cache.meshes_for(batch)
+                yield f"geometry {doc.title}"
+        import numpy.ma  # noqa: F401  (loaded lazily by numpy.unique in the rasteriser)
+        import PIL.Image
+        import PIL.PngImagePlugin  # noqa: F401
+
+        yield "render imports"
+        meshes = [m for m in self.geometry(active).meshes.values() if not m.empty][:1]
+        render_png(meshes, MIN_IMAGE_SIDE, MIN_IMAGE_SIDE, "axonometric", caption=active.title)
+        yield "render"
+
+
+def _failure_notes(elements: list[Any], meshes: list[Any], failed: dict[int, str]) -> list[str]:
+    """Say which elements IfcOpenShell could not build and how many were drawn (never a silent gap)."""
+    broken = [e for e in elements if e.id() in failed]
+    if not broken:
+        return []
+    drawn = sum(1 for m in meshes if not m.empty)
+
+    def label(e: Any) -> str:
+        name = getattr(e, "Name", None)
+        return f"#{e.id()} {e.is_a()}" + (f" {echo(name, 40)}" if name else "")
+
+    listed = "; ".join(f"{label(e)}: {failed[e.id()]}" for e in broken[:MAX_FAILED_LISTED])
+    more = f"; and {len(broken) - MAX_FAILED_LISTED} more" if len(broken) > MAX_FAILED_LISTED else ""
+    return [
+        f"[INCOMPLETE VIEW] Drew {drawn} of {len(elements)} elements. IfcOpenShell could not build the shape "
+        f"of {len(broken)}, missing from the image: {listed}{more}. Their data is still readable with "
+        "ifc://element/{id}."
+    ]
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of IfcOpenShell and the libraries the renderer uses."""
+    import ifcopenshell
+    import numpy
+    import PIL
+
+    return {
+        "ifcopenshell": ifcopenshell.version,
+        "numpy": numpy.__version__,
+        "pillow": PIL.__version__,
+    }

@@ -1,0 +1,179 @@
+"""One built-in surface for every document host: the same tools, words, limits, envelopes and
+semantics on DXF, IFC and a fourth application written as one adapter."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builtins_helpers import SAMPLES, notes_server
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from cadmcp.host.builtins import HistoryStack, HostError, navigate
+from cadmcp.host.builtins.scripts import step_name
+from cadmcp.host.history import History, Step
+from cadmcp.hosts import dxf, ifc
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {
+    "execute_python_code",
+    "open_document",
+    "list_documents",
+    "activate_document",
+    "save_document",
+    "navigate_history",
+    "view_screenshot",
+}
+
+
+def servers() -> dict[str, Callable[[], Any]]:
+    return {
+        "DXF": lambda: dxf.create_server([str(SAMPLES / "floorplan.dxf")], exec_timeout=10),
+        "IFC": lambda: ifc.create_server([str(SAMPLES / "house.ifc")], exec_timeout=10),
+        "Notes": notes_server,
+    }
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+async def catalog(make: Callable[[], Any]) -> tuple[dict[str, Any], set[str], set[str]]:
+    async with Client(make()) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        resources = {str(r.uri) for r in (await client.list_resources()).resources}
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+    return tools, resources, templates
+
+
+async def test_every_host_serves_the_same_tools_resources_and_schemas() -> None:
+    shapes: dict[str, Any] = {}
+    for app, make in servers().items():
+        tools, resources, templates = await catalog(make)
+        scheme = app.lower()
+        assert set(tools) == TOOLS, app
+        assert resources == {
+            f"{scheme}://{name}"
+            for name in ("python-cheatsheet", "version", "model/context", "model/warnings", "schedules")
+        }
+        assert templates == {
+            f"{scheme}://element/{{elementId}}",
+            f"{scheme}://schedule/{{scheduleId}}/preview",
+        }
+        for tool in tools.values():
+            for name, schema in tool.input_schema.get("properties", {}).items():
+                assert len(schema.get("description", "")) > 15, f"{app} {tool.name}.{name} is not described"
+        assert tools["execute_python_code"].meta["io.cadmcp/fallback"] == ["change", "query"]
+        width = tools["view_screenshot"].input_schema["properties"]["width"]
+        assert (width["minimum"], width["maximum"], width["default"]) == (64, 4096, 1280)
+        description = tools["execute_python_code"].description
+        assert "fresh namespace: variables do not carry over between calls" in description
+        assert "save as" in tools["save_document"].description and "savedAs" in json.dumps(
+            tools["save_document"].output_schema
+        )
+        assert "Already open" in tools["open_document"].description
+        if app == "DXF":  # the application's own sentence is appended, not its placeholder
+            assert tools["open_document"].description.endswith("dxf://model/warnings lists what was fixed.")
+        shapes[app] = {
+            name: (
+                tool.annotations.model_dump() if tool.annotations else None,
+                {k: v for k, v in tool.input_schema.get("properties", {}).items() if k != "description"}
+                if name != "view_screenshot"
+                else sorted(tool.input_schema["properties"])[:0],
+                tool.output_schema,
+            )
+            for name, tool in tools.items()
+        }
+    # everything but the application's own words is identical across applications
+    first = next(iter(shapes.values()))
+    for app, shape in shapes.items():
+        for name in TOOLS:
+            assert shape[name][0] == first[name][0], f"{app} {name} annotations differ"
+            assert shape[name][2] == first[name][2], f"{app} {name} result shape differs"
+            assert set(shape[name][1]) == set(first[name][1]), f"{app} {name} parameters differ"
+
+
+@pytest.mark.parametrize("app", ["DXF", "IFC", "Notes"])
+async def test_limits_words_and_namespace_rules_are_the_same(app: str, tmp_path: Path) -> None:
+    async with Client(servers()[app]()) as client:
+        small = await client.call_tool("view_screenshot", {"width": 63})
+        assert small.is_error and "width must be between 64 and 4096 pixels" in text_of(small)
+        assert not (await client.call_tool("execute_python_code", {"code": "kept = 41"})).is_error
+        later = await client.call_tool("execute_python_code", {"code": "kept + 1"})
+        assert later.is_error and "NameError" in text_of(later)
+        active = (await client.call_tool("list_documents", {})).structured_content["active"]
+        path = (await client.call_tool("list_documents", {})).structured_content["documents"][0]["path"]
+        if path is not None:
+            again = await client.call_tool("open_document", {"filePath": path})
+            assert again.structured_content["message"].startswith(f"Already open: {active} is the active")
+        suffix = {"DXF": ".dxf", "IFC": ".ifc", "Notes": ".json"}[app]
+        target = tmp_path / f"copy{suffix}"
+        saved = (await client.call_tool("save_document", {"filePath": str(target)})).structured_content
+        assert saved["savedAs"] is True and saved["message"].startswith(f"Saved as {target}")
+        assert (await client.call_tool("list_documents", {})).structured_content["active"] == f"copy{suffix}"
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource(f"{app.lower()}://element/no-such-element-42")
+        assert missing.value.error.code == -32602  # not found: the same envelope everywhere
+
+
+def test_step_names_follow_one_rule() -> None:
+    assert step_name("x = 1", "  Add grid\nlines ") == "Add grid lines"
+    assert step_name("# rename the walls\nfor w in walls: ...") == "rename the walls"
+    assert step_name('# /// script\n# dependencies = ["six"]\n# ///\nimport six') == "import six"
+    assert (
+        step_name("#!/usr/bin/env python\n\nmsp.add_line((0, 0), (1, 1))") == "msp.add_line((0, 0), (1, 1))"
+    )
+    assert step_name("") == "Python code"
+    assert len(step_name("x" * 500)) == 80
+
+
+def test_navigation_over_any_undo_stack() -> None:
+    history, log = History(), []
+    for name in ("a", "b", "c"):
+        history.record(
+            Step(name, lambda n=name: log.append(f"undo {n}"), lambda n=name: log.append(f"redo {n}"))
+        )
+    moved: list[int] = []
+    stack = HistoryStack(history, lambda: moved.append(1))
+    back = navigate(stack, "back", 5)
+    assert back["operations"] == ["c", "b", "a"] and back["back_remaining"] == 0 and len(moved) == 3
+    assert navigate(stack, "back", 1)["message"].startswith("Nothing to undo")
+    assert navigate(stack, "forward", 2)["operations"] == ["a", "b"]
+    for direction, steps in (("sideways", 1), ("back", 0), ("back", True), ("back", "2")):
+        with pytest.raises(HostError):
+            navigate(stack, direction, steps)  # type: ignore[arg-type]
+
+
+async def test_host_state_and_search_vocabulary_ride_on_tools_list(served: Any, tmp_path: Path) -> None:
+    book = tmp_path / "ideas.json"
+    book.write_text(json.dumps({"notes": {"Groceries": "milk"}}))
+    async with served(notes_server()) as session:
+        first = await session.list_tools()
+        assert first.meta["io.cadmcp/domain"]["names"] == ["Notes", "notebook"]
+        assert "note" in first.meta["io.cadmcp/domain"]["terms"]
+        opened = await session.call_tool("open_document", {"filePath": str(book)})
+        assert not opened.is_error
+        state = (await session.list_tools()).meta["io.cadmcp/hostState"]
+        assert state["activeDocument"] == "ideas.json"
+        assert state["documents"] == [
+            {"title": "ideas.json", "path": str(book), "active": True, "modified": False}
+        ]
+        await session.call_tool("execute_python_code", {"code": "notes['Todo'] = 'write docs'"})
+        state = (await session.list_tools()).meta["io.cadmcp/hostState"]
+        assert state["documents"][0]["modified"] is True
+
+
+def test_the_plain_png_needs_no_imaging_library() -> None:
+    import io
+
+    from PIL import Image
+
+    from cadmcp.host.builtins.raster import BACKGROUND, blank_png
+
+    image = Image.open(io.BytesIO(blank_png(100, 60)))
+    assert image.size == (100, 60) and image.convert("RGB").getpixel((99, 59)) == BACKGROUND

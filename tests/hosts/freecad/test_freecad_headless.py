@@ -1,0 +1,206 @@
+"""A headless FreeCAD host (freecadcmd) through a real daemon and SDK client: launched by its .FCStd
+file, found by search, changed by a script as one FreeCAD transaction, looked at, undone."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from freecad_helpers import FreeCAD, padded_sketch, result_value, text_of, wait_for_freecad
+from PIL import ImageChops
+from tests.core.helpers import call, find, structured
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+async def test_launch_by_file_search_pad_look_and_undo(daemon: Any, sample: Path) -> None:
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        assert launched["hostApp"] == "FreeCAD" and launched["version"].startswith("0.")
+        hits = await find(session, "run python in freecad to make a padded sketch")
+        assert hits[0]["target"] == "execute_python_code" and hits[0]["hostApp"] == "FreeCAD"
+        fc = FreeCAD(session, launched["hostInstanceId"])
+
+        listed = (await fc.invoke("list_documents", {})).structured_content
+        assert listed["active"] == "bracket.FCStd" and listed["documents"][0]["path"] == str(sample)
+        (entry,) = await wait_for_freecad(session)  # the host state the daemon keeps shows the document
+        assert entry["state"]["phase"] == "ready" and entry["state"]["activeDocument"] == "bracket.FCStd"
+        assert entry["state"]["documents"] == listed["documents"]
+        context = await fc.read("freecad://model/context")
+        assert context["bodies"][0]["name"] == "Bracket" and context["bodies"][0]["volume"] == pytest.approx(
+            60 * 40 * 8 - math.pi * 25 * 8, rel=1e-6
+        )
+        assert all(s["fullyConstrained"] for s in context["sketches"])
+
+        before_shot = await fc.screenshot(width=480, height=360, view="top")
+        original = await fc.fingerprint()
+        padded = await fc.run(padded_sketch("Block"), "Add a padded block")
+        assert not padded.is_error, text_of(padded)
+        assert result_value(padded) == "8000.0"
+        assert "[UNDO STEP] Recorded 'Add a padded block'" in text_of(padded)
+
+        after_shot = await fc.screenshot(width=480, height=360, view="top")
+        diff = ImageChops.difference(before_shot, after_shot).getbbox()
+        assert diff is not None  # the new block is in the picture (the view refits around both parts)
+
+        pad = await fc.read("freecad://element/{elementId}", elementId="Pad")
+        assert pad["type"] == "PartDesign::Pad" and pad["shape"]["volume"] == pytest.approx(8000)
+        assert pad["shape"]["boundingBox"] == {"min": [0.0, 0.0, 0.0], "max": [40.0, 20.0, 10.0]}
+
+        back = (await fc.invoke("navigate_history", {"direction": "back"})).structured_content
+        assert back["operations"] == ["Add a padded block"]
+        assert await fc.fingerprint() == original
+        assert (
+            ImageChops.difference(
+                before_shot, await fc.screenshot(width=480, height=360, view="top")
+            ).getbbox()
+            is None
+        )
+
+
+async def test_screenshot_differs_where_the_part_is(daemon: Any) -> None:
+    async with daemon() as session:
+        await structured(session, "launch_host", {"hostApp": "FreeCAD"})
+        fc = FreeCAD(session)
+        empty = await fc.screenshot(width=400, height=300, view="front")
+        assert not (await fc.run(padded_sketch())).is_error
+        part = await fc.screenshot(width=400, height=300, view="front")
+        box = ImageChops.difference(empty, part).getbbox()
+        assert box is not None
+        left, top, right, bottom = box
+        # the part fills the middle of the fitted view: the margins stay background
+        assert left > 5 and top > 5 and right < 395 and bottom < 295
+        assert part.getpixel((200, 150)) != empty.getpixel((200, 150))
+        assert part.getpixel((2, 298)) == empty.getpixel((2, 298))
+
+
+async def test_a_failing_script_is_rolled_back_and_the_document_left_exact(daemon: Any, sample: Path) -> None:
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        before = await fc.fingerprint()
+        failing = await fc.run(
+            "doc.getObject('Params').set('thickness', '30')\n"
+            "doc.addObject('Part::Box', 'Extra')\n"
+            "doc.removeObject('Hole')\n"
+            "doc.recompute()\n"
+            "raise RuntimeError('changed my mind')\n"
+        )
+        assert failing.is_error
+        text = text_of(failing)
+        assert (
+            text.startswith("[RUNTIME ERROR]")
+            and "changed my mind" in text
+            and "[ROLLBACK] Every change" in text
+        )
+        assert await fc.fingerprint() == before
+        history = (await fc.invoke("navigate_history", {"direction": "back"})).structured_content
+        assert history["navigated"] == 0
+        warnings = await fc.read("freecad://model/warnings")
+        assert warnings["total"] == 0, warnings
+
+
+async def test_two_freecad_hosts_at_once(daemon: Any, sample: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.FCStd"
+    other.write_bytes(sample.read_bytes())
+    async with daemon() as session:
+        first = await structured(session, "launch_host", {"filePath": str(sample)})
+        second = await structured(session, "launch_host", {"filePath": str(other)})
+        assert first["pid"] != second["pid"]
+        hosts = await wait_for_freecad(session, 2)
+        assert {h["pid"] for h in hosts} == {first["pid"], second["pid"]}
+        a, b = FreeCAD(session, first["hostInstanceId"]), FreeCAD(session, second["hostInstanceId"])
+        assert not (await a.run("doc.getObject('Params').set('thickness', '20')")).is_error
+        assert await a.value("doc.getObject('Plate').Length.Value") == "20.0"
+        assert await b.value("doc.getObject('Plate').Length.Value") == "8.0"
+        assert await b.value("import os\nos.getpid()") == str(second["pid"])
+
+
+async def test_freecad_keeps_its_own_libraries_and_cadmcp_brings_its_own(daemon: Any) -> None:
+    async with daemon() as session:
+        await structured(session, "launch_host", {"hostApp": "FreeCAD"})
+        fc = FreeCAD(session)
+        code = (
+            "import json, sys, numpy, mcp, pydantic\n"
+            "json.dumps({'numpy': numpy.__file__, 'mcp': mcp.__file__, 'pydantic': pydantic.__file__, "
+            "'python': sys.version_info[:2]})"
+        )
+        where = json.loads(ast.literal_eval(await fc.value(code)))
+        assert where["numpy"].startswith("/usr/lib/python3/")  # FreeCAD's (Debian's) numpy, untouched
+        assert (
+            "site-packages" in where["mcp"] and "site-packages" in where["pydantic"]
+        )  # cadmcp's environment
+        version = await fc.read("freecad://version")
+        assert version["freecad"].startswith("0.") and version["gui"] is False
+        assert version["python"].startswith(".".join(str(v) for v in where["python"]))
+
+
+async def test_open_document_imports_step_into_a_new_document(daemon: Any, tmp_path: Path) -> None:
+    step = tmp_path / "block.step"
+    async with daemon() as session:
+        await structured(session, "launch_host", {"hostApp": "FreeCAD"})
+        fc = FreeCAD(session)
+        made = await fc.run(f"Part.makeBox(10, 20, 30).exportStep({str(step)!r})")
+        assert not made.is_error, text_of(made)
+        opened = await fc.invoke("open_document", {"filePath": str(step)})
+        assert not opened.is_error, text_of(opened)
+        assert opened.structured_content["documentTitle"] == "block.step"
+        assert "imported into a new document" in opened.structured_content["message"]
+        volume = await fc.value("round(sum(o.Shape.Volume for o in doc.Objects if hasattr(o, 'Shape')), 3)")
+        assert volume == "6000.0"
+        again = await fc.invoke("open_document", {"filePath": str(step)})
+        assert again.structured_content["message"].startswith("Already open")
+        saved = await fc.invoke("save_document", {})
+        assert saved.is_error and ".FCStd" in text_of(saved)
+        target = tmp_path / "block.FCStd"
+        saved_as = await fc.invoke("save_document", {"filePath": str(target)})
+        assert not saved_as.is_error and target.is_file()
+        assert saved_as.structured_content["savedAs"] is True
+        garbage = tmp_path / "junk.FCStd"
+        garbage.write_bytes(b"not a zip" * 100)
+        refused = await fc.invoke("open_document", {"filePath": str(garbage)})
+        assert refused.is_error and "not a FreeCAD document" in text_of(refused)
+
+
+async def test_a_bad_start_file_is_refused_with_a_reason(daemon: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "broken.FCStd"
+    bad.write_bytes(bytes(1000))
+    async with daemon() as session:
+        result = await call(session, "launch_host", {"filePath": str(bad)})
+        assert result.is_error or result.structured_content.get("type") == "host_exited", result
+        answer = result.structured_content
+        assert answer["type"] == "host_exited" and "broken.FCStd" in answer["message"]
+
+
+async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(
+    daemon: Any, hosts: Any, freecad_env: dict[str, str], sample: Path
+) -> None:
+    toolset = Path(__file__).resolve().parents[3] / "samples" / "toolsets" / "freecad"
+    hosts.start("freecad", "--toolset", str(toolset), str(sample), timeout=60)
+    async with daemon() as session:
+        await wait_for_freecad(session)
+        fc = FreeCAD(session)
+        listed = await fc.invoke("list_parameters", {})
+        assert not listed.is_error, text_of(listed)
+        parameters = listed.structured_content["result"]
+        assert {p["alias"]: float(p["value"]) for p in parameters} == {
+            "length": 60,
+            "width": 40,
+            "thickness": 8,
+            "hole": 10,
+        }
+        changed = (await fc.invoke("set_parameter", {"alias": "thickness", "value": 12})).structured_content
+        assert float(changed["before"]) == 8 and float(changed["after"]) == 12
+        assert changed["volumes"]["Bracket"] == pytest.approx((60 * 40 - math.pi * 25) * 12, rel=1e-6)
+        features = await fc.read("freecad-sample://body/{name}", name="Bracket")
+        assert [f["name"] for f in features["features"]] == ["Plate", "Hole"] and features["tip"] == "Hole"
+        back = (await fc.invoke("navigate_history", {"direction": "back"})).structured_content
+        assert back["operations"] == ["Set thickness = 12"]
+        assert await fc.value("doc.getObject('Plate').Length.Value") == "8.0"
+        broken = await fc.invoke("set_parameter", {"alias": "hole", "value": 90})
+        assert broken.is_error and "nothing was changed" in text_of(broken)
+        assert float(await fc.value("doc.getObject('Params').hole")) == 10
