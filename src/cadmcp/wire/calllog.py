@@ -16,10 +16,12 @@ tightened if it is ours and looser) and files are created 0600 without following
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
 import os
+import queue
 import re
 import threading
 import time
@@ -68,6 +70,9 @@ class CallLogFile:
         self._hour = ""
         self._seq = 0
         self._broken = False
+        self._queue: queue.SimpleQueue[Callable[[], str]] | None = None
+        self._pending = 0
+        self._count_lock = threading.Lock()
         try:
             ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV, own_links=True)
             remove_old_files(self.directory)
@@ -76,6 +81,39 @@ class CallLogFile:
             logging.getLogger("cadmcp.wire").warning("call log disabled: %s", err)
         except OSError:
             pass
+
+    def write_later(self, make_line: Callable[[], str]) -> None:
+        """Append the line `make_line()` builds, on this log's writer thread: building and writing a
+        line (clipping, masking, JSON) stays off the caller's path. Lines keep their order."""
+        if self._broken:
+            return
+        if self._queue is None:
+            with self._lock:
+                if self._queue is None:
+                    self._queue = queue.SimpleQueue()
+                    threading.Thread(target=self._drain, name="cadmcp-call-log", daemon=True).start()
+                    atexit.register(self.flush)
+        with self._count_lock:
+            self._pending += 1
+        self._queue.put(make_line)
+
+    def flush(self, timeout: float = 2.0) -> None:
+        """Wait (bounded) until every line handed to `write_later` is written."""
+        deadline = time.monotonic() + timeout
+        while self._pending and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+    def _drain(self) -> None:
+        assert self._queue is not None
+        while True:
+            make_line = self._queue.get()
+            try:
+                self.write(make_line())
+            except Exception:  # logging never breaks anything
+                pass
+            finally:
+                with self._count_lock:
+                    self._pending -= 1
 
     def write(self, line: str) -> None:
         """Append one line (a newline is added); failures disable the log quietly."""
@@ -291,9 +329,9 @@ def _value(value: Any) -> str:
     return text if isinstance(value, str) and _BARE.match(text) else dumps(value)
 
 
-def format_line(method: str, outcome: str, fields: Mapping[str, Any]) -> str:
+def format_line(method: str, outcome: str, fields: Mapping[str, Any], stamp: str | None = None) -> str:
     """`<time> <method> <outcome> key=value ...`; values with spaces or structure as compact JSON."""
-    parts = [timestamp(), method, outcome]
+    parts = [stamp or timestamp(), method, outcome]
     parts.extend(f"{k}={_value(v)}" for k, v in fields.items() if v is not None)
     return " ".join(parts)
 
@@ -379,13 +417,7 @@ class CallLogger:
             self._write(method, outcome, fields, started, args, error=_error_of(exc))
             raise
         summarize = self.summaries.get(str(target)) if method == "tools/call" else None
-        logged = None
-        if summarize is not None and isinstance(result, Mapping) and not result.get("isError"):
-            with contextlib.suppress(Exception):
-                logged = summarize(result)
-        self._write(
-            method, outcome_of(result), fields, started, args, result=clip(logged) or compact_result(result)
-        )
+        self._write(method, outcome_of(result), fields, started, args, result=result, summarize=summarize)
         return result
 
     def _write(
@@ -397,17 +429,30 @@ class CallLogger:
         args: Mapping[str, Any],
         *,
         result: Any = None,
+        summarize: Summarize | None = None,
         error: Any = None,
     ) -> None:
-        line_fields = {
-            **fields,
-            "durationMs": round((time.perf_counter() - started) * 1000),
-            "args": clip(args) if method == "tools/call" else None,
-            "result": result,  # compacted or summarised, and clipped
-            "error": error,
-        }
+        duration = round((time.perf_counter() - started) * 1000)
+        stamp = timestamp()
+        if isinstance(result, dict):
+            result = dict(result)  # the transport may still stamp the answer's top level meanwhile
+
+        def line() -> str:  # built on the log's writer thread: the answer goes out first
+            logged = None
+            if summarize is not None and isinstance(result, Mapping) and not result.get("isError"):
+                with contextlib.suppress(Exception):
+                    logged = summarize(result)
+            line_fields = {
+                **fields,
+                "durationMs": duration,
+                "args": clip(args) if method == "tools/call" else None,
+                "result": (clip(logged) or compact_result(result)) if result is not None else None,
+                "error": error,
+            }
+            return format_line(method, outcome, line_fields, stamp)
+
         with contextlib.suppress(Exception):  # logging never breaks a call
-            self.log.write(format_line(method, outcome, line_fields))
+            self.log.write_later(line)
 
 
 def _error_of(exc: BaseException) -> dict[str, Any]:
