@@ -7,6 +7,7 @@ runtime.run()
 """
 
 from cadmcp.host.appthread import AppThread, CallbackAppThread, QueueAppThread
+from cadmcp.host.progress import report_progress
 from cadmcp.host.runtime import HostRuntime, current
 
-__all__ = ["AppThread", "CallbackAppThread", "HostRuntime", "QueueAppThread", "current"]
+__all__ = ["AppThread", "CallbackAppThread", "HostRuntime", "QueueAppThread", "current", "report_progress"]

@@ -27,6 +27,8 @@ from typing import Any, Protocol, TypeVar
 import anyio
 from mcp.shared.exceptions import MCPError
 
+from cadmcp.host.progress import ProgressRelay, current_relay
+
 T = TypeVar("T")
 
 
@@ -115,6 +117,8 @@ class AppCall:
     """The request was cancelled (or the host is stopping): running code should stop."""
     stop_requested_at: float | None = None
     """When something (a timeout, a cancel) last asked the running code to stop."""
+    progress: ProgressRelay | None = None
+    """Where `cadmcp.host.report_progress` sends this call's progress (its request's token)."""
 
     def request_stop(self) -> None:
         self.cancel_requested = True
@@ -190,7 +194,7 @@ class Dispatcher:
             raise HostBusy(report)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        control = AppCall(getattr(fn, "__name__", "a call"))
+        control = AppCall(getattr(fn, "__name__", "a call"), progress=current_relay())
 
         def settle(setter: Callable[[Any], None], value: Any) -> None:
             if not future.done():

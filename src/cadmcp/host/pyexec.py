@@ -22,7 +22,9 @@ Adapter example::
     text, is_error = result.text(), result.is_error
 
 A run also stops when its request is cancelled (``[CANCELLED]``, rolled back), and
-``os._exit``/``os.abort`` from the script raise instead of ending the host.
+``os._exit``/``os.abort`` from the script raise instead of ending the host. Scripts find
+``progress(fraction, message)`` in their namespace (unless they defined their own): it
+reports how far they are to the caller as MCP progress (see :mod:`cadmcp.host.progress`).
 
 Limits: the stop is delivered between Python bytecodes, plus a signal that interrupts a
 blocking C call (``time.sleep(1e6)``, a huge regex) when the script runs on the process's
@@ -51,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, TypeVar
 
 from cadmcp.host.appthread import AppCall, current_call
+from cadmcp.host.progress import report_progress
 from cadmcp.host.scriptdeps import (
     DependencyError,
     ensure_dependencies,
@@ -297,6 +300,7 @@ class _Outcome:
 def _run_guarded(body: Any, last_expr: Any | None, namespace: dict[str, Any], limit: float) -> _Outcome:
     namespace.setdefault("__name__", "__agent__")
     namespace.setdefault("__builtins__", __builtins__)
+    namespace.setdefault("progress", report_progress)
     watchdog = _Watchdog(threading.get_ident(), limit, current_call())
     try:
         try:

@@ -40,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.host.appthread import AppThread, Dispatcher, HostBusy, QueueAppThread
 from cadmcp.host.catalog import CatalogStore
+from cadmcp.host.progress import relaying
 from cadmcp.host.providers import Provider, bind_to_app_thread
 from cadmcp.wire import endpoints
 from cadmcp.wire.calllog import CallLogger
@@ -342,7 +343,8 @@ class HostRuntime:
             provider = await self.catalog.tool_provider(params.name, ctx)
             entry = provider.lowlevel.get_request_handler("tools/call")
             assert entry is not None
-            return await entry.handler(ctx, params)
+            with relaying(ctx.session.report_progress):  # report_progress() reaches this caller
+                return await entry.handler(ctx, params)
 
         async def read_resource(
             ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -351,7 +353,8 @@ class HostRuntime:
             provider = await self.catalog.resource_provider(str(params.uri), ctx)
             entry = provider.lowlevel.get_request_handler("resources/read")
             assert entry is not None
-            return await entry.handler(ctx, params)
+            with relaying(ctx.session.report_progress):
+                return await entry.handler(ctx, params)
 
         server: Server[Any] = Server(
             f"cadmcp-host-{self.host_app}",

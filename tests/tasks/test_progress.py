@@ -1,0 +1,58 @@
+"""Progress from inside a host: scripts and tool code report how far they are, callers see it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client.session import ClientSession
+
+from cadmcp.wire.endpoints import list_endpoints
+from cadmcp.wire.sockets import connect
+
+pytestmark = pytest.mark.anyio
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
+
+
+def drawing(tmp_path: Path) -> Path:
+    target = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLE, target)
+    return target
+
+
+async def test_a_script_reports_progress_to_the_caller_of_the_host(
+    hosts: Any, runtime_dir: Path, tmp_path: Path
+) -> None:
+    hosts.start("dxf", str(drawing(tmp_path)))
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    (endpoint,) = list_endpoints(runtime_dir)
+    async with connect(endpoint.path) as (read, write), ClientSession(read, write) as session:
+        await session.discover()
+        code = (
+            "import time\nfor i in range(4):\n    progress(i / 4, f'storey {i}')\n    time.sleep(0.15)\n'ok'"
+        )
+        result = await session.call_tool("execute_python_code", {"code": code}, progress_callback=on_progress)
+        assert result.content[0].text == "Result: 'ok'"
+        assert seen == [(i / 4, 1.0, f"storey {i}") for i in range(4)]
+
+        seen.clear()
+        bad = await session.call_tool(
+            "execute_python_code", {"code": "progress('half')"}, progress_callback=on_progress
+        )
+        assert bad.is_error and "progress fraction must be a number from 0 to 1" in bad.content[0].text
+        assert seen == []
+
+        # clamped to 0..1 and never backwards; a script that reports nothing sends nothing
+        await session.call_tool(
+            "execute_python_code",
+            {"code": "import time\nprogress(2, 'over')\ntime.sleep(0.1)\nprogress(0.1, 'back')"},
+            progress_callback=on_progress,
+        )
+        assert [p for p, _, _ in seen] == [1.0, 1.0]
