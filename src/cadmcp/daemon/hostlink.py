@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.client.session import ClientSession
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -57,14 +58,23 @@ class HostLink(ClientSession):
             await self.send_ping()
 
     async def raw_request(
-        self, method: str, params: dict[str, Any] | None, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None = None,
+        on_progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
-        """Send a request and return the host's result dict as it arrived (serverInfo stamp removed)."""
+        """Send a request and return the host's result dict as it arrived (serverInfo stamp removed).
+
+        `on_progress` receives the host's progress notifications for this request.
+        """
         data: dict[str, Any] = {"method": method, "params": dict(params or {})}
         opts: dict[str, Any] = {}
         self._stamp(data, opts)  # the SDK's per-era envelope (protocol version, client info)
         if timeout is not None:
             opts["timeout"] = timeout
+        if on_progress is not None:
+            opts["on_progress"] = on_progress
         result = await self._dispatcher.send_raw_request(method, data.get("params"), opts)  # type: ignore[arg-type]
         meta = result.get("_meta")
         if isinstance(meta, dict) and SERVER_INFO_META_KEY in meta:

@@ -4,17 +4,24 @@ Tool results come back exactly as the host sent them. Resource reads come back a
 resources. Multi-round results (`input_required`) keep the protocol's own fields: the
 host's `requestState` travels inside the daemon's state, which the SDK's request-state
 boundary seals (tamper-proof, expiring, bound to the id and arguments).
+
+`CallHooks` let the caller follow a call while it runs: the host's progress notifications,
+the moment the request reaches the host, and a channel of its own for the host's input
+rounds (a task answers them through `tasks/update` instead of the original request).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.uri_template import UriTemplate
@@ -35,6 +42,30 @@ READS_BUDGET_BYTES = 4 * 1024 * 1024
 """Total size of the contents one batch of reads may return."""
 MAX_LEGACY_ROUNDS = 8
 _STATE_VERSION = 2
+RELATED_TASK_META = "io.modelcontextprotocol/related-task"
+
+InputAnswerer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Answers one round of a host's `inputRequests` with the matching `inputResponses`."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallHooks:
+    """How a caller follows one call while it runs (all optional)."""
+
+    progress: ProgressFnT | None = None
+    """Receives the host's progress notifications for the call."""
+    on_sent: Callable[[], None] | None = None
+    """Told just before the request goes to the host (from then on it may have run)."""
+    input_channel: Callable[[HostEntry, HostLink], InputAnswerer | None] | None = None
+    """Asked when the host answers `input_required`: an answerer for the rounds (a task's own
+    channel), or None to hand the rounds to the original request as usual."""
+
+
+NO_HOOKS = CallHooks()
+
+
+class HostLost(DaemonError):
+    """The host went away during the call (exited, closed its connection, stopped answering)."""
 
 
 def _live(directory: HostDirectory, cap_id: str) -> tuple[HostEntry, Capability, HostLink] | None:
@@ -44,6 +75,12 @@ def _live(directory: HostDirectory, cap_id: str) -> tuple[HostEntry, Capability,
             link = directory.links.get(entry.key)
             return (entry, cap, link) if link is not None else None
     return None
+
+
+def live(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability] | None:
+    """The connected host and capability an id names right now (no waiting, no errors)."""
+    found = _live(directory, cap_id) if isinstance(cap_id, str) else None
+    return (found[0], found[1]) if found is not None else None
 
 
 async def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability, HostLink]:
@@ -112,12 +149,18 @@ def _host_failure(exc: BaseException, entry: HostEntry, link: HostLink, *, start
             {"code": exc.error.code, "data": data},
         )
     reason = link.lost_reason or f"the connection failed ({type(exc).__name__})"
-    return invocation_failed(
+    return host_lost(entry, reason, execution_started=started)
+
+
+def host_lost(entry: HostEntry, reason: str, *, execution_started: bool) -> HostLost:
+    """The `invocation_failed` answer for a call whose host went away."""
+    failed = invocation_failed(
         f"The {entry.host_app} host (pid {entry.key.pid}) did not finish the call: {reason}. "
         "The call may have partly run; check the model state before retrying (list_host_instances "
         "shows whether the host is back).",
-        execution_started=started,
+        execution_started=execution_started,
     )
+    return HostLost(failed.type, failed.message, failed.details)
 
 
 def host_busy(entry: HostEntry, report: dict[str, Any], message: str) -> DaemonError:
@@ -139,9 +182,13 @@ def host_busy(entry: HostEntry, report: dict[str, Any], message: str) -> DaemonE
     )
 
 
-async def _host_call(link: HostLink, entry: HostEntry, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _host_call(
+    link: HostLink, entry: HostEntry, method: str, params: dict[str, Any], hooks: CallHooks = NO_HOOKS
+) -> dict[str, Any]:
+    if hooks.on_sent is not None:
+        hooks.on_sent()
     try:
-        return await link.raw_request(method, params)
+        return await link.raw_request(method, params, on_progress=hooks.progress)
     except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
         raise _host_failure(exc, entry, link, started=True) from exc
 
@@ -196,6 +243,7 @@ async def invoke(
     input_responses: dict[str, Any] | None,
     request_state: str | None,
     checker: ArgumentChecker,
+    hooks: CallHooks = NO_HOOKS,
 ) -> dict[str, Any]:
     """The `invoke_dynamic` answer as a wire dict (the host's own result for tools)."""
     unknown = sorted(set(args) - {"id", "arguments", "reads"})
@@ -207,7 +255,7 @@ async def invoke(
     if "reads" in args and args.get("reads") is not None:
         if "id" in args or "arguments" in args:
             raise validation_error("Pass either id (with arguments) or reads, not both.")
-        return await read_many(directory, args["reads"], checker)
+        return await read_many(directory, args["reads"], checker, hooks)
     if "id" not in args:
         raise validation_error(
             "Pass id (from search_dynamic) with its arguments, or reads=[{id, arguments}, ...]."
@@ -221,7 +269,7 @@ async def invoke(
     directory.note_invoked(entry.key)
     if cap.kind != "tool":
         uri = _expand(cap, arguments)
-        result = await _host_call(link, entry, "resources/read", {"uri": uri})
+        result = await _host_call(link, entry, "resources/read", {"uri": uri}, hooks)
         return _embedded(result)
     params: dict[str, Any] = {"name": cap.target, "arguments": arguments}
     host_state = _open_state(request_state, cap)
@@ -229,38 +277,71 @@ async def invoke(
         params["inputResponses"] = input_responses
     if host_state is not None:
         params["requestState"] = host_state
-    result = await _host_call(link, entry, "tools/call", params)
+    result = await _host_call(link, entry, "tools/call", params, hooks)
     if result.get("resultType") != "input_required":
         return result
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return {**result, "requestState": _seal_state(cap, result.get("requestState"))}
-    return await _drive_rounds_for_legacy_client(ctx, link, entry, params, result)
+    answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
+    if answer is None:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return {**result, "requestState": _seal_state(cap, result.get("requestState"))}
+        answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
+    return await _drive_rounds(answer, link, entry, params, result, hooks)
 
 
-async def _drive_rounds_for_legacy_client(
-    ctx: ServerRequestContext[Any],
+async def _drive_rounds(
+    answer: InputAnswerer,
     link: HostLink,
     entry: HostEntry,
     params: dict[str, Any],
     result: dict[str, Any],
+    hooks: CallHooks,
 ) -> dict[str, Any]:
-    """A 2025-11-25 client cannot receive input_required: ask it ourselves, then retry the host."""
-    meta = ServerMessageMetadata(related_request_id=ctx.request_id)
-    answers = {
-        "elicitation/create": (types.ElicitRequest, types.ElicitResult),
-        "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
-        "roots/list": (types.ListRootsRequest, types.ListRootsResult),
-    }
+    """Answer the host's input rounds ourselves and retry it until it gives a final result.
+
+    The host's `requestState` is passed straight back to it between rounds and never leaves
+    the daemon.
+    """
     for _ in range(MAX_LEGACY_ROUNDS):
+        responses = await answer(result.get("inputRequests") or {})
+        retry = {**params, "inputResponses": responses}
+        if result.get("requestState") is not None:
+            retry["requestState"] = result["requestState"]
+        else:
+            retry.pop("requestState", None)
+        result = await _host_call(link, entry, "tools/call", retry, hooks)
+        if result.get("resultType") != "input_required":
+            return result
+    raise invocation_failed(
+        "The host kept asking for input; gave up after several rounds.", execution_started=True
+    )
+
+
+_ANSWER_TYPES: dict[str, tuple[Any, Any]] = {
+    "elicitation/create": (types.ElicitRequest, types.ElicitResult),
+    "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
+    "roots/list": (types.ListRootsRequest, types.ListRootsResult),
+}
+
+
+def client_elicitation(ctx: ServerRequestContext[Any], related_task: str | None = None) -> InputAnswerer:
+    """Answer input rounds by asking the client of `ctx` (server-to-client requests on its stream).
+
+    With `related_task`, each request carries the task's `io.modelcontextprotocol/related-task`.
+    """
+    meta = ServerMessageMetadata(related_request_id=ctx.request_id)
+
+    async def answer(requests: dict[str, Any]) -> dict[str, Any]:
         responses: dict[str, Any] = {}
-        for key, request in (result.get("inputRequests") or {}).items():
-            kinds = answers.get(request.get("method", ""))
+        for key, request in requests.items():
+            kinds = _ANSWER_TYPES.get(request.get("method", ""))
             if kinds is None:
                 raise invocation_failed(
                     f"The host asked for unsupported input {request.get('method')!r}.", execution_started=True
                 )
             request_type, result_type = kinds
             _require_client_capability(ctx, request.get("method", ""))
+            if related_task is not None:
+                request = _with_related_task(request, related_task)
             typed = request_type.model_validate(request, by_name=False)
             try:
                 answer = await ctx.session.send_request(typed, result_type, metadata=meta)  # type: ignore[arg-type]
@@ -270,17 +351,15 @@ async def _drive_rounds_for_legacy_client(
                     "Use a client that supports elicitation."
                 ) from exc
             responses[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-        retry = {**params, "inputResponses": responses}
-        if result.get("requestState") is not None:
-            retry["requestState"] = result["requestState"]
-        else:
-            retry.pop("requestState", None)
-        result = await _host_call(link, entry, "tools/call", retry)
-        if result.get("resultType") != "input_required":
-            return result
-    raise invocation_failed(
-        "The host kept asking for input; gave up after several rounds.", execution_started=True
-    )
+        return responses
+
+    return answer
+
+
+def _with_related_task(request: dict[str, Any], task_id: str) -> dict[str, Any]:
+    params = dict(request.get("params") or {})
+    params["_meta"] = {**(params.get("_meta") or {}), RELATED_TASK_META: {"taskId": task_id}}
+    return {**request, "params": params}
 
 
 _CAPABILITY_FOR = {
@@ -320,7 +399,9 @@ def _size(contents: list[dict[str, Any]]) -> int:
     return sum(len(c.get("text") or "") + len(c.get("blob") or "") for c in contents)
 
 
-async def read_many(directory: HostDirectory, reads: Any, checker: ArgumentChecker) -> dict[str, Any]:
+async def read_many(
+    directory: HostDirectory, reads: Any, checker: ArgumentChecker, hooks: CallHooks = NO_HOOKS
+) -> dict[str, Any]:
     """Read up to 16 resources/templates concurrently, within a total size budget."""
     if not isinstance(reads, list) or not reads:
         raise validation_error("reads must be a non-empty list of {id, arguments?} objects.")
@@ -345,7 +426,7 @@ async def read_many(directory: HostDirectory, reads: Any, checker: ArgumentCheck
 
     async def one(n: int, entry: HostEntry, link: HostLink, uri: str) -> None:
         try:
-            outcomes[n] = await _host_call(link, entry, "resources/read", {"uri": uri})
+            outcomes[n] = await _host_call(link, entry, "resources/read", {"uri": uri}, hooks)
         except DaemonError as err:
             outcomes[n] = err
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+from mcp.shared.dispatcher import ProgressFnT
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, validation_error
@@ -265,14 +266,19 @@ class HostLauncher:
         return spec
 
     # -- the tool ------------------------------------------------------------------------------
-    async def launch(self, args: dict[str, Any]) -> dict[str, Any]:
-        """The `launch_host` answer: the started, connected host (ready, or saying it is loading)."""
+    async def launch(self, args: dict[str, Any], progress: ProgressFnT | None = None) -> dict[str, Any]:
+        """The `launch_host` answer: the started, connected host (ready, or saying it is loading).
+
+        `progress` hears how far the launch is. A launch cancelled before it answers stops the
+        host it started.
+        """
         if args.get("restartHostInstanceId") is not None:
-            return await self.restart(args)
+            return await self.restart(args, progress)
         host_app, version, file_path, timeout, detach = _parse(args)
         spec = self._choose(host_app, file_path)
         version = self._version(spec, version)
-        answer = await self._start(spec, version, [str(file_path)] if file_path else [], timeout, detach)
+        files = [str(file_path)] if file_path else []
+        answer = await self._start(spec, version, files, timeout, detach, progress)
         return {**answer, "filePath": str(file_path) if file_path else None}
 
     def _version(self, spec: HostSpec, version: str | None) -> str:
@@ -296,17 +302,33 @@ class HostLauncher:
         return version
 
     async def _start(
-        self, spec: HostSpec, version: str, files: list[str], timeout: float, detach: bool
+        self,
+        spec: HostSpec,
+        version: str,
+        files: list[str],
+        timeout: float,
+        detach: bool,
+        progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
         command = spec.command_for(version, files)
         before = set(self.directory.entries)
         started = time.monotonic()
         launched = self._spawn(spec, command, detach)
         try:
-            entry = await self._wait_connected(launched, before, timeout)
-        finally:
-            launched.waiting = False
-        entry = await self._wait_ready(entry, started + timeout)
+            await _report(
+                progress, 0.1, f"started the {spec.name} host (pid {launched.proc.pid}); waiting for it"
+            )
+            try:
+                entry = await self._wait_connected(launched, before, timeout)
+            finally:
+                launched.waiting = False
+            if entry.state.get("phase") == "loading":
+                await _report(progress, 0.5, f"the {spec.name} host is connected and loading its documents")
+            entry = await self._wait_ready(entry, started + timeout)
+        except anyio.get_cancelled_exc_class():
+            with contextlib.suppress(OSError):  # nobody will be told about this host: stop it
+                os.killpg(launched.proc.pid, signal.SIGTERM)
+            raise
         phase = entry.state.get("phase", "ready")
         answer: dict[str, Any] = {
             "pid": entry.key.pid,
@@ -335,7 +357,7 @@ class HostLauncher:
         return entry
 
     # -- restarting a stuck host ------------------------------------------------------------------
-    async def restart(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def restart(self, args: dict[str, Any], progress: ProgressFnT | None = None) -> dict[str, Any]:
         """Stop a stuck host and start it again with its saved documents (`restartHostInstanceId`)."""
         unknown = sorted(set(args) - {"restartHostInstanceId", "timeoutSeconds", "detach"})
         if unknown:
@@ -369,7 +391,9 @@ class HostLauncher:
         lost = [str(d.get("title")) for d in documents if d.get("modified")]
         not_reopened = [str(d.get("title")) for d in documents if not d.get("path")]
         stopped = await _stop_process(key.pid)
-        answer = await self._start(spec, version, saved if spec.takes_files else [], timeout, detach)
+        answer = await self._start(
+            spec, version, saved if spec.takes_files else [], timeout, detach, progress
+        )
         return {
             **answer,
             "restartedFrom": {"hostInstanceId": instance, "pid": key.pid, "stopped": stopped},
@@ -479,6 +503,11 @@ class HostLauncher:
         for item in self.launched:
             item.waiting = False
         self.reap()
+
+
+async def _report(progress: ProgressFnT | None, fraction: float, message: str) -> None:
+    if progress is not None:
+        await progress(fraction, 1.0, message)
 
 
 async def _stop_process(pid: int, grace: float = 3.0) -> str:

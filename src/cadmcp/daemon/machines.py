@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from cadmcp.daemon.errors import DaemonError
 
 if TYPE_CHECKING:
+    from mcp.shared.dispatcher import ProgressFnT
+
     from cadmcp.daemon.gateway import Gateway
     from cadmcp.daemon.hosts import HostDirectory
     from cadmcp.daemon.launching import HostLauncher
@@ -91,9 +93,15 @@ def filter_host_instances(
 
 
 async def launch_host(
-    launcher: HostLauncher, directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]
+    launcher: HostLauncher,
+    directory: HostDirectory,
+    gateway: Gateway | None,
+    args: dict[str, Any],
+    progress: ProgressFnT | None = None,
 ) -> dict[str, Any]:
-    """`launch_host` here, or on the machine `machineId` names (with that machine's launch command)."""
+    """`launch_host` here, or on the machine `machineId` names (with that machine's launch command).
+
+    `progress` hears how far a launch on this machine is."""
     machine = _machine(directory, gateway, args)
     rest = {k: v for k, v in args.items() if k != "machineId"}
     restart = args.get("restartHostInstanceId")
@@ -107,5 +115,5 @@ async def launch_host(
             None,
         )
     if machine is None or machine == directory.machine_id or gateway is None:
-        return await launcher.launch(rest)
+        return await launcher.launch(rest, progress)
     return await gateway.launch(machine, rest)

@@ -17,7 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from cadmcp import __version__
-from cadmcp.daemon import fileinfo_tool, httpauth, invoking, machines, prompts, searching
+from cadmcp.daemon import fileinfo_tool, httpauth, invoking, machines, prompts, searching, tasks
 from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.calllog import daemon_call_log
 from cadmcp.daemon.errors import DaemonError
@@ -42,8 +42,10 @@ from cadmcp.daemon.surface import (
     SEARCH_DYNAMIC,
     TOOLS,
 )
+from cadmcp.daemon.tasks import TaskEngine, TaskSupport
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.meta import TASK_SUPPORT
 
 if TYPE_CHECKING:
     from cadmcp.daemon.gateway import Gateway
@@ -87,6 +89,23 @@ def _quiet_cancellation_races() -> None:
     loop.set_exception_handler(handler)
 
 
+class _DaemonServer(Server[Any]):
+    """The low-level server, advertising tasks the way each protocol era expects."""
+
+    def get_capabilities(
+        self,
+        notification_options: Any = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        capabilities = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, protocol_version=protocol_version
+        )
+        return tasks.advertise(capabilities, protocol_version)
+
+
 class Daemon:
     """Owns the host directory, the search index and the MCP server in front of them."""
 
@@ -110,7 +129,36 @@ class Daemon:
             from cadmcp.daemon.gateway.service import Gateway
 
             self.gateway = Gateway(gateway, self.directory, self.launcher)
+        self.tasks = TaskEngine(self.directory, self.task_policy)
         self.server = self._build_server(state_ttl)
+
+    def task_policy(self, name: Any, arguments: Any, refine: bool) -> tuple[TaskSupport, str]:
+        """Whether a call may run as a task, and how to name it in its status.
+
+        `invoke_dynamic` and `launch_host` may (`optional`); with `refine` (2026-07-28, where the
+        daemon decides), a host tool's own `execution.taskSupport` of `forbidden` or `required`
+        applies. The other tools answer quickly and never become tasks.
+        """
+        if name == LAUNCH_HOST:
+            what = (
+                arguments.get("hostApp") or arguments.get("filePath") if isinstance(arguments, dict) else None
+            )
+            return "optional", f"launch_host {echo(what, 60)}" if isinstance(what, str) else "launch_host"
+        if name != INVOKE_DYNAMIC:
+            return "forbidden", str(name)
+        found = invoking.live(self.directory, arguments.get("id") if isinstance(arguments, dict) else None)
+        if found is None:
+            return "optional", "invoke_dynamic"
+        entry, cap = found
+        label = f"{cap.target} on {entry.host_app} {entry.version}"
+        declared = None
+        if cap.kind == "tool":
+            declared = (cap.raw.get("_meta") or {}).get(TASK_SUPPORT) or (cap.raw.get("execution") or {}).get(
+                "taskSupport"
+            )
+        if refine and declared in ("forbidden", "required"):
+            return declared, label
+        return "optional", label
 
     def host_instances(self) -> dict[str, Any]:
         hosts = [
@@ -146,6 +194,7 @@ class Daemon:
         try:
             return await self._dispatch(ctx, params, args)
         except DaemonError as err:
+            self.tasks.note_failure(err)
             return structured(err.body(), is_error=True)
         except MCPError:
             raise
@@ -180,13 +229,22 @@ class Daemon:
                 else None
             )
             return await invoking.invoke(
-                self.directory, ctx, args, responses, params.request_state, self.checker
+                self.directory,
+                ctx,
+                args,
+                responses,
+                params.request_state,
+                self.checker,
+                self.tasks.hooks(ctx),
             )
         if params.name == LIST_HOST_INSTANCES:
             listing = self.host_instances()
             return structured(machines.filter_host_instances(listing, self.directory, self.gateway, args))
         if params.name == LAUNCH_HOST:
-            return structured(await machines.launch_host(self.launcher, self.directory, self.gateway, args))
+            progress = self.tasks.hooks(ctx).progress
+            return structured(
+                await machines.launch_host(self.launcher, self.directory, self.gateway, args, progress)
+            )
         if params.name == READ_FILE_INFO:
             return structured(await fileinfo_tool.read_file_info(args))
         if params.name == LIST_MACHINES:
@@ -203,7 +261,7 @@ class Daemon:
         async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
             return types.ListToolsResult(tools=tools)
 
-        server: Server[Any] = Server(
+        server: Server[Any] = _DaemonServer(
             "cadmcp",
             version=__version__,
             title="cadmcp",
@@ -216,6 +274,7 @@ class Daemon:
         server.middleware.append(daemon_call_log(self.directory))
         security = RequestStateSecurity.ephemeral(ttl=state_ttl, audience="cadmcp-daemon")
         server.middleware.append(RequestStateBoundary(security, default_audience="cadmcp-daemon"))
+        tasks.install(server, self.tasks)
         return server
 
     async def serve_stdio(self) -> None:
@@ -226,6 +285,7 @@ class Daemon:
             await tg.start(self.directory.run)
             if self.gateway is not None:
                 await tg.start(self.gateway.run)
+            await tg.start(self.tasks.run)
             try:
                 async with stdio_streams(MAX_REQUEST_BYTES) as (read, write):
                     await self.server.run(read, write, self.server.create_initialization_options())
@@ -258,6 +318,7 @@ class Daemon:
             await tg.start(self.directory.run)
             if self.gateway is not None:
                 await tg.start(self.gateway.run)
+            await tg.start(self.tasks.run)
             try:
                 await httpauth.serve(app, listener)
             finally:

@@ -79,8 +79,10 @@ TOOLS: list[dict[str, Any]] = [
             f"{MAX_READS}, resources and templates only) instead of `id`. Calls that change a model must not "
             "run in parallel against the same host: wait for one to finish before the next. If the answer is "
             "an error of type 'stale', nothing ran: search again and use the new id. If the host asks for "
-            "input (input_required), answer it and retry with the same id and arguments."
+            "input (input_required), answer it and retry with the same id and arguments. On clients that "
+            "support MCP tasks, a call still running after a few seconds continues as a task."
         ),
+        "execution": {"taskSupport": "optional"},
         "inputSchema": {
             "type": "object",
             "properties": {
@@ -131,6 +133,7 @@ TOOLS: list[dict[str, Any]] = [
             "restartHostInstanceId restarts a host that is stuck (host_busy) or stopped answering: it is "
             "stopped and started again with its saved documents; the answer lists unsaved changes lost."
         ),
+        "execution": {"taskSupport": "optional"},
         "inputSchema": {
             "type": "object",
             "properties": {

@@ -46,7 +46,7 @@ from cadmcp.wire import endpoints
 from cadmcp.wire.calllog import CallLogger
 from cadmcp.wire.endpoints import pid_alive
 from cadmcp.wire.lifecycle import PARENT_PID_ENV
-from cadmcp.wire.meta import HOST_STATE
+from cadmcp.wire.meta import HOST_STATE, TASK_SUPPORT
 from cadmcp.wire.sockets import message_streams
 
 log = logging.getLogger("cadmcp.host")
@@ -98,6 +98,15 @@ async def bound_result_size(ctx: ServerRequestContext[Any], call_next: Any) -> A
                 data={"type": "result_too_large", "bytes": size, "limit": MAX_RESULT_BYTES},
             )
     return result
+
+
+def _task_support_in_meta(tool: types.Tool) -> types.Tool:
+    """Mirror a tool's `execution.taskSupport` into its `_meta` (the 2026-07-28 tool schema has no
+    `execution`), so the daemon sees it whatever protocol the two speak."""
+    support = tool.execution.task_support if tool.execution is not None else None
+    if support is None or (tool.meta or {}).get(TASK_SUPPORT) is not None:
+        return tool
+    return tool.model_copy(update={"meta": {**(tool.meta or {}), TASK_SUPPORT: support}})
 
 
 def follow_parent() -> None:
@@ -325,7 +334,7 @@ class HostRuntime:
     # -- the MCP server ----------------------------------------------------------------------
     def _build_server(self, instructions: str | None) -> Server[Any]:
         async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-            tools = (await self.catalog.snapshot(ctx)).tools
+            tools = [_task_support_in_meta(t) for t in (await self.catalog.snapshot(ctx)).tools]
             return types.ListToolsResult(tools=tools, _meta={**self._list_meta, HOST_STATE: self._state})
 
         async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:

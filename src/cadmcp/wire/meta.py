@@ -13,3 +13,8 @@ DOMAIN = "io.cadmcp/domain"
 FALLBACK = "io.cadmcp/fallback"
 """On a tool: `["change"]`, `["query"]` or both: the host's general-purpose tool for changes
 (questions) no dedicated capability covers; search ranks it first for those."""
+
+TASK_SUPPORT = "io.cadmcp/taskSupport"
+"""On a tool: whether a call of it may run as a task (`forbidden`, `optional`, `required`), the
+same values as MCP's `execution.taskSupport`, which the 2026-07-28 tool schema no longer carries;
+hosts mirror a tool's `execution.taskSupport` here."""
