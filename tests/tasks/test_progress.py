@@ -11,6 +11,7 @@ from mcp.client.session import ClientSession
 
 from cadmcp.wire.endpoints import list_endpoints
 from cadmcp.wire.sockets import connect
+from tests.core.helpers import find_target, wait_for_hosts
 
 pytestmark = pytest.mark.anyio
 
@@ -56,3 +57,27 @@ async def test_a_script_reports_progress_to_the_caller_of_the_host(
             progress_callback=on_progress,
         )
         assert [p for p, _, _ in seen] == [1.0, 1.0]
+
+
+@pytest.mark.slow
+async def test_progress_of_a_plain_call_reaches_clients_of_both_eras_through_the_daemon(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    hosts.start("dxf", str(drawing(tmp_path)))
+    code = "import time\nfor i in range(3):\n    progress(i / 3, f'part {i}')\n    time.sleep(0.15)\n'ok'"
+    for era in ("modern", "legacy"):
+        seen: list[tuple[float, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, message))  # noqa: B023 - consumed before the next loop
+
+        async with daemon_client(era=era) as session:
+            await wait_for_hosts(session, 1)
+            script = await find_target(session, "execute_python_code")
+            result = await session.call_tool(
+                "invoke_dynamic",
+                {"id": script["id"], "arguments": {"code": code}},
+                progress_callback=on_progress,
+            )
+        assert result.content[0].text == "Result: 'ok'", era
+        assert seen == [(i / 3, f"part {i}") for i in range(3)], era
