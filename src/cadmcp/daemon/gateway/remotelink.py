@@ -13,6 +13,7 @@ import secrets
 from typing import Any
 
 import anyio
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.uri_template import UriTemplate
 
@@ -63,8 +64,14 @@ class RemoteLink:
         return matches[0] if len(matches) == 1 else None
 
     async def raw_request(
-        self, method: str, params: dict[str, Any] | None, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None = None,
+        on_progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
+        """The remote host's result; `on_progress` is accepted for the link interface (the other
+        machine does not relay its host's progress yet)."""
         params = dict(params or {})
         cap = self._capability(method, params)
         call_id = secrets.token_hex(8)

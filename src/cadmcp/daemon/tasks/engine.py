@@ -318,7 +318,7 @@ class TaskEngine:
         while not round_.answered.is_set():
             with anyio.move_on_after(HOST_CHECK_S):
                 await round_.answered.wait()
-            if not round_.answered.is_set() and self.directory.links.get(entry.key) is not link:
+            if not round_.answered.is_set() and entry.key not in self.directory.links:
                 raise host_lost(
                     entry, "the host went away while the task waited for input", execution_started=True
                 )
