@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.core.helpers import find_target, wait_for_hosts
 from tests.tasks.helpers import (
+    TASKS,
     CancelTask,
     CreatedTask,
     TaskParams,
@@ -285,10 +286,14 @@ async def test_status_notifications_arrive_on_a_listen_stream_naming_the_task(
         assert heard[-1].model_extra["result"]["content"][0]["text"].startswith("slept 1")
         assert {p.task_id for p in heard} == {handle.task_id}
 
-    async with daemon_client() as undeclared:  # listening for tasks needs the extension declared
+    async with daemon_client() as undeclared:  # task methods need the extension declared (-32021)
         with pytest.raises(MCPError) as refused:
             await undeclared.send_request(listen, types.SubscriptionsListenResult)
         assert refused.value.error.code == -32021
+        with pytest.raises(MCPError) as unasked:
+            await get_task(undeclared, handle.task_id)
+        assert unasked.value.error.code == -32021
+        assert unasked.value.error.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
 
 
 TOOLSET = '''

@@ -45,12 +45,24 @@ class UpdateParams(TaskParams):
     input_responses: dict[str, Any] = Field(default_factory=dict)
 
 
+def require_extension(ctx: ServerRequestContext[Any], what: str) -> None:
+    """Refuse a request that uses the extension without declaring it (`-32021`, naming it)."""
+    if not declares_tasks(ctx):
+        raise MCPError(
+            code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message=f"{what} needs the {TASKS_EXTENSION} extension in this request's client capabilities.",
+            data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+        )
+
+
 async def get(engine: TaskEngine, ctx: ServerRequestContext[Any], params: TaskParams) -> dict[str, Any]:
+    require_extension(ctx, "tasks/get")
     record = engine.lookup(ctx, params.task_id, "extension")
     return {"resultType": "complete", **record.detailed()}
 
 
 async def update(engine: TaskEngine, ctx: ServerRequestContext[Any], params: UpdateParams) -> dict[str, Any]:
+    require_extension(ctx, "tasks/update")
     record = engine.lookup(ctx, params.task_id, "extension")
     json_size(params.input_responses, "inputResponses", MAX_RESPONSES_BYTES)
     engine.answer(record, params.input_responses)
@@ -58,6 +70,7 @@ async def update(engine: TaskEngine, ctx: ServerRequestContext[Any], params: Upd
 
 
 async def cancel(engine: TaskEngine, ctx: ServerRequestContext[Any], params: TaskParams) -> dict[str, Any]:
+    require_extension(ctx, "tasks/cancel")
     engine.cancel(engine.lookup(ctx, params.task_id, "extension"))
     return {"resultType": "complete"}
 
@@ -77,13 +90,7 @@ async def listen(
     key = next((k for k in TASK_FILTER_KEYS if k in extra), None)
     honored_ids: list[str] = []
     if key is not None:
-        if not declares_tasks(ctx):
-            raise MCPError(
-                code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-                message=f"Task status notifications need the {TASKS_EXTENSION} extension in this request's "
-                "client capabilities.",
-                data={"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-            )
+        require_extension(ctx, "Task status notifications")
         ids = extra[key] if isinstance(extra[key], list) else []
         owner = owner_of(ctx)
         for task_id in ids[:MAX_LISTENED_TASKS]:
