@@ -12,15 +12,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import require_component
-from tests.core.test_http import start_http_daemon
-from tests.security.test_http_auth import HttpDaemon, _env
-from tests.security.test_standard_clients import NODE, PRELOAD, TOOLS
+from tests.security.test_http_auth import HttpDaemon
+from tests.security.test_standard_clients import NODE, PRELOAD, TOOLS, http_daemon  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.slow
 
@@ -48,20 +46,16 @@ APPLICABLE = {
 
 
 @pytest.fixture
-def http_daemon(tmp_path: Path, runtime_dir: Path, hosts) -> Iterator[HttpDaemon]:  # type: ignore[no-untyped-def]
+def suite() -> None:
     require_component(
         "mcp-tools", None if SUITE.exists() and NODE.exists() else "run bash .ci/deps/mcp-tools.sh"
     )
-    hosts.start("demo")
-    env = {**_env(tmp_path), "CADMCP_RUNTIME_DIR": str(runtime_dir)}
-    proc, url = start_http_daemon(env)
-    yield HttpDaemon(proc, url, tmp_path / "config", env)
-    proc.terminate()
-    proc.wait(10)
 
 
 def test_the_tasks_conformance_scenarios_pass_every_check_that_applies(
-    http_daemon: HttpDaemon, tmp_path: Path
+    suite: None,
+    http_daemon: HttpDaemon,  # noqa: F811 - the fixture imported above
+    tmp_path: Path,
 ) -> None:
     env = {
         "PATH": f"{NODE.parent}:{os.environ.get('PATH', '')}",

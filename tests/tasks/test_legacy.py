@@ -20,6 +20,14 @@ SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
 RELATED = "io.modelcontextprotocol/related-task"
 
 
+async def invoke_as_task(
+    session: Any, cap: dict[str, Any], arguments: dict[str, Any], **task: Any
+) -> dict[str, Any]:
+    """A task-augmented `invoke_dynamic` (`params.task`), as a 2025-11-25 client sends it."""
+    params = {"name": "invoke_dynamic", "arguments": {"id": cap["id"], "arguments": arguments}, "task": task}
+    return await raw(session, "tools/call", params)
+
+
 async def test_a_task_augmented_script_is_listed_polled_and_its_result_collected(
     hosts: Any, daemon_client: Any, tmp_path: Path
 ) -> None:
@@ -45,15 +53,7 @@ async def test_a_task_augmented_script_is_listed_polled_and_its_result_collected
             "len(msp.query('LINE'))"
         )
         started = anyio.current_time()
-        created = await raw(
-            session,
-            "tools/call",
-            {
-                "name": "invoke_dynamic",
-                "arguments": {"id": script["id"], "arguments": {"code": code}},
-                "task": {},
-            },
-        )
+        created = await invoke_as_task(session, script, {"code": code})
         assert anyio.current_time() - started < 1.5  # a task at once: the client asked for one
         task = created["task"]
         assert task["status"] == "working" and task["ttl"] == 3_600_000 and task["pollInterval"] == 1000
@@ -84,15 +84,7 @@ async def test_cancel_a_task_augmented_call_and_it_stays_cancelled(hosts: Any, d
     async with daemon_client(era="legacy") as session:
         await wait_for_hosts(session, 1)
         slow = await find_target(session, "slow")
-        created = await raw(
-            session,
-            "tools/call",
-            {
-                "name": "invoke_dynamic",
-                "arguments": {"id": slow["id"], "arguments": {"seconds": 3}},
-                "task": {"ttl": 30_000},
-            },
-        )
+        created = await invoke_as_task(session, slow, {"seconds": 3}, ttl=30_000)
         task_id = created["task"]["taskId"]
         assert created["task"]["ttl"] == 30_000  # the lifetime asked for (within the daemon's limit)
         await anyio.sleep(0.5)
@@ -118,15 +110,7 @@ async def test_input_required_in_a_task_is_asked_on_tasks_result(hosts: Any, dae
     async with daemon_client(era="legacy", elicitation_callback=elicit) as session:
         await wait_for_hosts(session, 1)
         item = await find_target(session, "delete_item")
-        created = await raw(
-            session,
-            "tools/call",
-            {
-                "name": "invoke_dynamic",
-                "arguments": {"id": item["id"], "arguments": {"item": "alpha"}},
-                "task": {},
-            },
-        )
+        created = await invoke_as_task(session, item, {"item": "alpha"})
         task_id = created["task"]["taskId"]
         waiting = await legacy_poll(session, task_id, until={"input_required"})
         assert "call tasks/result to answer" in waiting["statusMessage"]
