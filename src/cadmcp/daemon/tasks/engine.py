@@ -242,6 +242,7 @@ class TaskEngine:
         record.execution_started = job.sent
         record.status_message = job.progress_message or f"{job.label}: running."
         self._jobs[record.task_id] = job
+        log.info("task %s… created era=%s target=%s", record.task_id[:8], record.era, job.label)
         return record.created_result()
 
     def _settle(self, job: Job, record: TaskRecord) -> None:
@@ -269,6 +270,7 @@ class TaskEngine:
         record.touch()
         self.store.finished(record)
         self._publish(record, status_changed=True)
+        log.info("task %s… %s: %s", record.task_id[:8], record.status, record.status_message)
 
     # -- what the running call uses -----------------------------------------------------------
     def hooks(self, ctx: ServerRequestContext[Any]) -> CallHooks:
@@ -378,6 +380,7 @@ class TaskEngine:
             job.scope.cancel()
         self.store.finished(record)
         self._publish(record, status_changed=True)
+        log.info("task %s… %s: %s", record.task_id[:8], status, message)
 
     @staticmethod
     def _stop_note(record: TaskRecord) -> str:
