@@ -25,6 +25,7 @@ from tests.tasks.helpers import (
     call,
     get_task,
     poll,
+    raw,
     task_client_kwargs,
 )
 
@@ -113,6 +114,12 @@ async def test_a_client_without_tasks_and_quick_calls_see_no_difference(
             assert same.model_dump() == direct.model_dump()
         stale = await tasked.call_tool("invoke_dynamic", {"id": "caaaaaaaaaaaa"}, allow_claimed=True)
         assert isinstance(stale, types.CallToolResult) and stale.structured_content["type"] == "stale"
+        errors = []
+        for session in (plain, tasked):  # a malformed call gets the same JSON-RPC error either way
+            with pytest.raises(MCPError) as malformed:
+                await raw(session, "tools/call", {"name": "invoke_dynamic", "arguments": "not an object"})
+            errors.append((malformed.value.error.code, malformed.value.error.message))
+        assert errors[0] == errors[1] and errors[0][0] == types.INVALID_PARAMS
 
 
 async def test_cancelling_a_running_task_stops_the_script_and_leaves_the_drawing_as_it_was(

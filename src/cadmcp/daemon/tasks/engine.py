@@ -36,6 +36,7 @@ import anyio.abc
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
@@ -80,7 +81,8 @@ class Job:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
     outcome: dict[str, Any] | None = None
-    error: MCPError | None = None
+    error: Exception | None = None
+    """What the call raised (a JSON-RPC error, invalid params, a daemon bug)."""
     lost: dict[str, Any] | None = None
     """The `invocation_failed` answer when the host went away during the call."""
     task: TaskRecord | None = None
@@ -220,14 +222,10 @@ class TaskEngine:
                         if isinstance(result, BaseModel)
                         else dict(result or {})
                     )
-                except MCPError as exc:
+                except Exception as exc:  # answered as the direct call would have, or kept in the task
+                    if handler_exception_to_error_data(exc) is None:
+                        log.exception("a background call failed")
                     job.error = exc
-                except Exception:
-                    log.exception("a background call failed")
-                    job.error = MCPError(
-                        code=types.INTERNAL_ERROR,
-                        message="The daemon failed while running the call; the daemon log has details.",
-                    )
         finally:
             job.done.set()
             if job.task is not None:
@@ -257,7 +255,10 @@ class TaskEngine:
             record.error = {"code": types.INTERNAL_ERROR, "message": record.status_message, "data": job.lost}
             record.result = job.outcome  # what tasks/result answers for a 2025-11-25 client
         elif job.error is not None:
-            error = job.error.error
+            error = handler_exception_to_error_data(job.error) or types.ErrorData(
+                code=types.INTERNAL_ERROR,
+                message="The daemon failed while running the call; the daemon log has details.",
+            )
             record.status, record.status_message = "failed", error.message
             record.error = error.model_dump(by_alias=True, mode="json", exclude_none=True)
         else:

@@ -88,17 +88,18 @@ async def listen(
     wanted = params.notifications
     extra = wanted.model_extra or {}
     key = next((k for k in TASK_FILTER_KEYS if k in extra), None)
-    honored_ids: list[str] = []
+    records: list[TaskRecord] = []
     if key is not None:
         require_extension(ctx, "Task status notifications")
-        ids = extra[key] if isinstance(extra[key], list) else []
+        named = extra[key] if isinstance(extra[key], list) else []
+        ids = list(dict.fromkeys(i for i in named[:MAX_LISTENED_TASKS] if isinstance(i, str)))
         owner = owner_of(ctx)
-        for task_id in ids[:MAX_LISTENED_TASKS]:
+        for task_id in ids:
             try:
-                engine.store.lookup(owner, task_id, "extension")
+                records.append(engine.store.lookup(owner, task_id, "extension"))
             except TaskNotFound:
                 continue  # not this client's: not honored, and nothing said about it
-            honored_ids.append(task_id)
+    honored_ids = [r.task_id for r in records]
     core_kinds = {
         "tools_list_changed": True if wanted.tools_list_changed else None,
         "prompts_list_changed": True if wanted.prompts_list_changed else None,
@@ -127,7 +128,6 @@ async def listen(
             ),
             related_request_id=subscription_id,
         )
-        records = [engine.store.lookup(owner_of(ctx), i, "extension") for i in honored_ids]
         for record in records:
             await _send_status(ctx, record, meta)
         open_ended = any(v is not None for v in core_kinds.values())
