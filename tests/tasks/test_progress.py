@@ -81,3 +81,35 @@ async def test_progress_of_a_plain_call_reaches_clients_of_both_eras_through_the
             )
         assert result.content[0].text == "Result: 'ok'", era
         assert seen == [(i / 3, f"part {i}") for i in range(3)], era
+
+
+async def test_a_big_screenshot_and_a_first_ifc_render_report_their_own_progress(
+    hosts: Any, runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The DXF frontend reports entities drawn; IfcOpenShell's tessellation reports elements built."""
+    monkeypatch.setenv("CADMCP_WARM_UP", "0")  # a warmed-up IFC host has nothing left to tessellate
+    add_lines = "for i in range(3000):\n    msp.add_line((0, i), (10, i))\n"
+    hosts.start("dxf", str(drawing(tmp_path)))
+    model = tmp_path / "house.ifc"
+    shutil.copy(SAMPLE.parent / "house.ifc", model)
+    hosts.start("ifc", str(model))
+    by_app = {ep.host_app: ep.path for ep in list_endpoints(runtime_dir)}
+    for app, script, tool, args in (
+        ("DXF", add_lines, "view_screenshot", {"width": 320}),
+        ("IFC", None, "view_screenshot", {"width": 320}),
+    ):
+        seen: list[tuple[float, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, message))  # noqa: B023 - consumed before the next loop
+
+        async with connect(by_app[app]) as (read, write), ClientSession(read, write) as session:
+            await session.discover()
+            if script:
+                await session.call_tool("execute_python_code", {"code": script})
+            result = await session.call_tool(tool, args, progress_callback=on_progress)
+        assert not result.is_error, app
+        assert seen, f"{app} screenshot reported no progress"
+        assert [p for p, _ in seen] == sorted(p for p, _ in seen), app
+        words = "entities" if app == "DXF" else "elements"
+        assert any(words in (m or "") for _, m in seen), (app, seen)

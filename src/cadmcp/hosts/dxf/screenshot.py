@@ -9,10 +9,12 @@ fill, so glyph holes would fill up otherwise). Heavy modules are imported on fir
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from cadmcp.host.appthread import current_call
 from cadmcp.host.builtins.surface import fit_height
+from cadmcp.host.progress import report_progress
 from cadmcp.hosts.dxf.documents import DxfHostError
 from cadmcp.wire.echo import echo
 
@@ -95,7 +97,8 @@ def render_png(
     recorder = Recorder()
     frontend = Frontend(ctx, recorder, config=cfg)
     frontend.log_message = _quiet  # type: ignore[method-assign]  # skipped invisible ATTRIBs etc.
-    frontend.draw_layout(target, finalize=True)
+    frontend.draw_layout(target, finalize=True, filter_func=_progress_filter(len(target)))
+    report_progress(0.9, "rasterising")
     shapes = _collect_shapes(recorder.player(), pixel / 2)
 
     if window is not None:
@@ -147,6 +150,28 @@ def render_png(
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False, compress_level=3)
     return out.getvalue()
+
+
+PROGRESS_EVERY = 250
+"""Entities between two progress reports (and cancellation checks) while a layout is drawn."""
+
+
+def _progress_filter(total: int) -> Callable[[Any], bool]:
+    """A frontend filter that draws everything, reports how far drawing got, and stops the
+    rendering when its request was cancelled (big drawings take tens of seconds)."""
+    seen = 0
+
+    def visit(entity: Any) -> bool:
+        nonlocal seen
+        seen += 1
+        if seen % PROGRESS_EVERY == 0:
+            call = current_call()
+            if call is not None and call.cancel_requested:
+                raise DxfHostError("The screenshot was cancelled before it was drawn.", "failed")
+            report_progress(0.9 * min(seen / max(total, 1), 1.0), f"drawing {seen}/{total} entities")
+        return True
+
+    return visit
 
 
 def _quiet(message: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import ifcopenshell
 import numpy as np
 
+from cadmcp.host.progress import report_progress
 from cadmcp.hosts.ifc.documents import IfcDocument
 
 GEOMETRY_LIBRARY = "hybrid-cgal-simple-opencascade"
@@ -108,10 +109,14 @@ class GeometryCache:
                 _settings(), self.doc.file, 1, include=elements, geometry_library=GEOMETRY_LIBRARY
             )
             if iterator.initialize():
+                done, step = 0, max(1, len(elements) // 20)  # about every 5%
                 while True:
                     shape = iterator.get()
                     if shape.id in by_id:
                         self._store(by_id[shape.id], shape.geometry)
+                    done += 1
+                    if done % step == 0:
+                        report_progress(done / len(elements), f"tessellating {done}/{len(elements)} elements")
                     if not iterator.next():
                         break
         except Exception:  # one bad representation must not blank the view: go element by element
