@@ -118,10 +118,10 @@ def test_a_large_answer_is_chunked_under_the_max_payload_and_joins_back() -> Non
     assert frames.decode(b"".join(p for _, p in parts)) == body
 
 
-async def _answer(messages: list[Msg], deadlines: Deadlines) -> dict[str, Any]:
-    pending = Pending(deadlines)
+async def _answer(messages: list[Msg], deadlines: Deadlines, on_progress: Any = None) -> dict[str, Any]:
+    pending = Pending(deadlines, on_progress)
     for message in messages:
-        pending.feed(message)
+        await pending.feed(message)
     return await pending.answer()
 
 
@@ -150,14 +150,35 @@ async def test_reply_frames_tell_what_happened() -> None:
 
 
 @pytest.mark.anyio
+async def test_progress_frames_reach_the_caller_in_order_and_keep_the_call_alive() -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    reports = [
+        Msg(
+            frames.encode({"progress": p / 4, "total": 1.0, "message": f"step {p}"}),
+            {frames.FRAME: frames.PROGRESS},
+        )
+        for p in range(4)
+    ]
+    garbled = Msg(b"{", {frames.FRAME: frames.PROGRESS})
+    final = Msg(frames.encode({"ok": {"done": True}}), {frames.FRAME: frames.FINAL})
+    answered = await _answer([*reports, garbled, final], QUICK, on_progress)
+    assert answered == {"ok": {"done": True}}
+    assert seen == [(p / 4, 1.0, f"step {p}") for p in range(4)]
+
+
+@pytest.mark.anyio
 async def test_a_call_that_keeps_running_past_its_total_time_times_out_as_started() -> None:
     pending = Pending(Deadlines(accept=0.2, silence=0.2, total=0.5))
 
     async def keep_alive() -> None:
-        pending.feed(Msg(headers={frames.FRAME: frames.ACK}))
+        await pending.feed(Msg(headers={frames.FRAME: frames.ACK}))
         for _ in range(20):
             await anyio.sleep(0.05)
-            pending.feed(Msg(headers={frames.FRAME: frames.ALIVE}))
+            await pending.feed(Msg(headers={frames.FRAME: frames.ALIVE}))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(keep_alive)

@@ -226,3 +226,28 @@ async def test_launch_host_on_another_machine_runs_that_machines_launch_command(
                 os.kill(launched_pid, signal.SIGTERM)
     launches = [line for line in bravo.log_lines() if line.get("target") == "launch_host"]
     assert launches and launches[0]["callerMachine"] == "alpha-ws"
+
+
+async def test_a_remote_hosts_progress_reaches_the_caller(nats_server: Any, machines: Any) -> None:
+    server = nats_server()
+    alpha = machines("alpha-ws", "alpha")
+    bravo = machines("bravo-render", "bravo")
+    bravo.host("dxf", str(SAMPLES / "floorplan.dxf"))
+    bravo.serve(CADMCP_GATEWAY=server.url)
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    async with alpha.client(CADMCP_GATEWAY=server.url) as session:
+        await wait_machine(session, "bravo-render", 1)
+        script = await find_target(session, "execute_python_code")
+        assert script["machineId"] == "bravo-render"
+        code = (
+            "import time\nfor i in range(3):\n    progress(i / 3, f'storey {i}')\n    time.sleep(0.2)\n'ok'"
+        )
+        result = await session.call_tool(
+            "invoke_dynamic", {"id": script["id"], "arguments": {"code": code}}, progress_callback=on_progress
+        )
+    assert result.content[0].text == "Result: 'ok'"
+    assert seen == [(i / 3, f"storey {i}") for i in range(3)]

@@ -1,8 +1,9 @@
 """What travels between daemons: JSON bodies, and reply frames that may be chunked.
 
 A request's reply subject receives frames whose `Cadmcp-Frame` header says what they are:
-`ack` (the machine accepted the call and is running it), `alive` (still running) and
-`final` (the answer). A final answer larger than the server's max payload is split into
+`ack` (the machine accepted the call and is running it), `alive` (still running),
+`progress` (the host reported progress: `{progress, total, message}`; also counts as alive)
+and `final` (the answer). A final answer larger than the server's max payload is split into
 numbered chunks (`Cadmcp-Chunk: i/n`) that the caller joins before decoding.
 """
 
@@ -15,7 +16,7 @@ from cadmcp.wire.jsonwire import dumps
 
 FRAME = "Cadmcp-Frame"
 CHUNK = "Cadmcp-Chunk"
-ACK, ALIVE, FINAL = "ack", "alive", "final"
+ACK, ALIVE, PROGRESS, FINAL = "ack", "alive", "progress", "final"
 HEADROOM = 4096
 """Bytes of a message left for subject, reply subject and headers."""
 MAX_ANSWER_BYTES = 64 * 1024 * 1024

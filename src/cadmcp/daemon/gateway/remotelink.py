@@ -70,8 +70,7 @@ class RemoteLink:
         timeout: float | None = None,
         on_progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
-        """The remote host's result; `on_progress` is accepted for the link interface (the other
-        machine does not relay its host's progress yet)."""
+        """The remote host's result; `on_progress` receives the progress the host reports there."""
         params = dict(params or {})
         cap = self._capability(method, params)
         call_id = secrets.token_hex(8)
@@ -90,7 +89,7 @@ class RemoteLink:
         deadlines = Deadlines(accept=ACCEPT_SECONDS, silence=3 * KEEPALIVE, total=limit + ACCEPT_SECONDS)
         subject = self.subjects.machine(self.entry.key.machine_id, "call")
         try:
-            answer = await self.inbox.request(subject, body, deadlines)
+            answer = await self.inbox.request(subject, body, deadlines, on_progress)
         except RequestFailed as failed:
             if failed.started:
                 await self._cancel(call_id)

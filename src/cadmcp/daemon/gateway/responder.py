@@ -211,7 +211,7 @@ class Responder:
             with anyio.CancelScope() as scope, self._keeping_alive(reply):
                 self._running[call_id] = scope
                 with anyio.fail_after(timeout or MAX_TIMEOUT):
-                    answer = {"ok": await link.raw_request(method, params)}
+                    answer = {"ok": await link.raw_request(method, params, on_progress=reply.progress)}
         except TimeoutError:
             answer = {
                 "failed": {

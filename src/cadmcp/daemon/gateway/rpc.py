@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from mcp.shared.dispatcher import ProgressFnT
 
 from cadmcp.daemon.gateway import frames
 from cadmcp.daemon.gateway.connection import Connection
@@ -47,23 +48,42 @@ class Pending:
     wake the waiting task: a fast call costs one wake-up, for its answer); answers and status
     messages are queued for it."""
 
-    def __init__(self, deadlines: Deadlines) -> None:
+    def __init__(self, deadlines: Deadlines, on_progress: ProgressFnT | None = None) -> None:
         self.deadlines = deadlines
+        self.on_progress = on_progress
         self.started = False
         now = time.monotonic()
         self.end = now + deadlines.total
         self.quiet_until = now + deadlines.accept
         self.send, self.receive = anyio.create_memory_object_stream[Any](MAX_PENDING_FRAMES)
 
-    def feed(self, msg: Any) -> None:
+    async def feed(self, msg: Any) -> None:
         """Take one message arriving on this request's reply subject."""
         kind = (msg.headers or {}).get(frames.FRAME)
-        if kind in (frames.ACK, frames.ALIVE):
+        if kind in (frames.ACK, frames.ALIVE, frames.PROGRESS):
             self.started = True
             self.quiet_until = time.monotonic() + self.deadlines.silence
+            if kind == frames.PROGRESS and self.on_progress is not None:
+                await self._relay_progress(msg.data)
             return
         with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.send.send_nowait(msg)
+
+    async def _relay_progress(self, data: bytes) -> None:
+        try:
+            report = frames.decode(data)
+            progress = float(report["progress"])
+        except (KeyError, TypeError, ValueError):
+            return  # a garbled report is dropped, the call goes on
+        total = report.get("total")
+        message = report.get("message")
+        assert self.on_progress is not None
+        with contextlib.suppress(Exception), anyio.move_on_after(1.0):  # never holds up other replies
+            await self.on_progress(
+                progress,
+                float(total) if isinstance(total, int | float) else None,
+                message[:200] if isinstance(message, str) else None,
+            )
 
     def close(self) -> None:
         self.send.close()
@@ -137,10 +157,17 @@ class Inbox:
     async def _on_message(self, msg: Any) -> None:
         pending = self._pending.get(msg.subject.rsplit(".", 1)[-1])
         if pending is not None:
-            pending.feed(msg)
+            await pending.feed(msg)
 
-    async def request(self, subject: str, body: dict[str, Any], deadlines: Deadlines) -> dict[str, Any]:
-        """Send `body` and wait for the final answer (RequestFailed when there is none)."""
+    async def request(
+        self,
+        subject: str,
+        body: dict[str, Any],
+        deadlines: Deadlines,
+        on_progress: ProgressFnT | None = None,
+    ) -> dict[str, Any]:
+        """Send `body` and wait for the final answer (RequestFailed when there is none); progress
+        the serving machine relays goes to `on_progress`."""
         if not self.connection.connected:
             raise RequestFailed("disconnected", self.connection.describe_down(), started=False)
         client = self.connection.client
@@ -153,7 +180,7 @@ class Inbox:
                 started=False,
             )
         token = f"{next(self._counter)}"
-        pending = self._pending[token] = Pending(deadlines)
+        pending = self._pending[token] = Pending(deadlines, on_progress)
         try:
             try:
                 await client.publish(subject, payload, reply=f"{self.root}.{token}")
@@ -185,6 +212,11 @@ class Reply:
 
     async def alive(self) -> None:
         await self._send(b"", {frames.FRAME: frames.ALIVE})
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Relay a host's progress report to the caller (it also keeps the call alive there)."""
+        report = {"progress": progress, "total": total, "message": message}
+        await self._send(frames.encode(report), {frames.FRAME: frames.PROGRESS})
 
     async def final(self, body: dict[str, Any]) -> None:
         payload = frames.encode(body)
