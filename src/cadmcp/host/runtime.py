@@ -449,6 +449,8 @@ class HostRuntime:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             self.endpoint = None
+            if self._tg is not None:  # warm-ups waiting for an application thread that has stopped
+                self._tg.cancel_scope.cancel()
 
     def start(self, timeout: float = 10.0) -> Path:
         """Start MCP I/O on a background thread; returns the endpoint once it accepts connections."""
