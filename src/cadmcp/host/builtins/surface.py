@@ -244,9 +244,10 @@ class BuiltinSurface:
                 f"it prints and the value of a final expression come back. In scope: {p.scope} Each call "
                 "starts with a fresh namespace: variables do not carry over between calls, so look objects "
                 f"up again. {p.step_rule} A run that raises, or runs past the time limit, is rolled back "
-                "completely ([ROLLBACK], [TIMEOUT]). PEP 723 '# /// script' dependencies are installed with "
-                f"uv first. Read {p.scheme}://python-cheatsheet for recipes and {p.scheme}://model/context "
-                "for the current state."
+                "completely ([ROLLBACK], [TIMEOUT]), and so is a cancelled one ([CANCELLED]); a long script "
+                "can report progress(fraction, message). PEP 723 '# /// script' dependencies are installed "
+                f"with uv first. Read {p.scheme}://python-cheatsheet for recipes and "
+                f"{p.scheme}://model/context for the current state."
             ),
             annotations=types.ToolAnnotations(
                 read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
