@@ -176,6 +176,17 @@ def test_specific_capabilities_keep_their_place(query: str, target: str) -> None
     assert _first(_both(), query)[1] == target
 
 
+def test_a_uri_template_placeholder_is_not_what_the_capability_is_named_for() -> None:
+    # `{name}` is what the caller supplies: it does not make the template "named for" renaming
+    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("IFC", 2, IFC_DOMAIN)]}
+    catalog["hosts"][0]["resourceTemplates"] = [
+        {"uriTemplate": "dxf-sample://layer/{name}", "name": "layer", "description": "One layer's entities."}
+    ]
+    index = build_index_from_catalog(catalog)
+    assert _first(index, "rename layer WALL to A-WALL")[:2] == ("DXF", "execute_python_code")
+    assert _first(index, "entities on layer WALL")[1] == "dxf-sample://layer/{name}"
+
+
 def test_without_a_declared_fallback_nothing_is_lifted() -> None:
     _, target, why = _first(_both(fallback=False), "rename layer WALL to A-WALL")
     assert not (target == "execute_python_code" and why and why.startswith("general-purpose"))

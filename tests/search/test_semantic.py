@@ -278,7 +278,7 @@ def cad_indexes() -> tuple[SearchIndex, SearchIndex]:
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        ("take back my last change", {"navigate_history"}),
+        ("anything broken?", {"model-warnings"}),
         ("get rid of everything on a layer", {"purge_layer_entities", "delete_layer"}),
     ],
 )
@@ -286,7 +286,7 @@ def test_real_model_finds_what_words_alone_miss(
     cad_indexes: tuple[SearchIndex, SearchIndex], query: str, expected: set[str]
 ) -> None:
     lexical, semantic = cad_indexes
-    assert lexical.search(query).hits[0].name not in expected
+    assert not {d.name for d in lexical.search(query).hits[:1]} & expected
     assert semantic.search(query).hits[0].name in expected
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -123,8 +124,17 @@ FALLBACK_LIFT = 1.02
 FALLBACK_COVERAGE = 0.6
 
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def _own_target(doc: CapabilityDoc) -> str:
+    """The target's own words: a URI template's `{placeholders}` name what the caller supplies
+    (they are its parameters), not what the capability is or does."""
+    return _PLACEHOLDER.sub(" ", doc.target) if doc.kind == "resource_template" else doc.target
+
+
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
-    name = doc.name if doc.target == doc.name else f"{doc.name} {doc.target}"
+    name = doc.name if doc.target == doc.name else f"{doc.name} {_own_target(doc)}"
     params = " ".join(f"{n} {d}" for n, d in doc.params)
     param_names = " ".join(n for n, _ in doc.params)
     return (name, doc.title or "", doc.description, params, " ".join(doc.keywords), doc.host_app, param_names)
