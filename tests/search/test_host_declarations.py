@@ -23,6 +23,7 @@ from tests.search.conftest import cad_docs, tool
 
 DXF_DOMAIN = {"names": ["AutoCAD", "DWG"], "terms": ["drawing", "floor plan", "layer", "block", "hatch"]}
 IFC_DOMAIN = {"names": ["BIM"], "terms": ["building", "storey", "wall", "slab", "property set", "model"]}
+FREECAD_DOMAIN = {"names": ["FreeCAD", "PartDesign"], "terms": ["part", "body", "sketch", "pad", "fillet"]}
 
 
 def _host(app: str, pid: int, domain: dict[str, Any] | None, fallback: bool = True) -> dict[str, Any]:
@@ -38,6 +39,7 @@ def _host(app: str, pid: int, domain: dict[str, Any] | None, fallback: bool = Tr
     extra = {
         "DXF": {"name": "layer_summary", "description": "Summarise the layers: colour, entity counts."},
         "IFC": {"name": "count_elements", "description": "Count the elements of an IFC class per storey."},
+        "FreeCAD": {"name": "set_parameter", "description": "Set a spreadsheet parameter and recompute."},
     }[app]
     host: dict[str, Any] = {"hostApp": app, "version": "1", "pid": pid, "tools": [*tools, extra]}
     if domain is not None:
@@ -116,6 +118,16 @@ def test_domain_words_pick_the_twin_of_their_app(query: str, app: str, target: s
     ]
     assert [a for a, _ in twins] == [app, "IFC" if app == "DXF" else "DXF"]
     assert twins[0][1] is not None and app in twins[0][1]
+
+
+@pytest.mark.parametrize("query", ["list the documents open in freecad", "FreeCAD: list documents"])
+def test_a_one_word_app_name_is_recognised_however_it_is_typed(query: str) -> None:
+    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("FreeCAD", 3, FREECAD_DOMAIN)]}
+    assert _first(build_index_from_catalog(catalog), query) == (
+        "FreeCAD",
+        "list_documents",
+        "the request names FreeCAD",
+    )
 
 
 def test_without_declarations_twins_stay_in_listing_order() -> None:

@@ -26,7 +26,7 @@ from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 from cadmcp.daemon.search.domain import HostDomain
 from cadmcp.daemon.search.postings import Postings, numpy_module
 from cadmcp.daemon.search.semantic import semantic_text
-from cadmcp.daemon.search.vocabulary import Vocabulary, default_vocabulary
+from cadmcp.daemon.search.vocabulary import Vocabulary, alias_forms, default_vocabulary
 
 if TYPE_CHECKING:
     from cadmcp.daemon.search.semantic import SemanticLayer
@@ -422,11 +422,11 @@ class SearchIndex:
             for app, segs in by_app.items():
                 for seg in segs:
                     for name in seg.domain.names if seg.domain else ():
-                        words = tuple(split_words(name))
-                        if words:
+                        for words in alias_forms(name):
                             aliases.setdefault(words, app)
             for app, segs in by_app.items():
-                words = tuple(split_words(segs[0].docs[0].host_app))
+                forms = alias_forms(segs[0].docs[0].host_app)
+                words = forms[0] if forms else ()
                 terms = self.analyzer.terms_of_words(words)
                 if not words or not terms or words in aliases:
                     continue
@@ -435,7 +435,8 @@ class SearchIndex:
                     sum(s.term_counts.get(t, 0) for s in segs) for t in terms
                 )
                 if outside_df <= max(2, 0.01 * (n - inside)):
-                    aliases[words] = app
+                    for form in forms:
+                        aliases.setdefault(form, app)
             self._app_aliases = aliases
         return self._app_aliases
 

@@ -49,8 +49,7 @@ class Vocabulary:
         self._apps: dict[tuple[str, ...], str] = {}
         for app, aliases in data.get("apps", {}).items():
             for alias in (app, *aliases):
-                words = tuple(split_words(alias))
-                if words:
+                for words in alias_forms(alias):
                     self._apps[words] = app.casefold()
 
     def _member(self, text: str) -> _Member:
@@ -118,6 +117,17 @@ class Vocabulary:
                 if app is not None:
                     found.add(app)
         return found
+
+
+def alias_forms(name: str) -> list[tuple[str, ...]]:
+    """The word sequences that name an app: its words as the analyser splits them and, for a
+    one-token name the analyser splits ("FreeCAD", "IfcOpenShell"), the same as one word, as
+    people type it ("freecad")."""
+    words = tuple(split_words(name))
+    forms = [words] if words else []
+    if len(words) > 1 and len(name.split()) == 1 and all(w.isalpha() for w in words):
+        forms.append(("".join(words),))
+    return forms
 
 
 def load_vocabulary_data() -> dict[str, Any]:
