@@ -130,6 +130,20 @@ def test_a_one_word_app_name_is_recognised_however_it_is_typed(query: str) -> No
     )
 
 
+def test_domain_words_match_their_inflections_not_other_words_of_the_same_stem() -> None:
+    ifc = {"terms": [*IFC_DOMAIN["terms"], "opening", "building"]}
+    index = build_index_from_catalog({"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("IFC", 2, ifc)]})
+    assert _first(index, "screenshot of the openings") == (
+        "IFC",
+        "view_screenshot",
+        "IFC words in the request: 'opening'",
+    )
+    assert _first(index, "screenshot of the buildings")[0] == "IFC"
+    # open is not opening, build is not building: no app is inferred, the listing order decides
+    assert _first(index, "screenshot of what is open") == ("DXF", "view_screenshot", None)
+    assert _first(index, "screenshot to build on")[0] == "DXF"
+
+
 def test_without_declarations_twins_stay_in_listing_order() -> None:
     catalog = {"hosts": [_host("DXF", 1, None), _host("IFC", 2, None)]}
     index = build_index_from_catalog(catalog)

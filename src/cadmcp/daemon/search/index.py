@@ -266,7 +266,23 @@ class _AppDomain:
     """One app's declared domain terms, analysed: phrases by their first term."""
 
     app: str  # casefolded
-    phrases: dict[str, list[tuple[tuple[str, ...], str]]]  # first term → (terms, text as declared)
+    # first term → (terms, words, text as declared): a phrase matches where the request has its
+    # terms as inflections of its words (see `_inflection`)
+    phrases: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]
+
+
+def _inflection(word: str, declared: str) -> bool:
+    """Whether `word` is `declared` or an inflection of it (walls, entities, storeys, hatched), not
+    another word the stemmer folds onto the same stem (open / opening, build / building)."""
+    if word == declared:
+        return True
+    if abs(len(word) - len(declared)) > 2:
+        return False
+    shorter = min(len(word), len(declared))
+    same = 0
+    while same < shorter and word[same] == declared[same]:
+        same += 1
+    return same >= shorter - 1
 
 
 _Hit = tuple[_Entry, int, float]  # entry, name tier, score
@@ -629,20 +645,22 @@ class SearchIndex:
     def _app_domains(self) -> list[_AppDomain]:
         """Every app's declared domain terms (merged over its hosts), analysed once per change."""
         if self._domains is None:
+            stop = self.analyzer.stop_words
             merged: dict[str, dict[tuple[str, ...], str]] = {}
             for seg in self._segments.values():
                 if seg.domain is None or not seg.domain.terms:
                     continue
                 phrases = merged.setdefault(seg.app, {})
                 for text in seg.domain.terms:
-                    terms = tuple(self.analyzer.terms(text))
-                    if terms:
-                        phrases.setdefault(terms, text)
+                    words = tuple(w for w in split_words(text) if w not in stop)
+                    if words:
+                        phrases.setdefault(words, text)
             domains = []
             for app, phrases in sorted(merged.items()):
-                by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-                for terms, text in phrases.items():
-                    by_first.setdefault(terms[0], []).append((terms, text))
+                by_first: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]] = {}
+                for words, text in phrases.items():
+                    terms = tuple(self.analyzer.terms_of_words(words))
+                    by_first.setdefault(terms[0], []).append((terms, words, text))
                 domains.append(_AppDomain(app, by_first))
             self._domains = domains
         return self._domains
@@ -653,12 +671,17 @@ class SearchIndex:
         domains = self._app_domains()
         if len(domains) < 2:
             return set(), {}
-        seq = self.analyzer.terms(query)
+        stop = self.analyzer.stop_words
+        typed = [w for w in split_words(query) if w not in stop]
+        seq = self.analyzer.terms_of_words(typed)
         found: dict[str, dict[tuple[str, ...], str]] = {}
         for d in domains:
             for i, t in enumerate(seq):
-                for terms, text in d.phrases.get(t, ()):
-                    if tuple(seq[i : i + len(terms)]) == terms:
+                for terms, words, text in d.phrases.get(t, ()):
+                    n = len(terms)
+                    if tuple(seq[i : i + n]) == terms and all(
+                        _inflection(w, v) for w, v in zip(typed[i : i + n], words, strict=True)
+                    ):
                         found.setdefault(d.app, {})[terms] = text
         if not found:
             return set(), {}
