@@ -213,6 +213,15 @@ def test_a_uri_template_placeholder_is_not_what_the_capability_is_named_for() ->
     assert _first(index, "entities on layer WALL")[1] == "dxf-sample://layer/{name}"
 
 
+def test_a_capability_sharing_one_word_of_a_synonym_phrase_is_not_named_for_the_change() -> None:
+    # "rename" means "change name"; a tool known as "change dimension" is not named for renaming
+    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("FreeCAD", 3, FREECAD_DOMAIN)]}
+    catalog["hosts"][1]["tools"][-1]["_meta"] = {"io.cadmcp/keywords": ["change dimension"]}
+    index = build_index_from_catalog(catalog)
+    assert _first(index, "rename the sketch to Profile")[:2] == ("FreeCAD", "execute_python_code")
+    assert _first(index, "change the pad dimension")[1] == "set_parameter"
+
+
 def test_without_a_declared_fallback_nothing_is_lifted() -> None:
     _, target, why = _first(_both(fallback=False), "rename layer WALL to A-WALL")
     assert not (target == "execute_python_code" and why and why.startswith("general-purpose"))

@@ -725,8 +725,8 @@ class SearchIndex:
         ]
         if not lift:
             return 0
-        asked = [(text, terms) for k, found in intents.items() for text, terms in found]
-        asked_terms = {t for _, terms in asked for t in terms}
+        asked = [(text, phrases) for k, found in intents.items() for text, phrases in found]
+        asked_terms = {t for _, phrases in asked for phrase in phrases for t in phrase}
 
         def specific(g: int) -> bool:
             return (
@@ -735,9 +735,11 @@ class SearchIndex:
                 and (not apps or self._entries[g].doc.host_app.casefold() in apps)
             )
 
-        for t in asked_terms:
-            if any(specific(g) for g in self._heads.get(t, ())):
-                return 0  # a capability is named for what was asked: it ranks on its own
+        for _, phrases in asked:
+            for phrase in phrases:  # all of a phrase's terms: "change name" is not named by "change"
+                named = set.intersection(*(self._heads.get(t, set()) for t in phrase))
+                if any(specific(g) for g in named):
+                    return 0  # a capability is named for what was asked: it ranks on its own
         # a question (not a change) that a capability answers by matching most of its other
         # words ("how many entities per layer") goes to that capability
         rest = [(t, w) for t, w in typed if t not in asked_terms]

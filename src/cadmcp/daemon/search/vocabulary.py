@@ -59,8 +59,7 @@ class Vocabulary:
             terms=tuple(self.analyzer.terms_of_words(words)),
         )
 
-    def expand(self, words: Sequence[str]) -> dict[str, float]:
-        """Synonym terms for a query's words (lowercase, split), each with its weight."""
+    def _groups_hit(self, words: Sequence[str]) -> list[int]:
         stems = [self.analyzer.stem(w) for w in words]
         hit: set[int] = set()
         for i, s in enumerate(stems):
@@ -68,33 +67,45 @@ class Vocabulary:
                 n = len(member.stems)
                 if tuple(stems[i : i + n]) == member.stems:
                     hit.add(gid)
+        return sorted(hit)
+
+    def expand(self, words: Sequence[str]) -> dict[str, float]:
+        """Synonym terms for a query's words (lowercase, split), each with its weight."""
         out: dict[str, float] = {}
-        for gid in sorted(hit):
+        for gid in self._groups_hit(words):
             for member in self._groups[gid]:
                 for term in member.terms:
                     out[term] = SYNONYM_WEIGHT
         return out
 
-    def intents(self, words: Sequence[str]) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
-        """What kind of request the query's words make: intent → [(the words as typed, their
-        terms with synonyms)]. `change` (rename, move, add ...) counts only as the request's
-        first word (after stop words: "please rename ...") or, as an infinitive ending in -en,
-        its last ("Layer umbenennen": German and Dutch requests end with the verb), where it is a
-        command and not a noun ("save my changes"); `query` (how many, total ...) counts anywhere."""
+    def synonym_phrases(self, words: Sequence[str]) -> list[tuple[str, ...]]:
+        """The words' synonyms as whole phrases of terms ("rename" → ("renam",), ("chang", "name"))."""
+        return [m.terms for gid in self._groups_hit(words) for m in self._groups[gid] if m.terms]
+
+    def intents(self, words: Sequence[str]) -> dict[str, list[tuple[str, tuple[tuple[str, ...], ...]]]]:
+        """What kind of request the query's words make: intent → [(the words as typed, the phrases
+        of terms that say the same: theirs and their synonyms')]. `change` (rename, move, add ...)
+        counts only as the request's first word (after stop words: "please rename ...") or, as an
+        infinitive ending in -en, its last ("Layer umbenennen": German and Dutch requests end with
+        the verb), where it is a command and not a noun ("save my changes"); `query` (how many,
+        total ...) counts anywhere."""
         stems = [self.analyzer.stem(w) for w in words]
         content = [i for i, w in enumerate(words) if w not in self.analyzer.stop_words]
         ends = set(content[:1])
         if content and words[content[-1]].endswith("en"):  # a German or Dutch infinitive
             ends.add(content[-1])
-        out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        out: dict[str, list[tuple[str, tuple[tuple[str, ...], ...]]]] = {}
         for i, s in enumerate(stems):
             for intent, member in self._intents.get(s, ()):
                 n = len(member.stems)
                 if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
                     continue
                 typed = words[i : i + n]
-                terms = {*member.terms, *self.analyzer.terms_of_words(list(typed)), *self.expand(typed)}
-                out.setdefault(intent, []).append((" ".join(typed), tuple(sorted(terms))))
+                phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
+                phrases += self.synonym_phrases(typed)
+                out.setdefault(intent, []).append(
+                    (" ".join(typed), tuple(dict.fromkeys(p for p in phrases if p)))
+                )
         return out
 
     def is_question(self, query: str, words: Sequence[str]) -> bool:
