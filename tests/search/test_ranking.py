@@ -167,3 +167,19 @@ def test_parameter_names_count_as_their_own_field() -> None:
         ],
     )
     assert idx.search("order with drink id 12, sweetness none, oat milk").hits[0].name == "change_order"
+
+
+def test_numbers_alone_do_not_make_a_match() -> None:
+    # sizes and coordinates in a request meet version strings and examples only by chance
+    index = SearchIndex()
+    index.replace_host(
+        "fc-1",
+        [
+            tool("version", "FreeCAD 0.20.2 and the Python it runs.", host="fc-1", app="FreeCAD"),
+            tool("move_object", "Move an object by an offset.", host="fc-1", app="FreeCAD"),
+        ],
+    )
+    assert index.search("linie von 0,0 nach 20,20").hits == []
+    assert [d.name for d in index.search("move it 20 to the left").hits] == ["move_object"]
+    assert index.search("version 0.20").hits[0].name == "version"
+    assert index.search("0.20").hits[0].name == "version"  # a request of numbers only still matches

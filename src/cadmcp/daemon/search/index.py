@@ -582,7 +582,7 @@ class SearchIndex:
         if not weighted and not tiers and sims is None and not self._fallbacks:
             return [], 0
         np = numpy_module()
-        acc, cov, scope = postings.score(weighted)
+        acc, cov, scope = self._score(weighted, any(not t.isdigit() for t in qterms))
         if host_scope is not None:
             in_scope = np.zeros_like(scope)
             for seg in host_scope:
@@ -855,6 +855,19 @@ class SearchIndex:
             if boost is not None:
                 out[g] *= float(boost[g])
         return out, added
+
+    def _score(self, weighted: list[tuple[str, float]], has_words: bool) -> tuple[Any, Any, Any]:
+        """BM25F scores, matched weight and liveness per doc number. In a request with words, its
+        numbers (sizes, coordinates, ids) count only where one of its words matched too: alone
+        they meet version strings and example values ("0,0" → "FreeCAD 0.20.2")."""
+        words = [(t, w) for t, w in weighted if not t.isdigit()]
+        if not has_words or len(words) == len(weighted):
+            return self._postings.score(weighted)
+        np = numpy_module()
+        acc, cov, alive = self._postings.score(words)
+        acc_n, cov_n, _ = self._postings.score([(t, w) for t, w in weighted if t.isdigit()])
+        matched = acc > 0
+        return acc + np.where(matched, acc_n, 0.0), cov + np.where(matched, cov_n, 0.0), alive
 
     def _rerank(self, pool: dict[int, float], qterms: dict[str, float]) -> dict[int, float]:
         """Second stage: boost matches whose name words the query covers (IDF-weighted share)."""
