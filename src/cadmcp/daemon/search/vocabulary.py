@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from cadmcp.daemon.search.analyzer import Analyzer, split_words
+from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 
 #: Weight of a term that came in through a synonym, relative to a word the user typed.
 SYNONYM_WEIGHT = 0.4
@@ -24,6 +24,24 @@ _MAX_ALIAS_WORDS = 4
 class _Member:
     stems: tuple[str, ...]  # every word stemmed, stop words kept, for matching in the query
     terms: tuple[str, ...]  # index terms it expands to (stop words dropped)
+    words: tuple[str, ...] = ()  # the words as listed (for a verb's imperative: its infinitive)
+
+
+def imperatives(verb: str) -> list[str]:
+    """The forms a request starts with for a German, French, Spanish or Italian infinitive, as
+    commands are typed: zeichnen → zeichne, ajouter → ajoute, agregar → agrega, añadir → añade,
+    spostare → sposta, aggiungere → aggiungi. English verbs (no such ending) have none."""
+    if len(verb) < 5 or " " in verb:
+        return []
+    if verb.endswith(("are",)):
+        return [verb[:-3] + "a"]
+    if verb.endswith(("ere", "ire")):
+        return [verb[:-3] + "i"]
+    if verb.endswith(("en", "er", "ar")):
+        return [verb[:-1]]
+    if verb.endswith("ir"):
+        return [verb[:-2] + "e"]
+    return []
 
 
 class Vocabulary:
@@ -42,9 +60,16 @@ class Vocabulary:
         self._intents: dict[str, list[tuple[str, _Member]]] = {}  # first stem → (intent, member)
         for intent, texts in data.get("intents", {}).items():
             for text in texts:
-                if split_words(text):
-                    member = self._member(text)
-                    self._intents.setdefault(member.stems[0], []).append((intent, member))
+                if not split_words(text):
+                    continue
+                member = self._member(text)
+                forms = [member] + [
+                    _Member((self.analyzer.stem(fold(form)),), member.terms, member.words)
+                    for form in imperatives(fold(text).casefold())
+                ]
+                for m in forms:
+                    if m.stems[0] != member.stems[0] or m is member:
+                        self._intents.setdefault(m.stems[0], []).append((intent, m))
         self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
         self._apps: dict[tuple[str, ...], str] = {}
         for app, aliases in data.get("apps", {}).items():
@@ -57,6 +82,7 @@ class Vocabulary:
         return _Member(
             stems=tuple(self.analyzer.stem(w) for w in words),
             terms=tuple(self.analyzer.terms_of_words(words)),
+            words=tuple(words),
         )
 
     def _groups_hit(self, words: Sequence[str]) -> list[int]:
@@ -102,7 +128,7 @@ class Vocabulary:
                     continue
                 typed = words[i : i + n]
                 phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
-                phrases += self.synonym_phrases(typed)
+                phrases += self.synonym_phrases(typed) + self.synonym_phrases(member.words)
                 out.setdefault(intent, []).append(
                     (" ".join(typed), tuple(dict.fromkeys(p for p in phrases if p)))
                 )
