@@ -224,6 +224,15 @@ def test_a_capability_sharing_one_word_of_a_synonym_phrase_is_not_named_for_the_
     assert _first(index, "change the pad dimension")[1] == "set_parameter"
 
 
+def test_a_capability_named_for_what_is_exported_is_not_named_for_exporting() -> None:
+    # "export" shares a synonym group with "csv" and "spreadsheet": the things exported
+    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("FreeCAD", 3, FREECAD_DOMAIN)]}
+    catalog["hosts"][1]["tools"][-1]["_meta"] = {"io.cadmcp/keywords": ["spreadsheet aliases"]}
+    index = build_index_from_catalog(catalog)
+    assert _first(index, "export the part as STL")[:2] == ("FreeCAD", "execute_python_code")
+    assert _first(index, "exportiere den Body als STEP")[:2] == ("FreeCAD", "execute_python_code")
+
+
 def test_without_a_declared_fallback_nothing_is_lifted() -> None:
     _, target, why = _first(_both(fallback=False), "rename layer WALL to A-WALL")
     assert not (target == "execute_python_code" and why and why.startswith("general-purpose"))

@@ -104,9 +104,16 @@ class Vocabulary:
                     out[term] = SYNONYM_WEIGHT
         return out
 
-    def synonym_phrases(self, words: Sequence[str]) -> list[tuple[str, ...]]:
-        """The words' synonyms as whole phrases of terms ("rename" → ("renam",), ("chang", "name"))."""
-        return [m.terms for gid in self._groups_hit(words) for m in self._groups[gid] if m.terms]
+    def synonym_phrases(self, words: Sequence[str], intent: str | None = None) -> list[tuple[str, ...]]:
+        """The words' synonyms as whole phrases of terms ("rename" → ("renam",), ("chang", "name"));
+        with `intent`, only those that start with a verb of that intent (for "export": "exportieren",
+        not "csv" or "spreadsheet", which are what is exported, not the act)."""
+        return [
+            m.terms
+            for gid in self._groups_hit(words)
+            for m in self._groups[gid]
+            if m.terms and (intent is None or any(i == intent for i, _ in self._intents.get(m.stems[0], ())))
+        ]
 
     def intents(self, words: Sequence[str]) -> dict[str, list[tuple[str, tuple[tuple[str, ...], ...]]]]:
         """What kind of request the query's words make: intent → [(the words as typed, the phrases
@@ -128,7 +135,7 @@ class Vocabulary:
                     continue
                 typed = words[i : i + n]
                 phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
-                phrases += self.synonym_phrases(typed) + self.synonym_phrases(member.words)
+                phrases += self.synonym_phrases(typed, intent) + self.synonym_phrases(member.words, intent)
                 out.setdefault(intent, []).append(
                     (" ".join(typed), tuple(dict.fromkeys(p for p in phrases if p)))
                 )
