@@ -45,7 +45,7 @@ DOMAIN = Domain(
         "fuse", "union", "feature", "features", "constraint", "constraints", "fully constrained", "placement",
         "shape", "face", "faces", "edge", "edges", "vertex", "volume", "area", "mass", "spreadsheet",
         "parameter", "parametric", "expression", "recompute", "STEP", "IGES", "STL", "mesh", "BREP",
-        "assembly", "Part workbench", "Draft", "Arch", "3D model", "mm",
+        "assembly", "Part workbench", "Draft", "Arch", "3D model",
         "Skizze", "Körper", "Bauteil", "Tasche", "Verrundung", "esquisse", "pièce", "corps", "congé",
         "boceto", "pieza", "cuerpo", "redondeo",
     ),
