@@ -14,6 +14,7 @@ import pytest
 from cadmcp.daemon.search import SearchIndex, build_index_from_catalog
 from cadmcp.daemon.search.evaluate import main as eval_main
 from cadmcp.daemon.search.semantic import (
+    INTEGER_RECIPE,
     MODEL_ENV,
     PACKAGED,
     SEMANTIC_ENV,
@@ -22,6 +23,8 @@ from cadmcp.daemon.search.semantic import (
     OnnxEncoder,
     SemanticLayer,
     SemanticUnavailable,
+    file_sha256,
+    integer_model,
     load_tokenizer,
     packaged_model,
     semantic_from_env,
@@ -261,8 +264,33 @@ def test_real_model_puts_paraphrases_close(encoder: OnnxEncoder) -> None:
     picture = encoder.encode_query("what does the drawing look like")
     assert docs[0] @ undo > docs[1] @ undo
     assert docs[1] @ picture > docs[0] @ picture
-    padded = encoder.encode(["take back my last change", "a longer text pads the first one in its batch"])
-    assert np.allclose(padded[0], undo, atol=1e-4)  # padding a batch changes nothing
+    together = encoder.encode(["take back my last change", "a longer text embedded with the first"])
+    assert np.allclose(together[0], undo, atol=1e-6)  # a text's vector does not depend on the others
+
+
+@pytest.mark.slow
+def test_the_packaged_model_runs_as_its_integer_variant_made_once(tmp_path: Path) -> None:
+    files = packaged_model()
+    assert files is not None
+    made = integer_model(files, tmp_path)
+    assert made is not None and made.name.endswith(f"{INTEGER_RECIPE}.onnx")
+    stamp = made.with_suffix(".sha256")
+    first = made.stat().st_mtime_ns
+    assert integer_model(files, tmp_path) == made and made.stat().st_mtime_ns == first  # kept
+    shipped, fast = OnnxEncoder(files, integer=False), OnnxEncoder(ModelFiles(files.name, made))
+    assert fast.model == made and shipped.model == files.model
+    for text in ("take back my last change", "which layers are empty?", "Verrundung an allen Kanten"):
+        assert float(shipped.encode_query(text) @ fast.encode_query(text)) > 0.97  # quantisation noise
+    made.write_bytes(made.read_bytes()[:-16] + bytes(16))  # damaged: made again
+    assert integer_model(files, tmp_path) == made and file_sha256(made) == stamp.read_text().strip()
+    # a model nobody pinned, or a cache that cannot be written: the model runs as it is
+    assert integer_model(ModelFiles(files.name, files.model), tmp_path) is None
+    (tmp_path / "taken").write_text("a file where the cache folder would go")
+    assert integer_model(files, tmp_path / "taken" / "models") is None
+
+
+def test_the_daemons_encoder_runs_the_integer_variant(encoder: OnnxEncoder) -> None:
+    assert encoder.model.name.endswith(f"{INTEGER_RECIPE}.onnx")
 
 
 @pytest.fixture(scope="module")

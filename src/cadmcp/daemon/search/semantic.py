@@ -40,7 +40,7 @@ MODEL_ENV = "CADMCP_SEARCH_MODEL"
 MODES = ("auto", "on", "off")
 _MAX_TEXT = 600
 _MAX_PARAM_TEXT = 80
-_BATCH = 8  # small batches: less padding, and faster per text on 2 CPUs than 32
+_BATCH = 8  # texts embedded between two looks at the queue (each is run alone)
 _QUERY_CACHE = 256  # recent query vectors: paging through results repeats the query
 
 
@@ -91,6 +91,80 @@ VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3
 
 class ModelCheckFailed(RuntimeError):
     """A model or vocabulary file is not the one pinned (damaged or replaced)."""
+
+
+#: How the integer variant of a pinned model is made (part of its file name in the cache).
+INTEGER_RECIPE = "matmul-int8-per-channel-v1"
+
+
+def integer_model(files: ModelFiles, folder: Path | None = None) -> Path | None:
+    """The pinned model with integer matrix products, made once and kept in the cache folder
+    (`cadmcp.userdirs.cache_dir()/models` unless `folder` says otherwise).
+
+    The packaged model stores int8 weights but multiplies in float32 (onnxruntime turns the
+    weights back into floats at load). onnxruntime's dynamic quantisation, per output channel,
+    makes every MatMul an integer one whose inputs are quantised per query: a query then encodes
+    in about half the time, with the same ranking quality (docs/search.md). Returns None, and
+    the model is used as shipped, when the variant cannot be made here (no `onnx` package, no
+    writable cache) or `files` is not pinned by a checksum."""
+    if not files.sha256:
+        return None
+    if folder is None:
+        from cadmcp.userdirs import cache_dir
+
+        folder = cache_dir() / "models"
+    target = folder / f"{files.sha256[:16]}-{INTEGER_RECIPE}.onnx"
+    stamp = target.with_suffix(".sha256")
+    try:
+        if target.is_file() and stamp.is_file() and file_sha256(target) == stamp.read_text().strip():
+            return target
+        folder.mkdir(parents=True, exist_ok=True)
+        _make_integer_model(files.model, target, stamp)
+    except Exception as exc:  # a missing package or an unwritable cache must not cost the model
+        log.info("semantic search: using %s as shipped (%s)", files.name, exc)
+        return None
+    return target
+
+
+def _make_integer_model(source: Path, target: Path, stamp: Path) -> None:
+    import tempfile
+
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".making-") as tmp:
+        folded, made = Path(tmp) / "folded.onnx", Path(tmp) / "model.onnx"
+        # onnxruntime itself writes the model with its weights as floats (constants folded) ...
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        onnxruntime.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        # ... which its quantisation tool turns into int8 weights per channel and integer MatMuls
+        quiet = _DropLogs("onnxruntime")
+        logging.getLogger().addFilter(quiet)  # it advises pre-processing on the root logger
+        try:
+            quantize_dynamic(
+                folded, made, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
+            )
+        finally:
+            logging.getLogger().removeFilter(quiet)
+        digest = file_sha256(made)
+        pending = Path(tmp) / "stamp"
+        pending.write_text(digest + "\n")
+        os.replace(made, target)
+        os.replace(pending, stamp)
+
+
+class _DropLogs(logging.Filter):
+    """Drops records logged from inside one package."""
+
+    def __init__(self, package: str) -> None:
+        super().__init__()
+        self._part = f"{os.sep}{package}{os.sep}"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self._part not in record.pathname
 
 
 def semantic_text(doc: CapabilityDoc) -> str:
@@ -222,16 +296,19 @@ class Encoder(Protocol):
 class OnnxEncoder:
     """A sentence-transformers model exported to ONNX: mean pooling over tokens, L2-normalised.
 
-    `encode` (batches, for the background thread) and `encode_query` (one text, for the
-    searching thread) use tokenizers of their own; the ONNX session is shared (its `run` is
-    thread-safe)."""
+    `encode` (capability texts, for the background thread) and `encode_query` (one text, for
+    the searching thread) use tokenizers of their own; the ONNX session is shared (its `run` is
+    thread-safe). A pinned model runs as its integer variant (`integer_model`) unless `integer`
+    is False."""
 
-    def __init__(self, files: ModelFiles, max_length: int = 256) -> None:
+    def __init__(self, files: ModelFiles, max_length: int = 256, integer: bool = True) -> None:
         import numpy
         import onnxruntime
 
         if files.sha256:
             check_sha256(files.model, files.sha256)
+        model = integer_model(files) if integer else None
+        self.model = model or files.model  # the file actually run
         self._np = numpy
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
@@ -241,37 +318,34 @@ class OnnxEncoder:
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
-            str(files.model), options, providers=["CPUExecutionProvider"]
+            str(self.model), options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
         # the token embeddings (batch × tokens × dim) are mean-pooled: the first 3-D output
         outputs = self._session.get_outputs()
         self._output = next((o.name for o in outputs if len(o.shape or ()) == 3), outputs[0].name)
-        self._batch_tok = load_tokenizer(files, max_length)
-        self._batch_tok.enable_padding()  # to the longest text of each batch
-        self._query_tok = load_tokenizer(files, max_length)  # one text: never padded
+        self._text_tok = load_tokenizer(files, max_length)  # the background thread's
+        self._query_tok = load_tokenizer(files, max_length)  # the searching thread's
         self.dim = int(self.encode_query("warm up").shape[0])
 
-    def _run(self, ids: list[list[int]], masks: list[list[int]]) -> np.ndarray:
+    def _one(self, tokenizer: Any, text: str) -> np.ndarray:
         np = self._np
-        input_ids = np.asarray(ids, dtype=np.int64)
-        mask = np.asarray(masks, dtype=np.int64)
-        feed: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
+        ids = np.asarray([tokenizer.encode(text or " ").ids], dtype=np.int64)
+        feed: dict[str, Any] = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
         if "token_type_ids" in self._inputs:
-            feed["token_type_ids"] = np.zeros_like(input_ids)
-        hidden = self._session.run([self._output], feed)[0]
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+            feed["token_type_ids"] = np.zeros_like(ids)
+        pooled = self._session.run([self._output], feed)[0][0].mean(axis=0)
+        return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        encodings = self._batch_tok.encode_batch(list(texts))
-        return self._run([e.ids for e in encodings], [e.attention_mask for e in encodings])
+        """Each text alone: nothing is padded, and the integer model quantises each text's
+        activations on their own, so a vector never depends on the texts embedded with it (and
+        one at a time is also the fastest here: 49 texts/s against 26 in padded batches of 8)."""
+        vectors = [self._one(self._text_tok, t) for t in texts]
+        return self._np.stack(vectors) if vectors else self._np.empty((0, self.dim), self._np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
-        e = self._query_tok.encode(text or " ")
-        return self._run([e.ids], [e.attention_mask])[0]
+        return self._one(self._query_tok, text)
 
 
 class SemanticLayer:
