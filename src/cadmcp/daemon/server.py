@@ -217,6 +217,8 @@ class Daemon:
         for field in ("hostInstanceId", "machineId", "hostApp", "version"):
             check_text(args.get(field), field, MAX_ID_CHARS)
         check_text(args.get("filePath"), "filePath", MAX_PATH_CHARS)
+        if params.name in (SEARCH_DYNAMIC, LIST_HOST_INSTANCES, LIST_MACHINES):
+            await self.directory.caught_up()
         if params.name == SEARCH_DYNAMIC:
             return structured(searching.search(self.directory, args))
         if params.name == INVOKE_DYNAMIC:
