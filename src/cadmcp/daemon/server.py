@@ -293,6 +293,7 @@ class Daemon:
                     await self.server.run(read, write, self.server.create_initialization_options())
             finally:
                 self.launcher.shutdown()
+                self.index.close()
             tg.cancel_scope.cancel()
 
     async def serve_http(
@@ -325,6 +326,7 @@ class Daemon:
                 await httpauth.serve(app, listener)
             finally:
                 self.launcher.shutdown()
+                self.index.close()
                 if listener.unix_path is not None:
                     with contextlib.suppress(OSError):
                         listener.unix_path.unlink()
@@ -344,4 +346,5 @@ class Daemon:
                         break
             finally:
                 self.launcher.shutdown()
+                self.index.close()
             tg.cancel_scope.cancel()
