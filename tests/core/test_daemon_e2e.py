@@ -41,6 +41,22 @@ async def test_three_hosts_are_listed_searched_and_routed_by_pid(hosts: Any, dae
         assert {i["hostInstanceId"] for i in only_beta} == {items[0]["hostInstanceId"]}
 
 
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_new_clients_first_calls_see_the_hosts_already_running(
+    hosts: Any, daemon_client: Any, era: str
+) -> None:
+    """An AI client starts the daemon and searches at once: hosts running before it are there."""
+    procs = [hosts.spawn("demo", "--app", app) for app in ("Alpha", "Beta", "Gamma")]
+    for proc in procs:
+        hosts.wait_ready(proc)
+    async with daemon_client(era=era) as session:
+        items = await find(session, "echo", limit=32)
+        assert sorted(i["hostApp"] for i in items if i["target"] == "echo") == ["Alpha", "Beta", "Gamma"]
+    async with daemon_client(era=era) as session:
+        listing = await structured(session, "list_host_instances")
+        assert listing["count"] == 3, listing["endpoints"]
+
+
 PASSTHROUGH_CASES: list[tuple[str, dict[str, Any]]] = [
     ("echo", {"text": "hello ünïcode"}),
     ("measure_distance", {"x1": 0, "y1": 0, "x2": 3, "y2": 4}),

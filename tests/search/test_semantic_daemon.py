@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -46,3 +47,33 @@ def test_daemon_refuses_to_start_with_an_unusable_model(tmp_path: Path, runtime_
     )
     assert proc.returncode == 2
     assert "model.onnx" in proc.stderr and SEMANTIC_ENV in proc.stderr
+
+
+def test_a_daemon_whose_client_leaves_while_the_model_works_exits_cleanly(
+    hosts: Any, runtime_dir: Path
+) -> None:
+    """A one-shot client (the Inspector CLI, a script) closes stdin a moment after starting the
+    daemon, while the model is still loading or embedding the hosts' catalogs in the background."""
+    hosts.start("dxf", str(SAMPLE))
+    hosts.start("demo")
+    env = {**os.environ, SEMANTIC_ENV: "on", "CADMCP_RUNTIME_DIR": str(runtime_dir)}
+    hello = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        '"capabilities":{},"clientInfo":{"name":"one-shot","version":"1"}}}\n'
+    )
+    for wait in (0.8, 1.2, 1.6, 2.0):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cadmcp", "daemon"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(hello)
+        proc.stdin.flush()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(wait)
+        _, err = proc.communicate(timeout=60)  # closes stdin: the client is gone
+        assert proc.returncode == 0 and "terminate called" not in err, (wait, proc.returncode, err[-500:])

@@ -103,6 +103,7 @@ class HostDirectory:
         self._tg: anyio.abc.TaskGroup | None = None
         self._wake = anyio.Event()
         self._scanned = False
+        self._caught_up = False
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -135,6 +136,15 @@ class HostDirectory:
                 await anyio.sleep(0.02)
             return True
         return False
+
+    async def caught_up(self) -> None:
+        """Once, for the first listing after start: wait (at most `connect_timeout`) until the
+        hosts that were already running are connected, so a client that searches as soon as it
+        has started the daemon does not find an empty catalog. Later calls never wait."""
+        if self._caught_up:
+            return
+        await self.settled(self.connect_timeout)
+        self._caught_up = True
 
     async def _watch_directory(self) -> None:
         try:

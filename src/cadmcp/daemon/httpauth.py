@@ -15,13 +15,16 @@ listening socket (TCP on 127.0.0.1, or a Unix socket).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
+import logging
 import os
 import re
 import secrets
 import socket
 import stat
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,6 +40,8 @@ MCP_PATH = "/mcp"
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 CLIENT_ID = "cadmcp-token"
 """The client id every holder of the token is known by (there is one user)."""
+SHUTDOWN_GRACE_S = 1.0
+"""How long Ctrl-C waits for in-flight HTTP requests before closing them."""
 HINT = (
     "This cadmcp daemon needs the header Authorization: Bearer <token>. "
     "The user running it prints the token with: cadmcp daemon --print-token"
@@ -303,6 +308,12 @@ async def connect(
         yield streams
 
 
+def _quiet_cancelled_requests(record: logging.LogRecord) -> bool:
+    """While stopping, requests closed after the grace period are expected, not errors."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not (isinstance(exc, asyncio.CancelledError) or record.getMessage().startswith("Cancel "))
+
+
 async def serve(app: Any, listener: Listener) -> None:
     """Run uvicorn on the bound socket until SIGINT/SIGTERM, then return (no signal re-raised).
 
@@ -313,8 +324,15 @@ async def serve(app: Any, listener: Listener) -> None:
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
+            if not self.should_exit:
+                print("cadmcp daemon: stopping (hosts keep running)", file=sys.stderr, flush=True)
+                logging.getLogger("uvicorn.error").addFilter(_quiet_cancelled_requests)
             super().handle_exit(sig, frame)
             self._captured_signals.clear()
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    # In-flight calls (a long host script, an open event stream) must not hold the exit:
+    # after the grace period uvicorn closes them, and the hosts keep their documents.
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE_S
+    )
     await Server(config).serve(sockets=[listener.sock])

@@ -217,6 +217,8 @@ class Daemon:
         for field in ("hostInstanceId", "machineId", "hostApp", "version"):
             check_text(args.get(field), field, MAX_ID_CHARS)
         check_text(args.get("filePath"), "filePath", MAX_PATH_CHARS)
+        if params.name in (SEARCH_DYNAMIC, LIST_HOST_INSTANCES, LIST_MACHINES):
+            await self.directory.caught_up()
         if params.name == SEARCH_DYNAMIC:
             return structured(searching.search(self.directory, args))
         if params.name == INVOKE_DYNAMIC:
@@ -291,6 +293,7 @@ class Daemon:
                     await self.server.run(read, write, self.server.create_initialization_options())
             finally:
                 self.launcher.shutdown()
+                self.index.close()
             tg.cancel_scope.cancel()
 
     async def serve_http(
@@ -323,6 +326,7 @@ class Daemon:
                 await httpauth.serve(app, listener)
             finally:
                 self.launcher.shutdown()
+                self.index.close()
                 if listener.unix_path is not None:
                     with contextlib.suppress(OSError):
                         listener.unix_path.unlink()
@@ -342,4 +346,5 @@ class Daemon:
                         break
             finally:
                 self.launcher.shutdown()
+                self.index.close()
             tg.cancel_scope.cancel()

@@ -114,3 +114,64 @@ async def test_unreadable_file(client: Client, tmp_path: Path) -> None:
 def test_create_server_with_bad_path_raises_clear_error(tmp_path: Path) -> None:
     with pytest.raises(DxfHostError, match="not found"):
         create_server([str(tmp_path / "missing.dxf")])
+
+
+def _polylines_sharing_handles_with_their_first_vertex(path: Path, count: int) -> None:
+    """An R12 drawing as some exporters write it: each POLYLINE has the handle of its first VERTEX."""
+    doc = ezdxf.new("R12")
+    for i in range(count):
+        doc.modelspace().add_polyline2d([(i, 0), (i + 1, 1), (i + 2, 0)], dxfattribs={"layer": f"L{i % 2}"})
+    doc.saveas(path)
+    lines = path.read_text().splitlines()
+    pairs = list(zip(lines[::2], lines[1::2], strict=True))
+    polyline_handle_at = None
+    for at, (code, value) in enumerate(pairs):
+        if code.strip() == "0":
+            kind = value.strip()
+        elif code.strip() == "5" and kind == "POLYLINE":
+            polyline_handle_at = at
+        elif code.strip() == "5" and kind == "VERTEX" and polyline_handle_at is not None:
+            pairs[polyline_handle_at] = (pairs[polyline_handle_at][0], value)
+            polyline_handle_at = None
+    path.write_text("\n".join(f"{code}\n{value}" for code, value in pairs) + "\n")
+
+
+async def test_entities_whose_handle_another_entity_took_are_renumbered_not_dropped(
+    client: Client, tmp_path: Path
+) -> None:
+    path = tmp_path / "exported.dxf"
+    _polylines_sharing_handles_with_their_first_vertex(path, 3)
+    assert len(ezdxf.readfile(path).modelspace()) == 3  # a plain read keeps them; the audit used to drop them
+    opened = await client.call_tool("open_document", {"filePath": str(path)})
+    assert not opened.is_error and "3 modelspace entities" in text_of(opened), text_of(opened)
+    counted = await client.call_tool(
+        "execute_python_code", {"code": "sorted((e.dxf.layer, len(e)) for e in msp.query('POLYLINE'))"}
+    )
+    assert "[('L0', 3), ('L0', 3), ('L1', 3)]" in text_of(counted)
+    warnings = await client.read_resource("dxf://model/warnings")
+    assert "Renumbered POLYLINE" in warnings.contents[0].text
+    saved = await client.call_tool("save_document", {})
+    assert not saved.is_error
+    reread = ezdxf.readfile(path)
+    assert [len(p) for p in reread.modelspace().query("POLYLINE")] == [3, 3, 3]
+    assert len(reread.audit().fixes) == 0
+
+
+async def test_a_binary_dxf_opens_like_an_ascii_one(client: Client, tmp_path: Path) -> None:
+    path = tmp_path / "binary.dxf"
+    doc = ezdxf.new("R2018")
+    doc.modelspace().add_circle((0, 0), 5, dxfattribs={"layer": "Holes"})
+    doc.modelspace().add_line((0, 0), (10, 0))
+    doc.saveas(path, fmt="bin")
+    assert path.read_bytes().startswith(b"AutoCAD Binary DXF")
+    opened = await client.call_tool("open_document", {"filePath": str(path)})
+    assert not opened.is_error and "2 modelspace entities" in text_of(opened), text_of(opened)
+    counted = await client.call_tool(
+        "execute_python_code", {"code": "[e.dxf.layer for e in msp.query('CIRCLE')]"}
+    )
+    assert "['Holes']" in text_of(counted)
+    damaged = tmp_path / "damaged.dxf"
+    damaged.write_bytes(path.read_bytes()[:300])
+    refused = await client.call_tool("open_document", {"filePath": str(damaged)})
+    assert refused.is_error and "not a readable DXF file" in text_of(refused), text_of(refused)
+    assert "Traceback" not in text_of(refused)

@@ -806,6 +806,11 @@ class SearchIndex:
                 reasons[key] = why
         return out
 
+    def close(self) -> None:
+        """Stop the semantic layer's background work (before the process exits)."""
+        if self.semantic is not None:
+            self.semantic.close()
+
     def _semantic_sims(self, query: str) -> Any:
         """Cosine of the query with every doc number, or None when semantic ranking is off or
         not ready (a capability still waits for its vector, or the model is loading)."""

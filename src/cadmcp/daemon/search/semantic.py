@@ -423,15 +423,21 @@ class SemanticLayer:
                 lambda: self.error is not None or (not self._pending and not self._busy), timeout
             )
 
-    def close(self) -> None:
-        """Stop the background thread after its current batch."""
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the background thread after the texts it is encoding and wait for it (at most
+        `timeout` s): a process that exits while onnxruntime runs in a thread aborts."""
         with self._cond:
             self._closed = True
             self._pending.clear()
             self._cond.notify_all()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def _work(self) -> None:
         try:
+            if self._closed:
+                return
             self._encoder = self._factory()
             log.info("semantic search: %s loaded", self.name)
         except Exception as exc:
@@ -448,6 +454,8 @@ class SemanticLayer:
             batch.sort(key=len)  # similar lengths in a batch: less padding
             try:
                 for i in range(0, len(batch), _BATCH):
+                    if self._closed:
+                        return
                     part = batch[i : i + _BATCH]
                     vectors = encoder.encode(part)
                     for t, v in zip(part, vectors, strict=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,7 +98,15 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
     from ezdxf import recover
 
     try:
-        doc, auditor = recover.readfile(path)
+        if _is_binary_dxf(path):  # ezdxf's recover reads ASCII DXF only
+            doc, auditor = _read_renumbering_handle_conflicts(path)
+        else:
+            doc, auditor = recover.readfile(path)
+            if _dropped_for_handle_conflicts(auditor):
+                with contextlib.suppress(Exception):  # unreadable this way: keep the recovered drawing
+                    renumbered = _read_renumbering_handle_conflicts(path)
+                    if not renumbered[1].has_errors:
+                        doc, auditor = renumbered
     except ezdxf.DXFStructureError as exc:
         raise DxfHostError(
             f"{echo(path.name)} is not a readable DXF file ({echo(str(exc), 120)}). Check that it is a "
@@ -106,6 +115,12 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
         ) from None
     except (OSError, UnicodeError, ValueError) as exc:
         raise DxfHostError(f"Cannot read {echo(path.name)}: {echo(str(exc), 120)}.", "invalid") from None
+    except Exception as exc:  # a damaged binary DXF: struct.error and the like
+        raise DxfHostError(
+            f"{echo(path.name)} is not a readable DXF file (the reader stopped with {type(exc).__name__}). "
+            "Check that it is a complete DXF export.",
+            "invalid",
+        ) from None
     if auditor.has_errors:
         details = "; ".join(echo(str(error.message), 100) for error in auditor.errors[:5])
         raise DxfHostError(
@@ -114,6 +129,55 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
             "invalid",
         )
     return doc, auditor, path
+
+
+def _dropped_for_handle_conflicts(auditor: Auditor) -> bool:
+    """Whether the audit removed entities because another entity had their handle."""
+    from ezdxf.audit import AuditError
+
+    return any(
+        fix.code == AuditError.REMOVED_INVALID_DXF_OBJECT and "conflicting handle" in fix.message
+        for fix in auditor.fixes
+    )
+
+
+def _read_renumbering_handle_conflicts(path: Path) -> tuple[Drawing, Auditor]:
+    """Read and audit the drawing, first giving a new handle to every entity whose handle another took.
+
+    Some exporters give a POLYLINE the handle of its first VERTEX; ezdxf's audit then removes
+    the POLYLINE (and saving would write the drawing without it), where CAD applications
+    renumber it. Reads binary DXF too. Raises what ezdxf raises for an unreadable file.
+    """
+    import ezdxf
+    from ezdxf.audit import AuditError
+
+    doc = ezdxf.readfile(path)
+    db = doc.entitydb
+    renumbered: list[tuple[str, str, str]] = []
+    for layout in (*doc.layouts, *doc.blocks):
+        for entity in list(layout):
+            old = entity.dxf.handle
+            if old is not None and db.get(old) is entity:
+                continue
+            new = db.next_handle()
+            entity.dxf.handle = new
+            db[new] = entity
+            for sub in (*getattr(entity, "vertices", ()), *getattr(entity, "attribs", ())):
+                if sub.dxf.get("owner") == old:
+                    sub.dxf.owner = new
+            renumbered.append((entity.dxftype(), str(old), new))
+    auditor = doc.audit()
+    for kind, old, new in renumbered:
+        auditor.fixed_error(
+            AuditError.INVALID_ENTITY_HANDLE,
+            f"Renumbered {kind}(#{old}) to #{new}: another object had its handle.",
+        )
+    return doc, auditor
+
+
+def _is_binary_dxf(path: Path) -> bool:
+    with path.open("rb") as stream:
+        return stream.read(len(_BINARY_DXF_MAGIC)) == _BINARY_DXF_MAGIC
 
 
 def _looks_like_dxf(head: bytes) -> bool:
