@@ -275,3 +275,14 @@ async def wait_machine(session: Any, machine_id: str, hosts: int, timeout: float
         return found if mirrored["count"] == hosts else None
 
     return await wait_until(check, timeout)
+
+
+def serving_pair(
+    nats_server: Callable[..., NatsServer], machines: Callable[..., Machine]
+) -> tuple[NatsServer, Machine, Machine, subprocess.Popen[bytes]]:
+    """A started server, workstation alpha (for the client) and bravo serving a demo host on it."""
+    server = nats_server()
+    alpha = machines("alpha-ws", "alpha")
+    bravo = machines("bravo-render", "bravo")
+    bravo.host("demo")
+    return server, alpha, bravo, bravo.serve(CADMCP_GATEWAY=server.url)

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from tests.core.helpers import call, find_target, structured
-from tests.gateway.conftest import SAMPLES, machine_listing, wait_machine, wait_until
+from tests.gateway.conftest import SAMPLES, machine_listing, serving_pair, wait_machine, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -17,11 +17,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 async def test_daemons_reconnect_and_register_again_after_the_gateway_restarts(
     nats_server: Any, machines: Any
 ) -> None:
-    server = nats_server()
-    alpha = machines("alpha-ws", "alpha")
-    bravo = machines("bravo-render", "bravo")
-    bravo.host("demo")
-    bravo.serve(CADMCP_GATEWAY=server.url)
+    server, alpha, _bravo, _ = serving_pair(nats_server, machines)
     async with alpha.client(CADMCP_GATEWAY=server.url) as session:
         await wait_machine(session, "bravo-render", 1)
         server.stop()
@@ -59,11 +55,7 @@ async def test_daemons_reconnect_and_register_again_after_the_gateway_restarts(
 async def test_two_daemons_on_one_machine_register_it_once_and_hand_over(
     nats_server: Any, machines: Any
 ) -> None:
-    server = nats_server()
-    alpha = machines("alpha-ws", "alpha")
-    bravo = machines("bravo-render", "bravo")
-    bravo.host("demo")
-    serving = bravo.serve(CADMCP_GATEWAY=server.url)
+    server, alpha, bravo, serving = serving_pair(nats_server, machines)
     async with (
         alpha.client(CADMCP_GATEWAY=server.url) as session,
         bravo.client(CADMCP_GATEWAY=server.url) as second,  # an AI client's daemon on the same machine
@@ -104,11 +96,7 @@ async def test_two_daemons_on_one_machine_register_it_once_and_hand_over(
 async def test_remote_calls_time_out_and_are_cancelled_saying_whether_they_started(
     nats_server: Any, machines: Any
 ) -> None:
-    server = nats_server()
-    alpha = machines("alpha-ws", "alpha")
-    bravo = machines("bravo-render", "bravo")
-    bravo.host("demo")
-    serving = bravo.serve(CADMCP_GATEWAY=server.url)
+    server, alpha, bravo, serving = serving_pair(nats_server, machines)
     async with alpha.client(CADMCP_GATEWAY=server.url, CADMCP_GATEWAY_CALL_TIMEOUT="2") as session:
         await wait_machine(session, "bravo-render", 1)
         slow = await find_target(session, "slow")

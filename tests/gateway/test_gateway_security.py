@@ -9,7 +9,7 @@ import nats
 import pytest
 
 from tests.core.helpers import call, find_target, structured, wait_for_hosts
-from tests.gateway.conftest import PASSWORDS, SAMPLES, machine_listing, wait_machine, wait_until
+from tests.gateway.conftest import PASSWORDS, SAMPLES, machine_listing, serving_pair, wait_machine, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -17,11 +17,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 async def test_another_users_machines_are_out_of_reach_and_the_server_refuses_their_subjects(
     nats_server: Any, machines: Any
 ) -> None:
-    server = nats_server()
-    alpha = machines("alpha-ws", "alpha")
-    bravo = machines("bravo-render", "bravo")
-    bravo.host("demo")
-    bravo.serve(CADMCP_GATEWAY=server.url)
+    server, alpha, bravo, _ = serving_pair(nats_server, machines)
     carol = machines("carol-ws", "carol", user="bob")
     carol.host("demo", "--app", "Bobs")
     carol.serve(CADMCP_GATEWAY=server.url)

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from tests.core.helpers import call, find_target, structured
-from tests.gateway.conftest import machine_listing, wait_machine, wait_until
+from tests.gateway.conftest import machine_listing, serving_pair, wait_machine, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -58,11 +58,7 @@ async def test_a_remote_host_killed_or_changed_makes_its_ids_stale(nats_server: 
 async def test_a_machine_that_disappears_goes_stale_offline_then_gone(
     nats_server: Any, machines: Any
 ) -> None:
-    server = nats_server()
-    alpha = machines("alpha-ws", "alpha")
-    bravo = machines("bravo-render", "bravo")
-    bravo.host("demo")
-    serving = bravo.serve(CADMCP_GATEWAY=server.url)
+    server, alpha, _bravo, serving = serving_pair(nats_server, machines)
     async with alpha.client(CADMCP_GATEWAY=server.url) as session:
         await wait_machine(session, "bravo-render", 1)
         echo = await find_target(session, "echo")

@@ -136,18 +136,25 @@ class History:
             else:
                 self._back.append(step)
             done.append(step.name)
-        if done:
-            verb = "Undid" if back else "Redid"
-            message = f"{verb} {len(done)} step{'s' if len(done) != 1 else ''}: " + "; ".join(done)
-        elif back:
-            message = "Nothing to undo: the history has no earlier steps."
-        else:
-            message = "Nothing to redo: there are no undone steps to re-apply."
-        return NavigationResult(
-            direction="back" if back else "forward",
-            navigated=len(done),
-            operations=done,
-            back_remaining=self.back_remaining,
-            forward_available=self.forward_available,
-            message=message,
-        )
+        return navigation_result(back, done, self.back_remaining, self.forward_available)
+
+
+def navigation_result(
+    back: bool, done: list[str], back_remaining: int, forward_available: int
+) -> NavigationResult:
+    """What `navigate_history` answers after undoing (`back`) or redoing the steps in `done`."""
+    if done:
+        verb = "Undid" if back else "Redid"
+        message = f"{verb} {len(done)} step{'s' if len(done) != 1 else ''}: " + "; ".join(done)
+    elif back:
+        message = "Nothing to undo: the history has no earlier steps."
+    else:
+        message = "Nothing to redo: there are no undone steps to re-apply."
+    return NavigationResult(
+        direction="back" if back else "forward",
+        navigated=len(done),
+        operations=done,
+        back_remaining=back_remaining,
+        forward_available=forward_available,
+        message=message,
+    )

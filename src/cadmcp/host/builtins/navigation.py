@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cadmcp.host.builtins.adapter import HostError, UndoStack
-from cadmcp.host.history import History, HistoryError, NavigationResult
+from cadmcp.host.history import History, HistoryError, NavigationResult, navigation_result
 from cadmcp.wire.echo import echo
 
 __all__ = ["MAX_STEPS", "HistoryStack", "navigate"]
@@ -38,21 +38,7 @@ def navigate(stack: UndoStack, direction: str, steps: int) -> NavigationResult:
             moved = f" after {'undoing' if back else 'redoing'} {done}" if done else ""
             raise HostError(f"Could not {'undo' if back else 'redo'} step {name!r}{moved}: {exc}") from exc
         done.append(name)
-    if done:
-        verb = "Undid" if back else "Redid"
-        message = f"{verb} {len(done)} step{'s' if len(done) != 1 else ''}: " + "; ".join(done)
-    elif back:
-        message = "Nothing to undo: the history has no earlier steps."
-    else:
-        message = "Nothing to redo: there are no undone steps to re-apply."
-    return NavigationResult(
-        direction="back" if back else "forward",
-        navigated=len(done),
-        operations=done,
-        back_remaining=len(stack.undo_names()),
-        forward_available=len(stack.redo_names()),
-        message=message,
-    )
+    return navigation_result(back, done, len(stack.undo_names()), len(stack.redo_names()))
 
 
 class HistoryStack:

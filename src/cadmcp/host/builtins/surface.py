@@ -33,8 +33,11 @@ from cadmcp.host.history import NavigationResult
 from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.meta import DOMAIN as DOMAIN_META
+from cadmcp.wire.meta import FALLBACK as FALLBACK_META
 
 __all__ = [
+    "DOMAIN_META",
     "FALLBACK_META",
     "MAX_IMAGE_SIDE",
     "MIN_IMAGE_SIDE",
@@ -48,9 +51,6 @@ log = logging.getLogger("cadmcp.host.builtins")
 MIN_IMAGE_SIDE = 64
 MAX_IMAGE_SIDE = 4096
 DEFAULT_WIDTH = 1280
-FALLBACK_META = "io.cadmcp/fallback"
-"""Tool `_meta` key: this tool performs any change / answers any question no dedicated tool does."""
-DOMAIN_META = "io.cadmcp/domain"
 PREVIEW_ROWS = 30
 T = TypeVar("T")
 
@@ -93,6 +93,16 @@ def fit_height(width: int, aspect: float, low: float = 0.0, high: float = float(
     """A height for ``width`` following ``aspect`` (height / width), kept within the image limits."""
     height = round(width * min(max(aspect, low), high))
     return int(min(max(height, MIN_IMAGE_SIDE), MAX_IMAGE_SIDE))
+
+
+def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> types.ToolAnnotations:
+    """A built-in tool's annotations (none of them reaches outside the application)."""
+    return types.ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
 
 
 def _documents_summary(documents: list[DocumentInfo]) -> str | None:
@@ -249,9 +259,7 @@ class BuiltinSurface:
                 f"with uv first. Read {p.scheme}://python-cheatsheet for recipes and "
                 f"{p.scheme}://model/context for the current state."
             ),
-            annotations=types.ToolAnnotations(
-                read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-            ),
+            annotations=_hints(read_only=False, destructive=True, idempotent=False),
             meta={FALLBACK_META: ["change", "query"]},
         )
 
@@ -289,9 +297,7 @@ class BuiltinSurface:
                 f"read again: it just becomes the active {noun} again and its unsaved changes stay (the "
                 f"message starts with 'Already open'). {p.open_note}"
             ).strip(),
-            annotations=types.ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=_hints(read_only=False, destructive=False, idempotent=True),
         )
 
         def list_documents() -> DocumentList:
@@ -309,9 +315,7 @@ class BuiltinSurface:
                 f"List the open {noun}s: title, path (null for a new one never saved), which one is active "
                 "(code, screenshots and resources work on it) and which have unsaved changes."
             ),
-            annotations=types.ToolAnnotations(
-                read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=_hints(read_only=True, destructive=False, idempotent=True),
         )
 
         def activate_document(
@@ -342,9 +346,7 @@ class BuiltinSurface:
                 f"Make another open {noun} the active one, by its title or path (see list_documents). "
                 "execute_python_code, view_screenshot, navigate_history and the resources then work on it."
             ),
-            annotations=types.ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=_hints(read_only=False, destructive=False, idempotent=True),
         )
 
         def save_document(
@@ -393,9 +395,7 @@ class BuiltinSurface:
                 "and later saves go there, while the file it came from keeps its last saved state. A new "
                 f"{noun} needs filePath the first time. The undo history is kept."
             ),
-            annotations=types.ToolAnnotations(
-                read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=_hints(read_only=False, destructive=True, idempotent=True),
         )
 
         def navigate_history(
@@ -421,9 +421,7 @@ class BuiltinSurface:
                 "as many steps as exist (an empty history is not an error) and returns the names of the "
                 "steps moved and how many remain each way."
             ),
-            annotations=types.ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-            ),
+            annotations=_hints(read_only=False, destructive=False, idempotent=False),
         )
 
         server.add_tool(
@@ -436,9 +434,7 @@ class BuiltinSurface:
                 f"image follows the view's proportions. When part of the {noun} cannot be drawn, a text note "
                 "beside the image says what is missing."
             ),
-            annotations=types.ToolAnnotations(
-                read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=_hints(read_only=True, destructive=False, idempotent=True),
         )
 
     def _screenshot_tool(self) -> Callable[..., types.CallToolResult]:
