@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -282,19 +282,8 @@ class Daemon:
     async def serve_stdio(self) -> None:
         from cadmcp.wire.stdio import stdio_streams
 
-        _quiet_cancellation_races()
-        async with anyio.create_task_group() as tg:
-            await tg.start(self.directory.run)
-            if self.gateway is not None:
-                await tg.start(self.gateway.run)
-            await tg.start(self.tasks.run)
-            try:
-                async with stdio_streams(MAX_REQUEST_BYTES) as (read, write):
-                    await self.server.run(read, write, self.server.create_initialization_options())
-            finally:
-                self.launcher.shutdown()
-                self.index.close()
-            tg.cancel_scope.cancel()
+        async with self._running(), stdio_streams(MAX_REQUEST_BYTES) as (read, write):
+            await self.server.run(read, write, self.server.create_initialization_options())
 
     async def serve_http(
         self,
@@ -316,6 +305,27 @@ class Daemon:
         app = httpauth.guarded_app(self.server, listener.url, token, transport_security=security)
         if on_listening is not None:
             on_listening(listener)
+        async with self._running():
+            try:
+                await httpauth.serve(app, listener)
+            finally:
+                if listener.unix_path is not None:
+                    with contextlib.suppress(OSError):
+                        listener.unix_path.unlink()
+
+    async def serve_forever(self) -> None:
+        """No MCP transport: keep the hosts and the gateway registration up until SIGTERM or SIGINT."""
+        import signal
+
+        async with self._running():
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for _ in signals:
+                    break
+
+    @contextlib.asynccontextmanager
+    async def _running(self) -> AsyncIterator[None]:
+        """Discovery, the gateway and the task store run while the body serves; on the way out
+        the hosts this daemon launched are stopped and the embedding thread is joined."""
         _quiet_cancellation_races()
         async with anyio.create_task_group() as tg:
             await tg.start(self.directory.run)
@@ -323,27 +333,7 @@ class Daemon:
                 await tg.start(self.gateway.run)
             await tg.start(self.tasks.run)
             try:
-                await httpauth.serve(app, listener)
-            finally:
-                self.launcher.shutdown()
-                self.index.close()
-                if listener.unix_path is not None:
-                    with contextlib.suppress(OSError):
-                        listener.unix_path.unlink()
-            tg.cancel_scope.cancel()
-
-    async def serve_forever(self) -> None:
-        """No MCP transport: keep the hosts and the gateway registration up until SIGTERM or SIGINT."""
-        import signal
-
-        async with anyio.create_task_group() as tg:
-            await tg.start(self.directory.run)
-            if self.gateway is not None:
-                await tg.start(self.gateway.run)
-            try:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for _ in signals:
-                        break
+                yield
             finally:
                 self.launcher.shutdown()
                 self.index.close()
