@@ -215,23 +215,33 @@ async def big_argument(rounds: int) -> None:
 
             count = iter(range(300))
             alone = await echoes(lambda: next(count, None) is None)
-            noisy = subprocess.Popen(
-                [sys.executable, "-c", NOISY_CLIENT, url, token, str(rounds)],
-                env=place.env,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            together = await echoes(lambda: noisy.poll() is not None)
-            refusals = [float(line) for line in (noisy.stdout.read() if noisy.stdout else "").split()]
+            seen: dict[str, tuple[list[float], list[float]]] = {}
+            # Once as is, once at the lowest CPU priority: on two cores the sender's own work (JSON of
+            # 10 MB per call) competes with everything; at nice 19 what is left is the daemon's share.
+            for label, prefix in (("as is", []), ("sender at nice 19", ["nice", "-n", "19"])):
+                noisy = subprocess.Popen(
+                    [*prefix, sys.executable, "-c", NOISY_CLIENT, url, token, str(rounds)],
+                    env=place.env,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+                together = await echoes(lambda proc=noisy: proc.poll() is not None)
+                refusals = [float(line) for line in (noisy.stdout.read() if noisy.stdout else "").split()]
+                seen[label] = (together, refusals)
         inside = await refusal_inside_the_daemon()
         print(
             f"10 MB query refused: inside the daemon (read, skip unparsed, answer) p50 "
             f"{statistics.median(inside):.1f} ms (target < 50 ms: "
-            f"{'met' if statistics.median(inside) < 50 else 'missed'}); another process sending them over "
-            f"HTTP waits p50 {statistics.median(refusals):.0f} ms (its own 10 MB included); meanwhile "
-            f"another client's echo p95 {pct(together, 0.95):.1f} ms vs {pct(alone, 0.95):.1f} ms alone "
-            f"({pct(together, 0.95) / pct(alone, 0.95):.2f}x, {len(together)} calls)"
+            f"{'met' if statistics.median(inside) < 50 else 'missed'}); another client's echo p95 alone "
+            f"{pct(alone, 0.95):.1f} ms"
         )
+        for label, (together, refusals) in seen.items():
+            print(
+                f"  while another process sends 10 MB queries over HTTP ({label}): it waits p50 "
+                f"{statistics.median(refusals):.0f} ms per refusal (its own 10 MB included); the other "
+                f"client's echo p95 {pct(together, 0.95):.1f} ms "
+                f"({pct(together, 0.95) / pct(alone, 0.95):.2f}x alone, {len(together)} calls)"
+            )
     finally:
         place.close()
 
