@@ -36,6 +36,9 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.hosts.freecad.freecad_helpers import xvfb  # noqa: E402
+
 SAMPLE = ROOT / "samples" / "bracket.FCStd"
 USER_CFG = (
     '<?xml version="1.0" encoding="UTF-8" standalone="no" ?>\n<FCParameters><FCParamGroup Name="Root">'
@@ -70,25 +73,6 @@ def freecad_home() -> Iterator[dict[str, str]]:
         yield env
     finally:
         shutil.rmtree(home, ignore_errors=True)
-
-
-@contextmanager
-def xvfb() -> Iterator[str]:
-    read, write = os.pipe()
-    proc = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
-        pass_fds=(write,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write)
-    with os.fdopen(read) as stream:
-        number = stream.readline().strip()
-    try:
-        yield f":{number}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 async def timed(call: Callable[[], Awaitable[Any]], n: int) -> list[float]:

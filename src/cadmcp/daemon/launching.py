@@ -121,6 +121,16 @@ def config_path() -> Path | None:
     return next((p for p in (folder / "hosts.toml", folder / "hosts.json") if p.is_file()), None)
 
 
+def parse_config_file(path: Path) -> Any:
+    """The configuration file's content: TOML for `.toml`, else JSON (OSError, ValueError)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".toml":
+        import tomllib
+
+        return tomllib.loads(text)
+    return json.loads(text)
+
+
 def _config_error(path: Path, problem: str) -> DaemonError:
     return DaemonError(
         "config_error",
@@ -146,13 +156,7 @@ def configured_hosts(path: Path | None = None) -> list[HostSpec]:
     if path is None or (not path.exists() and CONFIG_ENV not in os.environ):
         return []
     try:
-        text = path.read_text(encoding="utf-8")
-        if path.suffix.lower() == ".toml":
-            import tomllib
-
-            data = tomllib.loads(text)
-        else:
-            data = json.loads(text)
+        data = parse_config_file(path)
     except FileNotFoundError:
         raise _config_error(path, "the file does not exist") from None
     except (OSError, ValueError) as exc:

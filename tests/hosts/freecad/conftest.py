@@ -6,9 +6,7 @@ preferences start FreeCAD's window in the Part workbench instead of the web star
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -16,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from freecad_helpers import SAMPLE
+from freecad_helpers import SAMPLE, xvfb
 from tests.conftest import require_component
 
 USER_CFG = """<?xml version="1.0" encoding="UTF-8" standalone="no" ?>
@@ -53,22 +51,8 @@ def freecad() -> None:
 def display(freecad: None) -> Iterator[str]:
     """A private X display (Xvfb) for FreeCAD's window, stopped after the session."""
     require_component("xvfb", xvfb_missing())
-    read, write = os.pipe()
-    proc = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
-        pass_fds=(write,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    os.close(write)
-    with os.fdopen(read) as stream:
-        number = stream.readline().strip()
-    if not number:
-        proc.kill()
-        pytest.fail("Xvfb did not start")
-    yield f":{number}"
-    proc.terminate()
-    proc.wait(timeout=10)
+    with xvfb() as name:
+        yield name
 
 
 @pytest.fixture

@@ -5,6 +5,10 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +141,25 @@ class FreeCAD:
         result = await self.invoke(target, arguments or None)
         assert not result.is_error, result
         return json.loads(result.content[0].resource.text)
+
+
+@contextmanager
+def xvfb() -> Iterator[str]:
+    """A private X display (Xvfb picks a free number and says it); stopped on the way out."""
+    read, write = os.pipe()
+    proc = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+        pass_fds=(write,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write)
+    with os.fdopen(read) as stream:
+        number = stream.readline().strip()
+    try:
+        if not number:
+            raise RuntimeError("Xvfb did not start")
+        yield f":{number}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -9,7 +9,6 @@ about the gateway can be scrubbed of them (`Settings.redact`).
 from __future__ import annotations
 
 import getpass
-import json
 import os
 import re
 import socket
@@ -162,14 +161,10 @@ def config_section(path: Path | None) -> dict[str, Any]:
     """The `gateway` section of a configuration file ({} when there is none)."""
     if path is None or not path.is_file():
         return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-        if path.suffix.lower() == ".toml":
-            import tomllib
+    from cadmcp.daemon.launching import parse_config_file
 
-            data = tomllib.loads(text)
-        else:
-            data = json.loads(text)
+    try:
+        data = parse_config_file(path)
     except (OSError, ValueError):
         return {}  # launch_host reports a file it cannot read; the daemon still starts
     section = data.get("gateway") if isinstance(data, dict) else None
