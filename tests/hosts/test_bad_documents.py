@@ -127,3 +127,30 @@ async def test_bad_paths_get_short_typed_errors(kind: str, file_path: str, expec
     assert blank.is_error and "filePath is empty" in text_of(blank)
     assert result.is_error and expected in text_of(result)
     assert len(text_of(result)) < MAX_MESSAGE
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTS))
+async def test_a_start_up_file_that_fails_is_said_on_every_use_until_a_document_is_open(
+    kind: str, tmp_path: Path, served: Any
+) -> None:
+    """Through a real runtime, whose state publishing reads the documents after the warm-up."""
+    create, suffix, head = HOSTS[kind]
+    broken = tmp_path / f"broken{suffix}"
+    broken.write_bytes(head + b"this is no drawing or model at all\n" * 20)
+    good = tmp_path / f"good{suffix}"
+    async with served(create([str(broken)]), kind.upper()) as session:
+        for _ in range(2):  # the state publisher must not have used the error up
+            ran = await session.call_tool("execute_python_code", {"code": "1"})
+            assert ran.is_error and "broken" in text_of(ran) and "open_document" in text_of(ran), text_of(ran)
+        if kind == "dxf":
+            import ezdxf
+
+            ezdxf.new().saveas(good)
+        else:
+            from cadmcp.hosts.ifc.modelgen import new_project
+
+            new_project("Good").file.write(str(good))
+        opened = await session.call_tool("open_document", {"filePath": str(good)})
+        assert not opened.is_error, text_of(opened)
+        ran = await session.call_tool("execute_python_code", {"code": "1"})
+        assert not ran.is_error, text_of(ran)

@@ -243,11 +243,11 @@ class DocumentSet:
     @property
     def active(self) -> DxfDocument:
         self._settle()
-        if self._deferred_error is not None:
-            message, self._deferred_error = self._deferred_error, None
-            if self._active is None:
-                raise DxfHostError(f"{message} No document is open: call open_document with a .dxf file.")
         if self._active is None:
+            if self._deferred_error is not None:  # said on every use until a drawing is open
+                raise DxfHostError(
+                    f"{self._deferred_error} No document is open: call open_document with a .dxf file."
+                )
             raise DxfHostError("No document is open. Call open_document with the path of a .dxf file.")
         return self._active
 
@@ -357,6 +357,7 @@ class DocumentSet:
     def _add(self, entry: DxfDocument) -> None:
         self._documents.append(entry)
         self._active = entry
+        self._deferred_error = None
 
     def _unique_title(self, name: str, exclude: DxfDocument | None = None) -> str:
         titles = {entry.title for entry in self._documents if entry is not exclude}

@@ -332,6 +332,17 @@ class FreeCADAdapter:
         if first is not None:
             self._activate(first)
 
+    def _check_start_up(self, docs: list[Any]) -> None:
+        """A file given at start-up that could not be opened is said on every use until a document
+        is open (no blank document takes its place)."""
+        if not self._problems:
+            return
+        if docs:
+            self._problems = []
+            return
+        problems = " ".join(self._problems)
+        raise FreeCADError(f"{problems} No document is open: call open_document.", "unavailable")
+
     def _documents(self) -> list[Any]:
         """The open documents in the order they were opened (FreeCAD lists them by name)."""
         self._settle()
@@ -360,11 +371,7 @@ class FreeCADAdapter:
     def documents(self) -> list[DocumentInfo]:
         docs = self._documents()
         active = App.ActiveDocument
-        if self._problems and not docs:
-            problems, self._problems = self._problems, []
-            raise FreeCADError(
-                " ".join(problems) + " No document is open: call open_document.", "unavailable"
-            )
+        self._check_start_up(docs)
         return [
             DocumentInfo(
                 title=self.title(d),
@@ -378,12 +385,7 @@ class FreeCADAdapter:
     def active_document(self) -> Any:
         """The active App.Document; a new empty one ("Unnamed") when none is open."""
         docs = self._documents()
-        if self._problems:
-            problems, self._problems = self._problems, []
-            if not docs:
-                raise FreeCADError(
-                    " ".join(problems) + " No document is open: call open_document.", "unavailable"
-                )
+        self._check_start_up(docs)
         doc = App.ActiveDocument
         if doc is None and docs:
             doc = docs[-1]

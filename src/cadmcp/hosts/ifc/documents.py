@@ -245,10 +245,10 @@ class Workspace:
 
     def _settle(self) -> None:
         if self._pending:
-            self._load_pending()
-        if self._deferred_error is not None:
-            error, self._deferred_error = self._deferred_error, None
-            raise error
+            self.preload()
+        if self._deferred_error is not None and not self._documents:  # said until a model is open
+            hint = "No model is open: call open_document with an .ifc file."
+            raise DocumentError(f"{self._deferred_error} {hint}")
 
     def _load_pending(self) -> None:
         pending, self._pending = self._pending, []
@@ -295,6 +295,7 @@ class Workspace:
         doc.listeners.extend(self.listeners)
         self._documents.append(doc)
         self._active = doc
+        self._deferred_error = None
         return doc
 
     def open(self, file_path: str) -> tuple[IfcDocument, bool]:
@@ -302,7 +303,9 @@ class Workspace:
         if not file_path or not file_path.strip():
             raise DocumentError("filePath is empty: give the path of an .ifc file.")
         resolved = check_ifc_path(file_path.strip())
-        for doc in self.documents:
+        if self._pending:
+            self.preload()  # opening is the way out of a start-up failure: it must not raise it
+        for doc in self._documents:
             if doc.path == resolved:
                 self._active = doc
                 return doc, False

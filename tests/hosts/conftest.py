@@ -1,4 +1,4 @@
-"""The built-in surface over each adapter: in-memory clients, and a real runtime on a real socket."""
+"""Document hosts served by a real HostRuntime on a real socket (the built-in surface attached)."""
 
 from __future__ import annotations
 
