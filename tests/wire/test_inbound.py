@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -62,3 +63,14 @@ def test_lines_the_parser_refuses_are_explained(line: bytes, words: str) -> None
     decoded = inbound.decode(line)
     assert isinstance(decoded, inbound.Refusal) and decoded.answer is not None
     assert decoded.answer.message.id == 3 and words in decoded.reason.lower()
+
+
+def test_a_tail_full_of_id_keys_is_searched_in_linear_time() -> None:
+    """Each `"id":` used to start its own scan to the end of the line: 64 KiB of them held the event
+    loop for about 36 s. The bound here is two orders of magnitude above the linear scan's cost."""
+    nested = b'"id":1,' * (inbound.ID_SCAN_BYTES // 7)  # every one of them one level too deep
+    tail = (b'{"id":2,"a":{' + nested + b'"b":0}}')[-inbound.ID_SCAN_BYTES :]
+    started = time.perf_counter()
+    refusal = inbound.refuse(b'{"jsonrpc":"2.0","method":"tools/call","params":', "too long", tail=tail)
+    assert time.perf_counter() - started < 2.0
+    assert refusal.answer is None  # no top-level id within the tail: nobody to answer

@@ -23,6 +23,7 @@ ID_SCAN_BYTES = 64 * 1024
 """How much of a refused line is searched for its request id."""
 
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]:,]')
+_TAIL_KEY = re.compile(rb'"(?:id|method)"\s*:')
 _VALUE = re.compile(rb'\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 
@@ -144,31 +145,34 @@ def _scan_top_level(data: bytes) -> Head:
 def _scan_tail(tail: bytes) -> Head:
     """`"id"` and `"method"` among the last members of the top-level object, from the end of a line.
 
-    A candidate key counts when the text after it closes exactly one level (the top-level
-    object) and never more: a key nested deeper would close more than one.
+    The tail is tokenized once, from its first `"id":`/`"method":` (in JSON such a match is a
+    real key, so strings are read right even when the tail starts inside one), and walked
+    backwards: a key counts while the walk is inside the object that closes the line, never
+    deeper; the walk stops at that object's opening brace. Linear in the tail, whatever it holds.
     """
+    first = _TAIL_KEY.search(tail)
+    if first is None:
+        return None, None
+    tokens = list(_TOKEN.finditer(tail, first.start()))
+    if not tokens or tokens[-1].group() != b"}" or tail[tokens[-1].end() :].strip():
+        return None, None
     found: dict[bytes, int | str | None] = {}
-    for key in (b"id", b"method"):
-        for match in reversed(list(re.finditer(rb'"' + key + rb'"\s*:', tail))):
-            if _closes_one_level(tail, match.start()):
-                value = _VALUE.match(tail, match.end())
-                found[key] = _literal(value.group(1)) if value is not None else None
+    depth = 0
+    for i in range(len(tokens) - 1, 0, -1):  # tokens[0] is a key: nothing to its left
+        token = tokens[i].group()
+        if token in (b"}", b"]"):
+            depth += 1
+        elif token in (b"{", b"["):
+            depth -= 1
+            if depth == 0:  # the opening brace of the object that closes the line
                 break
+        elif token == b":" and depth == 1:
+            key = tokens[i - 1].group()
+            if key in (b'"id"', b'"method"') and key[1:-1] not in found:
+                value = _VALUE.match(tail, tokens[i].end())
+                found[key[1:-1]] = _literal(value.group(1)) if value is not None else None
     method = found.get(b"method")
     return found.get(b"id"), method if isinstance(method, str) else None
-
-
-def _closes_one_level(data: bytes, start: int) -> bool:
-    depth = 1
-    for match in _TOKEN.finditer(data, start):
-        token = match.group()
-        if token in (b"{", b"["):
-            depth += 1
-        elif token in (b"}", b"]"):
-            depth -= 1
-            if depth == 0:
-                return not data[match.end() :].strip()
-    return False
 
 
 def _literal(raw: bytes) -> int | str | None:
