@@ -290,3 +290,28 @@ def test_phase_is_loading_until_every_warm_up_has_run(runtime_dir: Path) -> None
     finally:
         runtime.stop()
         app.join(5)
+
+
+async def test_a_wedged_app_thread_is_announced_once_not_every_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every host-state change makes every client re-list: the state must not tick with the clock."""
+    runtime = HostRuntime("Wedge", "1")
+    started = time.monotonic()
+
+    def wedged() -> dict[str, Any]:
+        now = time.monotonic()
+        return {
+            "running": "execute_python_code",
+            "since": "2026-01-01T00:00:00Z",
+            "runningSeconds": round(now - started) + 20,
+            "stopRequestedSeconds": round(now - started) + 10,
+        }
+
+    announced: list[dict[str, Any]] = []
+    monkeypatch.setattr(runtime.dispatcher, "busy_report", wedged)
+    monkeypatch.setattr(runtime, "_announce", lambda: announced.append(dict(runtime._state)))
+    with anyio.move_on_after(3.5):
+        await runtime._watch_app_thread()
+    assert len(announced) == 1, announced
+    assert announced[0]["wedged"]["running"] == "execute_python_code"

@@ -407,11 +407,13 @@ class HostRuntime:
             raise HostBusy(report)
 
     async def _watch_app_thread(self) -> None:
-        """Publish in the host state whether the application thread is wedged (see `HostBusy`)."""
+        """Publish in the host state whether the application thread is wedged (see `HostBusy`).
+
+        Only what stays the same while it is wedged: every state change makes clients re-list."""
         while True:
             await anyio.sleep(1.0)
             report = self.dispatcher.busy_report()
-            self.update_state(wedged=report)
+            self.update_state(wedged=report and {"running": report["running"], "since": report["since"]})
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def serve(self, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED) -> None:
