@@ -220,3 +220,42 @@ def test_search_can_be_limited_to_the_hosts_of_one_machine() -> None:
     assert index.search("count walls", host_keys=[]).hits == []
     both = index.search("count walls", host_key="aaaa-2", host_keys=["aaaa-1", "aaaa-2"])
     assert [d.host_key for d in both.hits] == ["aaaa-2"]
+
+
+@pytest.mark.anyio
+async def test_restarting_another_machines_host_never_signals_a_local_process(tmp_path: Path) -> None:
+    """A remote host's pid means nothing here: the local process that has it must be left alone."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    from cadmcp.daemon.catalog import HostEntry
+    from cadmcp.daemon.hosts import HostDirectory
+    from cadmcp.daemon.launching import HostLauncher
+
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        directory = HostDirectory(SearchIndex(), directory=tmp_path)
+        key = HostKey("another-machine-id", bystander.pid)
+        entry = HostEntry.build(
+            key,
+            host_app="DXF",
+            version="1.4",
+            endpoint="gateway:bravo",
+            protocol_version="2025-11-25",
+            server_name="DXF",
+            tools=[],
+            resources=[],
+            templates=[],
+            state={"documents": [{"title": "plan.dxf", "path": "/srv/plan.dxf"}]},
+        )
+        directory.install(dataclasses.replace(entry, machine="bravo"), object(), [], [], [])  # type: ignore[arg-type]
+        directory.remove(key)  # it stopped answering: only remembered as seen lately
+        assert key not in directory.local_entries()
+        with pytest.raises(DaemonError, match="another machine") as refused:
+            await HostLauncher(directory).restart({"restartHostInstanceId": key.instance_id})
+        assert refused.value.type == "cannot_restart"
+        assert bystander.poll() is None  # not signalled
+    finally:
+        bystander.kill()
+        bystander.wait()

@@ -168,7 +168,7 @@ class HostDirectory:
                     path.unlink()  # a crashed host's leftover socket in our private directory
                 continue
             state = self.states.setdefault(path, EndpointState(ep))
-            problem = _endpoint_problem(ep, self.entries)
+            problem = _endpoint_problem(ep, self.local_entries())
             if problem is not None:
                 state.status, state.error = "failed", problem
                 continue
@@ -330,6 +330,10 @@ class HostDirectory:
         self.index.replace_host(key.instance_id, docs, domain=meta_domain({DOMAIN: entry.domain}))
         if self._on_change:
             self._on_change()
+
+    def local_entries(self) -> dict[HostKey, HostEntry]:
+        """The hosts of this machine (the gateway also installs other machines' hosts here)."""
+        return {k: e for k, e in self.entries.items() if k.machine_id == self.machine_id}
 
     def known_host(self, instance_id: str) -> tuple[HostKey, str, str, dict[str, Any]] | None:
         """(key, app, version, last state) of a connected host, or of one seen lately that is gone

@@ -381,6 +381,12 @@ class HostLauncher:
                 "list_host_instances shows the running ones.",
             )
         key, host_app, version, state = known
+        if key.machine_id != self.directory.machine_id:  # its pid means nothing on this machine
+            raise DaemonError(
+                "cannot_restart",
+                f"Host {echo(instance, 40)} runs on another machine; launch_host restarts it there "
+                "when that machine is online (list_machines).",
+            )
         spec = next((s for s in self.specs() if s.name.casefold() == host_app.casefold()), None)
         if spec is None:
             raise DaemonError(
@@ -443,7 +449,7 @@ class HostLauncher:
         while True:
             code = proc.poll()
             others = {item.proc.pid for item in self.launched if item is not launched}
-            for key, entry in self.directory.entries.items():
+            for key, entry in self.directory.local_entries().items():
                 if key.pid == proc.pid:
                     return entry
                 # a launcher script that started the application and exited 0: take the new host

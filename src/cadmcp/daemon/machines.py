@@ -30,7 +30,7 @@ NOT_CONFIGURED = (
 
 
 def this_machine(directory: HostDirectory, gateway: Gateway | None) -> dict[str, Any]:
-    local = [e for e in directory.entries.values() if e.machine is None]
+    local = list(directory.local_entries().values())
     return {
         "machineId": directory.machine_id,
         "name": gateway.settings.machine_name if gateway else socket.gethostname(),
@@ -106,14 +106,8 @@ async def launch_host(
     rest = {k: v for k, v in args.items() if k != "machineId"}
     restart = args.get("restartHostInstanceId")
     if machine is None and isinstance(restart, str):  # a stuck host of another machine restarts there
-        machine = next(
-            (
-                e.key.machine_id
-                for e in directory.entries.values()
-                if e.key.instance_id == restart and e.machine
-            ),
-            None,
-        )
+        known = directory.known_host(restart)
+        machine = known[0].machine_id if known is not None else None
     if machine is None or machine == directory.machine_id or gateway is None:
         return await launcher.launch(rest, progress)
     return await gateway.launch(machine, rest)

@@ -24,6 +24,8 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 VERSION = 1
 MAX_STATE_BYTES = 8192
 """The largest host state (phase, documents) announced with a host."""
+MAX_HOSTS = 1000
+"""Hosts one machine announces (a presence naming more is cut)."""
 
 
 def encode(value: Any) -> bytes:

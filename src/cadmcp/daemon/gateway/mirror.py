@@ -103,7 +103,7 @@ def _number(value: Any, default: float, low: float, high: float) -> float:
 
 def _hosts(raw: Any) -> dict[int, RemoteHost]:
     hosts: dict[int, RemoteHost] = {}
-    for item in raw if isinstance(raw, list) else []:
+    for item in raw[: frames.MAX_HOSTS] if isinstance(raw, list) else []:
         if (
             not isinstance(item, dict)
             or not isinstance(item.get("pid"), int)
@@ -119,7 +119,7 @@ def _hosts(raw: Any) -> dict[int, RemoteHost]:
             capabilities=int(item.get("capabilities") or 0)
             if isinstance(item.get("capabilities"), int)
             else 0,
-            state=item["state"] if isinstance(item.get("state"), dict) else {},
+            state=frames.bounded_state(item["state"]) if isinstance(item.get("state"), dict) else {},
         )
     return hosts
 

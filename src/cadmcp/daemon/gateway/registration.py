@@ -38,7 +38,6 @@ log = logging.getLogger("cadmcp.daemon.gateway")
 WATCH_INTERVAL = 0.2
 """Seconds between looks at the local hosts for changes to announce."""
 LOCK_RETRY = 1.0
-MAX_HOSTS = 1000
 
 
 class RegistrationLock:
@@ -138,7 +137,7 @@ class Registrar:
                 "state": frames.bounded_state(e.state),
             }
             for e in self._local_entries()
-        ][:MAX_HOSTS]
+        ][: frames.MAX_HOSTS]
         s = self.settings
         self.seq += 1
         return {
@@ -159,11 +158,7 @@ class Registrar:
         }
 
     def _local_entries(self) -> list[Any]:
-        own = self.directory.machine_id
-        return sorted(
-            (e for e in self.directory.entries.values() if e.machine is None and e.key.machine_id == own),
-            key=lambda e: e.key.pid,
-        )
+        return sorted(self.directory.local_entries().values(), key=lambda e: e.key.pid)
 
     def _signature(self) -> tuple[tuple[int, int], ...]:
         return tuple((e.key.pid, id(e)) for e in self._local_entries())

@@ -74,6 +74,7 @@ class RemoteLink:
         params = dict(params or {})
         cap = self._capability(method, params)
         call_id = secrets.token_hex(8)
+        limit = timeout if timeout else self.settings.call_timeout
         body = {
             "v": frames.VERSION,
             "callId": call_id,
@@ -82,10 +83,9 @@ class RemoteLink:
             "id": cap.id if cap is not None else None,
             "method": method,
             "params": params,
-            "timeout": timeout,
+            "timeout": limit,
+            "progress": on_progress is not None,
         }
-        limit = timeout if timeout else self.settings.call_timeout
-        body["timeout"] = limit
         deadlines = Deadlines(accept=ACCEPT_SECONDS, silence=3 * KEEPALIVE, total=limit + ACCEPT_SECONDS)
         subject = self.subjects.machine(self.entry.key.machine_id, "call")
         try:

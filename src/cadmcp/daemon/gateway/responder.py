@@ -177,6 +177,7 @@ class Responder:
             "caller": _text(caller.get("name"), 120),
         }
         acked = False
+        scope: anyio.CancelScope | None = None
         answer: dict[str, Any]
         try:
             if method not in ("tools/call", "resources/read") or not isinstance(params, dict):
@@ -192,6 +193,9 @@ class Responder:
                     "machines already; nothing ran. Retry in a moment.",
                     {"machineId": self.machine_id},
                 )
+            if call_id in self._running:
+                raise validation_error("Another call with this callId is running here; use a new callId.")
+            scope = self._running[call_id] = anyio.CancelScope()  # counted from here, before any wait
             timeout = body.get("timeout")
             if (
                 not isinstance(timeout, int | float)
@@ -208,10 +212,9 @@ class Responder:
                     "cancelled": True,
                 }
             }
-            with anyio.CancelScope() as scope, self._keeping_alive(reply):
-                self._running[call_id] = scope
-                with anyio.fail_after(timeout or MAX_TIMEOUT):
-                    answer = {"ok": await link.raw_request(method, params, on_progress=reply.progress)}
+            progress = reply.progress if body.get("progress") else None  # only when the caller asked
+            with scope, self._keeping_alive(reply), anyio.fail_after(timeout or MAX_TIMEOUT):
+                answer = {"ok": await link.raw_request(method, params, on_progress=progress)}
         except TimeoutError:
             answer = {
                 "failed": {
@@ -236,7 +239,8 @@ class Responder:
                 }
             }
         finally:
-            self._running.pop(call_id, None)
+            if scope is not None:
+                self._running.pop(call_id, None)
         await reply.final(answer)
         args = params.get("arguments") if method == "tools/call" and isinstance(params, dict) else None
         self._log(method if isinstance(method, str) else "tools/call", answer, fields, started, args)

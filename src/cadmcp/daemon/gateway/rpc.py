@@ -22,6 +22,8 @@ from cadmcp.daemon.gateway import frames
 from cadmcp.daemon.gateway.connection import Connection
 
 MAX_PENDING_FRAMES = 4096
+ANSWER_ROOM = 128
+"""Frames of a request's queue that progress reports never take (an answer's chunks need them)."""
 
 
 class RequestFailed(Exception):
@@ -63,9 +65,15 @@ class Pending:
         if kind in (frames.ACK, frames.ALIVE, frames.PROGRESS):
             self.started = True
             self.quiet_until = time.monotonic() + self.deadlines.silence
-            if kind == frames.PROGRESS and self.on_progress is not None:
-                await self._relay_progress(msg.data)
+            # relayed by the waiting task, so a slow client never holds up replies to other requests;
+            # dropped rather than taking the room the answer's chunks need
+            room = self.send.statistics().current_buffer_used < MAX_PENDING_FRAMES - ANSWER_ROOM
+            if kind == frames.PROGRESS and self.on_progress is not None and room:
+                self._queue(msg)
             return
+        self._queue(msg)
+
+    def _queue(self, msg: Any) -> None:
         with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self.send.send_nowait(msg)
 
@@ -78,7 +86,7 @@ class Pending:
         total = report.get("total")
         message = report.get("message")
         assert self.on_progress is not None
-        with contextlib.suppress(Exception), anyio.move_on_after(1.0):  # never holds up other replies
+        with contextlib.suppress(Exception), anyio.move_on_after(1.0):  # a stuck client stream
             await self.on_progress(
                 progress,
                 float(total) if isinstance(total, int | float) else None,
@@ -101,6 +109,9 @@ class Pending:
                 self._give_up()
                 continue  # an ack or keep-alive came meanwhile
             headers = msg.headers or {}
+            if headers.get(frames.FRAME) == frames.PROGRESS:
+                await self._relay_progress(msg.data)
+                continue
             if headers.get("Status") == "503":
                 raise RequestFailed(
                     "no_responders", "Nothing serves that machine on the gateway now.", started=False

@@ -277,8 +277,10 @@ class TaskEngine:
     def hooks(self, ctx: ServerRequestContext[Any]) -> CallHooks:
         """How the daemon's tool reports while it runs (a job's, or a plain request's)."""
         job = _current_job.get()
-        if job is None:
-            return CallHooks(progress=ctx.session.report_progress)
+        if job is None:  # the host is asked for progress only when the client asked for it
+            meta = ctx.meta if isinstance(ctx.meta, Mapping) else {}
+            asked = "progress_token" in meta
+            return CallHooks(progress=ctx.session.report_progress if asked else None)
         return CallHooks(
             progress=partial(self._progress, job),
             on_sent=job.mark_sent,
