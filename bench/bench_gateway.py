@@ -275,7 +275,7 @@ async def serve_synthetic_machines(
             await nc.close()
 
 
-def time_searches(directory: HostDirectory, extra: dict[str, Any] | None = None) -> list[float]:
+def time_searches(directory: HostDirectory, machine: str | None = None) -> list[float]:
     queries = [
         "count walls",
         "export door",
@@ -291,7 +291,7 @@ def time_searches(directory: HostDirectory, extra: dict[str, Any] | None = None)
     times = []
     for q in queries:
         t0 = time.perf_counter()
-        search(directory, {"query": q, "limit": 12, **(extra or {})})
+        search(directory, {"query": q, "limit": 12}, machine)
         times.append((time.perf_counter() - t0) * 1000)
     return times
 
@@ -310,7 +310,7 @@ async def bench_remote_search(box: Box, machines: int = 10) -> None:
             await anyio.sleep(0.01)
         mirrored_s = time.perf_counter() - started
         remote_times = time_searches(directory)
-        scoped = time_searches(directory, {"machineId": "synth-3"})
+        scoped = time_searches(directory, "synth-3")
         capabilities = len(directory.index)
         local = HostDirectory(SearchIndex(), directory=directory.directory)
         for entry in list(directory.entries.values()):  # the same tools, as hosts of this machine

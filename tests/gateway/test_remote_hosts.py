@@ -55,6 +55,8 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
         assert swatch["machineId"] == "bravo-render" and swatch["machine"] == "bravo"
         only_alpha = await structured(session, "search_dynamic", {"query": "swatch", "machineId": "alpha-ws"})
         assert only_alpha["count"] == 0
+        by_own_name = await structured(session, "search_dynamic", {"query": "swatch", "machineId": "alpha"})
+        assert by_own_name["count"] == 0  # this machine by the name list_machines gives it: no error
         by_name = await find(session, "screenshot", machineId="bravo")
         assert by_name and all(i["machineId"] == "bravo-render" for i in by_name)
 

@@ -63,8 +63,8 @@ def list_machines(directory: HostDirectory, gateway: Gateway | None = None) -> d
     return {"count": len(machines), "online": online, "machines": machines, "gateway": status}
 
 
-def _machine(directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]) -> str | None:
-    """The machine id `args["machineId"]` names; None when absent."""
+def resolve_machine(directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]) -> str | None:
+    """The machine id `args["machineId"]` names (an id or a name); None when absent."""
     value = args.get("machineId")
     if value is None:
         return None
@@ -79,7 +79,7 @@ def filter_host_instances(
     listing: dict[str, Any], directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]
 ) -> dict[str, Any]:
     """`list_host_instances`, narrowed to one machine when `machineId` is given."""
-    machine = _machine(directory, gateway, args)
+    machine = resolve_machine(directory, gateway, args)
     if machine is None:
         return listing
     hosts = [h for h in listing["hosts"] if h.get("machineId") == machine]
@@ -102,7 +102,7 @@ async def launch_host(
     """`launch_host` here, or on the machine `machineId` names (with that machine's launch command).
 
     `progress` hears how far a launch on this machine is."""
-    machine = _machine(directory, gateway, args)
+    machine = resolve_machine(directory, gateway, args)
     rest = {k: v for k, v in args.items() if k != "machineId"}
     restart = args.get("restartHostInstanceId")
     if machine is None and isinstance(restart, str):  # a stuck host of another machine restarts there

@@ -117,28 +117,11 @@ def parse_request(args: dict[str, Any]) -> tuple[str | None, str | None, list[st
     return query, host, kinds, limit, detail
 
 
-def machine_scope(directory: HostDirectory, machine: Any) -> list[str] | None:
-    """The host instance ids on the machine `machineId` names (its id or name); None: every machine."""
-    if machine is None:
-        return None
-    if not isinstance(machine, str) or not machine:
-        raise validation_error("machineId must be a machine id (or name) from list_machines.")
-    hosts = [
-        e.key.instance_id
-        for e in directory.entries.values()
-        if machine in (e.key.machine_id, e.machine) or (e.machine is None and machine == directory.machine_id)
-    ]
-    if not hosts and machine != directory.machine_id:
-        known = sorted({e.key.machine_id for e in directory.entries.values()} | {directory.machine_id})
-        raise validation_error(
-            f"No connected host runs on machine {echo(machine)}. Machines with hosts: {known}; "
-            "call list_machines to see every machine and its state."
-        )
-    return hosts
+def search(directory: HostDirectory, args: dict[str, Any], machine: str | None = None) -> dict[str, Any]:
+    """The `search_dynamic` answer: `{count, hasMore, items[]}` plus guidance when nothing matched.
 
-
-def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
-    """The `search_dynamic` answer: `{count, hasMore, items[]}` plus guidance when nothing matched."""
+    `machine`: the machine id `machineId` was resolved to (`machines.resolve_machine`): only its hosts.
+    """
     query, host, kinds, limit, detail = parse_request(args)
     by_instance = {entry.key.instance_id: entry for entry in directory.entries.values()}
     if host is not None and host not in by_instance:
@@ -147,7 +130,11 @@ def search(directory: HostDirectory, args: dict[str, Any]) -> dict[str, Any]:
             f"No connected host has hostInstanceId {echo(host, 40)}. Connected: {known or 'none'}; "
             "call list_host_instances to see them."
         )
-    machine_hosts = machine_scope(directory, args.get("machineId"))
+    machine_hosts = (
+        None
+        if machine is None
+        else [key.instance_id for key in directory.entries if key.machine_id == machine]
+    )
     result = directory.index.search(
         query,
         host_key=host,

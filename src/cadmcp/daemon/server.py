@@ -220,7 +220,8 @@ class Daemon:
         if params.name in (SEARCH_DYNAMIC, LIST_HOST_INSTANCES, LIST_MACHINES):
             await self.directory.caught_up()
         if params.name == SEARCH_DYNAMIC:
-            return structured(searching.search(self.directory, args))
+            machine = machines.resolve_machine(self.directory, self.gateway, args)
+            return structured(searching.search(self.directory, args, machine))
         if params.name == INVOKE_DYNAMIC:
             responses = (
                 {
