@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
 import time
@@ -167,3 +168,25 @@ def test_routed_logger_writes_to_the_file_and_not_to_stderr(
     text = next(tmp_path.glob("log_5_*.log")).read_text()
     assert text.split(" ", 1)[1] == "info cadmcp.test_route catalog host=Demo tools=3\n"
     assert "catalog" not in capsys.readouterr().err
+
+
+def test_lines_waiting_for_a_stuck_writer_are_bounded_and_the_drop_is_logged(tmp_path: Path) -> None:
+    import threading
+
+    from cadmcp.wire.calllog import MAX_QUEUED_LINES
+
+    log = CallLogFile(tmp_path, pid=9)
+    release = threading.Event()
+
+    def first() -> str:
+        release.wait(10)  # the writer is stuck (a slow disk) while calls keep coming
+        return '{"n": 0}'
+
+    log.write_later(first)
+    for n in range(1, MAX_QUEUED_LINES + 50):
+        log.write_later(lambda n=n: f'{{"n": {n}}}')
+    release.set()
+    log.flush(10)
+    lines = [json.loads(line) for line in log.path.read_text().splitlines()]  # type: ignore[union-attr]
+    assert len([line for line in lines if "n" in line]) == MAX_QUEUED_LINES
+    assert {"dropped": 50, "why": "the call log fell behind"} in lines

@@ -40,6 +40,8 @@ from cadmcp.wire.masking import mask_text, secret_name
 KEEP_DAYS = 30
 MAX_FILE_BYTES = 32 * 1024 * 1024
 """A file past this size rolls to the next `seq` within the same hour."""
+MAX_QUEUED_LINES = 256
+"""Lines waiting for the writer thread; more are dropped (and counted in the log)."""
 MAX_STRING = 2000
 """Longer strings in logged arguments and results are clipped to this many characters."""
 LOGGED_METHODS = frozenset({"tools/call", "resources/read"})
@@ -72,6 +74,7 @@ class CallLogFile:
         self._broken = False
         self._queue: queue.SimpleQueue[Callable[[], str]] | None = None
         self._pending = 0
+        self._dropped = 0
         self._count_lock = threading.Lock()
         try:
             ensure_private_dir(self.directory, "log folder", LOG_DIR_ENV, own_links=True)
@@ -94,6 +97,9 @@ class CallLogFile:
                     threading.Thread(target=self._drain, name="cadmcp-call-log", daemon=True).start()
                     atexit.register(self.flush)
         with self._count_lock:
+            if self._pending >= MAX_QUEUED_LINES:  # the writer is behind (a slow disk, a burst of big
+                self._dropped += 1  # answers): each waiting line holds its whole call, so drop it
+                return
             self._pending += 1
         self._queue.put(make_line)
 
@@ -108,6 +114,10 @@ class CallLogFile:
         while True:
             make_line = self._queue.get()
             try:
+                with self._count_lock:
+                    dropped, self._dropped = self._dropped, 0
+                if dropped:
+                    self.write(dumps({"dropped": dropped, "why": "the call log fell behind"}))
                 self.write(make_line())
             except Exception:  # logging never breaks anything
                 pass
