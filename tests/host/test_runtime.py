@@ -315,3 +315,19 @@ async def test_a_wedged_app_thread_is_announced_once_not_every_second(
         await runtime._watch_app_thread()
     assert len(announced) == 1, announced
     assert announced[0]["wedged"]["running"] == "execute_python_code"
+
+
+def test_code_that_reports_progress_stops_once_its_call_is_cancelled() -> None:
+    """Every adapter loop that reports progress (DXF drawing, IFC tessellation) is cancellable."""
+    from cadmcp.host import appthread
+    from cadmcp.host.progress import report_progress
+
+    call = appthread.AppCall("view_screenshot")
+    appthread._local.call = call
+    try:
+        report_progress(0.25, "drawing")  # running normally: nothing to send, nothing raised
+        call.request_stop()
+        with pytest.raises(appthread.AppCallCancelled, match="stopped while it ran"):
+            report_progress(0.5, "drawing")
+    finally:
+        del appthread._local.call

@@ -91,7 +91,8 @@ class CallbackAppThread:
 
 
 class AppCallCancelled(Exception):
-    """The caller went away before the application thread picked the call up."""
+    """The call was cancelled: its caller went away before the application thread picked it up,
+    or (raised where running code reports progress) while it ran."""
 
 
 WEDGE_GRACE_S = 10.0

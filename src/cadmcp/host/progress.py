@@ -31,6 +31,7 @@ Reporter = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_MESSAGE_CHARS = 200
 """Longer progress messages are clipped."""
 
+
 _request_relay: ContextVar[ProgressRelay | None] = ContextVar("cadmcp_progress_relay", default=None)
 
 
@@ -109,6 +110,7 @@ def report_progress(fraction: float, message: str | None = None) -> None:
 
     Call it from tool code (on the application thread, or async code serving the request);
     outside a call it does nothing. Values outside 0..1 are clamped and never go backwards.
+    Raises `AppCallCancelled` once the call was cancelled, so a loop that reports also stops.
     """
     if isinstance(fraction, bool) or not isinstance(fraction, int | float):
         raise TypeError(
@@ -117,20 +119,16 @@ def report_progress(fraction: float, message: str | None = None) -> None:
         )
     if message is not None and not isinstance(message, str):
         raise TypeError(f"progress message must be text or None (got {type(message).__name__})")
+    from cadmcp.host.appthread import AppCallCancelled, current_call
+
+    call = current_call()
+    if call is not None and call.cancel_requested:  # every loop that reports can be cancelled
+        raise AppCallCancelled("The call was stopped while it ran (cancelled, or the host is stopping).")
     if math.isnan(fraction):
         return
-    relay = _relay_for_caller()
+    relay = call.progress if call is not None else _request_relay.get()
     if relay is None:
         return
     if message is not None and len(message) > MAX_MESSAGE_CHARS:
         message = message[: MAX_MESSAGE_CHARS - 1] + "…"
     relay.report(min(1.0, max(0.0, float(fraction))), message)
-
-
-def _relay_for_caller() -> ProgressRelay | None:
-    from cadmcp.host.appthread import current_call
-
-    call = current_call()
-    if call is not None:
-        return call.progress
-    return _request_relay.get()

@@ -25,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from cadmcp.host.appthread import AppCallCancelled
 from cadmcp.host.builtins.adapter import DocumentAdapter, DocumentInfo, HostError
 from cadmcp.host.builtins.navigation import navigate
 from cadmcp.host.builtins.paths import check_document_path
@@ -184,7 +185,7 @@ class BuiltinSurface:
     def _tool_call(self, name: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
-        except HostError as exc:
+        except (HostError, AppCallCancelled) as exc:
             raise ToolError(str(exc)) from None
         except (ToolError, ResourceError):
             raise
@@ -200,6 +201,8 @@ class BuiltinSurface:
     def _resource_read(self, fn: Callable[[], T]) -> T:
         try:
             return fn()
+        except AppCallCancelled as exc:
+            raise ResourceError(str(exc)) from None
         except HostError as exc:
             if exc.kind == "not_found":
                 raise ResourceNotFoundError(str(exc)) from None
