@@ -33,6 +33,9 @@ __all__ = [
     "UndoStack",
 ]
 
+PREVIEW_ROWS = 30
+"""Rows a schedule preview shows (`<app>://schedule/{id}/preview`); each adapter cuts there."""
+
 ErrorKind = Literal["invalid", "not_found", "unavailable", "failed"]
 
 

@@ -26,7 +26,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from cadmcp.host.appthread import AppCallCancelled
-from cadmcp.host.builtins.adapter import DocumentAdapter, DocumentInfo, HostError
+from cadmcp.host.builtins.adapter import PREVIEW_ROWS, DocumentAdapter, DocumentInfo, HostError
 from cadmcp.host.builtins.navigation import navigate
 from cadmcp.host.builtins.paths import check_document_path
 from cadmcp.host.builtins.scripts import run_script
@@ -52,7 +52,6 @@ log = logging.getLogger("cadmcp.host.builtins")
 MIN_IMAGE_SIDE = 64
 MAX_IMAGE_SIDE = 4096
 DEFAULT_WIDTH = 1280
-PREVIEW_ROWS = 30
 T = TypeVar("T")
 
 

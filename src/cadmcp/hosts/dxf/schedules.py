@@ -7,12 +7,11 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
+from cadmcp.host.builtins.adapter import PREVIEW_ROWS
 from cadmcp.hosts.dxf.documents import DxfHostError
 from cadmcp.wire.echo import echo
 
 __all__ = ["PREVIEW_ROWS", "Schedule", "list_schedules", "schedule_csv"]
-
-PREVIEW_ROWS = 30
 
 
 @dataclass

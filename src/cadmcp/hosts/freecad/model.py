@@ -10,14 +10,13 @@ from typing import Any
 
 import FreeCAD as App
 
-from cadmcp.host.builtins import NotFound
+from cadmcp.host.builtins.adapter import PREVIEW_ROWS, NotFound
 from cadmcp.wire.echo import echo
 
 __all__ = ["element_info", "list_schedules", "model_context", "model_warnings", "schedule_csv"]
 
 MAX_OBJECTS = 200
 MAX_WARNINGS = 50
-PREVIEW_ROWS = 30
 MAX_COLUMNS = 52
 MAX_PROPERTY_TEXT = 300
 _CELL = re.compile(r"^([A-Z]{1,2})(\d+)$")

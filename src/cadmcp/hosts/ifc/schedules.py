@@ -8,12 +8,10 @@ from typing import Any
 
 import ifcopenshell
 
-from cadmcp.host.builtins.adapter import NotFound
+from cadmcp.host.builtins.adapter import PREVIEW_ROWS, NotFound
 from cadmcp.hosts.ifc.context import element_counts
 from cadmcp.hosts.ifc.elements import storey_of
 from cadmcp.wire.echo import echo
-
-PREVIEW_ROWS = 30
 
 KEY_COLUMNS: dict[str, list[str]] = {
     "IfcDoor": [
