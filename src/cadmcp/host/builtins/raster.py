@@ -3,7 +3,7 @@
 Orthographic projection along a camera, flat shading by face normal, one colour per mesh,
 dark outlines where the mesh or the face orientation changes. Triangles are rasterised in
 batches of similar screen size so the work stays in numpy. Used by the IFC host's views and
-by the FreeCAD host without its GUI; numpy and Pillow are imported on first use.
+by the FreeCAD host without its GUI; Pillow is imported on first use.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from cadmcp.host.builtins.surface import MAX_IMAGE_SIDE, MIN_IMAGE_SIDE
+from cadmcp.host.builtins.surface import fit_height
 
 __all__ = ["DIRECTIONS", "Part", "blank_png", "camera", "render_parts"]
 
@@ -110,8 +110,7 @@ def render_parts(
         parts = [p for p in parts if not p.underlay or float(np.asarray(p.triangles)[..., 2].min()) <= cut_z]
     drawn = [p for p in parts if len(p.triangles)]
     if not drawn:
-        h = height or round(width * 0.75)
-        h = min(max(h, MIN_IMAGE_SIDE), MAX_IMAGE_SIDE)
+        h = fit_height(height or width, 1.0 if height else 0.75)
         image = Image.new("RGB", (width, h), background)
         ImageDraw.Draw(image).text((12, 12), caption or empty_text, fill=(80, 80, 80))
         return _png(image)
@@ -141,8 +140,7 @@ def render_parts(
     lo, hi = cam[..., :2].reshape(-1, 2).min(axis=0), cam[..., :2].reshape(-1, 2).max(axis=0)
     extent = np.maximum(hi - lo, 1e-6)
     if height is None:
-        aspect = float(np.clip(extent[1] / extent[0], 0.4, 1.25))
-        height = int(min(max(round(width * aspect), MIN_IMAGE_SIDE), MAX_IMAGE_SIDE))
+        height = fit_height(width, float(extent[1] / extent[0]), 0.4, 1.25)
     margin = 0.05
     scale = min(width * (1 - 2 * margin) / extent[0], height * (1 - 2 * margin) / extent[1])
     centre = (lo + hi) / 2

@@ -352,8 +352,7 @@ class FreeCADAdapter:
         return [docs[name] for name in self._order]
 
     def title(self, doc: Any) -> str:
-        source = self._sources.get(doc.Name)
-        name = Path(doc.FileName).name if doc.FileName else (source.name if source else doc.Label)
+        name = self._plain_title(doc)
         clashes = [d for d in App.listDocuments().values() if d is not doc and self._plain_title(d) == name]
         return f"{name} ({doc.Name})" if clashes else name
 
