@@ -172,6 +172,8 @@ class Mirror:
         finally:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception), anyio.move_on_after(1):
                 await sub.unsubscribe()
+            with contextlib.suppress(ValueError):  # a restarted mirror registers itself again
+                self.connection.on_reconnect.remove(self.discover)
             for key in list(self.synced):
                 self.directory.remove(key)
             self.synced.clear()

@@ -451,7 +451,6 @@ class SemanticLayer:
                     return
                 batch = list(self._pending)[: _BATCH * 8]
                 self._busy = True
-            batch.sort(key=len)  # similar lengths in a batch: less padding
             try:
                 for i in range(0, len(batch), _BATCH):
                     if self._closed:
