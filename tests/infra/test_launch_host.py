@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,6 +16,11 @@ import anyio
 import ezdxf
 import pytest
 
+from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.errors import DaemonError
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.launching import HostLauncher
+from cadmcp.daemon.search import SearchIndex
 from cadmcp.wire.endpoints import pid_alive
 from tests.core.helpers import call, find, structured
 
@@ -203,3 +209,32 @@ async def test_launched_hosts_are_searchable_and_stop_with_the_daemon_unless_det
             with contextlib.suppress(ProcessLookupError):
                 os.kill(detached_pid, signal.SIGTERM)
             _wait_gone(detached_pid, 5)
+
+
+async def test_restarting_a_host_that_exited_leaves_whatever_has_its_pid_now(tmp_path: Path) -> None:
+    """Its socket is gone, so its pid may be another of the user's processes: only start anew."""
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    directory = HostDirectory(SearchIndex(), directory=tmp_path)
+    launcher = HostLauncher(directory)
+    try:
+        key = HostKey(directory.machine_id, bystander.pid)
+        entry = HostEntry.build(
+            key,
+            host_app="DXF",
+            version="1.4",
+            endpoint=str(tmp_path / f"cadmcp_DXF_1.4_{bystander.pid}.sock"),
+            protocol_version="2025-11-25",
+            server_name="DXF",
+            tools=[],
+            resources=[],
+            templates=[],
+        )
+        directory.install(entry, object(), [], [], [])  # type: ignore[arg-type]
+        directory.remove(key)  # the host exited (and removed its socket)
+        with pytest.raises(DaemonError):  # nothing runs discovery here: the new host is never seen
+            await launcher.restart({"restartHostInstanceId": key.instance_id, "timeoutSeconds": 1})
+        assert bystander.poll() is None  # not signalled
+    finally:
+        launcher.shutdown()
+        bystander.kill()
+        bystander.wait()

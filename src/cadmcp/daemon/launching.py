@@ -36,7 +36,7 @@ from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.userdirs import config_dir
 from cadmcp.wire.echo import echo
-from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, pid_alive
+from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints, pid_alive
 from cadmcp.wire.lifecycle import PARENT_PID_ENV
 
 CONFIG_ENV = "CADMCP_HOSTS_CONFIG"
@@ -400,7 +400,10 @@ class HostLauncher:
             saved = saved[:1]
         lost = [str(d.get("title")) for d in documents if d.get("modified")]
         not_reopened = [str(d.get("title")) for d in documents if not d.get("path")]
-        stopped = await _stop_process(key.pid)
+        # its socket says the pid is still that host (a host that exited removed it; its pid may
+        # belong to another of the user's processes by now)
+        serving = any(ep.pid == key.pid for ep in list_endpoints(self.directory.directory))
+        stopped = await _stop_process(key.pid) if serving else "already gone"
         answer = await self._start(
             spec, version, saved if spec.takes_files else [], timeout, detach, progress
         )
