@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cadmcp.daemon.search import SearchIndex
+from cadmcp.daemon.search import SearchIndex, build_index_from_catalog
+from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS
+from cadmcp.wire.meta import KEYWORDS
 
 from .conftest import cad_docs, tool
 
@@ -183,3 +188,55 @@ def test_numbers_alone_do_not_make_a_match() -> None:
     assert [d.name for d in index.search("move it 20 to the left").hits] == ["move_object"]
     assert index.search("version 0.20").hits[0].name == "version"
     assert index.search("0.20").hits[0].name == "version"  # a request of numbers only still matches
+
+
+# --- the reference hosts' own keywords ------------------------------------------------------
+
+CATALOG = Path(__file__).resolve().parents[2] / "eval" / "cadbim-tune" / "catalog.json"
+
+
+def _reference_catalog(keywords: bool = True) -> dict[str, Any]:
+    catalog = json.loads(CATALOG.read_text())
+    if not keywords:
+        for host in catalog["hosts"]:
+            for kind in ("tools", "resources", "resourceTemplates"):
+                for entry in host.get(kind, []):
+                    (entry.get("_meta") or {}).pop(KEYWORDS, None)
+    return catalog
+
+
+def test_the_evaluation_catalog_carries_the_keywords_the_hosts_serve() -> None:
+    """The dumped catalog is what the DXF, IFC and FreeCAD hosts send today (re-dump it when
+    `cadmcp.host.builtins.keywords` changes: `cadmcp eval dump-catalog`)."""
+    for host in _reference_catalog()["hosts"]:
+        tools = {t["name"]: t.get("_meta", {}).get(KEYWORDS) for t in host["tools"]}
+        for name, words in TOOL_KEYWORDS.items():
+            assert tools[name] == list(words), (host["hostApp"], name)
+        by_path = {
+            (e.get("uri") or e["uriTemplate"]).split("://", 1)[1]: e.get("_meta", {}).get(KEYWORDS)
+            for e in host["resources"] + host["resourceTemplates"]
+        }
+        for path, words in RESOURCE_KEYWORDS.items():
+            assert by_path[path] == list(words), (host["hostApp"], path)
+
+
+@pytest.mark.parametrize(
+    ("query", "app", "target"),
+    [
+        ("which drawings are currently open", "DXF", "list_documents"),
+        ("roll back the last edit", None, "navigate_history"),
+        ("scripting help for ezdxf", "DXF", "dxf://python-cheatsheet"),
+        ("make the second model the current document", "IFC", "activate_document"),
+        ("code examples for the ifc host", "IFC", "ifc://python-cheatsheet"),
+    ],
+)
+def test_built_in_keywords_catch_what_users_call_a_capability(
+    query: str, app: str | None, target: str
+) -> None:
+    """Phrasings whose words the built-ins' names and descriptions do not use ("currently open",
+    "roll back", "scripting help", "current document", "code examples"); without the keywords the
+    open, code or version capability ranked first for each."""
+    first = build_index_from_catalog(_reference_catalog()).search(query).hits[0]
+    assert (first.target, first.host_app if app else None) == (target, app)
+    bare = build_index_from_catalog(_reference_catalog(keywords=False)).search(query).hits[0]
+    assert bare.target != target

@@ -14,6 +14,11 @@ FALLBACK = "io.cadmcp/fallback"
 """On a tool: `["change"]`, `["query"]` or both: the host's general-purpose tool for changes
 (questions) no dedicated capability covers; search ranks it first for those."""
 
+KEYWORDS = "io.cadmcp/keywords"
+"""On a tool, resource or resource template: words and phrases people use for it that its name,
+title and description do not say (`["undo", "roll back"]`); search weighs them between title and
+description."""
+
 TASK_SUPPORT = "io.cadmcp/taskSupport"
 """On a tool: whether a call of it may run as a task (`forbidden`, `optional`, `required`), the
 same values as MCP's `execution.taskSupport`, which the 2026-07-28 tool schema no longer carries;

@@ -14,9 +14,11 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from cadmcp.host.builtins import HistoryStack, HostError, navigate
+from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS
 from cadmcp.host.builtins.scripts import step_name
 from cadmcp.host.history import History, Step
 from cadmcp.hosts import dxf, ifc
+from cadmcp.wire.meta import FALLBACK, KEYWORDS
 
 pytestmark = pytest.mark.anyio
 
@@ -189,3 +191,22 @@ def test_the_plain_png_needs_no_imaging_library() -> None:
 
     image = Image.open(io.BytesIO(blank_png(100, 60)))
     assert image.size == (100, 60) and image.convert("RGB").getpixel((99, 59)) == BACKGROUND
+
+
+async def test_every_capability_says_what_users_call_it() -> None:
+    """Search keywords ride in each built-in's `_meta`, beside what else a tool declares there."""
+    async with Client(notes_server()) as client:
+        tools = {t.name: t.meta or {} for t in (await client.list_tools()).tools}
+        resources = {str(r.uri): r.meta or {} for r in (await client.list_resources()).resources}
+        templates = {
+            t.uri_template: t.meta or {} for t in (await client.list_resource_templates()).resource_templates
+        }
+    assert tools["navigate_history"][KEYWORDS] == list(TOOL_KEYWORDS["navigate_history"])
+    assert "roll back" in tools["navigate_history"][KEYWORDS]
+    assert tools["execute_python_code"][FALLBACK] == ["change", "query"]  # kept beside the keywords
+    for name in TOOLS:
+        assert tools[name][KEYWORDS], name
+    scheme = next(u for u in resources if u.endswith("://version")).split("://")[0]
+    for path, words in RESOURCE_KEYWORDS.items():
+        meta = templates.get(f"{scheme}://{path}") or resources.get(f"{scheme}://{path}")
+        assert meta is not None and meta[KEYWORDS] == list(words), path

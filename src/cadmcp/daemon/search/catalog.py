@@ -13,10 +13,11 @@ from typing import Any
 
 from cadmcp.daemon.search.domain import meta_domain, meta_fallback
 from cadmcp.daemon.search.index import CapabilityDoc, Kind, SearchIndex
+from cadmcp.wire.meta import KEYWORDS
 
 #: `_meta` key under which a tool, resource or template lists extra search words or phrases,
 #: e.g. `{"io.cadmcp/keywords": ["door schedule", "takeoff", "Türliste"]}`.
-KEYWORDS_META_KEY = "io.cadmcp/keywords"
+KEYWORDS_META_KEY = KEYWORDS
 
 _TEMPLATE_VAR = re.compile(r"\{[+#./;?&=,!@|]?([^{}]+)\}")
 

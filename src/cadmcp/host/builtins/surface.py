@@ -27,6 +27,7 @@ from typing_extensions import TypedDict
 
 from cadmcp.host.appthread import AppCallCancelled
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, DocumentAdapter, DocumentInfo, HostError
+from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS, keywords_meta
 from cadmcp.host.builtins.navigation import navigate
 from cadmcp.host.builtins.paths import check_document_path
 from cadmcp.host.builtins.scripts import run_script
@@ -218,8 +219,15 @@ class BuiltinSurface:
             self.publish_state()  # a first read may have loaded the start-up documents
 
     # -- tools -------------------------------------------------------------------------------------
+    def _add_tool(
+        self, fn: Callable[..., Any], *, name: str, meta: dict[str, Any] | None = None, **kw: Any
+    ) -> None:
+        """`server.add_tool` with the tool's search keywords in its `_meta`."""
+        meta = {**(keywords_meta(TOOL_KEYWORDS.get(name)) or {}), **(meta or {})}
+        self.server.add_tool(fn, name=name, meta=meta or None, **kw)
+
     def _tools(self) -> None:
-        adapter, server = self.adapter, self.server
+        adapter = self.adapter
         p = adapter.profile
         noun = p.noun
         suffixes = " or ".join(p.save_suffixes)
@@ -247,7 +255,7 @@ class BuiltinSurface:
 
             return self._tool_call("execute_python_code", run)
 
-        server.add_tool(
+        self._add_tool(
             execute_python_code,
             name="execute_python_code",
             title=f"Run Python in the {p.app} {noun}",
@@ -289,7 +297,7 @@ class BuiltinSurface:
 
             return self._tool_call("open_document", run)
 
-        server.add_tool(
+        self._add_tool(
             open_document,
             name="open_document",
             title=f"Open a {noun}",
@@ -309,7 +317,7 @@ class BuiltinSurface:
 
             return self._tool_call("list_documents", run)
 
-        server.add_tool(
+        self._add_tool(
             list_documents,
             name="list_documents",
             title=f"List open {noun}s",
@@ -340,7 +348,7 @@ class BuiltinSurface:
 
             return self._tool_call("activate_document", run)
 
-        server.add_tool(
+        self._add_tool(
             activate_document,
             name="activate_document",
             title=f"Switch the active {noun}",
@@ -387,7 +395,7 @@ class BuiltinSurface:
 
             return self._tool_call("save_document", run)
 
-        server.add_tool(
+        self._add_tool(
             save_document,
             name="save_document",
             title=f"Save the {noun} (or save as)",
@@ -413,7 +421,7 @@ class BuiltinSurface:
         ) -> NavigationResult:
             return self._tool_call("navigate_history", lambda: navigate(adapter.history(), direction, steps))
 
-        server.add_tool(
+        self._add_tool(
             navigate_history,
             name="navigate_history",
             title="Undo / redo",
@@ -426,7 +434,7 @@ class BuiltinSurface:
             annotations=_hints(read_only=False, destructive=False, idempotent=False),
         )
 
-        server.add_tool(
+        self._add_tool(
             self._screenshot_tool(),
             name="view_screenshot",
             title=f"Screenshot of the {noun}",
@@ -519,7 +527,15 @@ class BuiltinSurface:
             fn: Callable[..., Any],
             mime: str = "application/json",
         ) -> None:
-            server.resource(uri, name=name, title=title, description=description, mime_type=mime)(fn)
+            words = RESOURCE_KEYWORDS.get(uri.split("://", 1)[1])
+            server.resource(
+                uri,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime,
+                meta=keywords_meta(words),
+            )(fn)
 
         def cheatsheet() -> str:
             return self._resource_read(adapter.cheatsheet)
