@@ -106,7 +106,7 @@ NAME_COVERAGE = 0.5
 #: the request names an app or uses an app's declared domain words: the lexical side then
 #: carries what hosts and the vocabulary know about the domain, which the model does not.
 FUSION_ALPHA = 0.15
-FUSION_ALPHA_DOMAIN = 0.25
+FUSION_ALPHA_DOMAIN = 0.35
 SEMANTIC_DEPTH = 10
 SEMANTIC_MIN = 0.2
 #: Score factor for capabilities of the app whose declared domain words the query uses most
