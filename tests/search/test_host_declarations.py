@@ -182,6 +182,8 @@ def test_recency_does_not_beat_a_clearly_better_match() -> None:
         ("alle Blöcke auf Layer 0 verschieben", "DXF"),  # the verb ends a German request
         ("verschiebe alle Blöcke auf Layer 0", "DXF"),  # ... or starts it, as a command
         ("crea un layer MURI", "DXF"),
+        ("fillet every corner of the polylines on layer WALL", "DXF"),  # CAD commands are verbs
+        ("chamfer the top edges of every slab", "IFC"),
     ],
 )
 def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, app: str) -> None:
