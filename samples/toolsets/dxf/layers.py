@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import mcp_types as types
 from _drawing import active_document
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -28,7 +29,10 @@ class LayerSummary(BaseModel):
     emptyLayers: list[str]
 
 
-@server.tool(meta={"io.cadmcp/keywords": ["layer list", "layer usage", "entities per layer"]})
+@server.tool(
+    meta={"io.cadmcp/keywords": ["layer list", "layer usage", "entities per layer"]},
+    annotations=types.ToolAnnotations(read_only_hint=True),
+)
 def layer_summary() -> LayerSummary:
     """Summarise the layers of the active drawing: entity counts, colour, frozen state, empty layers."""
     entry = active_document()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import mcp_types as types
 from _document import active_document, transaction
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -41,7 +42,10 @@ def _aliases(doc) -> list[Parameter]:  # type: ignore[no-untyped-def]
     return rows
 
 
-@server.tool(meta={"io.cadmcp/keywords": ["parameters", "spreadsheet aliases", "design table"]})
+@server.tool(
+    meta={"io.cadmcp/keywords": ["parameters", "spreadsheet aliases", "design table"]},
+    annotations=types.ToolAnnotations(read_only_hint=True),
+)
 def list_parameters() -> list[Parameter]:
     """Every named spreadsheet cell (alias) of the active document with its current value."""
     return _aliases(active_document())

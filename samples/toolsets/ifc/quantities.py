@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import mcp_types as types
 from _model import active_document, storey_of
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -22,7 +23,10 @@ class ClassCount(TypedDict):
     document: str
 
 
-@server.tool(meta={"io.cadmcp/keywords": ["quantity takeoff", "element count", "how many walls"]})
+@server.tool(
+    meta={"io.cadmcp/keywords": ["quantity takeoff", "element count", "how many walls"]},
+    annotations=types.ToolAnnotations(read_only_hint=True),
+)
 def count_elements(ifcClass: str = "IfcWall") -> ClassCount:
     """Count the elements of an IFC class (e.g. IfcWall, IfcDoor) in the active model, per storey."""
     doc = active_document()
