@@ -276,3 +276,20 @@ def test_a_question_prefers_capabilities_that_only_read() -> None:
     )
     assert _first(index, "layer colours")[1] == "layer_colours"  # equal: tools list first
     assert _first(index, "what are the layer colours?")[1] == "dxf://layer_colours"
+
+
+def test_a_request_for_help_or_examples_prefers_what_only_reads() -> None:
+    index = SearchIndex()
+    same = {"description": "Python scripting in the drawing."}
+    index.replace_host(
+        "dxf-1",
+        [
+            tool("python_scripting", **same),  # runs scripts
+            tool("python_scripting", **same, kind="resource", target="dxf://python_scripting"),
+        ],
+    )
+    assert _first(index, "python scripting in the drawing")[1] == "python_scripting"  # equal: tools first
+    for query in ("python scripting recipes", "examples of python scripting", "how to do python scripting"):
+        assert _first(index, query)[1] == "dxf://python_scripting", query
+    # "help me ..." asks for something to be done
+    assert _first(index, "help me with python scripting")[1] == "python_scripting"

@@ -71,6 +71,7 @@ class Vocabulary:
                     if m.stems[0] != member.stems[0] or m is member:
                         self._intents.setdefault(m.stems[0], []).append((intent, m))
         self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
+        self._help = [tuple(split_words(text)) for text in data.get("helpRequests", ()) if split_words(text)]
         self._apps: dict[tuple[str, ...], str] = {}
         for app, aliases in data.get("apps", {}).items():
             for alias in (app, *aliases):
@@ -142,9 +143,21 @@ class Vocabulary:
         return out
 
     def is_question(self, query: str, words: Sequence[str]) -> bool:
-        """Whether the request asks about state ("which layers are frozen", "... open?")
-        rather than asking for something to be done."""
-        return bool(words) and (words[0] in self._questions or query.rstrip().endswith("?"))
+        """Whether the request asks about state ("which layers are frozen", "... open?") or for
+        help ("scripting recipes", "how to add a pset") rather than for something to be done."""
+        if not words:
+            return False
+        return words[0] in self._questions or query.rstrip().endswith("?") or self._asks_help(words)
+
+    def _asks_help(self, words: Sequence[str]) -> bool:
+        for i in range(len(words)):
+            for phrase in self._help:
+                if tuple(words[i : i + len(phrase)]) != phrase:
+                    continue
+                # "help me find ..." is a way of asking, not a request for help
+                if phrase != ("help",) or words[i + 1 : i + 2] not in (["me"], ["us"], ["you"]):
+                    return True
+        return False
 
     @property
     def app_aliases(self) -> dict[tuple[str, ...], str]:
