@@ -20,6 +20,7 @@ from mcp.shared.dispatcher import ProgressFnT
 
 from cadmcp.daemon.gateway import frames
 from cadmcp.daemon.gateway.connection import Connection
+from cadmcp.wire.sockets import LARGE_LINE_BYTES
 
 MAX_PENDING_FRAMES = 4096
 ANSWER_ROOM = 128
@@ -125,7 +126,10 @@ class Pending:
                 )
             if len(parts) >= count:
                 try:
-                    return frames.decode(b"".join(parts[i] for i in range(1, count + 1)))
+                    joined = b"".join(parts[i] for i in range(1, count + 1))
+                    if len(joined) > LARGE_LINE_BYTES:  # megabytes of JSON: parse off the loop
+                        return await anyio.to_thread.run_sync(frames.decode, joined)
+                    return frames.decode(joined)
                 except (KeyError, ValueError):
                     raise RequestFailed(
                         "garbled", "The machine's answer could not be read.", started=self.started
