@@ -183,6 +183,8 @@ def test_recency_does_not_beat_a_clearly_better_match() -> None:
         ("verschiebe alle Blöcke auf Layer 0", "DXF"),  # ... or starts it, as a command
         ("crea un layer MURI", "DXF"),
         ("fillet every corner of the polylines on layer WALL", "DXF"),  # CAD commands are verbs
+        ("Layer umbenennen pls: WAND -> A-WALL", "DXF"),  # the verb before its arguments
+        ("laag hernoemen naar A-MUUR", "DXF"),  # Dutch
         ("chamfer the top edges of every slab", "IFC"),
     ],
 )
@@ -293,3 +295,41 @@ def test_a_request_for_help_or_examples_prefers_what_only_reads() -> None:
         assert _first(index, query)[1] == "dxf://python_scripting", query
     # "help me ..." asks for something to be done
     assert _first(index, "help me with python scripting")[1] == "python_scripting"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "rename layer 'slab and wall outlines' to x",  # quoted
+        "rename layer slab_wall to a_wall",  # an identifier
+        "rename layer SLAB-WALLS to A-WALL",  # capitals in a request that is not typed in capitals
+    ],
+)
+def test_names_the_request_supplies_are_not_domain_words(query: str) -> None:
+    """A layer called SLAB-WALLS does not make a DXF request an IFC one (two IFC words, one of DXF)."""
+    assert _first(_both(), query)[:2] == ("DXF", "execute_python_code")
+
+
+def test_an_identifier_is_no_command_and_a_question_may_follow_a_clause() -> None:
+    index = SearchIndex()
+    index.replace_host(
+        "fc-1",
+        [
+            dataclasses.replace(
+                tool("execute_python_code", "Run Python in the part.", app="FreeCAD", host="fc-1"),
+                fallback=("change", "query"),
+            ),
+            tool(
+                "model-warnings",
+                "Features whose recompute failed, broken constraints.",
+                app="FreeCAD",
+                host="fc-1",
+                kind="resource",
+                target="freecad://model/warnings",
+            ),
+        ],
+    )
+    # "Pad001" names a pad; "pad" as a first word would be the command
+    first = _first(index, "Pad001 is red, why did the recompute fail")
+    assert first[1] == "freecad://model/warnings"
+    assert _first(index, "pad the sketch 10 mm")[1] == "execute_python_code"

@@ -636,7 +636,8 @@ class SearchIndex:
                 pool[gid] = float(final[gid]) if mask[gid] else 0.0
         if self._fallbacks and words:
             typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0 and t not in app_terms]
-            total += self._lift_fallbacks(pool, words, typed, scope, mask, preferred | inferred, reasons)
+            said = split_words(_without_names(query))  # "Pad001 ..." names a pad, it does not pad
+            total += self._lift_fallbacks(pool, said, typed, scope, mask, preferred | inferred, reasons)
         hits = [(self._entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
         hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
         hits = self._order_twins(hits, preferred, inferred, domain_words, recent, reasons)
@@ -672,7 +673,7 @@ class SearchIndex:
         if len(domains) < 2:
             return set(), {}
         stop = self.analyzer.stop_words
-        typed = [w for w in split_words(query) if w not in stop]
+        typed = [w for w in split_words(_without_names(query)) if w not in stop]
         seq = self.analyzer.terms_of_words(typed)
         found: dict[str, dict[tuple[str, ...], str]] = {}
         for d in domains:
@@ -917,6 +918,19 @@ class SearchIndex:
             close = _close_words(fold(query).strip().casefold(), list(by_folded), 5, 0.5, same_start=False)
             out.extend(by_folded[c] for c in close)
         return list(dict.fromkeys(out))[:5]
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")
+_NAME_TOKEN = re.compile(r"\S*[_\d]\S*")
+_CAPS_TOKEN = re.compile(r"(?<!\S)[^\sa-z]*[A-Z]{2,}[^\sa-z]*(?!\S)")
+
+
+def _without_names(query: str) -> str:
+    """The request without the names it supplies: quoted text, identifiers (`wall_thk`,
+    `Pad001`) and, in a request not typed in capitals, words in capitals (layer names such as
+    `A-WALL`). A layer called WALL says nothing about which app the request is for."""
+    text = _NAME_TOKEN.sub(" ", _QUOTED.sub(" ", query))
+    return _CAPS_TOKEN.sub(" ", text) if re.search(r"[a-z]", text) else text
 
 
 def _close_words(

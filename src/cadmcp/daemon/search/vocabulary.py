@@ -7,6 +7,7 @@ tools through the tool's `_meta["io.cadmcp/keywords"]` (see `catalog.py`), not h
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -18,6 +19,7 @@ from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 SYNONYM_WEIGHT = 0.4
 #: App aliases longer than this many words are not looked for.
 _MAX_ALIAS_WORDS = 4
+_CLAUSES = re.compile(r"[,;:.!?]\s")  # where a clause (and maybe a question) starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +128,9 @@ class Vocabulary:
         stems = [self.analyzer.stem(w) for w in words]
         content = [i for i, w in enumerate(words) if w not in self.analyzer.stop_words]
         ends = set(content[:1])
-        if content and words[content[-1]].endswith("en"):  # a German or Dutch infinitive
-            ends.add(content[-1])
+        # a German or Dutch infinitive: their requests put the verb last, or before what it acts
+        # on ("Layer umbenennen: WAND -> A-WALL")
+        ends.update(i for i in content if words[i].endswith("en"))
         out: dict[str, list[tuple[str, tuple[tuple[str, ...], ...]]]] = {}
         for i, s in enumerate(stems):
             for intent, member in self._intents.get(s, ()):
@@ -147,7 +150,11 @@ class Vocabulary:
         help ("scripting recipes", "how to add a pset") rather than for something to be done."""
         if not words:
             return False
-        return words[0] in self._questions or query.rstrip().endswith("?") or self._asks_help(words)
+        if query.rstrip().endswith("?") or self._asks_help(words):
+            return True
+        # a question may follow what the user saw: "Pad001 is red, why did the recompute fail"
+        clauses = (split_words(c)[:1] for c in _CLAUSES.split(query))
+        return any(first and first[0] in self._questions for first in clauses)
 
     def _asks_help(self, words: Sequence[str]) -> bool:
         for i in range(len(words)):

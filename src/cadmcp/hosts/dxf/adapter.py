@@ -31,7 +31,7 @@ DOMAIN = Domain(
         "circle", "ellipse", "spline", "hatch", "dimension", "text", "mtext", "leader", "linetype",
         "lineweight", "viewport", "xref", "ucs", "extents", "title block", "drafting",
         "Zeichnung", "Grundriss", "Layer", "Block", "Bemaßung", "dessin", "calque", "cotation",
-        "plano", "capa",
+        "plano", "capa", "tekening", "plattegrond", "laag", "lagen", "blok", "maatvoering", "arcering",
     ),
 )  # fmt: skip
 

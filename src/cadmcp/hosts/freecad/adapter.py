@@ -47,7 +47,7 @@ DOMAIN = Domain(
         "parameter", "parametric", "expression", "recompute", "STEP", "IGES", "STL", "mesh", "BREP",
         "assembly", "Part workbench", "Draft", "Arch", "3D model",
         "Skizze", "Körper", "Bauteil", "Tasche", "Verrundung", "esquisse", "pièce", "corps", "congé",
-        "boceto", "pieza", "cuerpo", "redondeo",
+        "boceto", "pieza", "cuerpo", "redondeo", "schets", "onderdeel", "afronding", "afschuining",
     ),
 )  # fmt: skip
 

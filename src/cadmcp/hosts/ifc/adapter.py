@@ -47,6 +47,7 @@ DOMAIN = Domain(
         "Gebäude", "Geschoss", "Wand", "Wände", "Decke", "Stütze", "Träger", "Tür", "Fenster", "Raum",
         "bâtiment", "étage", "niveau", "mur", "dalle", "poutre", "poteau", "porte", "fenêtre",
         "edificio", "planta", "muro", "losa", "viga", "pilar", "puerta", "ventana",
+        "gebouw", "verdieping", "bouwlaag", "muur", "vloer", "balk", "kolom", "deur", "raam", "ruimte",
     ),
 )  # fmt: skip
 
