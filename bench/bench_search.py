@@ -5,7 +5,8 @@
 Prints figures; asserts nothing. Quality runs on the BFCL dev set (built into a cache dir on
 first use with `shared/eval/build_bfcl_devset.py` when a `shared/` folder sits beside or above
 the checkout), halves A (tuned on) and B (held out); on the CAD/BIM sets in `eval/` (`cadmcp`
-and `cadbim-tune` tuned on, `cadbim-heldout` held out) and on MetaTool (`eval/metatool`, halves
+and `cadbim-tune` tuned on, `cadbim-heldout` held out, `cadbim-blind` written from the catalog
+alone, half A tuned on and half B held out) and on MetaTool (`eval/metatool`, halves
 A and B, tuned on by nobody). The baseline, FastMCP 4.1.6's `BM25SearchTransform._search`,
 runs in its own cached venv (made with `uv`) in a subprocess, so fastmcp never loads into the
 process that measures cadmcp. With the `semantic` extra installed, every figure is also given
@@ -448,6 +449,8 @@ def main(argv: list[str]) -> int:
         "CAD": (CAD_SET, None),
         "CAD-terse": (EVAL / "cadbim-tune", None),
         "CAD-heldout": (EVAL / "cadbim-heldout", None),
+        "CAD-blind-A": (EVAL / "cadbim-blind", "a"),
+        "CAD-blind-B": (EVAL / "cadbim-blind", "b"),
         "MetaTool-A": (EVAL / "metatool", "a"),
         "MetaTool-B": (EVAL / "metatool", "b"),
     }

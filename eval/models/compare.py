@@ -107,6 +107,8 @@ def sets() -> dict[str, tuple[Path, str | None]]:
     out["cad"] = (ROOT / "eval" / "cadmcp", None)
     out["cad-terse"] = (ROOT / "eval" / "cadbim-tune", None)
     out["cad-heldout"] = (ROOT / "eval" / "cadbim-heldout", None)
+    out["cad-blind-A"] = (ROOT / "eval" / "cadbim-blind", "a")
+    out["cad-blind-B"] = (ROOT / "eval" / "cadbim-blind", "b")
     out["metatool-A"] = (ROOT / "eval" / "metatool", "a")
     out["metatool-B"] = (ROOT / "eval" / "metatool", "b")
     return out
