@@ -179,6 +179,7 @@ def test_recency_does_not_beat_a_clearly_better_match() -> None:
         ("please add a property set to this beam", "IFC"),
         ("move every door block onto its own layer", "DXF"),
         ("sum the volume of all slabs", "IFC"),
+        ("total wall area per storey", "IFC"),  # count_elements counts walls, it has no area
         ("alle Blöcke auf Layer 0 verschieben", "DXF"),  # the verb ends a German request
         ("verschiebe alle Blöcke auf Layer 0", "DXF"),  # ... or starts it, as a command
         ("crea un layer MURI", "DXF"),
@@ -198,6 +199,7 @@ def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, 
     ("query", "target"),
     [
         ("how many walls per storey", "count_elements"),  # a specific capability matches the rest
+        ("total walls per storey", "count_elements"),  # no quantity asked for: a count
         ("undo the last change", "navigate_history"),  # "change" as a noun is no command
         ("save my changes to the drawing", "save_document"),
         ("revert my last wall change", "navigate_history"),  # a noun at the end is no command
@@ -333,3 +335,12 @@ def test_an_identifier_is_no_command_and_a_question_may_follow_a_clause() -> Non
     first = _first(index, "Pad001 is red, why did the recompute fail")
     assert first[1] == "freecad://model/warnings"
     assert _first(index, "pad the sketch 10 mm")[1] == "execute_python_code"
+
+
+def test_a_declared_word_matches_plurals_the_stemmer_does_not_fold() -> None:
+    index = _both()
+    ifc = next(d for d in index.docs() if d.host_app == "IFC").host_key
+    ifc_docs = [d for d in index.docs() if d.host_key == ifc]
+    index.replace_host(ifc, ifc_docs, domain=HostDomain(terms=("Decke", "Stütze")))
+    for query in ("Betonvolumen aller Decken summieren", "alle Stützen umbenennen"):
+        assert _first(index, query)[:2] == ("IFC", "execute_python_code"), query

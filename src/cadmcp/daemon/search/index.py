@@ -269,6 +269,9 @@ class _AppDomain:
     # first term → (terms, words, text as declared): a phrase matches where the request has its
     # terms as inflections of its words (see `_inflection`)
     phrases: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]
+    # one-word terms by their first four letters → (word, text as declared): inflections the
+    # English stemmer does not fold ("Decken" of "Decke", "Stützen" of "Stütze")
+    singles: dict[str, list[tuple[str, str]]]
 
 
 def _inflection(word: str, declared: str) -> bool:
@@ -659,10 +662,13 @@ class SearchIndex:
             domains = []
             for app, phrases in sorted(merged.items()):
                 by_first: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]] = {}
+                singles: dict[str, list[tuple[str, str]]] = {}
                 for words, text in phrases.items():
                     terms = tuple(self.analyzer.terms_of_words(words))
                     by_first.setdefault(terms[0], []).append((terms, words, text))
-                domains.append(_AppDomain(app, by_first))
+                    if len(words) == 1 and len(words[0]) >= 4:
+                        singles.setdefault(words[0][:4], []).append((words[0], text))
+                domains.append(_AppDomain(app, by_first, singles))
             self._domains = domains
         return self._domains
 
@@ -673,7 +679,7 @@ class SearchIndex:
         if len(domains) < 2:
             return set(), {}
         stop = self.analyzer.stop_words
-        typed = [w for w in split_words(_without_names(query)) if w not in stop]
+        typed = [w for w in split_words(_without_names(query, keep_object_types=True)) if w not in stop]
         seq = self.analyzer.terms_of_words(typed)
         found: dict[str, dict[tuple[str, ...], str]] = {}
         for d in domains:
@@ -684,6 +690,10 @@ class SearchIndex:
                         _inflection(w, v) for w, v in zip(typed[i : i + n], words, strict=True)
                     ):
                         found.setdefault(d.app, {})[terms] = text
+            for w, t in zip(typed, seq, strict=False):
+                for word, text in d.singles.get(w[:4], ()):
+                    if word != w and _inflection(w, word):
+                        found.setdefault(d.app, {})[(t,)] = text
         if not found:
             return set(), {}
         covered = {app: sum(len(t) for t in phrases) for app, phrases in found.items()}
@@ -736,18 +746,26 @@ class SearchIndex:
                 and (not apps or self._entries[g].doc.host_app.casefold() in apps)
             )
 
+        rest = [(t, w) for t, w in typed if t not in asked_terms]
+        # a question for a quantity (area, volume ...) is answered only by what says that
+        # quantity: counting walls is no total wall area
+        measures = [t for t in self.analyzer.terms_of_words(words) if t in self.vocabulary.measure_terms]
+        says = (
+            self._postings.score([(t, 1.0) for t in measures])[1]
+            if measures and "change" not in intents
+            else None
+        )
         for _, phrases in asked:
             for phrase in phrases:  # all of a phrase's terms: "change name" is not named by "change"
                 named = set.intersection(*(self._heads.get(t, set()) for t in phrase))
-                if any(specific(g) for g in named):
+                if any(specific(g) and (says is None or says[g] > 0) for g in named):
                     return 0  # a capability is named for what was asked: it ranks on its own
         # a question (not a change) that a capability answers by matching most of its other
         # words ("how many entities per layer") goes to that capability
-        rest = [(t, w) for t, w in typed if t not in asked_terms]
         if "change" not in intents and rest and pool:
             _, covered, _ = self._postings.score(rest)
             need = FALLBACK_COVERAGE * sum(w for _, w in rest)
-            if any(covered[g] >= need and specific(g) for g in pool):
+            if any(covered[g] >= need and (says is None or says[g] > 0) and specific(g) for g in pool):
                 return 0
         top = max(pool.values(), default=0.0) or 1.0
         added = 0
@@ -921,15 +939,21 @@ class SearchIndex:
 
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")
-_NAME_TOKEN = re.compile(r"\S*[_\d]\S*")
+_NAME_TOKEN = re.compile(r"\S*_\S*|\S*[^\W\d_]\d+[^\s\w]*(?!\S)|\d\S*")
+_OBJECT_NAME = re.compile(r"(?<![\w-])([^\W\d_]+)\d+(?![\w-])")
 _CAPS_TOKEN = re.compile(r"(?<!\S)[^\sa-z]*[A-Z]{2,}[^\sa-z]*(?!\S)")
 
 
-def _without_names(query: str) -> str:
+def _without_names(query: str, keep_object_types: bool = False) -> str:
     """The request without the names it supplies: quoted text, identifiers (`wall_thk`,
     `Pad001`) and, in a request not typed in capitals, words in capitals (layer names such as
-    `A-WALL`). A layer called WALL says nothing about which app the request is for."""
-    text = _NAME_TOKEN.sub(" ", _QUOTED.sub(" ", query))
+    `A-WALL`). A layer called WALL says nothing about which app the request is for.
+    `keep_object_types` keeps the word of a numbered object name (`Sketch001` → sketch): it
+    says what kind of object the request is about, though never what to do with it."""
+    text = _QUOTED.sub(" ", query)
+    if keep_object_types:
+        text = _OBJECT_NAME.sub(r" \1 ", text)
+    text = _NAME_TOKEN.sub(" ", text)
     return _CAPS_TOKEN.sub(" ", text) if re.search(r"[a-z]", text) else text
 
 

@@ -74,6 +74,9 @@ class Vocabulary:
                         self._intents.setdefault(m.stems[0], []).append((intent, m))
         self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
         self._help = [tuple(split_words(text)) for text in data.get("helpRequests", ()) if split_words(text)]
+        measures = data.get("measures", ())
+        self.measure_terms = frozenset(t for text in measures for t in self.analyzer.terms(text))
+        """Terms of the quantities a computed question may ask for (area, volume, length ...)."""
         self._apps: dict[tuple[str, ...], str] = {}
         for app, aliases in data.get("apps", {}).items():
             for alias in (app, *aliases):
