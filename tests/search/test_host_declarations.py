@@ -344,3 +344,11 @@ def test_a_declared_word_matches_plurals_the_stemmer_does_not_fold() -> None:
     index.replace_host(ifc, ifc_docs, domain=HostDomain(terms=("Decke", "Stütze")))
     for query in ("Betonvolumen aller Decken summieren", "alle Stützen umbenennen"):
         assert _first(index, query)[:2] == ("IFC", "execute_python_code"), query
+
+
+def test_only_plural_endings_extend_a_declared_word() -> None:
+    index = _both()
+    for app, terms in (("DXF", ("plan",)), ("IFC", ("wall",))):
+        docs = [d for d in index.docs() if d.host_app == app]
+        index.replace_host(docs[0].host_key, docs, domain=HostDomain(terms=terms))
+    assert _first(index, "rotate the wall in the plane")[:2] == ("IFC", "execute_python_code")

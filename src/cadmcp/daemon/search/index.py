@@ -692,7 +692,7 @@ class SearchIndex:
                         found.setdefault(d.app, {})[terms] = text
             for w, t in zip(typed, seq, strict=False):
                 for word, text in d.singles.get(w[:4], ()):
-                    if word != w and _inflection(w, word):
+                    if w.startswith(word) and w[len(word) :] in _PLURAL_ENDINGS:
                         found.setdefault(d.app, {})[(t,)] = text
         if not found:
             return set(), {}
@@ -938,6 +938,7 @@ class SearchIndex:
         return list(dict.fromkeys(out))[:5]
 
 
+_PLURAL_ENDINGS = frozenset({"s", "es", "n", "en"})  # walls; Decken, Türen; deuren
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")
 _NAME_TOKEN = re.compile(r"\S*_\S*|\S*[^\W\d_]\d+[^\s\w]*(?!\S)|\d\S*")
 _OBJECT_NAME = re.compile(r"(?<![\w-])([^\W\d_]+)\d+(?![\w-])")

@@ -48,6 +48,7 @@ DOMAIN = Domain(
         "assembly", "Part workbench", "Draft", "Arch", "3D model",
         "Skizze", "Körper", "Bauteil", "Tasche", "Verrundung", "esquisse", "pièce", "corps", "congé",
         "boceto", "pieza", "cuerpo", "redondeo", "schets", "onderdeel", "afronding", "afschuining",
+        "chanfrein", "arête", "Fase", "Kante", "chaflán", "arista",
     ),
 )  # fmt: skip
 
