@@ -18,7 +18,9 @@ from cadmcp.daemon.search import (
     capability_docs,
     meta_domain,
 )
+from cadmcp.daemon.search.analyzer import split_words
 from cadmcp.daemon.search.domain import MAX_DOMAIN_ENTRIES, meta_fallback
+from cadmcp.daemon.search.index import _without_names
 from tests.search.conftest import cad_docs, tool
 
 DXF_DOMAIN = {"names": ["AutoCAD", "DWG"], "terms": ["drawing", "floor plan", "layer", "block", "hatch"]}
@@ -332,8 +334,8 @@ def test_an_identifier_is_no_command_and_a_question_may_follow_a_clause() -> Non
         ],
     )
     # "Pad001" names a pad; "pad" as a first word would be the command
-    first = _first(index, "Pad001 is red, why did the recompute fail")
-    assert first[1] == "freecad://model/warnings"
+    for query in ("Pad001 is red, why did the recompute fail", "Pad001's recompute failed"):
+        assert _first(index, query)[1] == "freecad://model/warnings", query
     assert _first(index, "pad the sketch 10 mm")[1] == "execute_python_code"
 
 
@@ -352,3 +354,39 @@ def test_only_plural_endings_extend_a_declared_word() -> None:
         docs = [d for d in index.docs() if d.host_app == app]
         index.replace_host(docs[0].host_key, docs, domain=HostDomain(terms=terms))
     assert _first(index, "rotate the wall in the plane")[:2] == ("IFC", "execute_python_code")
+
+
+def test_declared_words_typed_like_names_still_count() -> None:
+    """STEP, IGES or 3D are typed in capitals or with digits, as names are, yet they are
+    words a host declared."""
+    index = _both()
+    ifc = [d for d in index.docs() if d.host_app == "IFC"]
+    index.replace_host(ifc[0].host_key, ifc, domain=HostDomain(terms=("STEP", "3D model")))
+    for query in ("export as STEP", "export the 3D model"):
+        assert _first(index, query)[:2] == ("IFC", "execute_python_code"), query
+
+
+@pytest.mark.parametrize(
+    ("query", "question"),
+    [
+        ("purge the drawing, any unused blocks too", False),  # "any" opens only a first clause
+        ("rename layer 'Examples' to 'Old'", False),  # a help word inside a name
+        ("Pad001 is red, why did the recompute fail", True),
+        ("what's the total area of the slab's top faces", True),  # apostrophes are no quotes
+        ("por favor mueve los muros", False),
+    ],
+)
+def test_what_makes_a_question(query: str, question: bool) -> None:
+    vocabulary = SearchIndex().vocabulary
+    said = split_words(_without_names(query))
+    assert vocabulary.is_question(query, split_words(query), said) is question
+
+
+@pytest.mark.timeout(20)
+def test_long_runs_of_one_character_are_searched_at_once() -> None:
+    """Queries built to make name-finding regexes backtrack (one took 8.7 s before) come back
+    at once; the daemon's 1,000-character bound on a query applies."""
+    index = _both()
+    for query in ("A" * 999 + "a", "a" * 1000, "A-" * 500, "-" * 1000, "'" * 1000, "_" * 1000, "‘" * 1000):
+        for _ in range(5):
+            index.search(query)

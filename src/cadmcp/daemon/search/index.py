@@ -269,9 +269,9 @@ class _AppDomain:
     # first term → (terms, words, text as declared): a phrase matches where the request has its
     # terms as inflections of its words (see `_inflection`)
     phrases: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]
-    # one-word terms by their first four letters → (word, text as declared): inflections the
-    # English stemmer does not fold ("Decken" of "Decke", "Stützen" of "Stütze")
-    singles: dict[str, list[tuple[str, str]]]
+    # one-word terms by their first four letters → (word, its terms, text as declared): plurals
+    # the English stemmer does not fold ("Decken" of "Decke", "Stützen" of "Stütze")
+    singles: dict[str, list[tuple[str, tuple[str, ...], str]]]
 
 
 def _inflection(word: str, declared: str) -> bool:
@@ -312,6 +312,7 @@ class SearchIndex:
         self._kind_counts: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._app_aliases: dict[tuple[str, ...], str] | None = None
         self._domains: list[_AppDomain] | None = None
+        self._domain_tokens: frozenset[str] = frozenset()
         self._order: list[_Segment] | None = None  # segments in listing order, when known
         self._fallbacks: dict[int, tuple[str, ...]] = {}  # doc number → intents it stands in for
         self._read_only: set[int] = set()  # doc numbers of capabilities that only read
@@ -603,7 +604,9 @@ class SearchIndex:
         # preferences: `boost` scales lexical scores; `fused_boost` (what the request's domain
         # words and question form say, not a mentioned app name) also scales fused scores
         boost = fused_boost = None
-        question = bool(self._read_only) and self.vocabulary.is_question(query, words)
+        said = split_words(_without_names(query))  # "Pad001 ..." names a pad, it does not pad
+        asks = self.vocabulary.is_question(query, words, said)
+        question = bool(self._read_only) and asks
         if inferred or question:
             fused_boost = np.ones(len(final))
             if inferred:
@@ -639,8 +642,9 @@ class SearchIndex:
                 pool[gid] = float(final[gid]) if mask[gid] else 0.0
         if self._fallbacks and words:
             typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0 and t not in app_terms]
-            said = split_words(_without_names(query))  # "Pad001 ..." names a pad, it does not pad
-            total += self._lift_fallbacks(pool, said, typed, scope, mask, preferred | inferred, reasons)
+            total += self._lift_fallbacks(
+                pool, said, typed, scope, mask, preferred | inferred, reasons, question=asks
+            )
         hits = [(self._entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
         hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
         hits = self._order_twins(hits, preferred, inferred, domain_words, recent, reasons)
@@ -662,14 +666,21 @@ class SearchIndex:
             domains = []
             for app, phrases in sorted(merged.items()):
                 by_first: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]] = {}
-                singles: dict[str, list[tuple[str, str]]] = {}
+                singles: dict[str, list[tuple[str, tuple[str, ...], str]]] = {}
                 for words, text in phrases.items():
                     terms = tuple(self.analyzer.terms_of_words(words))
                     by_first.setdefault(terms[0], []).append((terms, words, text))
                     if len(words) == 1 and len(words[0]) >= 4:
-                        singles.setdefault(words[0][:4], []).append((words[0], text))
+                        singles.setdefault(words[0][:4], []).append((words[0], terms, text))
                 domains.append(_AppDomain(app, by_first, singles))
             self._domains = domains
+            # declared words typed as names would be (STEP, IGES, 3D) stay words of the domain
+            self._domain_tokens = frozenset(
+                token.strip(_PUNCTUATION).casefold()
+                for texts in merged.values()
+                for text in texts.values()
+                for token in text.split()
+            )
         return self._domains
 
     def _domain_apps(self, query: str) -> tuple[set[str], dict[str, list[str]]]:
@@ -679,7 +690,8 @@ class SearchIndex:
         if len(domains) < 2:
             return set(), {}
         stop = self.analyzer.stop_words
-        typed = [w for w in split_words(_without_names(query, keep_object_types=True)) if w not in stop]
+        kept = _without_names(query, keep_object_types=True, keep=self._domain_tokens)
+        typed = [w for w in split_words(kept) if w not in stop]
         seq = self.analyzer.terms_of_words(typed)
         found: dict[str, dict[tuple[str, ...], str]] = {}
         for d in domains:
@@ -690,10 +702,10 @@ class SearchIndex:
                         _inflection(w, v) for w, v in zip(typed[i : i + n], words, strict=True)
                     ):
                         found.setdefault(d.app, {})[terms] = text
-            for w, t in zip(typed, seq, strict=False):
-                for word, text in d.singles.get(w[:4], ()):
+            for w in typed:
+                for word, terms, text in d.singles.get(w[:4], ()):
                     if w.startswith(word) and w[len(word) :] in _PLURAL_ENDINGS:
-                        found.setdefault(d.app, {})[(t,)] = text
+                        found.setdefault(d.app, {})[terms] = text  # the declared word's own key
         if not found:
             return set(), {}
         covered = {app: sum(len(t) for t in phrases) for app, phrases in found.items()}
@@ -711,10 +723,14 @@ class SearchIndex:
         mask: Any,
         apps: set[str],
         reasons: dict[str, str],
+        question: bool = False,
     ) -> int:
         """Put a host's fallback tool first when the request asks for a change (or a computed
-        answer) that no dedicated capability is named for; returns how many were not matches."""
+        answer) that no dedicated capability is named for; returns how many were not matches.
+        A question asks for no change ("boolean cut failed in the body, why?")."""
         intents = self.vocabulary.intents(words)
+        if question:
+            intents.pop("change", None)
         if not intents:
             if pool or not apps:
                 return 0
@@ -939,23 +955,32 @@ class SearchIndex:
 
 
 _PLURAL_ENDINGS = frozenset({"s", "es", "n", "en"})  # walls; Decken, Türen; deuren
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")
-_NAME_TOKEN = re.compile(r"\S*_\S*|\S*[^\W\d_]\d+[^\s\w]*(?!\S)|\d\S*")
+_QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")  # not what's, slab's
+_NAME_TOKEN = re.compile(r"(?<!\S)\S*_\S*|(?<!\S)\S*[^\W\d_]\d+(?:['’]s)?[^\s\w]*(?!\S)|\d\S*")
 _OBJECT_NAME = re.compile(r"(?<![\w-])([^\W\d_]+)\d+(?![\w-])")
-_CAPS_TOKEN = re.compile(r"(?<!\S)[^\sa-z]*[A-Z]{2,}[^\sa-z]*(?!\S)")
+_CAPS_TOKEN = re.compile(r"(?<!\S)(?=[^\sa-z]*?[A-Z]{2})[^\sa-z]+(?!\S)")
 
 
-def _without_names(query: str, keep_object_types: bool = False) -> str:
+def _without_names(query: str, keep_object_types: bool = False, keep: Collection[str] = ()) -> str:
     """The request without the names it supplies: quoted text, identifiers (`wall_thk`,
     `Pad001`) and, in a request not typed in capitals, words in capitals (layer names such as
     `A-WALL`). A layer called WALL says nothing about which app the request is for.
     `keep_object_types` keeps the word of a numbered object name (`Sketch001` → sketch): it
-    says what kind of object the request is about, though never what to do with it."""
+    says what kind of object the request is about, though never what to do with it. Tokens
+    in `keep` (casefolded, e.g. declared domain words such as STEP or 3D) stay."""
+
+    def drop(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return token if token.strip(_PUNCTUATION).casefold() in keep else " "
+
     text = _QUOTED.sub(" ", query)
     if keep_object_types:
         text = _OBJECT_NAME.sub(r" \1 ", text)
-    text = _NAME_TOKEN.sub(" ", text)
-    return _CAPS_TOKEN.sub(" ", text) if re.search(r"[a-z]", text) else text
+    text = _NAME_TOKEN.sub(drop, text)
+    return _CAPS_TOKEN.sub(drop, text) if re.search(r"[a-z]", text) else text
+
+
+_PUNCTUATION = "'’\"“”«».,;:!?()[]{}<>"
 
 
 def _close_words(

@@ -73,6 +73,9 @@ class Vocabulary:
                     if m.stems[0] != member.stems[0] or m is member:
                         self._intents.setdefault(m.stems[0], []).append((intent, m))
         self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
+        self._clause_questions = frozenset(
+            w for text in data.get("clauseQuestions", ()) for w in split_words(text)[:1]
+        )
         self._help = [tuple(split_words(text)) for text in data.get("helpRequests", ()) if split_words(text)]
         measures = data.get("measures", ())
         self.measure_terms = frozenset(t for text in measures for t in self.analyzer.terms(text))
@@ -125,9 +128,9 @@ class Vocabulary:
         """What kind of request the query's words make: intent → [(the words as typed, the phrases
         of terms that say the same: theirs and their synonyms')]. `change` (rename, move, add ...)
         counts only as the request's first word (after stop words: "please rename ...") or, as an
-        infinitive ending in -en, its last ("Layer umbenennen": German and Dutch requests end with
-        the verb), where it is a command and not a noun ("save my changes"); `query` (how many,
-        total ...) counts anywhere."""
+        infinitive ending in -en, anywhere ("Layer umbenennen", "Layer umbenennen: A -> B": German
+        and Dutch put the verb last or before its arguments), where it is a command and not a
+        noun ("save my changes"); `query` (how many, total ...) counts anywhere."""
         stems = [self.analyzer.stem(w) for w in words]
         content = [i for i, w in enumerate(words) if w not in self.analyzer.stop_words]
         ends = set(content[:1])
@@ -148,16 +151,20 @@ class Vocabulary:
                 )
         return out
 
-    def is_question(self, query: str, words: Sequence[str]) -> bool:
+    def is_question(self, query: str, words: Sequence[str], said: Sequence[str] | None = None) -> bool:
         """Whether the request asks about state ("which layers are frozen", "... open?") or for
-        help ("scripting recipes", "how to add a pset") rather than for something to be done."""
+        help ("scripting recipes", "how to add a pset") rather than for something to be done.
+        `said`: its words without the names it supplies (a layer called 'Examples' asks for no
+        help); `words` by default."""
         if not words:
             return False
-        if query.rstrip().endswith("?") or self._asks_help(words):
+        if words[0] in self._questions or query.rstrip().endswith("?"):
+            return True
+        if self._asks_help(words if said is None else said):
             return True
         # a question may follow what the user saw: "Pad001 is red, why did the recompute fail"
-        clauses = (split_words(c)[:1] for c in _CLAUSES.split(query))
-        return any(first and first[0] in self._questions for first in clauses)
+        clauses = (split_words(c)[:1] for c in _CLAUSES.split(query)[1:])
+        return any(first and first[0] in self._clause_questions for first in clauses)
 
     def _asks_help(self, words: Sequence[str]) -> bool:
         for i in range(len(words)):
