@@ -188,6 +188,7 @@ def test_recency_does_not_beat_a_clearly_better_match() -> None:
         ("fillet every corner of the polylines on layer WALL", "DXF"),  # CAD commands are verbs
         ("Layer umbenennen pls: WAND -> A-WALL", "DXF"),  # the verb before its arguments
         ("laag hernoemen naar A-MUUR", "DXF"),  # Dutch
+        ("set IsExternal true on all walls", "IFC"),  # a property name is no "is"
         ("chamfer the top edges of every slab", "IFC"),
     ],
 )
@@ -205,6 +206,7 @@ def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, 
         ("undo the last change", "navigate_history"),  # "change" as a noun is no command
         ("save my changes to the drawing", "save_document"),
         ("revert my last wall change", "navigate_history"),  # a noun at the end is no command
+        ("that edit was wrong, restore the previous step", "navigate_history"),  # a noun before "was"
         ("summarise the layers with their colours", "layer_summary"),
     ],
 )

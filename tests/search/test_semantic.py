@@ -308,7 +308,7 @@ def cad_indexes() -> tuple[SearchIndex, SearchIndex]:
     ("query", "expected"),
     [
         ("any defects?", {"model-warnings"}),
-        ("get rid of everything on a layer", {"purge_layer_entities", "delete_layer"}),
+        ("throw away what sits on a layer", {"purge_layer_entities", "delete_layer"}),
     ],
 )
 def test_real_model_finds_what_words_alone_miss(

@@ -958,6 +958,7 @@ _PLURAL_ENDINGS = frozenset({"s", "es", "n", "en"})  # walls; Decken, Türen; de
 _QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")  # not what's, slab's
 _NAME_TOKEN = re.compile(r"(?<!\S)\S*_\S*|(?<!\S)\S*[^\W\d_]\d+(?:['’]s)?[^\s\w]*(?!\S)|\d\S*")
 _OBJECT_NAME = re.compile(r"(?<![\w-])([^\W\d_]+)\d+(?![\w-])")
+_CAMEL_TOKEN = re.compile(r"(?<!\S)[^\s]*[a-z][A-Z]\S*")
 _CAPS_TOKEN = re.compile(r"(?<!\S)(?=[^\sa-z]*?[A-Z]{2})[^\sa-z]+(?!\S)")
 
 
@@ -974,8 +975,8 @@ def _without_names(query: str, keep_object_types: bool = False, keep: Collection
         return token if token.strip(_PUNCTUATION).casefold() in keep else " "
 
     text = _QUOTED.sub(" ", query)
-    if keep_object_types:
-        text = _OBJECT_NAME.sub(r" \1 ", text)
+    # a numbered object says its kind; a property or class name is no verb (`set IsExternal`)
+    text = _OBJECT_NAME.sub(r" \1 ", text) if keep_object_types else _CAMEL_TOKEN.sub(" ", text)
     text = _NAME_TOKEN.sub(drop, text)
     return _CAPS_TOKEN.sub(drop, text) if re.search(r"[a-z]", text) else text
 

@@ -19,6 +19,8 @@ from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 SYNONYM_WEIGHT = 0.4
 #: App aliases longer than this many words are not looked for.
 _MAX_ALIAS_WORDS = 4
+# a change verb followed by one of these is a noun: "that edit was wrong"
+_COPULAS = frozenset({"is", "was", "are", "were", "has", "had", "have", "looks", "seems", "ist", "war"})
 _CLAUSES = re.compile(r"[,;:.!?]\s")  # where a clause (and maybe a question) starts
 
 
@@ -143,6 +145,8 @@ class Vocabulary:
                 n = len(member.stems)
                 if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
                     continue
+                if intent == "change" and words[i + n : i + n + 1] and words[i + n] in _COPULAS:
+                    continue  # "that edit was wrong": a noun, not a command
                 typed = words[i : i + n]
                 phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
                 phrases += self.synonym_phrases(typed, intent) + self.synonym_phrases(member.words, intent)
