@@ -240,3 +240,15 @@ def test_built_in_keywords_catch_what_users_call_a_capability(
     assert (first.target, first.host_app if app else None) == (target, app)
     bare = build_index_from_catalog(_reference_catalog(keywords=False)).search(query).hits[0]
     assert bare.target != target
+
+
+@pytest.mark.parametrize(
+    ("query", "target"),
+    [
+        ("show me all open drawings", "list_documents"),  # "open" says which, it opens nothing
+        ("list the open models", "list_documents"),
+        ("open the drawing plan.dxf", "open_document"),
+    ],
+)
+def test_open_before_a_document_word_is_a_state(query: str, target: str) -> None:
+    assert build_index_from_catalog(_reference_catalog()).search(query).hits[0].target == target

@@ -561,7 +561,8 @@ class SearchIndex:
         if host_scope == []:
             return [], 0
         words = split_words(query)
-        qterms = self._query_terms(words)
+        states = self.vocabulary.state_words(words)  # "all open files": a state, not "open"
+        qterms = self._query_terms([w for i, w in enumerate(words) if i not in states] or words)
         postings = self._postings
         n = len(self._entries)
         aliases = self._aliases()
@@ -605,7 +606,9 @@ class SearchIndex:
         # words and question form say, not a mentioned app name) also scales fused scores
         boost = fused_boost = None
         said = split_words(_without_names(query))  # "Pad001 ..." names a pad, it does not pad
-        asks = self.vocabulary.is_question(query, words, said)
+        # "show me all open files" asks which are open, as "which files are open" does
+        shows_state = bool(states) and self.vocabulary.asks_to_show(words)
+        asks = shows_state or self.vocabulary.is_question(query, words, said)
         question = bool(self._read_only) and asks
         if inferred or question:
             fused_boost = np.ones(len(final))

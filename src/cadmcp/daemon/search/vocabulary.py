@@ -21,6 +21,27 @@ SYNONYM_WEIGHT = 0.4
 _MAX_ALIAS_WORDS = 4
 # a change verb followed by one of these is a noun: "that edit was wrong"
 _COPULAS = frozenset({"is", "was", "are", "were", "has", "had", "have", "looks", "seems", "ist", "war"})
+_STATES = frozenset({"open", "opened", "loaded", "unsaved", "modified", "geöffnete", "geöffneten", "ouverts"})
+_DISPLAY = frozenset(
+    {"show", "list", "display", "give", "get", "see", "zeig", "zeige", "affiche", "montre", "toon"}
+)
+_DETERMINERS = frozenset(
+    {
+        "all",
+        "the",
+        "my",
+        "our",
+        "currently",
+        "other",
+        "second",
+        "both",
+        "these",
+        "those",
+        "every",
+        "any",
+        "which",
+    }
+)
 _CLAUSES = re.compile(r"[,;:.!?]\s")  # where a clause (and maybe a question) starts
 
 
@@ -79,6 +100,11 @@ class Vocabulary:
             w for text in data.get("clauseQuestions", ()) for w in split_words(text)[:1]
         )
         self._help = [tuple(split_words(text)) for text in data.get("helpRequests", ()) if split_words(text)]
+        # a document and its plural, in every language of the vocabulary's "document" group
+        documents = next((g for g in data.get("synonyms", ()) if "document" in g), ())
+        self._documents = frozenset(w for text in documents for w in split_words(text)) | frozenset(
+            w + "s" for text in documents for w in split_words(text)
+        )
         measures = data.get("measures", ())
         self.measure_terms = frozenset(t for text in measures for t in self.analyzer.terms(text))
         """Terms of the quantities a computed question may ask for (area, volume, length ...)."""
@@ -153,6 +179,21 @@ class Vocabulary:
                 out.setdefault(intent, []).append(
                     (" ".join(typed), tuple(dict.fromkeys(p for p in phrases if p)))
                 )
+        return out
+
+    def asks_to_show(self, words: Sequence[str]) -> bool:
+        """Whether the request starts by asking to show or list something ("show me ...")."""
+        content = [w for w in words if w not in self.analyzer.stop_words]
+        return bool(content) and content[0] in _DISPLAY
+
+    def state_words(self, words: Sequence[str]) -> set[int]:
+        """Positions of words that describe a document's state rather than ask for an action:
+        "open" in "show me all open files" or "focus on the second open document" (after a
+        determiner, before a document word), not in "open the file"."""
+        out: set[int] = set()
+        for i in range(1, len(words) - 1):
+            if words[i] in _STATES and words[i - 1] in _DETERMINERS and words[i + 1] in self._documents:
+                out.add(i)
         return out
 
     def is_question(self, query: str, words: Sequence[str], said: Sequence[str] | None = None) -> bool:
