@@ -99,7 +99,11 @@ class Vocabulary:
         self._clause_questions = frozenset(
             w for text in data.get("clauseQuestions", ()) for w in split_words(text)[:1]
         )
-        self._help = [tuple(split_words(text)) for text in data.get("helpRequests", ()) if split_words(text)]
+        self._help: dict[str, list[tuple[str, ...]]] = {}  # first word → phrases
+        for text in data.get("helpRequests", ()):
+            phrase = tuple(split_words(text))
+            if phrase:
+                self._help.setdefault(phrase[0], []).append(phrase)
         # a document and its plural, in every language of the vocabulary's "document" group
         documents = next((g for g in data.get("synonyms", ()) if "document" in g), ())
         self._documents = frozenset(w for text in documents for w in split_words(text)) | frozenset(
@@ -212,8 +216,8 @@ class Vocabulary:
         return any(first and first[0] in self._clause_questions for first in clauses)
 
     def _asks_help(self, words: Sequence[str]) -> bool:
-        for i in range(len(words)):
-            for phrase in self._help:
+        for i, word in enumerate(words):
+            for phrase in self._help.get(word, ()):
                 if tuple(words[i : i + len(phrase)]) != phrase:
                     continue
                 # "help me find ..." is a way of asking, not a request for help
