@@ -92,3 +92,13 @@ async def test_each_apps_words_pick_its_twin_and_recency_breaks_ties(
         # the app named as one word, as people type it, among three list_documents twins
         named = await _first(session, "which documents are open in freecad", "list_documents")
         assert named["hostApp"] == "FreeCAD" and named["why"] == "the request names FreeCAD"
+
+        # the built-ins' own keywords, sent by the real hosts, and names kept out of the domain
+        for query, app, target in [
+            ("which drawings are currently open", "DXF", "list_documents"),
+            ("code examples for the ifc host", "IFC", "ifc://python-cheatsheet"),
+            ("Layer umbenennen: WAND -> A-WALL", "DXF", "execute_python_code"),
+            ("Pad001 is red, why did the recompute fail", "FreeCAD", "freecad://model/warnings"),
+        ]:
+            first = await _first(session, query)
+            assert (first["hostApp"], first["target"]) == (app, target), (query, first)
