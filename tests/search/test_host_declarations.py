@@ -189,6 +189,7 @@ def test_recency_does_not_beat_a_clearly_better_match() -> None:
         ("Layer umbenennen pls: WAND -> A-WALL", "DXF"),  # the verb before its arguments
         ("laag hernoemen naar A-MUUR", "DXF"),  # Dutch
         ("set IsExternal true on all walls", "IFC"),  # a property name is no "is"
+        ("EXPLODE all blocks on layer DOORS", "DXF"),  # a command typed in capitals is no name
         ("chamfer the top edges of every slab", "IFC"),
     ],
 )

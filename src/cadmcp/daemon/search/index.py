@@ -605,7 +605,8 @@ class SearchIndex:
         # preferences: `boost` scales lexical scores; `fused_boost` (what the request's domain
         # words and question form say, not a mentioned app name) also scales fused scores
         boost = fused_boost = None
-        said = split_words(_without_names(query))  # "Pad001 ..." names a pad, it does not pad
+        # "Pad001 ..." names a pad, it does not pad; "EXPLODE all blocks" still explodes
+        said = split_words(_without_names(query, keep=self.vocabulary.verbs))
         # "show me all open files" asks which are open, as "which files are open" does
         shows_state = bool(states) and self.vocabulary.asks_to_show(words)
         asks = shows_state or self.vocabulary.is_question(query, words, said)

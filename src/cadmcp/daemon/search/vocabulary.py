@@ -95,6 +95,10 @@ class Vocabulary:
                 for m in forms:
                     if m.stems[0] != member.stems[0] or m is member:
                         self._intents.setdefault(m.stems[0], []).append((intent, m))
+        self.verbs = frozenset(
+            w for texts in data.get("intents", {}).values() for t in texts for w in split_words(t)
+        )
+        """Words of the intents' verbs: typed in capitals ("EXPLODE all blocks") they are still commands."""
         self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
         self._clause_questions = frozenset(
             w for text in data.get("clauseQuestions", ()) for w in split_words(text)[:1]
