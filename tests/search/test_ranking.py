@@ -248,6 +248,7 @@ def test_built_in_keywords_catch_what_users_call_a_capability(
         ("show me all open drawings", "list_documents"),  # "open" says which, it opens nothing
         ("list the open models", "list_documents"),
         ("open the drawing plan.dxf", "open_document"),
+        ("what's in the drawing", "dxf://model/context"),  # "what's" as typed, not "what is"
     ],
 )
 def test_open_before_a_document_word_is_a_state(query: str, target: str) -> None:
