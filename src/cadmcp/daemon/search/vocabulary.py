@@ -19,29 +19,6 @@ from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 SYNONYM_WEIGHT = 0.4
 #: App aliases longer than this many words are not looked for.
 _MAX_ALIAS_WORDS = 4
-# a change verb followed by one of these is a noun: "that edit was wrong"
-_COPULAS = frozenset({"is", "was", "are", "were", "has", "had", "have", "looks", "seems", "ist", "war"})
-_STATES = frozenset({"open", "opened", "loaded", "unsaved", "modified", "geöffnete", "geöffneten", "ouverts"})
-_DISPLAY = frozenset(
-    {"show", "list", "display", "give", "get", "see", "zeig", "zeige", "affiche", "montre", "toon"}
-)
-_DETERMINERS = frozenset(
-    {
-        "all",
-        "the",
-        "my",
-        "our",
-        "currently",
-        "other",
-        "second",
-        "both",
-        "these",
-        "those",
-        "every",
-        "any",
-        "which",
-    }
-)
 _CLAUSES = re.compile(r"[,;:.!?]\s")  # where a clause (and maybe a question) starts
 
 
@@ -113,6 +90,10 @@ class Vocabulary:
         self._documents = frozenset(w for text in documents for w in split_words(text)) | frozenset(
             w + "s" for text in documents for w in split_words(text)
         )
+        self._noun_before = frozenset(data.get("nounBefore", ()))
+        self._states = frozenset(data.get("states", ()))
+        self._determiners = frozenset(data.get("determiners", ()))
+        self._show_verbs = frozenset(data.get("showVerbs", ()))
         measures = data.get("measures", ())
         self.measure_terms = frozenset(t for text in measures for t in self.analyzer.terms(text))
         """Terms of the quantities a computed question may ask for (area, volume, length ...)."""
@@ -179,7 +160,7 @@ class Vocabulary:
                 n = len(member.stems)
                 if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
                     continue
-                if intent == "change" and words[i + n : i + n + 1] and words[i + n] in _COPULAS:
+                if intent == "change" and words[i + n : i + n + 1] and words[i + n] in self._noun_before:
                     continue  # "that edit was wrong": a noun, not a command
                 typed = words[i : i + n]
                 phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
@@ -192,7 +173,7 @@ class Vocabulary:
     def asks_to_show(self, words: Sequence[str]) -> bool:
         """Whether the request starts by asking to show or list something ("show me ...")."""
         content = [w for w in words if w not in self.analyzer.stop_words]
-        return bool(content) and content[0] in _DISPLAY
+        return bool(content) and content[0] in self._show_verbs
 
     def state_words(self, words: Sequence[str]) -> set[int]:
         """Positions of words that describe a document's state rather than ask for an action:
@@ -200,7 +181,11 @@ class Vocabulary:
         determiner, before a document word), not in "open the file"."""
         out: set[int] = set()
         for i in range(1, len(words) - 1):
-            if words[i] in _STATES and words[i - 1] in _DETERMINERS and words[i + 1] in self._documents:
+            if (
+                words[i] in self._states
+                and words[i - 1] in self._determiners
+                and words[i + 1] in self._documents
+            ):
                 out.add(i)
         return out
 
