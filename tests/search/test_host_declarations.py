@@ -18,9 +18,8 @@ from cadmcp.daemon.search import (
     capability_docs,
     meta_domain,
 )
-from cadmcp.daemon.search.analyzer import split_words
+from cadmcp.daemon.search.analyzer import split_words, without_names
 from cadmcp.daemon.search.domain import MAX_DOMAIN_ENTRIES, meta_fallback
-from cadmcp.daemon.search.index import _without_names
 from tests.search.conftest import cad_docs, tool
 
 DXF_DOMAIN = {"names": ["AutoCAD", "DWG"], "terms": ["drawing", "floor plan", "layer", "block", "hatch"]}
@@ -381,7 +380,7 @@ def test_declared_words_typed_like_names_still_count() -> None:
 )
 def test_what_makes_a_question(query: str, question: bool) -> None:
     vocabulary = SearchIndex().vocabulary
-    said = split_words(_without_names(query))
+    said = split_words(without_names(query))
     assert vocabulary.is_question(query, split_words(query), said) is question
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sortedcontainers import SortedList
 
-from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
+from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words, token_key, without_names
 from cadmcp.daemon.search.domain import HostDomain
 from cadmcp.daemon.search.postings import Postings, numpy_module
 from cadmcp.daemon.search.semantic import semantic_text
@@ -606,7 +606,7 @@ class SearchIndex:
         # words and question form say, not a mentioned app name) also scales fused scores
         boost = fused_boost = None
         # "Pad001 ..." names a pad, it does not pad; "EXPLODE all blocks" still explodes
-        said = split_words(_without_names(query, keep=self.vocabulary.verbs))
+        said = split_words(without_names(query, keep=self.vocabulary.verbs))
         # "show me all open files" asks which are open, as "which files are open" does
         shows_state = bool(states) and self.vocabulary.asks_to_show(words)
         asks = shows_state or self.vocabulary.is_question(query, words, said)
@@ -680,7 +680,7 @@ class SearchIndex:
             self._domains = domains
             # declared words typed as names would be (STEP, IGES, 3D) stay words of the domain
             self._domain_tokens = frozenset(
-                token.strip(_PUNCTUATION).casefold()
+                token_key(token)
                 for texts in merged.values()
                 for text in texts.values()
                 for token in text.split()
@@ -694,7 +694,7 @@ class SearchIndex:
         if len(domains) < 2:
             return set(), {}
         stop = self.analyzer.stop_words
-        kept = _without_names(query, keep_object_types=True, keep=self._domain_tokens)
+        kept = without_names(query, keep_object_types=True, keep=self._domain_tokens)
         typed = [w for w in split_words(kept) if w not in stop]
         seq = self.analyzer.terms_of_words(typed)
         found: dict[str, dict[tuple[str, ...], str]] = {}
@@ -959,33 +959,6 @@ class SearchIndex:
 
 
 _PLURAL_ENDINGS = frozenset({"s", "es", "n", "en"})  # walls; Decken, Türen; deuren
-_QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")  # not what's, slab's
-_NAME_TOKEN = re.compile(r"(?<!\S)\S*_\S*|(?<!\S)\S*[^\W\d_]\d+(?:['’]s)?[^\s\w]*(?!\S)|\d\S*")
-_OBJECT_NAME = re.compile(r"(?<![\w-])([^\W\d_]+)\d+(?![\w-])")
-_CAMEL_TOKEN = re.compile(r"(?<!\S)[^\s]*[a-z][A-Z]\S*")
-_CAPS_TOKEN = re.compile(r"(?<!\S)(?=[^\sa-z]*?[A-Z]{2})[^\sa-z]+(?!\S)")
-
-
-def _without_names(query: str, keep_object_types: bool = False, keep: Collection[str] = ()) -> str:
-    """The request without the names it supplies: quoted text, identifiers (`wall_thk`,
-    `Pad001`) and, in a request not typed in capitals, words in capitals (layer names such as
-    `A-WALL`). A layer called WALL says nothing about which app the request is for.
-    `keep_object_types` keeps the word of a numbered object name (`Sketch001` → sketch): it
-    says what kind of object the request is about, though never what to do with it. Tokens
-    in `keep` (casefolded, e.g. declared domain words such as STEP or 3D) stay."""
-
-    def drop(match: re.Match[str]) -> str:
-        token = match.group(0)
-        return token if token.strip(_PUNCTUATION).casefold() in keep else " "
-
-    text = _QUOTED.sub(" ", query)
-    # a numbered object says its kind; a property or class name is no verb (`set IsExternal`)
-    text = _OBJECT_NAME.sub(r" \1 ", text) if keep_object_types else _CAMEL_TOKEN.sub(" ", text)
-    text = _NAME_TOKEN.sub(drop, text)
-    return _CAPS_TOKEN.sub(drop, text) if re.search(r"[a-z]", text) else text
-
-
-_PUNCTUATION = "'’\"“”«».,;:!?()[]{}<>"
 
 
 def _close_words(
