@@ -225,22 +225,33 @@ def test_a_uri_template_placeholder_is_not_what_the_capability_is_named_for() ->
     assert _first(index, "entities on layer WALL")[1] == "dxf-sample://layer/{name}"
 
 
-def test_a_capability_sharing_one_word_of_a_synonym_phrase_is_not_named_for_the_change() -> None:
-    # "rename" means "change name"; a tool known as "change dimension" is not named for renaming
+def _with_freecad_keywords(*keywords: str) -> SearchIndex:
+    """DXF and FreeCAD hosts; FreeCAD's toolset tool (set_parameter) lists `keywords`."""
     catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("FreeCAD", 3, FREECAD_DOMAIN)]}
-    catalog["hosts"][1]["tools"][-1]["_meta"] = {"io.cadmcp/keywords": ["change dimension"]}
-    index = build_index_from_catalog(catalog)
-    assert _first(index, "rename the sketch to Profile")[:2] == ("FreeCAD", "execute_python_code")
-    assert _first(index, "change the pad dimension")[1] == "set_parameter"
+    catalog["hosts"][1]["tools"][-1]["_meta"] = {"io.cadmcp/keywords": list(keywords)}
+    return build_index_from_catalog(catalog)
 
 
-def test_a_capability_named_for_what_is_exported_is_not_named_for_exporting() -> None:
-    # "export" shares a synonym group with "csv" and "spreadsheet": the things exported
-    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("FreeCAD", 3, FREECAD_DOMAIN)]}
-    catalog["hosts"][1]["tools"][-1]["_meta"] = {"io.cadmcp/keywords": ["spreadsheet aliases"]}
-    index = build_index_from_catalog(catalog)
-    assert _first(index, "export the part as STL")[:2] == ("FreeCAD", "execute_python_code")
-    assert _first(index, "exportiere den Body als STEP")[:2] == ("FreeCAD", "execute_python_code")
+@pytest.mark.parametrize(
+    ("keyword", "query"),
+    [
+        # "rename" means "change name"; a tool known as "change dimension" is not named for it
+        ("change dimension", "rename the sketch to Profile"),
+        # "export" shares a synonym group with "csv" and "spreadsheet": the things exported
+        ("spreadsheet aliases", "export the part as STL"),
+        ("spreadsheet aliases", "exportiere den Body als STEP"),
+    ],
+)
+def test_a_keyword_sharing_words_with_a_verbs_synonyms_does_not_name_the_tool_for_it(
+    keyword: str, query: str
+) -> None:
+    assert _first(_with_freecad_keywords(keyword), query)[:2] == ("FreeCAD", "execute_python_code")
+
+
+def test_a_keyword_still_finds_its_tool() -> None:
+    assert (
+        _first(_with_freecad_keywords("change dimension"), "change the pad dimension")[1] == "set_parameter"
+    )
 
 
 def test_without_a_declared_fallback_nothing_is_lifted() -> None:
