@@ -143,7 +143,7 @@ def test_churning_hosts_compacts_and_keeps_results_identical(monkeypatch: pytest
         churned.remove_host(f"gone-{round_}")
     for h in ("a", "b"):
         fresh.replace_host(h, cad_docs(h, "DXF" if h != "b" else "IFC"))
-    assert churned._postings.size < 40  # compacted: dead numbers were dropped
+    assert churned.postings.size < 40  # compacted: dead numbers were dropped
     for query in ("screenshot", "undo in ifc", "python cheatsheet", "element", "open_doc"):
         for host in (None, "a", "b"):
             got = churned.search(query, host_key=host, limit=20)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from cadmcp.daemon.search import SearchIndex, build_index_from_catalog
+from cadmcp.daemon.search.features import FeatureSet
 from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS
 from cadmcp.wire.meta import KEYWORDS
 
@@ -118,11 +119,7 @@ def test_results_do_not_depend_on_insertion_order() -> None:
     assert [d.host_key for d in idx.search("undo", limit=5).hits] == ["h0", "h1", "h2", "h3", "h4"]
 
 
-def test_second_stage_prefers_the_capability_whose_name_the_query_covers(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import cadmcp.daemon.search.index as index_module
-
+def test_second_stage_prefers_the_capability_whose_name_the_query_covers() -> None:
     docs = [
         tool("book_appointment", "Reserve a time slot with a provider.", host="a", app="Services"),
         tool(
@@ -134,18 +131,15 @@ def test_second_stage_prefers_the_capability_whose_name_the_query_covers(
         *(tool(f"other_{w}", f"Works on {w} data.", host="c", app="Other") for w in "abcdefgh"),
     ]
     query = "please book an appointment"
-    shipped = index_module.NAME_COVERAGE
-    assert shipped > 0
 
-    def first(coverage: float) -> str:
-        monkeypatch.setattr(index_module, "NAME_COVERAGE", coverage)
-        index = SearchIndex()
+    def first(off: tuple[str, ...]) -> str:
+        index = SearchIndex(features=FeatureSet(off))
         for host in ("a", "b", "c"):
             index.replace_host(host, [d for d in docs if d.host_key == host])
         return index.search(query).hits[0].name
 
-    assert first(0.0) == "find_provider"  # the description repeats the words
-    assert first(shipped) == "book_appointment"
+    assert first(("name_coverage",)) == "find_provider"  # the description repeats the words
+    assert first(()) == "book_appointment"
 
 
 def test_parameter_names_count_as_their_own_field() -> None:

@@ -8,6 +8,7 @@ use to add search words), and what hosts declare for ranking: `HostDomain` / `me
 docs/search.md.
 """
 
+from cadmcp.daemon.search.capability import KINDS, CapabilityDoc, SearchResult
 from cadmcp.daemon.search.catalog import (
     KEYWORDS_META_KEY,
     build_index_from_catalog,
@@ -15,7 +16,7 @@ from cadmcp.daemon.search.catalog import (
     default_key,
 )
 from cadmcp.daemon.search.domain import DOMAIN_META_KEY, FALLBACK_META_KEY, HostDomain, meta_domain
-from cadmcp.daemon.search.index import KINDS, CapabilityDoc, SearchIndex, SearchResult
+from cadmcp.daemon.search.index import SearchIndex
 
 __all__ = [
     "DOMAIN_META_KEY",

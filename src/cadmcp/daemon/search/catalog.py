@@ -11,8 +11,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from cadmcp.daemon.search.capability import CapabilityDoc, Kind
 from cadmcp.daemon.search.domain import meta_domain, meta_fallback
-from cadmcp.daemon.search.index import CapabilityDoc, Kind, SearchIndex
+from cadmcp.daemon.search.index import SearchIndex
 from cadmcp.wire.meta import KEYWORDS
 
 #: `_meta` key under which a tool, resource or template lists extra search words or phrases,

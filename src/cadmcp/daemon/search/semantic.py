@@ -31,7 +31,7 @@ from cadmcp.daemon.search.analyzer import split_words
 if TYPE_CHECKING:
     import numpy as np
 
-    from cadmcp.daemon.search.index import CapabilityDoc
+    from cadmcp.daemon.search.capability import CapabilityDoc
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,6 @@ from typing import Any
 
 from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 
-#: Weight of a term that came in through a synonym, relative to a word the user typed.
-SYNONYM_WEIGHT = 0.4
 #: App aliases longer than this many words are not looked for.
 _MAX_ALIAS_WORDS = 4
 _CLAUSES = re.compile(r"[,;:.!?]\s")  # where a clause (and maybe a question) starts
@@ -121,14 +119,13 @@ class Vocabulary:
                     hit.add(gid)
         return sorted(hit)
 
-    def expand(self, words: Sequence[str]) -> dict[str, float]:
-        """Synonym terms for a query's words (lowercase, split), each with its weight."""
-        out: dict[str, float] = {}
+    def synonym_terms(self, words: Sequence[str]) -> list[str]:
+        """Terms of the synonyms of a query's words (lowercase, split)."""
+        out: dict[str, None] = {}
         for gid in self._groups_hit(words):
             for member in self._groups[gid]:
-                for term in member.terms:
-                    out[term] = SYNONYM_WEIGHT
-        return out
+                out.update(dict.fromkeys(member.terms))
+        return list(out)
 
     def synonym_phrases(self, words: Sequence[str], intent: str | None = None) -> list[tuple[str, ...]]:
         """The words' synonyms as whole phrases of terms ("rename" → ("renam",), ("chang", "name"));
@@ -210,7 +207,7 @@ class Vocabulary:
                 if tuple(words[i : i + len(phrase)]) != phrase:
                     continue
                 # "help me find ..." is a way of asking, not a request for help
-                if phrase != ("help",) or words[i + 1 : i + 2] not in (["me"], ["us"], ["you"]):
+                if phrase != ("help",) or tuple(words[i + 1 : i + 2]) not in (("me",), ("us",), ("you",)):
                     return True
         return False
 

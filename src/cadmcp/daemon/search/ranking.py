@@ -1,0 +1,394 @@
+"""Ranking: the declared features (`features.py`) applied to a `Request` and the candidates
+the store (`index.py`) scores. Stages, in order: BM25F over the store's postings; coordination;
+preferences (app named, domain, question); name coverage on the best matches; semantic fusion;
+exact and prefix name matches first; a host's general-purpose tool lifted where nothing is
+named for what was asked; twins (one capability on several hosts) ordered.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol
+
+from cadmcp.daemon.search.capability import Entry
+from cadmcp.daemon.search.features import BY_NAME, FeatureSet
+from cadmcp.daemon.search.postings import Postings, numpy_module
+from cadmcp.daemon.search.request import Request
+
+#: Name tiers: exact name or target, name starting with the request.
+TIER_EXACT = 2
+TIER_PREFIX = 1
+#: The best RERANK_DEPTH first-stage matches are re-scored by name coverage.
+RERANK_DEPTH = 30
+#: The SEMANTIC_DEPTH capabilities most similar to the request (cosine >= SEMANTIC_MIN) join.
+SEMANTIC_DEPTH = 10
+SEMANTIC_MIN = 0.2
+#: A general-purpose tool does not go first where a specific capability holds this share
+#: (IDF-weighted) of a question's other words.
+FALLBACK_COVERAGE = 0.6
+
+Hit = tuple[Entry, int, float]  # entry, name tier, score
+
+
+class Store(Protocol):
+    """What ranking reads from the store (`index.SearchIndex`), by doc number."""
+
+    postings: Postings
+    entries: Mapping[int, Entry]
+    fallbacks: Mapping[int, tuple[str, ...]]  # the intents a general-purpose tool stands in for
+    read_only: set[int]  # capabilities that only read
+    heads: Mapping[str, set[int]]  # name, title and keyword term → doc numbers
+
+    def __len__(self) -> int: ...
+
+    def name_matches(self, probe: str) -> dict[int, int]:
+        """Doc number → name tier for names equal to or starting with `probe`."""
+        ...
+
+    def semantic_sims(self, query: str) -> Any:
+        """Cosine of the query with every doc number, or None."""
+        ...
+
+    def app_codes(self, apps: Collection[str]) -> list[int]:
+        """The postings' codes of casefolded app names."""
+        ...
+
+
+class Ranked:
+    """The best hits of one search, how many matched in all, and per capability key why it
+    ranked where it did and the features that moved it."""
+
+    __slots__ = ("fired", "hits", "reasons", "total")
+
+    def __init__(self) -> None:
+        self.hits: list[Hit] = []
+        self.total = 0
+        self.reasons: dict[str, str] = {}
+        self.fired: dict[str, list[str]] = {}
+
+    def fire(self, key: str, feature: str, explain: bool = True, **fill: str) -> None:
+        """Record that `feature` moved capability `key`; with `explain`, its reason (filled in)
+        becomes the `why` unless an earlier feature gave one."""
+        self.fired.setdefault(key, []).append(feature)
+        reason = BY_NAME[feature].reason
+        if explain and reason and key not in self.reasons:
+            self.reasons[key] = reason.format(**fill)
+
+
+def rank(
+    store: Store,
+    request: Request,
+    features: FeatureSet,
+    scope: Any,
+    limit: int,
+    single_host: bool,
+    recent: Sequence[str] = (),
+) -> Ranked:
+    """The best `limit` capabilities in `scope` (a boolean array by doc number) for `request`."""
+    out = Ranked()
+    np = numpy_module()
+    postings = store.postings
+    n = len(store)
+    qterms = request.terms
+    app_terms = request.app_terms
+    weighted: list[tuple[str, float]] = []
+    total_w = 0.0
+    for t, qw in qterms.items():
+        df = postings.df(t)
+        if not df:
+            continue
+        w = qw * math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        weighted.append((t, w))
+        if qw >= 1.0 and t not in app_terms:  # coverage is measured against the words typed
+            total_w += w
+    tiers: dict[int, int] = {}
+    if features.on("name_match"):
+        for probe in request.probes:
+            for gid, tier in store.name_matches(probe).items():
+                tiers[gid] = max(tier, tiers.get(gid, 0))
+    # a request that is a capability's exact name needs no model (and skips its ~30 ms)
+    sims = (
+        None
+        if TIER_EXACT in tiers.values() or not features.on("semantic")
+        else store.semantic_sims(request.text)
+    )
+    if not weighted and not tiers and sims is None and not store.fallbacks:
+        return out
+    has_words = any(not t.isdigit() for t in qterms)
+    acc, cov, alive = _score(store, weighted, has_words and features.on("numbers_need_words"))
+    scope = scope & alive
+    mask = scope & (acc > 0)
+    final = acc
+    if total_w and features.on("coordination"):
+        final = acc * np.minimum(1.0, cov * (1.0 / total_w)) ** features.weight("coordination")
+    preferred = request.apps if features.on("app_named") else frozenset()
+    inferred = (
+        request.domains if features.on("domain_app") and not preferred and not single_host else frozenset()
+    )
+    question = bool(store.read_only) and request.question and features.on("question_reads")
+    # `boost` scales lexical scores; `fused_boost` (what the request's domain words and question
+    # form say, not a mentioned app name) also scales fused scores
+    boost = fused_boost = None
+    if inferred or question:
+        fused_boost = np.ones(len(final))
+        if inferred:
+            fused_boost[np.isin(postings.app_codes(), store.app_codes(inferred))] *= features.weight(
+                "domain_app"
+            )
+        if question:
+            fused_boost[list(store.read_only)] *= features.weight("question_reads")
+        boost = fused_boost.copy()
+    pref_ids = store.app_codes(preferred)
+    if pref_ids:
+        boost = np.ones(len(final)) if boost is None else boost
+        boost[np.isin(postings.app_codes(), pref_ids)] *= features.weight("app_named")
+    if boost is not None:
+        final = final * boost
+    idx = np.flatnonzero(mask)
+    out.total = len(idx)
+    coverage = features.on("name_coverage")
+    depth = max(limit, RERANK_DEPTH if coverage else 0, 1)
+    if len(idx) > depth:
+        vals = final[idx]
+        cut = len(idx) - depth
+        idx = idx[vals >= np.partition(vals, cut)[cut]]
+    pool: dict[int, float] = {int(g): float(final[g]) for g in idx}
+    if coverage and pool:
+        pool = _name_coverage(store, pool, qterms, features.weight("name_coverage"))
+    tiers = {g: t for g, t in tiers.items() if scope[g]}
+    if sims is not None:
+        domain_alpha = features.on("semantic_domain") and (preferred or inferred)
+        alpha = features.weight("semantic_domain" if domain_alpha else "semantic")
+        pool, added = _fuse(pool, final, mask, scope, sims, tiers, fused_boost, alpha)
+        out.total += added
+    for gid in tiers:
+        if gid not in pool:
+            out.total += not mask[gid]
+            pool[gid] = float(final[gid]) if mask[gid] else 0.0
+    if store.fallbacks and request.words:
+        typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0 and t not in app_terms]
+        out.total += _lift_fallbacks(
+            store, request, features, pool, typed, scope, mask, preferred | inferred, out
+        )
+    hits = [(store.entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
+    hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
+    hits = _order_twins(hits, preferred, inferred, request, features, recent, out)
+    out.hits = hits[:limit]
+    for e, tier, _ in out.hits:
+        key = e.doc.key
+        app = e.doc.host_app.casefold()
+        if tier:
+            out.fire(key, "name_match", explain=False)
+        if app in preferred:
+            out.fire(key, "app_named", explain=False)
+        elif app in inferred:
+            out.fire(key, "domain_app", explain=False)
+    return out
+
+
+def _score(store: Store, weighted: list[tuple[str, float]], numbers_need_words: bool) -> tuple[Any, Any, Any]:
+    """BM25F scores, matched weight and liveness per doc number. With `numbers_need_words`, the
+    request's numbers (sizes, coordinates, ids) count only where one of its words matched too:
+    alone they meet version strings and example values ("0,0" → "FreeCAD 0.20.2")."""
+    postings = store.postings
+    words = [(t, w) for t, w in weighted if not t.isdigit()]
+    if not numbers_need_words or len(words) == len(weighted):
+        return postings.score(weighted)
+    np = numpy_module()
+    acc, cov, alive = postings.score(words)
+    acc_n, cov_n, _ = postings.score([(t, w) for t, w in weighted if t.isdigit()])
+    matched = acc > 0
+    return acc + np.where(matched, acc_n, 0.0), cov + np.where(matched, cov_n, 0.0), alive
+
+
+def _name_coverage(store: Store, pool: dict[int, float], qterms: Any, weight: float) -> dict[int, float]:
+    """Boost matches whose name words the request covers (IDF-weighted share)."""
+    out: dict[int, float] = {}
+    postings = store.postings
+    n = len(store)
+    for gid, score in pool.items():
+        names = store.entries[gid].name_terms
+        if not names:
+            out[gid] = score
+            continue
+        have = want = 0.0
+        for t in names:
+            df = postings.df(t)
+            w = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            want += w
+            if qterms.get(t, 0.0) >= 1.0:
+                have += w
+        out[gid] = score * (1.0 + weight * have / want) if want else score
+    return out
+
+
+def _fuse(
+    pool: dict[int, float],
+    final: Any,
+    mask: Any,
+    scope: Any,
+    sims: Any,
+    tiers: dict[int, int],
+    boost: Any,
+    alpha: float,
+) -> tuple[dict[int, float], int]:
+    """Lexical pool + the most similar capabilities in scope, scored by the fusion formula;
+    also returns how many candidates were not lexical matches."""
+    np = numpy_module()
+    cand = set(pool) | set(tiers)
+    s = np.where(scope, sims, -np.inf)
+    k = min(SEMANTIC_DEPTH, len(s))
+    if k:
+        for g in np.argpartition(-s, k - 1)[:k]:
+            if s[g] >= SEMANTIC_MIN:
+                cand.add(int(g))
+    top = max(pool.values(), default=0.0)
+    out: dict[int, float] = {}
+    added = 0
+    for g in cand:
+        lex = pool.get(g)
+        if lex is None:
+            lex = float(final[g]) if mask[g] else 0.0
+            added += not mask[g]
+        share = min(1.0, lex / top) if top > 0 else 0.0
+        out[g] = alpha * share + (1.0 - alpha) * float(sims[g])
+        if boost is not None:
+            out[g] *= float(boost[g])
+    return out, added
+
+
+def _lift_fallbacks(
+    store: Store,
+    request: Request,
+    features: FeatureSet,
+    pool: dict[int, float],
+    typed: list[tuple[str, float]],
+    scope: Any,
+    mask: Any,
+    apps: frozenset[str],
+    out: Ranked,
+) -> int:
+    """Put a host's fallback tool first when the request asks for a change (or a computed
+    answer) that no dedicated capability is named for; returns how many were not matches."""
+    intents = request.intents
+    entries = store.entries
+    if not intents:
+        if pool or not apps or not features.on("fallback_in_domain"):
+            return 0
+        # nothing matched a request in an app's domain ("zeichne eine Linie"): that app's
+        # general-purpose tool is the one capability that may do it
+        lift = [g for g in store.fallbacks if scope[g] and entries[g].doc.host_app.casefold() in apps]
+        for g in lift:
+            pool[g] = 1.0
+            out.fire(entries[g].doc.key, "fallback_in_domain")
+        return len(lift)
+    if not features.on("fallback"):
+        return 0
+    lift = [
+        g
+        for g, kinds in store.fallbacks.items()
+        if scope[g]
+        and any(k in intents for k in kinds)
+        and (not apps or entries[g].doc.host_app.casefold() in apps)
+    ]
+    if not lift:
+        return 0
+    asked = [(text, phrases) for found in intents.values() for text, phrases in found]
+    asked_terms = {t for _, phrases in asked for phrase in phrases for t in phrase}
+
+    def specific(g: int) -> bool:
+        return (
+            bool(scope[g])
+            and g not in store.fallbacks
+            and (not apps or entries[g].doc.host_app.casefold() in apps)
+        )
+
+    rest = [(t, w) for t, w in typed if t not in asked_terms]
+    # a question for a quantity (area, volume ...) is answered only by what says that
+    # quantity: counting walls is no total wall area
+    measures = request.quantities
+    says = (
+        store.postings.score([(t, 1.0) for t in measures])[1]
+        if measures and "change" not in intents
+        else None
+    )
+    heads = store.heads
+    for _, phrases in asked:
+        for phrase in phrases:  # all of a phrase's terms: "change name" is not named by "change"
+            named = set.intersection(*(heads.get(t, set()) for t in phrase))
+            if any(specific(g) and (says is None or says[g] > 0) for g in named):
+                return 0  # a capability is named for what was asked: it ranks on its own
+    # a question (not a change) that a capability answers by matching most of its other
+    # words ("how many entities per layer") goes to that capability
+    if "change" not in intents and rest and pool:
+        _, covered, _ = store.postings.score(rest)
+        need = FALLBACK_COVERAGE * sum(w for _, w in rest)
+        if any(covered[g] >= need and (says is None or says[g] > 0) and specific(g) for g in pool):
+            return 0
+    top = max(pool.values(), default=0.0) or 1.0
+    added = 0
+    for g in lift:
+        added += g not in pool and not mask[g]
+        pool[g] = top * features.weight("fallback")
+        out.fire(entries[g].doc.key, "fallback", asked=asked[0][0])
+    return added
+
+
+def _order_twins(
+    hits: list[Hit],
+    named: frozenset[str],
+    inferred: frozenset[str],
+    request: Request,
+    features: FeatureSet,
+    recent: Sequence[str],
+    out: Ranked,
+) -> list[Hit]:
+    """Order each group of twins (one capability on several hosts): the app the request names
+    or whose words it uses first; between tied twins, the most recently used host first."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, (e, _, _) in enumerate(hits):
+        groups.setdefault((e.doc.kind, e.doc.target), []).append(i)
+    rank_of = {k: i for i, k in enumerate(recent)}
+    tie = features.weight("twins_recent")
+    result = list(hits)
+    for positions in groups.values():
+        if len(positions) < 2:
+            continue
+        members = [hits[i] for i in positions]
+        apps = {m[0].doc.host_app.casefold() for m in members}
+        chosen = ((named & apps) or (inferred & apps)) if features.on("twins_app") else set()
+        first = members[0]
+        why = None
+        feature = None
+        if chosen and apps - chosen:
+            members.sort(key=lambda m: (-m[1], m[0].doc.host_app.casefold() not in chosen))
+            app = members[0][0].doc.host_app
+            feature = "twins_app"
+            if named & apps:
+                why = f"the request names {app}"
+            else:
+                said = ", ".join(repr(w) for w in request.domain_words.get(app.casefold(), ())[:3])
+                why = f"{app} words in the request: {said}"
+        else:
+            tied = [m for m in members if m[1] == first[1] and m[2] >= tie * first[2]]
+            if (
+                features.on("twins_recent")
+                and len(tied) > 1
+                and any(m[0].doc.host_key in rank_of for m in tied)
+            ):
+                tied.sort(key=lambda m: rank_of.get(m[0].doc.host_key, len(rank_of)))
+                members = tied + [m for m in members if m not in tied]
+                if members[0][0].doc.host_key in rank_of:
+                    why = BY_NAME["twins_recent"].reason
+                    feature = "twins_recent"
+            elif first[2] > members[1][2] or first[1] > members[1][1]:
+                why = "closer match to the request than its twins"
+        for i, m in zip(positions, members, strict=True):
+            result[i] = m
+        key = members[0][0].doc.key
+        if feature:
+            out.fired.setdefault(key, []).append(feature)
+        if why and key not in out.reasons:
+            out.reasons[key] = why
+    return result

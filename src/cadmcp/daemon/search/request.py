@@ -1,0 +1,157 @@
+"""A search request read once: a frozen `Request` built by small named readers.
+
+Every ranking feature reads this record, never the query string: the request is analysed in
+one place, one way. `read_request` runs the readers in order; each is a plain function of the
+words (and of the `Lexicon`: the vocabulary plus what the connected hosts declare), with a
+table test in tests/search/test_request.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from cadmcp.daemon.search.analyzer import fold, split_words, without_names
+from cadmcp.daemon.search.domain import DomainTable
+from cadmcp.daemon.search.features import BY_NAME
+from cadmcp.daemon.search.vocabulary import Vocabulary
+
+Intents = Mapping[str, tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]
+_EMPTY: Mapping[str, float] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """What the readers know besides the request: the vocabulary, the word sequences that name
+    an app (the vocabulary's and the hosts' own), and the apps' declared domain words."""
+
+    vocabulary: Vocabulary
+    aliases: Mapping[tuple[str, ...], str]
+    domains: DomainTable
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What a search request says, read once (see the module docstring)."""
+
+    text: str
+    words: tuple[str, ...]  # every word, lowercase, split as capability names are
+    said: tuple[str, ...]  # the words without the names the request supplies (quoted, Pad001, A-WALL)
+    states: frozenset[int]  # positions of words that describe a document's state ("all open files")
+    terms: Mapping[str, float]  # index term → weight: typed words 1.0, their synonyms less
+    probes: tuple[str, ...]  # the request as a whole name, for exact and prefix name matches
+    apps: frozenset[str]  # apps the request names (casefolded)
+    app_terms: frozenset[str]  # terms of the words that name them
+    domains: frozenset[str]  # apps whose declared domain words the request uses most
+    domain_words: Mapping[str, tuple[str, ...]]  # app → its declared words the request uses
+    question: bool  # asks about state or for help, rather than for something to be done
+    intents: Intents  # kind of request ("change", "query") → (words as typed, phrases saying it)
+    quantities: tuple[str, ...]  # terms of the quantities asked for (area, volume ...)
+    off: frozenset[str] = field(default=frozenset())  # readers switched off (an ablation)
+
+
+def read_words(text: str) -> tuple[str, ...]:
+    """Every word of the request."""
+    return tuple(split_words(text))
+
+
+def read_said(text: str, vocabulary: Vocabulary) -> tuple[str, ...]:
+    """The words without the names the request supplies; a verb typed in capitals stays
+    ("EXPLODE all blocks"), a numbered or camelCase name goes ("Pad001 ...", "set IsExternal")."""
+    return tuple(split_words(without_names(text, keep=vocabulary.verbs)))
+
+
+def read_states(words: Sequence[str], vocabulary: Vocabulary) -> frozenset[int]:
+    """Positions of state words: "open" in "show me all open files", not in "open the file"."""
+    return frozenset(vocabulary.state_words(words))
+
+
+def read_terms(
+    words: Sequence[str], states: frozenset[int], vocabulary: Vocabulary, synonyms: float
+) -> dict[str, float]:
+    """Index terms with weights: the typed words' (state words left out) at 1, their synonyms at
+    `synonyms`. A request of stop words only ("what is this") uses them rather than nothing."""
+    kept = [w for i, w in enumerate(words) if i not in states] or list(words)
+    analyzer = vocabulary.analyzer
+    terms = analyzer.terms_of_words(kept) or [analyzer.stem(w) for w in kept]
+    weights = dict.fromkeys(vocabulary.synonym_terms(kept), synonyms) if synonyms else {}
+    for t in terms:
+        weights[t] = 1.0
+    return weights
+
+
+def read_probes(text: str, words: Sequence[str]) -> tuple[str, ...]:
+    """The request as a capability name would be keyed: folded as typed, and as its words."""
+    return tuple(dict.fromkeys((fold(text).strip().casefold(), " ".join(words))))
+
+
+def read_apps(words: Sequence[str], lexicon: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
+    """Apps the request names by any alias, and the terms of the words that name them."""
+    aliases = lexicon.aliases
+    apps = frozenset(Vocabulary.app_mentions(words, aliases)) if words else frozenset()
+    stem = lexicon.vocabulary.analyzer.stem
+    return apps, frozenset(stem(w) for w in words if (w,) in aliases)
+
+
+def read_domains(text: str, lexicon: Lexicon) -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
+    """Apps whose declared domain words the request uses most, and the words used. A numbered
+    object says its kind (Sketch001 is about a sketch); declared words typed as names stay."""
+    table = lexicon.domains
+    stop = lexicon.vocabulary.analyzer.stop_words
+    kept = without_names(text, keep_object_types=True, keep=table.tokens)
+    apps, found = table.apps_used([w for w in split_words(kept) if w not in stop])
+    return apps, {app: tuple(words) for app, words in found.items()}
+
+
+def read_question(
+    text: str, words: Sequence[str], said: Sequence[str], states: frozenset[int], vocabulary: Vocabulary
+) -> bool:
+    """Whether the request asks about state or for help rather than for a change; "show me all
+    open files" asks which files are open, as "which files are open" does."""
+    if states and vocabulary.asks_to_show(words):
+        return True
+    return vocabulary.is_question(text, words, said)
+
+
+def read_intents(said: Sequence[str], question: bool, vocabulary: Vocabulary) -> Intents:
+    """The kinds of request the words make (see `Vocabulary.intents`); a question makes no change."""
+    found = vocabulary.intents(said)
+    if question:
+        found.pop("change", None)
+    return MappingProxyType({k: tuple(v) for k, v in found.items()})
+
+
+def read_quantities(said: Sequence[str], vocabulary: Vocabulary) -> tuple[str, ...]:
+    """Terms of the quantities the request asks for (area, volume, length ...)."""
+    measures = vocabulary.measure_terms
+    return tuple(t for t in vocabulary.analyzer.terms_of_words(said) if t in measures)
+
+
+def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset()) -> Request:
+    """Read a request once. `off` names readers to skip (an ablation: their field stays empty)."""
+    vocabulary = lexicon.vocabulary
+    words = read_words(text)
+    said = read_said(text, vocabulary) if "names" not in off else words
+    states = read_states(words, vocabulary) if "states" not in off else frozenset()
+    synonyms = BY_NAME["synonyms"].weight if "synonyms" not in off else 0.0
+    terms = read_terms(words, states, vocabulary, synonyms)
+    apps, app_terms = read_apps(words, lexicon)
+    domains, domain_words = read_domains(text, lexicon)
+    question = read_question(text, words, said, states, vocabulary)
+    return Request(
+        text=text,
+        words=words,
+        said=said,
+        states=states,
+        terms=MappingProxyType(terms) if terms else _EMPTY,
+        probes=read_probes(text, words),
+        apps=apps,
+        app_terms=app_terms,
+        domains=domains,
+        domain_words=MappingProxyType(domain_words),
+        question=question,
+        intents=read_intents(said, question, vocabulary),
+        quantities=read_quantities(said, vocabulary),
+        off=off,
+    )

@@ -1,0 +1,156 @@
+"""Each reader of a search request, on a table of requests and what it must read."""
+
+from __future__ import annotations
+
+import pytest
+
+from cadmcp.daemon.search import SearchIndex
+from cadmcp.daemon.search.domain import HostDomain
+from cadmcp.daemon.search.request import (
+    Lexicon,
+    read_apps,
+    read_domains,
+    read_intents,
+    read_quantities,
+    read_question,
+    read_request,
+    read_said,
+    read_states,
+    read_terms,
+)
+
+from .conftest import tool
+
+
+@pytest.fixture(scope="module")
+def lexicon() -> Lexicon:
+    index = SearchIndex()
+    index.replace_host(
+        "d", [tool("list_layers", host="d", app="DXF")], domain=HostDomain(terms=("layer", "block"))
+    )
+    index.replace_host(
+        "i", [tool("list_storeys", host="i", app="IFC")], domain=HostDomain(terms=("storey", "slab"))
+    )
+    return index.lexicon()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("rename layer 'Walls Old' to WALLS", ("rename", "layer", "to")),
+        ("Pad001 is red, why", ("is", "red", "why")),
+        ("EXPLODE all blocks on layer DOORS", ("explode", "all", "blocks", "on", "layer")),
+        ("set IsExternal true on wall_thk", ("set", "true", "on")),
+        ("move the door", ("move", "the", "door")),
+    ],
+)
+def test_said_leaves_out_the_names_a_request_supplies(
+    lexicon: Lexicon, text: str, said: tuple[str, ...]
+) -> None:
+    assert read_said(text, lexicon.vocabulary) == said
+
+
+@pytest.mark.parametrize(
+    ("words", "states"),
+    [
+        ("show me all open files", {3}),
+        ("focus on the second open document", {4}),
+        ("open the file", set()),
+        ("open drawings", set()),
+    ],
+)
+def test_states_are_state_words_between_a_determiner_and_a_document(
+    lexicon: Lexicon, words: str, states: set[int]
+) -> None:
+    assert read_states(words.split(), lexicon.vocabulary) == states
+
+
+def test_terms_weigh_typed_words_above_their_synonyms(lexicon: Lexicon) -> None:
+    terms = read_terms(["delete", "wall"], frozenset(), lexicon.vocabulary, 0.4)
+    assert terms["delet"] == terms["wall"] == 1.0 and terms["remov"] == 0.4
+    assert "remov" not in read_terms(["delete", "wall"], frozenset(), lexicon.vocabulary, 0.0)
+    assert read_terms(["what", "is", "this"], frozenset(), lexicon.vocabulary, 0.4)  # stop words only
+
+
+@pytest.mark.parametrize(
+    ("words", "apps"),
+    [
+        ("export the dwg layers", {"dxf"}),
+        ("list storeys in the ifc model", {"ifc"}),
+        ("list storeys", set()),
+    ],
+)
+def test_apps_are_the_apps_the_request_names(lexicon: Lexicon, words: str, apps: set[str]) -> None:
+    assert read_apps(words.split(), lexicon)[0] == apps
+
+
+@pytest.mark.parametrize(
+    ("text", "apps"),
+    [
+        ("freeze every layer", {"dxf"}),
+        ("how many slabs per storey", {"ifc"}),
+        ("layer of the slab", set()),  # one word each: a tie says nothing
+        ("rename block STOREY-SLAB", {"dxf"}),  # a name the request supplies says no app
+    ],
+)
+def test_domains_are_the_apps_whose_declared_words_the_request_uses_most(
+    lexicon: Lexicon, text: str, apps: set[str]
+) -> None:
+    assert read_domains(text, lexicon)[0] == apps
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("which layers are frozen", True),
+        ("are any documents open?", True),
+        ("Pad001 is red, why did the recompute fail", True),
+        ("python scripting recipes", True),
+        ("help me with python scripting", False),
+        ("show me all open files", True),
+        ("freeze layer A", False),
+    ],
+)
+def test_question_is_a_request_about_state_or_for_help(lexicon: Lexicon, text: str, question: bool) -> None:
+    request = read_request(text, lexicon)
+    states = read_states(request.words, lexicon.vocabulary)
+    assert read_question(text, request.words, request.said, states, lexicon.vocabulary) is question
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "intents"),
+    [
+        ("rename the layer", False, {"change"}),
+        ("please rename the layer", False, {"change"}),
+        ("save my changes", False, set()),
+        ("that edit was wrong", False, set()),
+        ("how many walls", False, {"query"}),
+        ("layer umbenennen", False, {"change"}),
+        ("rename the layer", True, set()),  # a question makes no change
+    ],
+)
+def test_intents_are_the_kinds_of_request_the_words_make(
+    lexicon: Lexicon, said: str, question: bool, intents: set[str]
+) -> None:
+    assert set(read_intents(said.split(), question, lexicon.vocabulary)) == intents
+
+
+@pytest.mark.parametrize(
+    ("said", "quantities"),
+    [
+        ("total wall area", ("area",)),
+        ("volume and length of the beams", ("volum", "length")),
+        ("how many walls", ()),
+    ],
+)
+def test_quantities_are_the_measures_asked_for(
+    lexicon: Lexicon, said: str, quantities: tuple[str, ...]
+) -> None:
+    assert read_quantities(said.split(), lexicon.vocabulary) == quantities
+
+
+def test_a_request_is_read_once_into_a_frozen_record(lexicon: Lexicon) -> None:
+    request = read_request("rename layer WALL in the DWG", lexicon)
+    assert request.apps == {"dxf"} and "change" in request.intents and not request.question
+    with pytest.raises(AttributeError):
+        request.text = "other"  # type: ignore[misc]
