@@ -37,7 +37,7 @@ from cadmcp.hosts.ifc import create_server
 t2 = time.perf_counter()
 server = create_server([{path!r}])
 t3 = time.perf_counter()
-server.ifc_host.context()
+server.adapter.context()
 t4 = time.perf_counter()
 print(t1 - t0, t2 - t1, t3 - t2, t4 - t3)
 """
@@ -75,7 +75,7 @@ while True:
         break
     jobs.append(time.perf_counter() - t)
 t = time.perf_counter()
-server.ifc_host.screenshot(1280, None, {{}})
+server.adapter.screenshot(1280, None, {{}})
 print(len(jobs), sum(jobs), max(jobs), time.perf_counter() - t)
 """
 

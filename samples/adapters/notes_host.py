@@ -2,6 +2,11 @@
 
     python samples/adapters/notes_host.py ideas.json      # a host serving ideas.json
 
+Registered in the host configuration (docs/hosts/adapters.md), it is a first-class application:
+``cadmcp host Notes ideas.json`` and ``launch_host`` with ``filePath: ideas.json`` start it::
+
+    {"hosts": {"Notes": {"adapter": "notes_host.py:open_notebooks", "extensions": [".json"]}}}
+
 The application is deliberately tiny (a document is ``{"notes": {"title": "text", ...}}``) so
 that everything here is the adapter: what docs/hosts/adapters.md walks through. The seven
 built-in tools, the seven resources, undo/redo, rollback, the host state and the search
@@ -15,7 +20,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,17 +220,23 @@ class NotesAdapter:
         return None
 
 
-def main(paths: list[str]) -> None:
-    from cadmcp.host import HostRuntime
-    from cadmcp.host.builtins import attach, build_server
+def open_notebooks(paths: Sequence[str] = (), *, exec_timeout: float | None = None) -> NotesAdapter:
+    """The adapter over ``paths`` (the last one active): what the registry of applications starts."""
     from cadmcp.host.builtins.paths import check_document_path
 
     adapter = NotesAdapter()
+    adapter.exec_timeout = exec_timeout
     for raw in paths:
         adapter.open(check_document_path(raw, kind="a notebook (.json)", memory_factor=5))
-    runtime = HostRuntime("Notes", "1.0")
-    attach(runtime, build_server(adapter, "1.0"))
-    runtime.run()
+    return adapter
+
+
+def main(paths: list[str]) -> None:
+    """Serve ``paths`` until SIGINT/SIGTERM (``cadmcp host notes`` does the same once registered)."""
+    from cadmcp.host.builtins import build_server
+    from cadmcp.host.hosting import DocumentHost
+
+    DocumentHost("Notes", "1.0", build_server(open_notebooks(paths), "1.0")).run()
 
 
 if __name__ == "__main__":

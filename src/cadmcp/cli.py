@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-HOSTS = {"dxf": "cadmcp.hosts.dxf", "ifc": "cadmcp.hosts.ifc"}
+from cadmcp.applications import BUILTIN
+from cadmcp.walkthrough import WALKS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,7 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     add_arguments(daemon)
 
     host = sub.add_parser("host", help="run a host process")
-    host.add_argument("kind", choices=["demo", *HOSTS, "freecad"], help="which host to run")
+    host.add_argument(
+        "kind",
+        help=f"which host to run: {', '.join(a.key for a in BUILTIN)}, or one the host configuration names",
+    )
     host.add_argument("files", nargs="*", help="documents to open")
     host.add_argument("--app", default=None, help="host app name (demo host only)")
     host.add_argument("--app-version", default=None, help="host version (demo host only)")
@@ -70,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("rest", nargs=argparse.REMAINDER)
 
     demo = sub.add_parser("demo", help="start a host on a sample model and walk through search -> invoke")
-    demo.add_argument("--host", choices=sorted(HOSTS), default="dxf")
+    demo.add_argument("--host", choices=sorted(WALKS), default="dxf")
     demo.add_argument("--no-wait", action="store_true", help="stop the host after the walk")
     return parser
 
@@ -88,42 +90,38 @@ def _runtime_dir_refused(command: str) -> bool:
 
 
 def _run_host(args: argparse.Namespace) -> int:
+    from cadmcp import applications
+
+    # a built-in first: a configured command named like one may well run `cadmcp host KEY` itself
+    app = applications.find(args.kind, applications.BUILTIN)
+    try:
+        configured = [a for a in applications.configured() if a.kind == applications.DOCUMENT]
+    except applications.ConfigError as exc:
+        if app is None:
+            print(f"cadmcp host {args.kind}: {exc}", file=sys.stderr)
+            return 2
+        configured = []
+    app = app or applications.find(args.kind, configured)
+    if app is None:
+        known = [a.key for a in (*applications.BUILTIN, *configured)]
+        print(f"cadmcp host: no application {args.kind!r}; pick one of {known}", file=sys.stderr)
+        return 2
     if _runtime_dir_refused(f"host {args.kind}"):
         return 2
-    if args.kind == "demo":
-        from cadmcp.host.demo import main as demo_main
+    request = applications.StartRequest(
+        files=list(args.files),
+        exec_timeout=args.exec_timeout,
+        toolsets=list(args.toolset),
+        verbose=args.verbose,
+        gui=args.gui,
+        app=args.app,
+        app_version=args.app_version,
+    )
+    if app.starter is not None:
+        return int(applications.resolve(app.starter)(request))
+    from cadmcp.host.hosting import serve_application
 
-        demo_main(args.app or "Demo", args.app_version or "1.0", args.toolset)
-        return 0
-    if args.kind == "freecad":
-        from cadmcp.hosts.freecad.launcher import launch
-
-        options = {"exec_timeout": args.exec_timeout, "toolsets": args.toolset, "verbose": args.verbose}
-        return launch(args.files, gui=args.gui, **options)
-    module = importlib.import_module(HOSTS[args.kind])
-    from cadmcp.host import HostRuntime
-
-    runtime = HostRuntime(module.HOST_APP, module.HOST_VERSION)
-    for path in args.files:
-        if not os.path.exists(path):
-            print(f"cadmcp host {args.kind}: {path} not found", file=sys.stderr)
-            return 2
-    try:
-        server = module.create_server(args.files, exec_timeout=args.exec_timeout)
-    except Exception as exc:  # a document the host cannot open: say so, no traceback
-        print(f"cadmcp host {args.kind}: {exc}", file=sys.stderr)
-        return 2
-    from cadmcp.host.builtins import attach
-
-    attach(runtime, server)  # application for toolsets, host state, warm-up once ready
-    from cadmcp.host.toolsets import load_toolsets
-
-    manager = load_toolsets(runtime, args.toolset)
-    try:
-        runtime.run()
-    finally:
-        manager.close()
-    return 0
+    return serve_application(app, request)
 
 
 def _run_daemon(args: argparse.Namespace) -> int:

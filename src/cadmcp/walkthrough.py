@@ -16,9 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
-
-SAMPLES = {"dxf": "floorplan.dxf", "ifc": "house.ifc"}
+from cadmcp.applications import BUILTIN
 
 COUNT_WALLS = {
     "dxf": "sum(1 for e in msp.query('LWPOLYLINE') if e.dxf.layer == 'A-WALL')",
@@ -44,6 +42,11 @@ ADD_WALL = {
 }
 
 
+WALKS = sorted(COUNT_WALLS.keys() & ADD_WALL.keys())
+"""The applications the walk knows how to drive (their sample comes from the registry)."""
+SAMPLES = {a.key: a.sample for a in BUILTIN if a.key in WALKS and a.sample}
+
+
 def sample_path(kind: str) -> Path | None:
     """The bundled sample for a host kind (found beside the source tree or the working directory)."""
     for base in (Path(__file__).resolve().parents[2], Path.cwd()):
@@ -65,6 +68,7 @@ def _text(result: Any) -> str:
 
 async def walk(kind: str, env: dict[str, str]) -> None:
     """Drive a real daemon over stdio like an agent would."""
+    import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -148,6 +152,8 @@ def main(kind: str = "dxf", *, wait: bool = True) -> int:
     host = subprocess.Popen([sys.executable, "-m", "cadmcp", "host", kind, str(sample)], env=env)
     try:
         _say(f"started the {kind.upper()} host on {sample.name}", f"pid {host.pid}")
+        import anyio
+
         anyio.run(walk, kind, env)
         if not wait:
             return 0

@@ -40,7 +40,7 @@ HOSTS: dict[str, tuple[Callable[..., Any], str, bytes]] = {
 
 async def refusal(kind: str, path: Path) -> tuple[str, float]:
     create, _, _ = HOSTS[kind]
-    async with Client(create()) as client:
+    async with Client(create().server) as client:
         await client.call_tool("list_documents", {})  # the blank start-up document (imports the library)
         started = time.perf_counter()
         result = await client.call_tool("open_document", {"filePath": str(path)})
@@ -121,7 +121,7 @@ async def test_a_long_line_without_breaks_is_refused_without_parsing(tmp_path: P
 )
 async def test_bad_paths_get_short_typed_errors(kind: str, file_path: str, expected: str) -> None:
     create, suffix, _ = HOSTS[kind]
-    async with Client(create()) as client:
+    async with Client(create().server) as client:
         result = await client.call_tool("open_document", {"filePath": file_path + suffix})
         blank = await client.call_tool("open_document", {"filePath": "   "})
     assert blank.is_error and "filePath is empty" in text_of(blank)

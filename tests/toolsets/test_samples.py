@@ -32,7 +32,9 @@ async def test_ifc_sample_counts_lists_removes_with_dry_run_and_confirms_deletes
     model = tmp_path / "house.ifc"
     build_house().write(str(model))
     builtins = create_server([str(model)])
-    host = inproc_host([SAMPLES / "ifc"], builtins=builtins, application=builtins.ifc_host, host_app="IFC")
+    host = inproc_host(
+        [SAMPLES / "ifc"], builtins=builtins.server, application=builtins.adapter, host_app="IFC"
+    )
     assert [e for ts in host.manager.state() for m in ts["modules"] if (e := m.get("error"))] == []
     async with host.client() as session:
         counted = await session.call_tool("count_elements", {"ifcClass": "IfcDoor"})
@@ -55,7 +57,7 @@ async def test_ifc_sample_counts_lists_removes_with_dry_run_and_confirms_deletes
         back = await session.call_tool("count_elements", {"ifcClass": "IfcDoor"})
         assert back.structured_content["count"] == doors["count"]
 
-        walls = builtins.ifc_host.workspace.require_active().file.by_type("IfcWall")
+        walls = builtins.adapter.workspace.require_active().file.by_type("IfcWall")
         done = await run_confirmed(session, "delete_element", {"globalId": walls[0].GlobalId})
         assert done.structured_content == {"globalId": walls[0].GlobalId, "deleted": True}
         after = await session.call_tool("count_elements", {"ifcClass": "IfcWall"})
@@ -78,7 +80,7 @@ async def test_dxf_sample_summarises_purges_with_dry_run_and_confirms_layer_dele
         msp.add_line((0, i), (10, i), dxfattribs={"layer": "WALLS"})
     msp.add_circle((5, 5), 1, dxfattribs={"layer": "WALLS"})
     msp.add_text("note", dxfattribs={"layer": "NOTES"})
-    # the DXF host's application object is its DocumentSet (create_server sets server.application)
+    # the DXF host's application object is its DocumentSet (the surface's application)
     host = inproc_host([SAMPLES / "dxf"], application=documents, host_app="DXF")
     assert [e for ts in host.manager.state() for m in ts["modules"] if (e := m.get("error"))] == []
     async with host.client() as session:

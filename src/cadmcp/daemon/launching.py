@@ -1,11 +1,13 @@
 """`launch_host`: start a host process and wait until the daemon is connected to it.
 
-Built-in hosts run as `python -m cadmcp host dxf|ifc|demo`. More hosts come from a small
-configuration file (`hosts.json` or `hosts.toml` in the user config dir, or the file named
-by `CADMCP_HOSTS_CONFIG`)::
+What can be started is the registry of applications (:mod:`cadmcp.applications`): the
+built-in hosts run as `python -m cadmcp host KEY`; more come from a small configuration file
+(`hosts.json` or `hosts.toml` in the user config dir, or the file named by
+`CADMCP_HOSTS_CONFIG`), a command or an adapter each::
 
     {"hosts": {"MyCAD": {"command": ["mycad", "--cadmcp", "{filePath}"],
-                         "extensions": [".abc"], "version": "2026"}}}
+                         "extensions": [".abc"], "version": "2026"},
+               "Notes": {"adapter": "notes_host.py:open_notebooks", "extensions": [".json"]}}}
 
 `{filePath}` and `{version}` in a command are filled in; without `{filePath}` the file is
 appended. Hosts the daemon launched are stopped when it exits unless launched with
@@ -15,12 +17,10 @@ appended. Hosts the daemon launched are stopped when it exits unless launched wi
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -31,21 +31,31 @@ from typing import IO, Any
 import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
+from cadmcp import applications
+from cadmcp.applications import CONFIG_ENV, Application, config_path, parse_config_file
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
-from cadmcp.userdirs import config_dir
 from cadmcp.wire.echo import echo
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints, pid_alive
 from cadmcp.wire.lifecycle import PARENT_PID_ENV
 
-CONFIG_ENV = "CADMCP_HOSTS_CONFIG"
 TIMEOUT_ENV = "CADMCP_LAUNCH_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
 STDERR_TAIL = 2000
 MAX_SHOWN_PATH = 300
 _ARGS = ("hostApp", "version", "filePath", "timeoutSeconds", "detach")
+__all__ = [
+    "CONFIG_ENV",
+    "HostLauncher",
+    "HostSpec",
+    "builtin_hosts",
+    "config_path",
+    "configured_hosts",
+    "parse_config_file",
+    "spec_for",
+]
 
 
 @dataclass(frozen=True)
@@ -100,96 +110,31 @@ class HostSpec:
         return not any("{filePath}" in part for part in (self.versions.get(version) or self.command))
 
 
-def builtin_hosts() -> list[HostSpec]:
-    """The hosts that ship with cadmcp, started with this Python."""
-    base = (sys.executable, "-m", "cadmcp", "host")
-    return [
-        HostSpec("DXF", (*base, "dxf"), (".dxf",), module="cadmcp.hosts.dxf"),
-        HostSpec("IFC", (*base, "ifc"), (".ifc",), module="cadmcp.hosts.ifc"),
-        HostSpec("Demo", (*base, "demo", "--app", "Demo", "--app-version", "{version}"), takes_files=False),
-        # FreeCAD names itself by its own version (known only inside FreeCAD), so none is fixed here
-        HostSpec("FreeCAD", (*base, "freecad"), (".fcstd",)),
-    ]
-
-
-def config_path() -> Path | None:
-    """The host configuration file in use, if any."""
-    override = os.environ.get(CONFIG_ENV)
-    if override:
-        return Path(override)
-    folder = config_dir()
-    return next((p for p in (folder / "hosts.toml", folder / "hosts.json") if p.is_file()), None)
-
-
-def parse_config_file(path: Path) -> Any:
-    """The configuration file's content: TOML for `.toml`, else JSON (OSError, ValueError)."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".toml":
-        import tomllib
-
-        return tomllib.loads(text)
-    return json.loads(text)
-
-
-def _config_error(path: Path, problem: str) -> DaemonError:
-    return DaemonError(
-        "config_error",
-        f"The host configuration {path} is invalid: {problem}. Fix it, e.g. "
-        '{"hosts": {"MyCAD": {"command": ["mycad", "--cadmcp"], "extensions": [".abc"]}}}.',
-        {"configPath": str(path)},
+def spec_for(app: Application) -> HostSpec:
+    """How `launch_host` starts one application of the registry."""
+    return HostSpec(
+        app.name,
+        app.launch_command(),
+        app.extensions,
+        version=app.version,
+        versions=dict(app.versions),
+        takes_files=app.takes_files,
+        module=app.version_from,
+        origin=app.origin,
     )
 
 
-def _command(path: Path, name: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        import shlex
-
-        value = shlex.split(value)
-    if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
-        raise _config_error(path, f"hosts.{name}.command must be a non-empty list of strings")
-    return tuple(value)
+def builtin_hosts() -> list[HostSpec]:
+    """The hosts that ship with cadmcp (:data:`cadmcp.applications.BUILTIN`), started with this Python."""
+    return [spec_for(app) for app in applications.BUILTIN]
 
 
 def configured_hosts(path: Path | None = None) -> list[HostSpec]:
     """Hosts from the configuration file (none when there is no file)."""
-    path = path or config_path()
-    if path is None or (not path.exists() and CONFIG_ENV not in os.environ):
-        return []
     try:
-        data = parse_config_file(path)
-    except FileNotFoundError:
-        raise _config_error(path, "the file does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise _config_error(path, f"{type(exc).__name__}: {exc}") from None
-    hosts = data.get("hosts") if isinstance(data, dict) else None
-    if hosts is None and isinstance(data, dict) and "gateway" in data:
-        return []  # a file with only the gateway section (docs/machines.md)
-    if not isinstance(hosts, dict):
-        raise _config_error(path, 'the top level needs a "hosts" object')
-    specs = []
-    for name, entry in hosts.items():
-        if not isinstance(entry, dict):
-            raise _config_error(path, f"hosts.{name} must be an object with a command")
-        extensions = entry.get("extensions") or []
-        if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
-            raise _config_error(path, f'hosts.{name}.extensions must be a list like [".abc"]')
-        versions = entry.get("versions") or {}
-        if not isinstance(versions, dict):
-            raise _config_error(path, f'hosts.{name}.versions must map versions to {{"command": [...]}}')
-        specs.append(
-            HostSpec(
-                name=str(name),
-                command=_command(path, name, entry.get("command")),
-                extensions=tuple("." + e.lower().lstrip(".") for e in extensions),
-                version=str(entry["version"]) if entry.get("version") is not None else None,
-                versions={
-                    str(v): _command(path, f"{name}.versions.{v}", (c or {}).get("command"))
-                    for v, c in versions.items()
-                },
-                origin=str(path),
-            )
-        )
-    return specs
+        return [spec_for(app) for app in applications.configured(path)]
+    except applications.ConfigError as exc:
+        raise DaemonError("config_error", str(exc), {"configPath": str(exc.path)}) from None
 
 
 @dataclass

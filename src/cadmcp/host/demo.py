@@ -12,13 +12,16 @@ import threading
 import time
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 
 from cadmcp.host.runtime import HostRuntime
 from cadmcp.wire.jsonwire import dumps
+
+if TYPE_CHECKING:
+    from cadmcp.applications import StartRequest
 
 
 def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -176,12 +179,14 @@ def create_demo_server(runtime: HostRuntime) -> MCPServer[Any]:
 
 def main(host_app: str = "Demo", version: str = "1.0", toolsets: Sequence[str] = ()) -> None:
     """Run the demo host until interrupted, with its configured toolsets (plus `toolsets`)."""
-    from cadmcp.host.toolsets import load_toolsets
+    from cadmcp.host.hosting import DocumentHost
 
-    runtime = HostRuntime(host_app, version, instructions="cadmcp demo host")
-    runtime.add_server(create_demo_server(runtime))
-    manager = load_toolsets(runtime, toolsets)
-    try:
-        runtime.run()
-    finally:
-        manager.close()
+    DocumentHost(
+        host_app, version, create_demo_server, toolsets=toolsets, instructions="cadmcp demo host"
+    ).run()
+
+
+def start(request: StartRequest) -> int:
+    """`cadmcp host demo [--app NAME] [--app-version V]`: the registry's starter for the demo host."""
+    main(request.app or "Demo", request.app_version or "1.0", request.toolsets)
+    return 0

@@ -46,7 +46,7 @@ def text_of(result: Any) -> str:
 
 
 async def catalog(make: Callable[[], Any]) -> tuple[dict[str, Any], set[str], set[str]]:
-    async with Client(make()) as client:
+    async with Client(make().server) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         resources = {str(r.uri) for r in (await client.list_resources()).resources}
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
@@ -114,7 +114,7 @@ def _wordless(schema: Any) -> Any:
 
 @pytest.mark.parametrize("app", ["DXF", "IFC", "Notes"])
 async def test_limits_words_and_namespace_rules_are_the_same(app: str, tmp_path: Path) -> None:
-    async with Client(servers()[app]()) as client:
+    async with Client(servers()[app]().server) as client:
         small = await client.call_tool("view_screenshot", {"width": 63})
         assert small.is_error and "width must be between 64 and 4096 pixels" in text_of(small)
         assert not (await client.call_tool("execute_python_code", {"code": "kept = 41"})).is_error
@@ -195,7 +195,7 @@ def test_the_plain_png_needs_no_imaging_library() -> None:
 
 async def test_every_capability_says_what_users_call_it() -> None:
     """Search keywords ride in each built-in's `_meta`, beside what else a tool declares there."""
-    async with Client(notes_server()) as client:
+    async with Client(notes_server().server) as client:
         tools = {t.name: t.meta or {} for t in (await client.list_tools()).tools}
         resources = {str(r.uri): r.meta or {} for r in (await client.list_resources()).resources}
         templates = {

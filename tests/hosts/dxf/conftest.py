@@ -23,5 +23,5 @@ def sample_path(tmp_path: Path) -> Path:
 @pytest.fixture
 async def client(sample_path: Path) -> AsyncIterator[Client]:
     server = create_server([str(sample_path)], exec_timeout=5)
-    async with Client(server) as connected:
+    async with Client(server.server) as connected:
         yield connected

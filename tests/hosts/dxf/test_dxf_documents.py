@@ -22,7 +22,7 @@ def test_package_exports_host_identity() -> None:
 
 
 async def test_new_host_without_paths_has_an_empty_active_document() -> None:
-    async with Client(create_server()) as client:
+    async with Client(create_server().server) as client:
         listed = (await client.call_tool("list_documents", {})).structured_content
         assert listed["active"].startswith("Untitled")
         assert listed["documents"][0]["path"] is None

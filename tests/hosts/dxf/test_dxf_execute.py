@@ -128,7 +128,7 @@ async def test_toolset_edits_in_a_transaction_are_undoable(sample_path: Path) ->
     with pytest.raises(RuntimeError), documents.transaction("Toolset: broken"):
         documents.active.doc.modelspace().add_circle((0, 0), 43)
         raise RuntimeError("toolset bug")
-    async with Client(server) as client:
+    async with Client(server.server) as client:
         back = (await client.call_tool("navigate_history", {"direction": "back"})).structured_content
     assert back["operations"] == ["Toolset: add marker"]
     assert export_tags(documents.active.doc) == before

@@ -43,7 +43,7 @@ def test_a_broken_drawing_is_reported_on_first_use(tmp_path: Path) -> None:
 
     async def scenario() -> tuple[bool, str, bool]:
         server = create_server([str(broken)])
-        async with Client(server) as client:
+        async with Client(server.server) as client:
             first = await client.call_tool("list_documents", {})
             run = await client.call_tool("execute_python_code", {"code": "1 + 1"})
             return first.is_error, "".join(c.text for c in run.content if c.type == "text"), run.is_error

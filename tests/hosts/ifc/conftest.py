@@ -29,5 +29,5 @@ def server(house: Path):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 async def client(server) -> AsyncIterator[Client]:  # type: ignore[no-untyped-def]
-    async with Client(server) as c:
+    async with Client(server.server) as c:
         yield c

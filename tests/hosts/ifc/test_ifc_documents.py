@@ -54,7 +54,7 @@ async def test_version_resource_names_adapter_and_library(client) -> None:
 
 
 async def test_no_paths_gives_a_usable_empty_project() -> None:
-    async with Client(create_server()) as client:
+    async with Client(create_server().server) as client:
         listing = (await client.call_tool("list_documents", {})).structured_content
         assert listing["active"] == "Untitled.ifc"
         assert listing["documents"][0]["path"] is None
@@ -191,7 +191,7 @@ async def test_history_is_bounded_and_validated(client) -> None:
 async def test_a_damaged_start_up_file_is_reported_on_first_use(tmp_path: Path) -> None:
     broken = tmp_path / "broken.ifc"
     broken.write_text("ISO-10303-21;\nHEADER;\nthis is damaged\n")
-    async with Client(create_server([str(broken)])) as client:
+    async with Client(create_server([str(broken)]).server) as client:
         first = await client.call_tool("list_documents", {})
         assert first.is_error and "could not parse" in text(first)
         then = await client.call_tool("execute_python_code", {"code": "1"})

@@ -45,7 +45,7 @@ async def test_raising_script_is_rolled_back(client) -> None:
 
 
 async def test_runaway_script_times_out_and_rolls_back(server, client) -> None:
-    server.ifc_host.exec_timeout = 1.0
+    server.adapter.exec_timeout = 1.0
     before = await counts(client)
     result = await run(client, ADD_WALL + "\nwhile True:\n    pass")
     assert result.is_error

@@ -71,7 +71,7 @@ async def test_bad_arguments_are_clear_errors(client) -> None:
 
 
 async def test_empty_project_renders_a_blank_frame() -> None:
-    async with Client(create_server()) as client:
+    async with Client(create_server().server) as client:
         pixels = await shot(client, width=320)
         assert pixels.shape == (240, 320, 3)
 

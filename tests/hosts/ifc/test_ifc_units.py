@@ -25,7 +25,7 @@ def millimetre_model(tmp_path: Path) -> Path:
 
 
 async def test_wall_recipe_lands_on_the_upper_storey_of_a_millimetre_model(millimetre_model: Path) -> None:
-    async with Client(create_server([str(millimetre_model)], exec_timeout=30)) as client:
+    async with Client(create_server([str(millimetre_model)], exec_timeout=30).server) as client:
         assert (await read_json(client, "ifc://model/context"))["units"] == {"length": "MILLIMETRE"}
         sheet = (await client.read_resource("ifc://python-cheatsheet")).contents[0].text
         recipe = sheet.split("# Add a 5 m wall on a storey")[1].split("\n", 1)[1].split("```")[0]

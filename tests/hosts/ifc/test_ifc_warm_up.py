@@ -82,7 +82,7 @@ def png_bytes(result: Any) -> bytes:
 
 async def cold_answers(house: Path) -> tuple[bytes, dict[str, Any]]:
     """Screenshot and model context from a host that never warmed up (the reference)."""
-    async with Client(create_server([str(house)], exec_timeout=30)) as client:
+    async with Client(create_server([str(house)], exec_timeout=30).server) as client:
         shot = png_bytes(await client.call_tool("view_screenshot", {"width": 320}))
         context = json.loads((await client.read_resource("ifc://model/context")).contents[0].text)
     return shot, context
@@ -97,8 +97,8 @@ async def test_calls_during_warm_up_queue_between_its_steps_and_answer_correctly
     app = GatedAppThread(log)
     runtime = HostRuntime("IFC", "warm-up-test", app_thread=CallbackAppThread(app.post), runtime_dir=tmp_path)
     server = create_server([str(house)], exec_timeout=30)
-    host = server.ifc_host
-    runtime.add_server(server)
+    host = server.adapter
+    runtime.add_server(server.server)
     warm_up = recorded(server.warm_up, log)
     runtime.after_ready(warm_up)
     try:
@@ -182,4 +182,4 @@ def test_a_model_that_fails_to_load_during_warm_up_is_reported_by_the_first_call
     steps = list(server.warm_up())
     assert steps == ["ifcopenshell"]  # nothing loaded: nothing further to warm
     with pytest.raises(DocumentError, match=r"could not parse .broken\.ifc"):
-        server.ifc_host.documents()
+        server.adapter.documents()

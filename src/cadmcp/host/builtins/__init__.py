@@ -4,21 +4,20 @@ An application (DXF, IFC, FreeCAD, a future Revit) implements :class:`DocumentAd
 and gets the same tools, resources, parameter schemas, error envelopes and history and
 rollback semantics as every other host::
 
-    from cadmcp.host import HostRuntime
-    from cadmcp.host.builtins import attach, build_server
+    from cadmcp.host.builtins import build_server
+    from cadmcp.host.hosting import DocumentHost
 
-    server = build_server(MyAdapter(paths), version="1.0")
-    runtime = HostRuntime("MyCAD", "2026")
-    attach(runtime, server)          # serve it, publish host state, warm up once ready
-    runtime.run()
+    surface = build_server(MyAdapter(paths), version="1.0")
+    DocumentHost("MyCAD", "2026", surface, toolsets=[]).run()   # serve until SIGINT/SIGTERM
 
 The guide is docs/hosts/adapters.md.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from mcp.server.mcpserver import MCPServer
 
 from cadmcp.host.builtins.adapter import (
     DocumentAdapter,
@@ -40,10 +39,12 @@ from cadmcp.host.builtins.surface import (
     DOMAIN_META,
     MAX_IMAGE_SIDE,
     MIN_IMAGE_SIDE,
+    WARM_UP_ENV,
     BuiltinSurface,
     build_server,
     fit_height,
 )
+from cadmcp.host.runtime import HostRuntime
 
 __all__ = [
     "MAX_IMAGE_SIDE",
@@ -71,33 +72,18 @@ __all__ = [
     "navigate",
 ]
 
-WARM_UP_ENV = "CADMCP_WARM_UP"
-"""``0`` stops a host preparing its documents in the background once ready."""
+
+def attach(
+    runtime: HostRuntime, surface: BuiltinSurface | MCPServer[Any], *, warm_up: bool | None = None
+) -> None:
+    """Serve ``surface`` from ``runtime`` (:meth:`BuiltinSurface.attach`); a plain MCP server is
+    only added to the catalog."""
+    if isinstance(surface, BuiltinSurface):
+        surface.attach(runtime, warm_up=warm_up)
+    else:
+        runtime.add_server(surface)
 
 
-def attach(runtime: Any, server: Any, *, warm_up: bool | None = None) -> None:
-    """Serve ``server`` from ``runtime`` and wire what the built-in surface tells the runtime.
-
-    Sets the toolsets' ``application``, registers the warm-up (unless ``CADMCP_WARM_UP=0``),
-    declares the search domain vocabulary and publishes the host state (phase, documents).
-    Works for any MCP server; the host-state parts apply to a built-in surface's server.
-    """
-    runtime.add_server(server)
-    runtime.application = getattr(server, "application", None)
-    surface: BuiltinSurface | None = getattr(server, "builtins", None)
-    domain = getattr(server, "domain", None)
-    if domain:
-        declare_domain(runtime, domain)
-    if surface is not None:
-        surface.runtime = runtime
-        surface.publish_state()
-    if warm_up is None:
-        warm_up = os.environ.get(WARM_UP_ENV, "1") != "0"
-    steps = getattr(server, "warm_up", None)
-    if warm_up and callable(steps):
-        runtime.after_ready(steps)
-
-
-def declare_domain(runtime: Any, domain: dict[str, list[str]]) -> None:
+def declare_domain(runtime: HostRuntime, domain: dict[str, list[str]]) -> None:
     """Put the search vocabulary on the runtime's ``tools/list`` results (``_meta["io.cadmcp/domain"]``)."""
     runtime.set_list_meta(DOMAIN_META, domain)

@@ -33,6 +33,7 @@ from cadmcp.host.builtins.paths import check_document_path
 from cadmcp.host.builtins.scripts import run_script
 from cadmcp.host.history import NavigationResult
 from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
+from cadmcp.host.runtime import HostRuntime
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.meta import DOMAIN as DOMAIN_META
@@ -43,6 +44,7 @@ __all__ = [
     "FALLBACK_META",
     "MAX_IMAGE_SIDE",
     "MIN_IMAGE_SIDE",
+    "WARM_UP_ENV",
     "BuiltinSurface",
     "build_server",
     "fit_height",
@@ -53,6 +55,8 @@ log = logging.getLogger("cadmcp.host.builtins")
 MIN_IMAGE_SIDE = 64
 MAX_IMAGE_SIDE = 4096
 DEFAULT_WIDTH = 1280
+WARM_UP_ENV = "CADMCP_WARM_UP"
+"""``0`` stops a host preparing its documents in the background once ready."""
 T = TypeVar("T")
 
 
@@ -116,8 +120,8 @@ class BuiltinSurface:
     def __init__(self, adapter: DocumentAdapter, version: str) -> None:
         self.adapter = adapter
         self.version = version
-        self.runtime: Any = None
-        """The HostRuntime serving this surface, once :func:`cadmcp.host.builtins.attach` ran."""
+        self.runtime: HostRuntime | None = None
+        """The HostRuntime serving this surface, once :meth:`attach` ran."""
         self._published: dict[str, Any] | None = None
         profile = adapter.profile
         self.server: MCPServer[Any] = MCPServer(
@@ -134,12 +138,32 @@ class BuiltinSurface:
             ),
             version=version,
         )
-        self.server.application = adapter.application  # type: ignore[attr-defined]
-        self.server.warm_up = self.warm_up  # type: ignore[attr-defined]
-        self.server.builtins = self  # type: ignore[attr-defined]
-        self.server.domain = profile.domain.as_meta()  # type: ignore[attr-defined]
         self._tools()
         self._resources()
+
+    @property
+    def application(self) -> Any:
+        """What toolsets get as ``cadmcp.host.current().application`` (the adapter's application)."""
+        return self.adapter.application
+
+    @property
+    def domain(self) -> dict[str, list[str]]:
+        """The search vocabulary the host declares on its ``tools/list`` results."""
+        return self.adapter.profile.domain.as_meta()
+
+    def attach(self, runtime: HostRuntime, *, warm_up: bool | None = None) -> None:
+        """Serve this surface from ``runtime``: its server, the toolsets' application, the search
+        vocabulary, the host state, and the warm-up once ready (unless ``CADMCP_WARM_UP=0``)."""
+        runtime.add_server(self.server)
+        runtime.application = self.application
+        if self.domain:
+            runtime.set_list_meta(DOMAIN_META, self.domain)
+        self.runtime = runtime
+        self.publish_state()
+        if warm_up is None:
+            warm_up = os.environ.get(WARM_UP_ENV, "1") != "0"
+        if warm_up:
+            runtime.after_ready(self.warm_up)
 
     # -- host state ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -159,8 +183,7 @@ class BuiltinSurface:
     def publish_state(self) -> None:
         """Send the host state to the runtime when it changed (the one place that does)."""
         runtime = self.runtime
-        update = getattr(runtime, "update_state", None)
-        if update is None:
+        if runtime is None:
             return
         try:
             state = self.state()
@@ -169,7 +192,7 @@ class BuiltinSurface:
             return
         if state != self._published:
             self._published = state
-            update(**state)
+            runtime.update_state(**state)
 
     def warm_up(self) -> Iterator[str]:
         """The adapter's warm-up steps, publishing the host state as documents finish loading."""
@@ -651,6 +674,6 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def build_server(adapter: DocumentAdapter, version: str) -> MCPServer[Any]:
-    """The MCP server with the built-in surface over ``adapter`` (its ``builtins`` is the surface)."""
-    return BuiltinSurface(adapter, version).server
+def build_server(adapter: DocumentAdapter, version: str) -> BuiltinSurface:
+    """The built-in surface over ``adapter``: its MCP server (``.server``), served with :meth:`attach`."""
+    return BuiltinSurface(adapter, version)

@@ -3,7 +3,7 @@
 Public API used by the host runtime::
 
     from cadmcp.hosts.dxf import HOST_APP, HOST_VERSION, create_server
-    server = create_server(["plan.dxf"], exec_timeout=None)  # an mcp MCPServer
+    server = create_server(["plan.dxf"], exec_timeout=None)  # the built-in surface
 
 Importing this package is cheap; ezdxf and the MCP SDK load in :func:`create_server`.
 """
@@ -11,21 +11,21 @@ Importing this package is cheap; ezdxf and the MCP SDK load in :func:`create_ser
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cadmcp import __version__
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from cadmcp.host.builtins import BuiltinSurface, DocumentAdapter
 
-__all__ = ["HOST_APP", "HOST_VERSION", "create_server"]
+__all__ = ["HOST_APP", "HOST_VERSION", "create_adapter", "create_server"]
 
 HOST_APP = "DXF"
 HOST_VERSION: str = __version__
 
 
-def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = None) -> MCPServer[Any]:
-    """Open ``paths`` (first one active; none → a new empty drawing) and return the MCP server.
+def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = None) -> BuiltinSurface:
+    """Open ``paths`` (first one active; none → a new empty drawing) and return the built-in surface.
 
     ``exec_timeout`` (seconds) stops runaway ``execute_python_code`` scripts; None uses the
     ``CADMCP_EXEC_TIMEOUT`` environment variable (default 60). A path that cannot be opened
@@ -33,5 +33,12 @@ def create_server(paths: Sequence[str] = (), *, exec_timeout: float | None = Non
     Call it on the application thread.
     """
     from cadmcp.hosts.dxf.server import create_server as _create
+
+    return _create(paths, exec_timeout=exec_timeout)
+
+
+def create_adapter(paths: Sequence[str] = (), *, exec_timeout: float | None = None) -> DocumentAdapter:
+    """The adapter behind :func:`create_server` (what the registry of applications starts)."""
+    from cadmcp.hosts.dxf.server import create_adapter as _create
 
     return _create(paths, exec_timeout=exec_timeout)

@@ -90,21 +90,14 @@ def main(request: dict[str, Any]) -> None:
 
 def run_headless(request: dict[str, Any], paths: list[Path]) -> None:
     """Serve until SIGINT/SIGTERM with this (the main) thread as the application thread."""
-    from cadmcp.host import HostRuntime
-    from cadmcp.host.builtins import attach, build_server
-    from cadmcp.host.toolsets import load_toolsets
+    from cadmcp.host.builtins import build_server
+    from cadmcp.host.hosting import DocumentHost
     from cadmcp.hosts.freecad.adapter import FreeCADAdapter, freecad_version
 
     adapter = FreeCADAdapter(request.get("exec_timeout"))
     adapter.open_later(paths)
-    server = build_server(adapter, adapter_version())
-    runtime = HostRuntime(HOST_APP, freecad_version())
-    attach(runtime, server)
-    manager = load_toolsets(runtime, list(request.get("toolsets") or []))
-    try:
-        runtime.run()
-    finally:
-        manager.close()
+    surface = build_server(adapter, adapter_version())
+    DocumentHost(HOST_APP, freecad_version(), surface, toolsets=list(request.get("toolsets") or [])).run()
 
 
 def start_gui(request: dict[str, Any], paths: list[Path]) -> None:

@@ -14,9 +14,12 @@ import shutil
 import site
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FREECAD_ENV", "environment", "find_freecad", "launch", "paths"]
+if TYPE_CHECKING:
+    from cadmcp.applications import StartRequest
+
+__all__ = ["FREECAD_ENV", "environment", "find_freecad", "launch", "paths", "start"]
 
 FREECAD_ENV = "CADMCP_FREECAD"
 """A FreeCAD binary (freecadcmd or freecad) or the folder holding them."""
@@ -88,6 +91,12 @@ def environment(request: dict[str, Any], base: dict[str, str] | None = None) -> 
         if "--no-sandbox" not in flags:
             env["QTWEBENGINE_CHROMIUM_FLAGS"] = f"{flags} --no-sandbox".strip()
     return env
+
+
+def start(request: StartRequest) -> int:
+    """`cadmcp host freecad`: the registry's starter for FreeCAD (see :func:`launch`)."""
+    options = {"exec_timeout": request.exec_timeout, "toolsets": request.toolsets, "verbose": request.verbose}
+    return launch(request.files, gui=request.gui, **options)
 
 
 def launch(

@@ -18,7 +18,7 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import FreeCAD as App
 import FreeCADGui as Gui
@@ -26,6 +26,9 @@ from PySide2 import QtWidgets
 
 from cadmcp.host.builtins import fit_height
 from cadmcp.hosts.freecad.qtloop import EventPump, QtPoster, StatusLabel
+
+if TYPE_CHECKING:
+    from cadmcp.host.hosting import DocumentHost
 
 __all__ = ["GuiBridge", "Session", "restart", "running", "start", "status", "stop"]
 
@@ -114,49 +117,44 @@ class Session:
         self.exec_timeout = exec_timeout
         self.toolsets = list(toolsets or [])
         self.status_label = StatusLabel()
-        self.runtime: Any = None
-        self.manager: Any = None
+        self.host: DocumentHost | None = None
         self.adapter: Any = None
         self.poster: QtPoster | None = None
         self.bridge: GuiBridge | None = None
 
     def start(self, files: list[Path] | None = None) -> Path:
         """Serve this FreeCAD; ``files`` (already checked) open once serving, the first one active."""
-        from cadmcp.host import CallbackAppThread, HostRuntime
-        from cadmcp.host.builtins import attach, build_server
-        from cadmcp.host.toolsets import load_toolsets
+        from cadmcp import __version__
+        from cadmcp.host import CallbackAppThread
+        from cadmcp.host.builtins import build_server
+        from cadmcp.host.hosting import DocumentHost
         from cadmcp.hosts.freecad import HOST_APP
         from cadmcp.hosts.freecad.adapter import FreeCADAdapter, freecad_version
-        from cadmcp.hosts.freecad.host import adapter_version
 
         self.poster = QtPoster()
         bridge = self.bridge = GuiBridge(self.status_label)
         self.adapter = FreeCADAdapter(self.exec_timeout, gui=bridge)
         self.adapter.open_later(list(files or []))
-        server = build_server(self.adapter, adapter_version())
         version = freecad_version()
-        self.runtime = HostRuntime(HOST_APP, version, app_thread=CallbackAppThread(self.poster.post))
-        attach(self.runtime, server)
-        self.manager = load_toolsets(self.runtime, self.toolsets)
-        endpoint = self.runtime.start()
+        surface = build_server(self.adapter, __version__)
+        app_thread = CallbackAppThread(self.poster.post)
+        self.host = DocumentHost(HOST_APP, version, surface, toolsets=self.toolsets, app_thread=app_thread)
+        endpoint = self.host.start()
         bridge.idle_text = f"cadmcp: serving FreeCAD {version} (pid {os.getpid()}) on {endpoint}"
         self.status_label.show(bridge.idle_text)
         App.Console.PrintMessage(bridge.idle_text + "\n")
         return endpoint
 
     def stop(self) -> None:
-        runtime, manager = self.runtime, self.manager
-        self.runtime = self.manager = None
-        if manager is not None:
-            manager.close()
-        if runtime is not None:
-            runtime.stop()
+        host, self.host = self.host, None
+        if host is not None:
+            host.stop()
             App.Console.PrintMessage("cadmcp: stopped serving this FreeCAD\n")
         self.status_label.show("cadmcp: stopped")
 
     @property
     def serving(self) -> bool:
-        return self.runtime is not None and self.runtime.endpoint is not None
+        return self.host is not None and self.host.runtime.endpoint is not None
 
 
 _session: Session | None = None

@@ -1,24 +1,22 @@
-"""The IFC host's MCP server: the built-in surface over an :class:`IfcAdapter`."""
+"""The IFC host's built-in surface over an :class:`IfcAdapter`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
-
 from cadmcp import __version__
-from cadmcp.host.builtins import build_server
+from cadmcp.host.builtins import BuiltinSurface, build_server
 from cadmcp.hosts.ifc.adapter import IfcAdapter
 from cadmcp.hosts.ifc.documents import check_ifc_path
 
-__all__ = ["create_server"]
+__all__ = ["create_adapter", "create_server"]
 
 
-def create_server(
+def create_adapter(
     paths: Sequence[str] = (), *, exec_timeout: float | None = None, defer_loading: bool = True
-) -> MCPServer:
-    """Serve the built-ins over ``paths`` (the first one active) or a new empty IFC4 project.
+) -> IfcAdapter:
+    """The adapter over ``paths`` (the first one active) or a new empty IFC4 project.
 
     The paths are checked at once (existence, type, size, IFC header) and a bad one raises
     :class:`DocumentError`; with ``defer_loading`` (the default) IfcOpenShell is imported and the
@@ -28,6 +26,12 @@ def create_server(
     adapter.workspace.defer([check_ifc_path(Path(str(p))) for p in paths])
     if not defer_loading:
         adapter.workspace.documents  # noqa: B018  (loads now)
-    server = build_server(adapter, __version__)
-    server.ifc_host = adapter  # type: ignore[attr-defined]  # for tests and the bench
-    return server
+    return adapter
+
+
+def create_server(
+    paths: Sequence[str] = (), *, exec_timeout: float | None = None, defer_loading: bool = True
+) -> BuiltinSurface:
+    """The built-in surface over :func:`create_adapter` (its ``adapter`` is the :class:`IfcAdapter`)."""
+    adapter = create_adapter(paths, exec_timeout=exec_timeout, defer_loading=defer_loading)
+    return build_server(adapter, __version__)

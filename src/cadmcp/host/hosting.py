@@ -1,0 +1,100 @@
+"""Starting a host: one runtime, its built-in surface, its toolsets, its app thread, its shutdown.
+
+Every entry point starts its host here (`cadmcp host KEY`, FreeCAD headless and in its window,
+the demo host, an adapter's own script)::
+
+    host = DocumentHost("MyCAD", "2026", build_server(MyAdapter(paths), "1.0"), toolsets=extra)
+    host.run()        # headless: this thread is the app thread until SIGINT/SIGTERM
+    # or, where the application owns its thread (a GUI): host.start() ... host.stop()
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from cadmcp.applications import Application, StartRequest, resolve
+from cadmcp.host.appthread import AppThread
+from cadmcp.host.builtins.surface import BuiltinSurface, build_server
+from cadmcp.host.runtime import HostRuntime
+from cadmcp.host.toolsets import ToolsetManager, load_toolsets
+
+__all__ = ["BAD_START", "DocumentHost", "serve_application"]
+
+BAD_START = 2
+"""The exit code of a host that could not start (a missing or unreadable document)."""
+
+
+class DocumentHost:
+    """One host's serving parts, started and stopped together.
+
+    ``surface`` is a built-in surface (:func:`~cadmcp.host.builtins.build_server`) or a function
+    making an MCP server for the runtime (the demo host's). The configured toolsets and
+    ``toolsets`` load after it, on the thread that builds the host.
+    """
+
+    def __init__(
+        self,
+        app: str,
+        version: str,
+        surface: BuiltinSurface | Callable[[HostRuntime], MCPServer[Any]],
+        *,
+        toolsets: Sequence[str] = (),
+        app_thread: AppThread | None = None,
+        instructions: str | None = None,
+        runtime_dir: Path | None = None,
+    ) -> None:
+        self.runtime = HostRuntime(
+            app, version, app_thread=app_thread, instructions=instructions, runtime_dir=runtime_dir
+        )
+        if isinstance(surface, BuiltinSurface):
+            surface.attach(self.runtime)
+        else:
+            self.runtime.add_server(surface(self.runtime))
+        self.surface = surface if isinstance(surface, BuiltinSurface) else None
+        self.toolsets: ToolsetManager = load_toolsets(self.runtime, toolsets)
+
+    def run(self) -> None:
+        """Serve until SIGINT/SIGTERM with this thread as the application thread."""
+        try:
+            self.runtime.run()
+        finally:
+            self.toolsets.close()
+
+    def start(self) -> Path:
+        """Serve with the app thread given at construction (a GUI's); answers the endpoint."""
+        return self.runtime.start()
+
+    def stop(self) -> None:
+        """Stop the toolsets' watcher and the runtime; safe from any thread."""
+        self.toolsets.close()
+        self.runtime.stop()
+
+
+def serve_application(app: Application, request: StartRequest) -> int:
+    """`cadmcp host KEY` for a document application: open its documents, serve until stopped.
+
+    A document that is missing or cannot be opened ends the start with :data:`BAD_START` and a
+    line on stderr saying why (no traceback).
+    """
+    shown = f"cadmcp host {app.key}"
+    if app.adapter is None:
+        raise ValueError(f"{app.name} has no adapter to serve")
+    for path in request.files:
+        if not os.path.exists(path):
+            print(f"{shown}: {path} not found", file=sys.stderr)
+            return BAD_START
+    version = app.host_version()
+    try:
+        factory = resolve(app.adapter)
+        adapter = factory(list(request.files), exec_timeout=request.exec_timeout)
+    except Exception as exc:  # a document the host cannot open: say so, no traceback
+        print(f"{shown}: {exc}", file=sys.stderr)
+        return BAD_START
+    DocumentHost(app.name, version, build_server(adapter, version), toolsets=request.toolsets).run()
+    return 0
