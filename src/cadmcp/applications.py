@@ -118,7 +118,7 @@ BUILTIN: tuple[Application, ...] = (
         "DXF",
         "dxf",
         adapter="cadmcp.hosts.dxf:create_adapter",
-        extensions=(".dxf",),
+        extensions=(".dxf", ".dwg"),
         sample="floorplan.dxf",
         version_from="cadmcp.hosts.dxf",
         summary="DXF drawings through ezdxf (the AutoCAD analogue)",

@@ -74,8 +74,7 @@ async def test_save_and_save_as_write_readable_files(
 @pytest.mark.parametrize(
     ("name", "content", "expected"),
     [
-        ("drawing.dwg", b"AC1032\x00\x00", "DWG can't be opened here"),
-        ("disguised.dxf", b"AC1027" + b"\x00" * 64, "DWG"),
+        ("drawing.dwg", b"PK\x03\x04 not a drawing", "not a DWG file"),
         ("notes.txt", b"hello world, not a drawing", "not a DXF file"),
         ("truncated.dxf", SAMPLE.read_bytes()[:5000], "not a readable DXF file"),
         ("words.dxf", b"hello world\nthis is not dxf\n", "not a readable DXF file"),

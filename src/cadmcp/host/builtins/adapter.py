@@ -157,6 +157,8 @@ class Saved:
 
     title: str
     path: Path
+    note: str = ""
+    """An extra sentence: what was saved where and why (a DWG saved as DXF beside it)."""
 
 
 @dataclass(frozen=True)

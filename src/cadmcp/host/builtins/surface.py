@@ -414,6 +414,8 @@ class BuiltinSurface:
                     )
                 else:
                     message = f"Saved {saved.title} to {saved.path}."
+                if saved.note:
+                    message += f" {saved.note}"
                 return SaveResult(success=True, message=message, path=str(saved.path), savedAs=bool(target))
 
             return self._tool_call("save_document", run)

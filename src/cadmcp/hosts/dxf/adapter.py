@@ -43,7 +43,9 @@ def profile() -> HostProfile:
         scheme="dxf",
         library=f"ezdxf {package_version('ezdxf')}",
         noun="drawing",
-        file_kinds="a DXF file (.dxf, ASCII or binary)",
+        file_kinds=(
+            "a DXF file (.dxf, ASCII or binary) or a DWG drawing (.dwg, R13-R2018, read through a converter)"
+        ),
         save_suffixes=(".dxf",),
         scope=(
             "`doc` (the ezdxf Drawing), `msp` (its modelspace) and `ezdxf`; entities are addressed by "
@@ -56,10 +58,12 @@ def profile() -> HostProfile:
         context_fields=(
             "title and path, DXF version, units, layers (colour, on/off, frozen, entity count), entity "
             "counts by type per layout, blocks with attribute tags, the active layout, extents and undo "
-            "depth"
+            "depth; for a drawing read from DWG, its release, the reader and what was not carried over"
         ),
         warnings_fields=(
-            "the ezdxf audit, grouped by kind (first 50): fixes applied on open and issues present now"
+            "the ezdxf audit, grouped by kind (first 50): fixes applied on open and issues present now; for "
+            "a drawing read from DWG, the entities and objects the conversion did not carry over (count and "
+            "kind) and the file's release"
         ),
         schedules_fields=(
             "one per block with attributes (id = block name, e.g. DOOR; columns handle, layout, layer, "
@@ -98,7 +102,9 @@ def profile() -> HostProfile:
         ),
         domain=DOMAIN,
         open_note=(
-            "DWG files cannot be opened (convert them to DXF first). The file is audited on open; "
+            "A .dwg is converted to DXF on open (LibreDWG as a separate process, when installed); the answer "
+            "and dxf://model/warnings name its release and any entities or objects not carried over, and "
+            "saving writes a .dxf beside it (the .dwg is never overwritten). The file is audited on open; "
             "dxf://model/warnings lists what was fixed."
         ),
         memory_factor=MEMORY_FACTOR,
@@ -138,14 +144,34 @@ class DxfAdapter:
         fixes = len(entry.auditor.fixes) if entry.auditor is not None and is_new else 0
         note = f"Audit fixed {fixes} issue(s) (see dxf://model/warnings)." if fixes else ""
         summary = f"{entry.doc.dxfversion}, {len(entry.doc.modelspace())} modelspace entities"
+        if entry.source is not None:
+            source = entry.source
+            summary = f"DWG {source.release} ({source.version}) read by {source.reader}; {summary}"
+            lost = source.lost_phrase()
+            said = (
+                f"Not carried over from the DWG: {lost} (see dxf://model/warnings)."
+                if lost
+                else "Everything the reader found in the DWG was carried over."
+            )
+            note = f"{said} {note}".strip()
         return Opened(entry.title, summary, already_open=not is_new, note=note)
 
     def activate(self, document: str) -> str:
         return self.documents_set.activate(document).title
 
     def save(self, target: Path | None) -> Saved:
+        before = self.documents_set.active
+        source = before.source
+        from_dwg = target is None and source is not None and before.path == source.path
         entry = self.documents_set.save(str(target) if target is not None else None)
-        return Saved(entry.title, Path(str(entry.path)))
+        note = ""
+        if from_dwg and source is not None and entry.path is not None:
+            note = (
+                f"{source.path.name} was not overwritten: no DWG writer that keeps the whole drawing is "
+                f"available, so it was saved as DXF beside it ({entry.path.name}; AutoCAD opens DXF) and "
+                "later saves go there."
+            )
+        return Saved(entry.title, Path(str(entry.path)), note=note)
 
     # code and history ----------------------------------------------------------------------------
     def script(self, step_name: str) -> Any:

@@ -90,7 +90,9 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
             }
         )
     active = doc.layouts.active_layout()
+    source = {"source": entry.source.as_json()} if entry.source is not None else {}
     return {
+        **source,
         "title": entry.title,
         "path": entry.display_path(),
         "modified": entry.modified,
@@ -140,6 +142,8 @@ def model_warnings(entry: DxfDocument, run_audit: Any) -> dict[str, Any]:
     return the auditor.
     """
     result: dict[str, Any] = {"document": entry.title}
+    if entry.source is not None:  # read from a DWG: its release, the reader and what it could not carry over
+        result["dwg"] = entry.source.as_json()
     if entry.auditor is not None:
         result["fixed_on_open"] = _group(entry.auditor.fixes)
     total = sum(len(layout.entity_space.entities) for layout in entry.doc.layouts)

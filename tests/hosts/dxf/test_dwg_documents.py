@@ -1,0 +1,166 @@
+"""DWG drawings in the DXF host (in process): opened through the converter, saved as DXF beside the
+.dwg, refused clearly when damaged, old or when no converter is installed."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import ezdxf
+import pytest
+from dwg_helpers import counts, require_reader, write_pair
+from dxf_helpers import text_of
+from mcp import Client
+
+from cadmcp.fileinfo import read_file_info
+from cadmcp.hosts.dxf import create_server
+from cadmcp.hosts.dxf.dwg import READER_ENV, close_workers, dwg_release
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def reader(monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = require_reader()
+    monkeypatch.setenv(READER_ENV, str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module", autouse=True)
+def stop_converters() -> object:
+    yield None
+    close_workers()  # the worker processes these tests started
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def test_a_dwg_opens_with_its_release_and_reader_and_saves_as_dxf_beside_it(
+    reader: Path, tmp_path: Path
+) -> None:
+    dwg, twin = write_pair(tmp_path)
+    original = digest(dwg)
+    async with Client(create_server([str(dwg)], exec_timeout=30).server) as client:
+        context = (await client.read_resource("dxf://model/context")).contents[0]
+        import json
+
+        state = json.loads(context.text)
+        assert state["title"] == "plan.dwg" and state["path"] == str(dwg.resolve())
+        source = state["source"]
+        assert source["release"] == "R2000" and source["version"] == "AC1015"
+        assert source["reader"].startswith("LibreDWG") and source["not_carried_over"] == []
+        warnings = json.loads((await client.read_resource("dxf://model/warnings")).contents[0].text)
+        assert warnings["dwg"]["release"] == "R2000" and warnings["dwg"]["entities_not_carried_over"] == 0
+
+        edit = await client.call_tool(
+            "execute_python_code",
+            {
+                "code": "msp.add_line((0, 0), (5, 5), dxfattribs={'layer': 'WALLS'})",
+                "description": "Diagonal",
+            },
+        )
+        assert not edit.is_error, text_of(edit)
+        saved = await client.call_tool("save_document", {})
+        assert not saved.is_error, text_of(saved)
+        beside = tmp_path / "plan.dxf"
+        assert saved.structured_content["path"] == str(beside.resolve())
+        message = saved.structured_content["message"]
+        assert "plan.dwg was not overwritten" in message and "no DWG writer" in message
+        assert digest(dwg) == original  # the DWG is untouched
+        expected = counts(ezdxf.readfile(twin))
+        expected["model"]["LINE"] += 1
+        assert counts(ezdxf.readfile(beside)) == expected
+
+        again = await client.call_tool("save_document", {})  # later saves go to the .dxf
+        assert not again.is_error and again.structured_content["path"] == str(beside.resolve())
+        assert "not overwritten" not in again.structured_content["message"]
+        listed = (await client.call_tool("list_documents", {})).structured_content
+        assert listed["active"] == "plan.dxf"
+
+
+async def test_an_existing_dxf_beside_the_dwg_is_not_replaced_unless_named(
+    reader: Path, tmp_path: Path
+) -> None:
+    dwg, _ = write_pair(tmp_path)
+    beside = tmp_path / "plan.dxf"
+    beside.write_text("mine")
+    async with Client(create_server([str(dwg)], exec_timeout=30).server) as client:
+        refused = await client.call_tool("save_document", {})
+        assert refused.is_error and "plan.dxf already exists" in text_of(refused)
+        assert "filePath" in text_of(refused) and beside.read_text() == "mine"
+        named = await client.call_tool("save_document", {"filePath": str(beside)})
+        assert not named.is_error and ezdxf.readfile(beside).modelspace()
+
+
+async def test_open_document_takes_a_dwg_and_says_what_it_read(reader: Path, tmp_path: Path) -> None:
+    dwg, _ = write_pair(tmp_path)
+    async with Client(create_server(exec_timeout=30).server) as client:
+        opened = await client.call_tool("open_document", {"filePath": str(dwg)})
+        assert not opened.is_error, text_of(opened)
+        message = opened.structured_content["message"]
+        assert "DWG R2000 (AC1015) read by LibreDWG" in message and "10 modelspace entities" in message
+        assert "Everything the reader found in the DWG was carried over" in message
+
+
+def damaged(dwg: Path) -> bytes:
+    """The generated DWG with its body overwritten past the header: sections point at garbage."""
+    data = bytearray(dwg.read_bytes())
+    for i in range(0x40, len(data), 7):
+        data[i] = (data[i] * 31 + 17) & 0xFF
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "expected"),
+    [
+        ("damaged.dwg", damaged, ["R2000", "damaged", "RECOVER"]),
+        ("cut.dwg", lambda dwg: dwg.read_bytes()[:200], ["R2000", "could not read", "damaged"]),
+        ("disguised.dxf", damaged, ["R2000", "damaged"]),
+        (
+            "old.dwg",
+            lambda dwg: b"AC1009" + bytes(range(256)) * 4,
+            ["R11/R12", "before R13", "Convert it to DXF"],
+        ),
+    ],
+)
+async def test_bad_and_old_dwg_files_are_refused_naming_the_release(
+    reader: Path, tmp_path: Path, name: str, make: object, expected: list[str]
+) -> None:
+    dwg, _ = write_pair(tmp_path)
+    bad = tmp_path / name
+    bad.write_bytes(make(dwg))  # type: ignore[operator]
+    async with Client(create_server(exec_timeout=30).server) as client:
+        result = await client.call_tool("open_document", {"filePath": str(bad)})
+        assert result.is_error
+        text = text_of(result)
+        assert all(part in text for part in expected), text
+        assert "Traceback" not in text
+        fine = await client.call_tool("open_document", {"filePath": str(dwg)})  # the converter recovered
+        assert not fine.is_error, text_of(fine)
+
+
+async def test_without_the_converter_a_dwg_says_what_to_install_and_file_info_still_works(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    dwg, _ = write_pair(tmp_path)
+    monkeypatch.setenv(READER_ENV, str(tmp_path / "no-reader"))
+    async with Client(create_server(exec_timeout=30).server) as client:
+        result = await client.call_tool("open_document", {"filePath": str(dwg)})
+        assert result.is_error
+        text = text_of(result)
+        assert "No DWG reader is installed" in text and "npm install --prefix" in text
+        assert "@mlightcad/libredwg-web@" in text and "convert the drawing to DXF" in text
+    started = time.perf_counter()
+    info = read_file_info(dwg)
+    assert time.perf_counter() - started < 5  # a header read, no converter involved
+    assert info["format"] == "dwg" and "R2000" in str(info)
+
+
+def test_every_dwg_release_header_is_named() -> None:
+    assert dwg_release(b"AC1032\x00") == ("AC1032", "R2018")
+    assert dwg_release(b"AC1012") == ("AC1012", "R13")
+    assert dwg_release(b"AC1009") == ("AC1009", "R11/R12")
+    assert dwg_release(b"AC2.10") == ("AC2.10", "R2.10")
+    assert dwg_release(b"0\nSECTION") is None
