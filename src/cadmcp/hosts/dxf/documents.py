@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from cadmcp.hosts.dxf.dwg import DwgSource
 
-__all__ = ["DocumentSet", "DxfDocument", "DxfHostError", "load_drawing"]
+__all__ = ["DocumentSet", "DxfDocument", "DxfHostError", "load_drawing", "write_unchanged"]
 
 _BINARY_DXF_MAGIC = b"AutoCAD Binary DXF"
 
@@ -237,6 +237,33 @@ def _looks_like_dxf(head: bytes) -> bool:
     return lines[i] == "0" and lines[i + 1].upper() == "SECTION"
 
 
+def write_unchanged(entry: DxfDocument, target: Path) -> None:
+    """Write the drawing to ``target`` and leave the live drawing as it was.
+
+    ezdxf's save prepares the document first: it adds the EZDXF and HATCHBACKGROUNDCOLOR
+    APPIDs, an EZDXF_META dictionary, required CLASS entries, and rewrites header variables
+    (extents, limits, dates, handle seed). That preparation runs under change tracking and is
+    undone after writing, so a save never shows up as new entities or a moved handle seed.
+    Inside an agent's or a toolset's own tracked run, the preparation becomes part of that run.
+    """
+    from cadmcp.hosts.dxf import tracking
+    from cadmcp.hosts.dxf.execution import run_tracked
+
+    doc = entry.doc
+    if tracking.is_active():
+        doc.saveas(target)
+        return
+
+    # Applies pending transformations of ACIS bodies: what they show stays the same. Untracked, as
+    # it sends a message to every entity (tracking would copy each one).
+    doc.commit_pending_changes()
+    _, preparation = run_tracked(entry, doc.update_all)
+    try:
+        doc.saveas(target)  # prepares again: finds everything in place, changes only header values
+    finally:
+        preparation.undo()  # restores whole containers (header, tables), so the second pass too
+
+
 class DocumentSet:
     """The open documents of this host; exactly one is active while any is open.
 
@@ -402,7 +429,7 @@ class DocumentSet:
         else:
             target = entry.path
         try:
-            entry.doc.saveas(target)
+            write_unchanged(entry, target)
         except OSError as exc:
             raise DxfHostError(f"Cannot write {target}: {exc.strerror or exc}.") from None
         entry.path = target.resolve()

@@ -44,7 +44,7 @@ from ezdxf.entitydb import EntityDB, EntitySpace
 from ezdxf.layouts.base import BaseLayout
 from ezdxf.math import Vec2, Vec3
 
-__all__ = ["ChangeSet", "ChangeTracker", "tracked"]
+__all__ = ["ChangeSet", "ChangeTracker", "is_active", "tracked"]
 
 _MISSING: Any = object()
 _object_getattribute = object.__getattribute__
@@ -278,6 +278,11 @@ class ChangeTracker:
                 if not _same_shallow(kind, before, after):
                     changes.containers.append(_ContainerDelta(obj, key, kind, before, after))
         return changes
+
+
+def is_active() -> bool:
+    """Whether a change tracker is recording right now (inside :func:`tracked`)."""
+    return _active is not None
 
 
 @contextmanager

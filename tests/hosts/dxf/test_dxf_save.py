@@ -1,0 +1,95 @@
+"""Saving a drawing writes the file and leaves the live drawing as it was."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import ezdxf
+import pytest
+from dxf_helpers import text_of
+from mcp import Client
+
+from cadmcp.hosts.dxf import create_server
+
+pytestmark = pytest.mark.anyio
+
+R12_ENTITIES_ONLY = "\n".join(
+    [
+        *("0", "SECTION", "2", "HEADER", "9", "$ACADVER", "1", "AC1009", "0", "ENDSEC"),
+        *("0", "SECTION", "2", "ENTITIES"),
+        *("0", "LINE", "8", "WALLS", "10", "0", "20", "0", "11", "500", "21", "0"),
+        *("0", "CIRCLE", "8", "0", "10", "250", "20", "250", "40", "100"),
+        *("0", "ENDSEC", "0", "EOF", ""),
+    ]
+)
+"""An R12 drawing as small exporters write it: no tables, no APPIDs, no handles."""
+
+FINGERPRINT = """
+import hashlib
+state = sorted((h, e.dxftype()) for h, e in doc.entitydb.items())
+header = sorted((k, str(doc.header.get(k))) for k in doc.header.varnames())
+classes = sorted(str(k) for k in doc.classes.classes)
+text = repr((state, str(doc.entitydb.handles), header, classes))
+len(state), hashlib.sha1(text.encode()).hexdigest()
+"""
+
+
+def r2000_without_save_preparation(path: Path) -> None:
+    """An R2000 drawing as another program writes it: without the APPIDs and metadata ezdxf adds."""
+    from ezdxf.lldxf.tagwriter import TagWriter
+
+    doc = ezdxf.new("R2000")
+    msp = doc.modelspace()
+    for i in range(20):
+        msp.add_line((i * 10, 0), (i * 10, 50), dxfattribs={"layer": "GRID"})
+    for name in ("EZDXF", "HATCHBACKGROUNDCOLOR"):
+        if name in doc.appids:
+            doc.appids.remove(name)
+    doc.rootdict.discard("EZDXF_META")
+    with path.open("wt", encoding=doc.output_encoding, errors="dxfreplace") as stream:
+        doc.export_sections(TagWriter(stream, dxfversion=doc.dxfversion))
+
+
+async def fingerprint(client: Client) -> str:
+    result = await client.call_tool("execute_python_code", {"code": FINGERPRINT})
+    assert not result.is_error, text_of(result)
+    return text_of(result).split("Result:", 1)[1].strip()
+
+
+@pytest.mark.parametrize("kind", ["r12", "r2000"])
+async def test_save_and_save_as_leave_entities_handles_and_header_as_they_were(
+    kind: str, tmp_path: Path
+) -> None:
+    path = tmp_path / f"{kind}.dxf"
+    if kind == "r12":
+        path.write_text(R12_ENTITIES_ONLY)
+    else:
+        r2000_without_save_preparation(path)
+    original = hashlib.sha1(path.read_bytes()).hexdigest()
+    async with Client(create_server([str(path)], exec_timeout=10)) as client:
+        before = await fingerprint(client)
+        assert not (await client.call_tool("save_document", {})).is_error
+        assert hashlib.sha1(path.read_bytes()).hexdigest() != original  # it did write
+        assert await fingerprint(client) == before
+        copy = tmp_path / "copy.dxf"
+        assert not (await client.call_tool("save_document", {"filePath": str(copy)})).is_error
+        assert await fingerprint(client) == before
+        history = (await client.call_tool("navigate_history", {"direction": "back"})).structured_content
+        assert history["navigated"] == 0  # the save recorded nothing either
+    # what was written is complete: the APPIDs and metadata ezdxf wants are in the file
+    written = ezdxf.readfile(copy)
+    assert "EZDXF" in written.appids
+    assert len(written.modelspace()) == (2 if kind == "r12" else 20)
+
+
+async def test_a_save_from_agent_code_is_undone_with_its_step(tmp_path: Path) -> None:
+    path = tmp_path / "drawing.dxf"
+    path.write_text(R12_ENTITIES_ONLY)
+    async with Client(create_server([str(path)], exec_timeout=10)) as client:
+        code = "doc.modelspace().add_point((1, 1))\ndoc.saveas(r'%s')" % (tmp_path / "inside.dxf")
+        result = await client.call_tool("execute_python_code", {"code": code})
+        assert not result.is_error and "[UNDO STEP]" in text_of(result)
+        await client.call_tool("navigate_history", {"direction": "back"})
+        count = await client.call_tool("execute_python_code", {"code": "len(msp), 'EZDXF' in doc.appids"})
+        assert "Result: (2, False)" in text_of(count)
