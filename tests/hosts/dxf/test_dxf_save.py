@@ -67,7 +67,7 @@ async def test_save_and_save_as_leave_entities_handles_and_header_as_they_were(
     else:
         r2000_without_save_preparation(path)
     original = hashlib.sha1(path.read_bytes()).hexdigest()
-    async with Client(create_server([str(path)], exec_timeout=10)) as client:
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
         before = await fingerprint(client)
         assert not (await client.call_tool("save_document", {})).is_error
         assert hashlib.sha1(path.read_bytes()).hexdigest() != original  # it did write
@@ -86,7 +86,7 @@ async def test_save_and_save_as_leave_entities_handles_and_header_as_they_were(
 async def test_a_save_from_agent_code_is_undone_with_its_step(tmp_path: Path) -> None:
     path = tmp_path / "drawing.dxf"
     path.write_text(R12_ENTITIES_ONLY)
-    async with Client(create_server([str(path)], exec_timeout=10)) as client:
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
         code = "doc.modelspace().add_point((1, 1))\ndoc.saveas(r'%s')" % (tmp_path / "inside.dxf")
         result = await client.call_tool("execute_python_code", {"code": code})
         assert not result.is_error and "[UNDO STEP]" in text_of(result)
