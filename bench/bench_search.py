@@ -31,7 +31,8 @@ from typing import Any
 import platformdirs
 
 from cadmcp.daemon.search import CapabilityDoc, SearchIndex, build_index_from_catalog
-from cadmcp.daemon.search.evaluate import Query, evaluate, load_queries, query_half
+from cadmcp.daemon.search.evaluate import Query, ablation, evaluate, load_queries, query_half
+from cadmcp.daemon.search.features import FEATURES
 from cadmcp.daemon.search.semantic import SEMANTIC_ENV, SemanticLayer, semantic_from_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,6 +222,26 @@ def quality(
             print(f"{label:13} fastmcp   {_fmt(baseline_quality(python, index, queries))}", flush=True)
     if python is None:
         print(REFERENCE)
+
+
+def ablate(sets: dict[str, tuple[Path, str | None]], which: str, layer: SemanticLayer | None) -> None:
+    """Each feature's worth on every set: hit@1 / hit@5 all on, minus the same with it off."""
+    names = [f.name for f in FEATURES] if which == "all" else [which]
+    for label, semantic in (("lexical", None), ("+semantic", layer)):
+        if label == "+semantic" and semantic is None:
+            continue
+        print(f"\n== ablation ({label}; change in hit@1 / hit@5 when the feature is off) ==", flush=True)
+        built: dict[Path, SearchIndex] = {}
+        chosen: dict[str, tuple[SearchIndex, list[Query]]] = {}
+        for name, (folder, half) in sets.items():
+            if folder not in built:
+                catalog = json.loads((folder / "catalog.json").read_text())
+                built[folder] = build_index_from_catalog(catalog, SearchIndex(semantic=semantic))
+            queries = load_queries(folder / "queries.jsonl")
+            chosen[name] = (built[folder], [q for q in queries if half is None or query_half(q.text) == half])
+        if semantic is not None:
+            _embedded(semantic)
+        print("\n".join(ablation(chosen, names)), flush=True)
 
 
 def replicated(base: list[CapabilityDoc], size: int, per_host: int) -> dict[str, list[CapabilityDoc]]:
@@ -437,6 +458,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sizes", default="500,10000,100000")
     parser.add_argument("--sets", help="comma-separated labels of the quality sets to run (default all)")
     parser.add_argument("--no-scale", action="store_true", help="quality only, no latency at scale")
+    parser.add_argument(
+        "--ablate",
+        metavar="FEATURE",
+        help="also print each ranking feature's effect (one name, or 'all') on every set, lexical and fused",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.quick:
@@ -451,6 +477,8 @@ def main(argv: list[str]) -> int:
         "CAD-heldout": (EVAL / "cadbim-heldout", None),
         "CAD-blind-A": (EVAL / "cadbim-blind", "a"),
         "CAD-blind-B": (EVAL / "cadbim-blind", "b"),
+        "CAD-classes-A": (EVAL / "cadbim-classes", "a"),
+        "CAD-classes-B": (EVAL / "cadbim-classes", "b"),
         "MetaTool-A": (EVAL / "metatool", "a"),
         "MetaTool-B": (EVAL / "metatool", "b"),
     }
@@ -463,6 +491,8 @@ def main(argv: list[str]) -> int:
     import_cost()
     layer = None if args.no_semantic else semantic_layer()
     quality(sets, python, layer)
+    if args.ablate:
+        ablate(sets, args.ablate, layer)
     if not args.no_scale:
         scale_sets = {k: f for k, (f, _) in sets.items() if k in ("BFCL-A", "CAD")}
         scale_sets = scale_sets or {k: f for k, (f, _) in sets.items()}  # catalogs of the sets chosen

@@ -132,7 +132,7 @@ def test_question_is_a_request_about_state_or_for_help(lexicon: Lexicon, text: s
 def test_intents_are_the_kinds_of_request_the_words_make(
     lexicon: Lexicon, said: str, question: bool, intents: set[str]
 ) -> None:
-    assert set(read_intents(said.split(), question, lexicon.vocabulary)) == intents
+    assert set(read_intents(said.split(), question, (), lexicon.vocabulary)) == intents
 
 
 @pytest.mark.parametrize(
@@ -154,3 +154,42 @@ def test_a_request_is_read_once_into_a_frozen_record(lexicon: Lexicon) -> None:
     assert request.apps == {"dxf"} and "change" in request.intents and not request.question
     with pytest.raises(AttributeError):
         request.text = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("text", "amounts", "change"),
+    [
+        ("make the bracket 5 mm thicker", ("5 mm",), True),
+        ("widen the opening by 0.5 m", ("5 m",), True),
+        ("turn it 30 degrees", ("30 degrees",), True),
+        ("how many walls are thicker than 200 mm", ("200 mm",), False),  # asks for a count
+        ("which beams are longer than 6 m?", ("6 m",), False),  # a question
+        ("entities on layer 0", (), False),
+    ],
+)
+def test_an_amount_with_no_other_kind_of_request_is_a_change(
+    lexicon: Lexicon, text: str, amounts: tuple[str, ...], change: bool
+) -> None:
+    request = read_request(text, lexicon)
+    assert request.amounts == amounts
+    assert ("change" in request.intents) is change
+
+
+@pytest.mark.parametrize(
+    ("text", "view"),
+    [
+        ("show me the model from the top", True),
+        ("Draufsicht des Modells", True),
+        ("vue de dessus", True),
+        ("move the door to the top of the wall", False),
+        ("show me the model", False),
+    ],
+)
+def test_a_view_direction_says_view(lexicon: Lexicon, text: str, view: bool) -> None:
+    assert (read_request(text, lexicon).terms.get("view") == 1.0) is view
+
+
+def test_the_words_asking_for_a_count_weigh_less_than_the_things_counted(lexicon: Lexicon) -> None:
+    terms = read_request("how many doors are there", lexicon).terms
+    assert terms["door"] == 1.0 and terms["mani"] < 1.0 and terms["how"] < 1.0
+    assert read_request("many doors", lexicon).terms["mani"] == 1.0

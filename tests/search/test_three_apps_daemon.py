@@ -102,3 +102,12 @@ async def test_each_apps_words_pick_its_twin_and_recency_breaks_ties(
         ]:
             first = await _first(session, query)
             assert (first["hostApp"], first["target"]) == (app, target), (query, first)
+
+        # three kinds of request, as a new user types them: a change by an amount goes to the
+        # code tool, a view direction asks for a picture, a count of things asks the model
+        first = await _first(session, "make the bracket 5 mm thicker")
+        assert first["target"] == "execute_python_code", first
+        first = await _first(session, "show me the model from the top")
+        assert first["target"] == "view_screenshot", first
+        first = await _first(session, "how many doors are there")
+        assert first["hostApp"] == "IFC" and first["target"] != "navigate_history", first

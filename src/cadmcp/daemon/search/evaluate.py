@@ -2,6 +2,7 @@
 
     python -m cadmcp.daemon.search.evaluate --catalog DIR/catalog.json
         --queries DIR/queries.jsonl [--k 5] [--misses] [--semantic auto|on|off]
+    python -m cadmcp.daemon.search.evaluate --ablate FEATURE|all [--sets eval]
 
 Builds the index from the catalog (no hosts running), runs every query through
 `SearchIndex.search` (the code path of `search_dynamic`) and prints one JSON object:
@@ -9,6 +10,11 @@ Builds the index from the catalog (no hosts running), runs every query through
 fused with the lexical score, or null) and, with `--misses`, `misses`. Semantic ranking
 follows the daemon's setting (`CADMCP_SEARCH_SEMANTIC`) unless `--semantic` says otherwise;
 every capability is embedded before the first query runs.
+
+`--ablate FEATURE` (or `all`, one feature at a time) switches ranking features off
+(`features.py`) and prints, for every set folder under `--sets` (each a catalog.json and
+queries.jsonl, split into halves A and B) or for the one set given, hit@1 and hit@5 with all
+features on and the change without each feature: a positive change is what the feature is worth.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cadmcp.daemon.search.catalog import build_index_from_catalog
+from cadmcp.daemon.search.features import FEATURES, FeatureSet
 from cadmcp.daemon.search.index import SearchIndex
 from cadmcp.daemon.search.semantic import MODES, SEMANTIC_ENV, SemanticUnavailable, semantic_from_env
 
@@ -116,6 +123,45 @@ def evaluate(
     return report
 
 
+def ablation(
+    sets: Mapping[str, tuple[SearchIndex, Sequence[Query]]], features: Sequence[str], k: int = 5
+) -> list[str]:
+    """Markdown rows: each set's hit@1 / hit@k with every feature on, then per feature the
+    change when it alone is off (on minus off: what the feature is worth)."""
+    base: dict[str, dict[str, Any]] = {}
+    for label, (index, queries) in sets.items():
+        index.features = FeatureSet()
+        base[label] = evaluate(index, queries, k=k)
+    labels = list(sets)
+    rows = [
+        "| feature | " + " | ".join(labels) + " |",
+        "|---" * (len(labels) + 1) + "|",
+        f"| all on (hit@1 / hit@{k}) | "
+        + " | ".join(f"{base[x]['hit@1']:.3f} / {base[x][f'hit@{k}']:.3f}" for x in labels)
+        + " |",
+    ]
+    for name in features:
+        cells = []
+        for label, (index, queries) in sets.items():
+            index.features = FeatureSet((name,))
+            off = evaluate(index, queries, k=k)
+            d1 = base[label]["hit@1"] - off["hit@1"]
+            dk = base[label][f"hit@{k}"] - off[f"hit@{k}"]
+            cells.append(f"{d1:+.3f} / {dk:+.3f}")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+        print(rows[-1], file=sys.stderr, flush=True)
+    for index, _ in sets.values():
+        index.features = FeatureSet()
+    return rows
+
+
+def set_folders(root: Path) -> list[Path]:
+    """The evaluation set folders under `root` (those holding catalog.json and queries.jsonl)."""
+    return sorted(
+        p for p in root.iterdir() if (p / "catalog.json").is_file() and (p / "queries.jsonl").is_file()
+    )
+
+
 def load_catalog(path: Path) -> Mapping[str, Any]:
     """A `catalog.json` file as a dict."""
     try:
@@ -127,8 +173,20 @@ def load_catalog(path: Path) -> Mapping[str, Any]:
 def main(argv: list[str]) -> int:
     """Entry point of `cadmcp eval search`; returns the process exit code."""
     parser = argparse.ArgumentParser(prog="cadmcp eval search", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--catalog", type=Path, required=True, help="catalog.json of the evaluation set")
-    parser.add_argument("--queries", type=Path, required=True, help="queries.jsonl of the evaluation set")
+    parser.add_argument("--catalog", type=Path, help="catalog.json of the evaluation set")
+    parser.add_argument("--queries", type=Path, help="queries.jsonl of the evaluation set")
+    parser.add_argument(
+        "--ablate",
+        metavar="FEATURE",
+        help="switch a ranking feature off (or 'all', one at a time) and print its effect: "
+        + ", ".join(f.name for f in FEATURES),
+    )
+    parser.add_argument(
+        "--sets",
+        type=Path,
+        default=Path("eval"),
+        help="with --ablate and no --catalog: folder of set folders",
+    )
     parser.add_argument("--k", type=int, default=5, help="results per query that count (default 5)")
     parser.add_argument("--misses", action="store_true", help="also list the queries not answered first")
     parser.add_argument(
@@ -142,6 +200,12 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.k < 1:
         parser.error("--k must be 1 or more")
+    if (args.catalog is None) != (args.queries is None) or (args.catalog is None and not args.ablate):
+        parser.error(
+            "pass --catalog and --queries (or --ablate FEATURE to measure on every set under --sets)"
+        )
+    if args.ablate:
+        return _ablate(args)
     try:
         for p in (args.catalog, args.queries):
             if not p.is_file():
@@ -162,6 +226,37 @@ def main(argv: list[str]) -> int:
         print(f"cadmcp eval search: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(evaluate(index, queries, k=args.k, misses=args.misses), ensure_ascii=False, indent=None))
+    return 0
+
+
+def _ablate(args: argparse.Namespace) -> int:
+    names = [f.name for f in FEATURES] if args.ablate == "all" else [args.ablate]
+    try:
+        FeatureSet(names)
+        folders = [(args.catalog, args.queries)]
+        if args.catalog is None:
+            if not args.sets.is_dir():
+                raise EvalInputError(
+                    f"{args.sets}: no such folder; pass --sets with the folder of the set folders"
+                )
+            folders = [(p / "catalog.json", p / "queries.jsonl") for p in set_folders(args.sets)]
+        env = dict(os.environ)
+        if args.semantic:
+            env[SEMANTIC_ENV] = args.semantic
+        layer = semantic_from_env(env)
+        sets: dict[str, tuple[SearchIndex, Sequence[Query]]] = {}
+        for catalog, queries_file in folders:
+            index = build_index_from_catalog(load_catalog(catalog), SearchIndex(semantic=layer))
+            queries = load_queries(queries_file)
+            name = catalog.parent.name
+            for half in ("a", "b"):
+                sets[f"{name} {half.upper()}"] = (index, [q for q in queries if query_half(q.text) == half])
+        if layer is not None:
+            layer.wait()
+    except (EvalInputError, ValueError, SemanticUnavailable) as exc:
+        print(f"cadmcp eval search: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(ablation(sets, names, k=args.k)))
     return 0
 
 

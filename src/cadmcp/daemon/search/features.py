@@ -44,6 +44,27 @@ FEATURES: tuple[Feature, ...] = (
         "",
     ),
     Feature(
+        "amount_is_change",
+        "request.amounts, request.intents",
+        1.0,
+        "a request giving an amount ('5 mm thicker') that neither asks nor says what it wants is a change",
+        "",
+    ),
+    Feature(
+        "view_is_picture",
+        "request.terms",
+        1.0,
+        "a view direction ('from the top', 'Draufsicht') counts as the word 'view' typed, at this weight",
+        "",
+    ),
+    Feature(
+        "counting_is_kind",
+        "request.terms",
+        0.4,
+        "the words asking for a count ('how many') weigh this much: the things counted say what it is about",
+        "",
+    ),
+    Feature(
         "numbers_need_words",
         "request.terms, capability terms",
         1.0,

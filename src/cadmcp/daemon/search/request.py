@@ -48,6 +48,7 @@ class Request:
     question: bool  # asks about state or for help, rather than for something to be done
     intents: Intents  # kind of request ("change", "query") → (words as typed, phrases saying it)
     quantities: tuple[str, ...]  # terms of the quantities asked for (area, volume ...)
+    amounts: tuple[str, ...] = ()  # amounts given: a number with a unit ("5 mm", "30 degrees")
     off: frozenset[str] = field(default=frozenset())  # readers switched off (an ablation)
 
 
@@ -68,16 +69,29 @@ def read_states(words: Sequence[str], vocabulary: Vocabulary) -> frozenset[int]:
 
 
 def read_terms(
-    words: Sequence[str], states: frozenset[int], vocabulary: Vocabulary, synonyms: float
+    words: Sequence[str],
+    states: frozenset[int],
+    vocabulary: Vocabulary,
+    synonyms: float,
+    off: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
     """Index terms with weights: the typed words' (state words left out) at 1, their synonyms at
-    `synonyms`. A request of stop words only ("what is this") uses them rather than nothing."""
+    `synonyms`. A request of stop words only ("what is this") uses them rather than nothing.
+    The words that ask for a count ("how many") say what kind of answer is wanted, not what it
+    is about: they weigh as a synonym does. A view direction ("from the top") says "view"."""
     kept = [w for i, w in enumerate(words) if i not in states] or list(words)
     analyzer = vocabulary.analyzer
     terms = analyzer.terms_of_words(kept) or [analyzer.stem(w) for w in kept]
     weights = dict.fromkeys(vocabulary.synonym_terms(kept), synonyms) if synonyms else {}
+    counting = vocabulary.counting_words(kept) if "counting_is_kind" not in off else set()
+    light = {analyzer.stem(kept[i]) for i in counting}
     for t in terms:
-        weights[t] = 1.0
+        weights[t] = BY_NAME["counting_is_kind"].weight if t in light else 1.0
+    if "view_is_picture" not in off and vocabulary.view_directions(kept):
+        implied = list(vocabulary.view_words)
+        if synonyms:
+            weights.update((t, synonyms) for t in vocabulary.synonym_terms(implied) if t not in weights)
+        weights.update(dict.fromkeys(analyzer.terms_of_words(implied), BY_NAME["view_is_picture"].weight))
     return weights
 
 
@@ -114,11 +128,22 @@ def read_question(
     return vocabulary.is_question(text, words, said)
 
 
-def read_intents(said: Sequence[str], question: bool, vocabulary: Vocabulary) -> Intents:
-    """The kinds of request the words make (see `Vocabulary.intents`); a question makes no change."""
+def read_amounts(words: Sequence[str], vocabulary: Vocabulary) -> tuple[str, ...]:
+    """Amounts the request gives: a number with a unit ("5 mm", "0.5 m", "30 degrees")."""
+    return tuple(vocabulary.amounts(words))
+
+
+def read_intents(
+    said: Sequence[str], question: bool, amounts: Sequence[str], vocabulary: Vocabulary
+) -> Intents:
+    """The kinds of request the words make (see `Vocabulary.intents`); a question makes no change.
+    A request that gives an amount and neither asks nor says what kind of request it is asks
+    for a change by that amount ("make the bracket 5 mm thicker", "widen the door by 100 mm")."""
     found = vocabulary.intents(said)
     if question:
         found.pop("change", None)
+    elif amounts and not found:
+        found["change"] = [(amounts[0], ())]
     return MappingProxyType({k: tuple(v) for k, v in found.items()})
 
 
@@ -135,7 +160,8 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
     said = read_said(text, vocabulary) if "names" not in off else words
     states = read_states(words, vocabulary) if "states" not in off else frozenset()
     synonyms = BY_NAME["synonyms"].weight if "synonyms" not in off else 0.0
-    terms = read_terms(words, states, vocabulary, synonyms)
+    terms = read_terms(words, states, vocabulary, synonyms, off)
+    amounts = read_amounts(words, vocabulary) if "amount_is_change" not in off else ()
     apps, app_terms = read_apps(words, lexicon)
     domains, domain_words = read_domains(text, lexicon)
     question = read_question(text, words, said, states, vocabulary)
@@ -151,7 +177,8 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
         domains=domains,
         domain_words=MappingProxyType(domain_words),
         question=question,
-        intents=read_intents(said, question, vocabulary),
+        intents=read_intents(said, question, amounts, vocabulary),
         quantities=read_quantities(said, vocabulary),
+        amounts=amounts,
         off=off,
     )

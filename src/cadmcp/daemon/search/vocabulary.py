@@ -92,6 +92,13 @@ class Vocabulary:
         self._states = frozenset(data.get("states", ()))
         self._determiners = frozenset(data.get("determiners", ()))
         self._show_verbs = frozenset(data.get("showVerbs", ()))
+        self._units = frozenset(w for text in data.get("units", ()) for w in split_words(text))
+        self._counting = [tuple(split_words(t)) for t in data.get("counting", ()) if split_words(t)]
+        self._views = [
+            tuple(split_words(t)) for t in data.get("views", {}).get("phrases", ()) if split_words(t)
+        ]
+        self.view_words = tuple(w for t in data.get("views", {}).get("means", ()) for w in split_words(t))
+        """What a view direction ("from the top", "Draufsicht") says: a picture of the model."""
         measures = data.get("measures", ())
         self.measure_terms = frozenset(t for text in measures for t in self.analyzer.terms(text))
         """Terms of the quantities a computed question may ask for (area, volume, length ...)."""
@@ -167,6 +174,22 @@ class Vocabulary:
                 )
         return out
 
+    def amounts(self, words: Sequence[str]) -> list[str]:
+        """Amounts the request gives: a number followed by a unit ("5 mm", "0.5 m", "30 degrees")."""
+        return [
+            f"{words[i]} {words[i + 1]}"
+            for i in range(len(words) - 1)
+            if words[i].isdigit() and words[i + 1] in self._units
+        ]
+
+    def counting_words(self, words: Sequence[str]) -> set[int]:
+        """Positions of the words that ask for a count ("how many", "number of", "wie viele")."""
+        return _phrase_positions(words, self._counting)
+
+    def view_directions(self, words: Sequence[str]) -> set[int]:
+        """Positions of the words that name a view direction ("from the top", "vue de dessus")."""
+        return _phrase_positions(words, self._views)
+
     def asks_to_show(self, words: Sequence[str]) -> bool:
         """Whether the request starts by asking to show or list something ("show me ...")."""
         content = [w for w in words if w not in self.analyzer.stop_words]
@@ -226,6 +249,16 @@ class Vocabulary:
                 if app is not None:
                     found.add(app)
         return found
+
+
+def _phrase_positions(words: Sequence[str], phrases: Sequence[tuple[str, ...]]) -> set[int]:
+    out: set[int] = set()
+    for phrase in phrases:
+        n = len(phrase)
+        for i in range(len(words) - n + 1):
+            if tuple(words[i : i + n]) == phrase:
+                out.update(range(i, i + n))
+    return out
 
 
 def alias_forms(name: str) -> list[tuple[str, ...]]:
