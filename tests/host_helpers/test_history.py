@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cadmcp.host.history import History, HistoryError, Step
+from cadmcp.host.history import DEFAULT_MAX_DEPTH, UNDO_DEPTH_ENV, History, HistoryError, Step, undo_depth
 
 
 def _counter_history(n: int, depth: int = 100) -> tuple[History, list[int]]:
@@ -65,3 +65,27 @@ def test_bad_arguments_and_failing_step() -> None:
     with pytest.raises(HistoryError, match="bad"):
         history.navigate("back")
     assert history.back_remaining == 2  # the failed step stays
+
+
+def test_the_oldest_step_falling_off_is_said_when_recorded_and_when_undoing_reaches_it() -> None:
+    history, state = _counter_history(3, depth=3)
+    assert history.dropped == 0
+    assert history.record(Step("add 4", lambda: None, lambda: None)) == "add 1"
+    assert history.dropped == 1 and history.undo_names()[-1] == "add 2"
+    partway = history.navigate("back")
+    assert partway["depth"] == 3 and partway["dropped"] == 1
+    assert partway["message"].endswith("Now 2 steps can be undone, 1 redone.")
+    to_the_end = history.navigate("back", 5)
+    assert to_the_end["back_remaining"] == 0
+    assert "1 step older than these fell off the history (it keeps 3)" in to_the_end["message"]
+    assert state == [1]  # 'add 1' was never undone: it fell off
+
+
+def test_undo_depth_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(UNDO_DEPTH_ENV, "5")
+    assert undo_depth() == 5 and History().max_depth == 5
+    for bad in ("0", "ten", "100000"):
+        monkeypatch.setenv(UNDO_DEPTH_ENV, bad)
+        assert undo_depth(7) == 7  # out of range or no number: the default stays
+    monkeypatch.delenv(UNDO_DEPTH_ENV)
+    assert History().max_depth == DEFAULT_MAX_DEPTH

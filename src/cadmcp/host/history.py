@@ -6,22 +6,64 @@ mutating ``execute_python_code`` run; :meth:`History.navigate` implements the
 ``navigate_history`` tool and returns its result shape::
 
     {"direction": "back", "navigated": 1, "operations": ["Add a wall"],
-     "back_remaining": 3, "forward_available": 1, "message": "Undid 1 step: Add a wall"}
+     "back_remaining": 3, "forward_available": 1, "depth": 64, "dropped": 0,
+     "message": "Undid 1 step: Add a wall. 3 more can be undone, 1 redone."}
 
-Recording a new step clears the redo stack; the oldest steps are dropped past ``max_depth``.
-Keep one :class:`History` per open document.
+Recording a new step clears the redo stack; past ``max_depth`` the oldest step falls off and
+:meth:`History.record` says which. The depth every host uses is ``CADMCP_UNDO_DEPTH``
+(:func:`undo_depth`). Keep one :class:`History` per open document.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypedDict, runtime_checkable
 
-__all__ = ["DEFAULT_MAX_DEPTH", "History", "HistoryError", "NavigationResult", "Step", "UndoableStep"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "MAX_UNDO_DEPTH",
+    "UNDO_DEPTH_ENV",
+    "History",
+    "HistoryError",
+    "NavigationResult",
+    "Step",
+    "UndoableStep",
+    "navigation_result",
+    "undo_depth",
+]
 
-DEFAULT_MAX_DEPTH = 100
+DEFAULT_MAX_DEPTH = 64
+"""Undo steps kept per document unless CADMCP_UNDO_DEPTH says otherwise (IfcOpenShell's own default)."""
+MAX_UNDO_DEPTH = 10_000
+UNDO_DEPTH_ENV = "CADMCP_UNDO_DEPTH"
+
+log = logging.getLogger(__name__)
+
+
+def undo_depth(default: int = DEFAULT_MAX_DEPTH) -> int:
+    """The undo depth CADMCP_UNDO_DEPTH asks for (1-10000), else ``default``.
+
+    A value that is no whole number in range is logged and ``default`` is used.
+    """
+    raw = os.environ.get(UNDO_DEPTH_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        depth = int(raw)
+    except ValueError:
+        depth = 0
+    if not 1 <= depth <= MAX_UNDO_DEPTH:
+        log.warning(
+            "%s=%r is not a whole number from 1 to %d: keeping %d undo steps", UNDO_DEPTH_ENV, raw,
+            MAX_UNDO_DEPTH, default,
+        )  # fmt: skip
+        return default
+    return depth
+
 
 Direction = Literal["back", "forward"]
 
@@ -60,6 +102,10 @@ class NavigationResult(TypedDict):
     operations: list[str]
     back_remaining: int
     forward_available: int
+    depth: int
+    """Steps the history keeps; older ones fall off."""
+    dropped: int
+    """Steps that fell off the history since the document was opened (they can no longer be undone)."""
     message: str
 
 
@@ -70,24 +116,35 @@ class HistoryError(Exception):
 class History:
     """Bounded undo/redo stacks of named steps for one document."""
 
-    def __init__(self, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+    def __init__(self, max_depth: int | None = None) -> None:
+        """``max_depth`` steps are kept; None: :func:`undo_depth` (CADMCP_UNDO_DEPTH, default 64)."""
+        max_depth = undo_depth() if max_depth is None else max_depth
         if max_depth < 1:
             raise ValueError("max_depth must be at least 1")
         self.max_depth = max_depth
+        self.dropped = 0
+        """Steps that fell off the bottom since the history was made or cleared."""
         self._back: deque[UndoableStep] = deque()
         self._forward: list[UndoableStep] = []
 
-    def record(self, step: UndoableStep) -> None:
-        """Add a step that has just been applied; clears the redo stack."""
+    def record(self, step: UndoableStep) -> str:
+        """Add a step that has just been applied; clears the redo stack.
+
+        Returns the name of the oldest step if it fell off to make room, else ''.
+        """
         self._back.append(step)
         self._forward.clear()
+        fell = ""
         while len(self._back) > self.max_depth:
-            self._back.popleft()
+            fell = self._back.popleft().name
+            self.dropped += 1
+        return fell
 
     def clear(self) -> None:
         """Forget all steps (e.g. after the document was reloaded)."""
         self._back.clear()
         self._forward.clear()
+        self.dropped = 0
 
     @property
     def back_remaining(self) -> int:
@@ -136,25 +193,48 @@ class History:
             else:
                 self._back.append(step)
             done.append(step.name)
-        return navigation_result(back, done, self.back_remaining, self.forward_available)
+        return navigation_result(
+            back, done, self.back_remaining, self.forward_available, self.max_depth, self.dropped
+        )
+
+
+def _steps(n: int) -> str:
+    return f"{n} step{'s' if n != 1 else ''}"
 
 
 def navigation_result(
-    back: bool, done: list[str], back_remaining: int, forward_available: int
+    back: bool,
+    done: list[str],
+    back_remaining: int,
+    forward_available: int,
+    depth: int,
+    dropped: int = 0,
 ) -> NavigationResult:
-    """What `navigate_history` answers after undoing (`back`) or redoing the steps in `done`."""
+    """What `navigate_history` answers after undoing (`back`) or redoing the steps in `done`.
+
+    The message says how many steps remain each way and, once the undo side is empty, whether
+    older steps fell off the history (kept: ``depth``).
+    """
     if done:
         verb = "Undid" if back else "Redid"
-        message = f"{verb} {len(done)} step{'s' if len(done) != 1 else ''}: " + "; ".join(done)
+        message = f"{verb} {_steps(len(done))}: " + "; ".join(done) + "."
     elif back:
         message = "Nothing to undo: the history has no earlier steps."
     else:
         message = "Nothing to redo: there are no undone steps to re-apply."
+    message += f" Now {_steps(back_remaining)} can be undone, {forward_available} redone."
+    if back and back_remaining == 0 and dropped:
+        message += (
+            f" {_steps(dropped)} older than these fell off the history (it keeps {depth}) and can no longer "
+            "be undone."
+        )
     return NavigationResult(
         direction="back" if back else "forward",
         navigated=len(done),
         operations=done,
         back_remaining=back_remaining,
         forward_available=forward_available,
+        depth=depth,
+        dropped=dropped,
         message=message,
     )

@@ -43,7 +43,9 @@ async def test_mutation_is_one_named_undo_step_and_redo_reapplies(client: Client
         "operations": ["Add a line"],
         "back_remaining": 0,
         "forward_available": 1,
-        "message": "Undid 1 step: Add a line",
+        "depth": 64,
+        "dropped": 0,
+        "message": "Undid 1 step: Add a line. Now 0 steps can be undone, 1 redone.",
     }
     assert "Result: (41, False)" in text_of(await client.call_tool("execute_python_code", {"code": count}))
     forward = (await client.call_tool("navigate_history", {"direction": "forward"})).structured_content

@@ -169,6 +169,13 @@ class RecordedStep:
     detail: str = ""
     """What changed, for the note: ``3 created, 1 deleted``."""
     warning: str = ""
+    undo_steps: int | None = None
+    """Steps that can be undone now (this one included), when known."""
+    redo_steps: int = 0
+    depth: int | None = None
+    """Steps the history keeps, when known."""
+    dropped: str = ""
+    """Name of the oldest step, if it fell off the history to make room for this one."""
 
 
 @dataclass
@@ -189,6 +196,14 @@ class UndoStack(Protocol):
 
     def redo_names(self) -> list[str]:
         """Names of the steps that can be redone, next first."""
+        ...
+
+    def depth(self) -> int:
+        """How many steps the history keeps (older ones fall off)."""
+        ...
+
+    def dropped(self) -> int:
+        """How many steps fell off the history since the document was opened."""
         ...
 
     def undo(self) -> None:

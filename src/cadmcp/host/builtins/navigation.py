@@ -38,7 +38,9 @@ def navigate(stack: UndoStack, direction: str, steps: int) -> NavigationResult:
             moved = f" after {'undoing' if back else 'redoing'} {done}" if done else ""
             raise HostError(f"Could not {'undo' if back else 'redo'} step {name!r}{moved}: {exc}") from exc
         done.append(name)
-    return navigation_result(back, done, len(stack.undo_names()), len(stack.redo_names()))
+    return navigation_result(
+        back, done, len(stack.undo_names()), len(stack.redo_names()), stack.depth(), stack.dropped()
+    )
 
 
 class HistoryStack:
@@ -56,6 +58,12 @@ class HistoryStack:
 
     def redo_names(self) -> list[str]:
         return self.history.redo_names()
+
+    def depth(self) -> int:
+        return self.history.max_depth
+
+    def dropped(self) -> int:
+        return self.history.dropped
 
     def _step(self, direction: str) -> None:
         try:

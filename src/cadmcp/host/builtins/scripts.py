@@ -81,6 +81,14 @@ def run_transaction(run: ScriptRun, code: str, *, timeout: float | None, noun: s
 def _recorded(step: RecordedStep) -> str:
     detail = f" ({step.detail})" if step.detail else ""
     note = f"[UNDO STEP] Recorded {step.name!r}{detail}. Undo it with navigate_history(direction='back')."
+    if step.undo_steps is not None:
+        kept = f" (the history keeps {step.depth})" if step.depth is not None else ""
+        note += f" {step.undo_steps} step{'s' if step.undo_steps != 1 else ''} can be undone now{kept}."
+    if step.dropped:
+        note += (
+            f" The oldest step, {step.dropped!r}, fell off the history to make room: it can no longer be "
+            "undone."
+        )
     if step.warning:
         note += f"\n[WARNING] {step.warning}"
     return note

@@ -42,7 +42,7 @@ class DxfScriptRun:
         changes = self._finish()
         if changes.is_empty:
             return None
-        self.entry.history.record(Step(self.name, changes.undo, changes.redo))
+        dropped = self.entry.history.record(Step(self.name, changes.undo, changes.redo))
         self.entry.modified = True
         counts = changes.summary
         warning = ""
@@ -56,6 +56,9 @@ class DxfScriptRun:
             f"{counts['created']} created, {counts['deleted']} deleted, {counts['modified']} modified "
             "objects",
             warning,
+            undo_steps=self.entry.history.back_remaining,
+            depth=self.entry.history.max_depth,
+            dropped=dropped,
         )
 
     def rollback(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -28,11 +29,23 @@ from cadmcp.host.builtins import (
     ScreenshotOption,
     Shot,
 )
+from cadmcp.host.history import UNDO_DEPTH_ENV, undo_depth
 from cadmcp.hosts.freecad import IMPORT_SUFFIXES
+from cadmcp.hosts.freecad.undo import (
+    DocumentSteps,
+    FreeCADUndoStack,
+    StepMarks,
+    refresh_derived,
+    restore_marks,
+    touched,
+)
 from cadmcp.wire.echo import echo
 
 __all__ = ["DOMAIN", "FreeCADAdapter", "FreeCADError", "freecad_version", "profile"]
 
+HEADLESS_UNDO_DEPTH = 20
+"""Steps an App.Document keeps without FreeCAD's window (its fixed default; Python cannot change it)."""
+DOCUMENT_PREFERENCES = "User parameter:BaseApp/Preferences/Document"
 MEMORY_FACTOR = 40.0
 """An .FCStd is a zip; shapes unpacked and recomputed take tens of bytes per byte of file."""
 
@@ -114,7 +127,10 @@ def profile(gui: bool) -> HostProfile:
         domain=DOMAIN,
         history_note=(
             "It is FreeCAD's own undo stack: steps the user made in the window are on it too, and "
-            "list_documents shows what is unsaved."
+            "list_documents shows what is unsaved. After a move the document is what it was at that step, "
+            "shapes of groups and App::Part containers included; FreeCAD keeps a fixed number of steps "
+            "per document (20 without its window; with it, its preference or CADMCP_UNDO_DEPTH) and the "
+            "answer says how many remain and whether older ones fell off."
         ),
         memory_factor=MEMORY_FACTOR,
     )
@@ -167,18 +183,6 @@ class _Changes:
         return bool(self.created or self.deleted or self.changed)
 
 
-def _touched(doc: Any) -> set[str]:
-    return {o.Name for o in doc.Objects if "Touched" in o.State}
-
-
-def _settle_touched(doc: Any, before: set[str]) -> None:
-    """Clear the "touched" mark that undo/abort leave on objects whose state they restored exactly."""
-    for obj in doc.Objects:
-        if "Touched" in obj.State and obj.Name not in before:
-            with contextlib.suppress(Exception):
-                obj.purgeTouched()
-
-
 def _close_application_transaction(abort: bool) -> None:
     """End FreeCAD's application-level transaction too.
 
@@ -219,7 +223,7 @@ class FreeCADScriptRun:
                 "unavailable",
             )
         self.doc.UndoMode = 1
-        self._touched = _touched(self.doc)
+        self._touched = touched(self.doc)
         self._undo_before = list(self.doc.UndoNames)
         App.addDocumentObserver(self._changes)
         self.doc.openTransaction(self.name)
@@ -238,8 +242,19 @@ class FreeCADScriptRun:
         finally:
             _close_application_transaction(abort=False)
             self._end()
-        if self.doc.UndoNames == self._undo_before:
+        after = list(self.doc.UndoNames)
+        if after == self._undo_before:
             return None
+        steps = self.adapter.steps(self.doc)
+        dropped = steps.record(
+            StepMarks(
+                self.name,
+                tuple(self._undo_before),
+                tuple(after),
+                frozenset(self._touched),
+                frozenset(touched(self.doc)),
+            )
+        )
         c = self._changes
         detail = f"{c.created} created, {c.deleted} deleted, {len(c.changed)} objects changed; recomputed"
         problems = _recompute_problems(self.doc)
@@ -249,44 +264,26 @@ class FreeCADScriptRun:
                 f"The recompute left {len(problems)} object(s) in error: {'; '.join(problems[:5])}. Fix them "
                 "or undo the step; freecad://model/warnings lists them."
             )
-        return RecordedStep(self.name, detail, warning)
+        return RecordedStep(
+            self.name,
+            detail,
+            warning,
+            undo_steps=len(after),
+            redo_steps=len(self.doc.RedoNames),
+            depth=steps.depth,
+            dropped=dropped,
+        )
 
     def rollback(self) -> bool:
         changed = self._changes.any
         try:
             self.doc.abortTransaction()
-            _settle_touched(self.doc, self._touched)
+            refresh_derived()
+            restore_marks(self.doc, self._touched)
         finally:
             _close_application_transaction(abort=True)
             self._end()
         return changed
-
-
-class FreeCADUndoStack:
-    """A document's own undo stack (App.Document.undo/redo) as the surface's UndoStack."""
-
-    def __init__(self, doc: Any) -> None:
-        self.doc = doc
-
-    def undo_names(self) -> list[str]:
-        return list(self.doc.UndoNames)
-
-    def redo_names(self) -> list[str]:
-        return list(self.doc.RedoNames)
-
-    def _move(self, back: bool) -> None:
-        before = _touched(self.doc)
-        expected = len(self.doc.UndoNames) + (-1 if back else 1)
-        self.doc.undo() if back else self.doc.redo()
-        if len(self.doc.UndoNames) != expected:
-            raise FreeCADError("FreeCAD did not move its undo stack (a transaction may be open in the GUI).")
-        _settle_touched(self.doc, before)
-
-    def undo(self) -> None:
-        self._move(True)
-
-    def redo(self) -> None:
-        self._move(False)
 
 
 class FreeCADAdapter:
@@ -309,6 +306,9 @@ class FreeCADAdapter:
         self._saved: dict[str, tuple[str, ...]] = {}
         self._modules: dict[str, Any] | None = None
         self._order: list[str] = []
+        self._steps: dict[str, DocumentSteps] = {}
+        self.undo_depth = choose_undo_depth(gui is not None)
+        """Steps FreeCAD keeps per document (see :func:`choose_undo_depth`)."""
 
     # documents -----------------------------------------------------------------------------------
     def open_later(self, paths: list[Path]) -> None:
@@ -349,6 +349,8 @@ class FreeCADAdapter:
         self._settle()
         docs = App.listDocuments()
         self._order = [name for name in self._order if name in docs]
+        for gone in [name for name in self._steps if name not in docs]:
+            del self._steps[gone]
         self._order += sorted(name for name in docs if name not in self._order)
         return [docs[name] for name in self._order]
 
@@ -393,6 +395,7 @@ class FreeCADAdapter:
         if doc is None:
             doc = App.newDocument("Unnamed")
             self._mark_saved(doc)
+            self._steps.pop(doc.Name, None)
             self._activate(doc)
         return doc
 
@@ -435,6 +438,7 @@ class FreeCADAdapter:
             )
         doc.UndoMode = 1
         self._mark_saved(doc)
+        self._steps.pop(doc.Name, None)
         return doc, True
 
     def _import(self, path: Path) -> Any:
@@ -555,8 +559,16 @@ class FreeCADAdapter:
     def script(self, step_name: str) -> FreeCADScriptRun:
         return FreeCADScriptRun(self, self.active_document(), step_name)
 
+    def steps(self, doc: Any) -> DocumentSteps:
+        """What is known about ``doc``'s undo steps beyond FreeCAD's names."""
+        steps = self._steps.get(doc.Name)
+        if steps is None:
+            steps = self._steps[doc.Name] = DocumentSteps(self.undo_depth)
+        return steps
+
     def history(self) -> FreeCADUndoStack:
-        return FreeCADUndoStack(self.active_document())
+        doc = self.active_document()
+        return FreeCADUndoStack(doc, self.steps(doc))
 
     @contextlib.contextmanager
     def transaction(self, name: str) -> Iterator[Any]:
@@ -636,6 +648,8 @@ class FreeCADAdapter:
             "opencascade": getattr(Part, "OCC_VERSION", "unknown"),
             "gui": self.gui is not None,
             "freecad_python": sys.executable,
+            "undo_depth": self.undo_depth,
+            "undo_depth_env": UNDO_DEPTH_ENV,
         }
 
     def context(self) -> dict[str, Any]:
@@ -681,6 +695,21 @@ class FreeCADAdapter:
         from cadmcp.hosts.freecad import model, render  # noqa: F401
 
         yield "render"
+
+
+def choose_undo_depth(gui: bool) -> int:
+    """The undo steps FreeCAD keeps per document.
+
+    With its window FreeCAD reads its preference "Maximum Undo/Redo steps" (``MaxUndoSize``,
+    default 20) when it makes a document: CADMCP_UNDO_DEPTH, when set, is written there first.
+    Without the window every document keeps FreeCAD's fixed 20, whatever is asked.
+    """
+    if not gui:
+        return HEADLESS_UNDO_DEPTH
+    group = App.ParamGet(DOCUMENT_PREFERENCES)
+    if os.environ.get(UNDO_DEPTH_ENV, "").strip():
+        group.SetInt("MaxUndoSize", undo_depth())
+    return max(1, group.GetInt("MaxUndoSize", HEADLESS_UNDO_DEPTH))
 
 
 def check_fcstd(path: Path) -> None:

@@ -155,7 +155,14 @@ class IfcScriptRun:
         operations = len(self.doc.file.transaction.operations) if self.doc.file.transaction else 0
         if self.doc.commit(self.name) is None:
             return None
-        return RecordedStep(self.name, f"{operations} changes")
+        history = self.doc.history
+        return RecordedStep(
+            self.name,
+            f"{operations} changes",
+            undo_steps=history.back_remaining,
+            depth=history.max_depth,
+            dropped=self.doc.dropped_step,
+        )
 
     def rollback(self) -> bool:
         transaction = self.doc.file.transaction

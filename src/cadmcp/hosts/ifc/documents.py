@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cadmcp.host.builtins.adapter import HostError
 from cadmcp.host.builtins.paths import check_document_path, reject_non_text
-from cadmcp.host.history import History
+from cadmcp.host.history import History, undo_depth
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 MEMORY_FACTOR = 12.0
 """IfcOpenShell holds a model in roughly 12 bytes of memory per byte of IFC-SPF text."""
 HISTORY_DEPTH = 64
-"""Undo depth per document (IfcOpenShell's own default history size)."""
+"""Undo depth per document unless CADMCP_UNDO_DEPTH says otherwise (IfcOpenShell's own default)."""
 
 IFC_SUFFIXES = (".ifc",)
 _OTHER_FORMATS = {
@@ -90,10 +90,12 @@ class IfcDocument:
 
     def __init__(self, file: ifcopenshell.file, path: Path | None, title: str) -> None:
         self.file = file
-        self.file.history_size = HISTORY_DEPTH
+        self.history = History(max_depth=undo_depth(HISTORY_DEPTH))
+        self.file.history_size = self.history.max_depth
         self.path = path
         self.title = title
-        self.history = History(max_depth=HISTORY_DEPTH)
+        self.dropped_step = ""
+        """The step that fell off the history when the last one was recorded, or ''."""
         self.revision = 0
         self.state = 0
         """Identifies the model's content: the newest applied step (0 = as opened)."""
@@ -125,7 +127,7 @@ class IfcDocument:
             return None
         self.file.end_transaction()
         step = IfcStep(name, self, transaction)
-        self.history.record(step)
+        self.dropped_step = self.history.record(step)
         self.state = step.state_after
         self.changed(step.touched)
         return f"Recorded undo step {name!r} ({len(transaction.operations)} changes)."
