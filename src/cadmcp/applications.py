@@ -247,8 +247,8 @@ def configured(path: Path | None = None) -> list[Application]:
     except (OSError, ValueError) as exc:
         raise ConfigError(path, f"{type(exc).__name__}: {exc}") from None
     hosts = data.get("hosts") if isinstance(data, dict) else None
-    if hosts is None and isinstance(data, dict) and "gateway" in data:
-        return []  # a file with only the gateway section (docs/machines.md)
+    if hosts is None and isinstance(data, dict) and ("gateway" in data or "policy" in data):
+        return []  # a file with only the gateway or policy section (docs/machines.md, docs/policy.md)
     if not isinstance(hosts, dict):
         raise ConfigError(path, 'the top level needs a "hosts" object')
     return [_configured_one(path, str(name), entry) for name, entry in hosts.items()]

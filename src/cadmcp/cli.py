@@ -1,4 +1,4 @@
-"""The `cadmcp` command line: `daemon`, `host`, `freecad`, `toolset`, `eval`, `demo`."""
+"""The `cadmcp` command line: `daemon`, `host`, `freecad`, `toolset`, `policy`, `eval`, `demo`."""
 
 from __future__ import annotations
 
@@ -66,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
 
     toolset = sub.add_parser("toolset", help="register Python toolsets: add|remove|list", add_help=False)
     toolset.add_argument("rest", nargs=argparse.REMAINDER)
+
+    policy = sub.add_parser(
+        "policy", help="the policy over agents' calls: show|approvals|answer", add_help=False
+    )
+    policy.add_argument("rest", nargs=argparse.REMAINDER)
 
     ev = sub.add_parser("eval", help="evaluate search quality on a query set")
     ev.add_argument("what", choices=["search", "dump-catalog"])
@@ -143,6 +148,7 @@ def _run_daemon(args: argparse.Namespace) -> int:
     from cadmcp.daemon.errors import DaemonError
     from cadmcp.daemon.gateway import load_settings
     from cadmcp.daemon.hosts import HostDirectory
+    from cadmcp.daemon.policy import load_policy
     from cadmcp.daemon.search import SearchIndex
     from cadmcp.daemon.search.semantic import SemanticUnavailable, semantic_from_env
     from cadmcp.daemon.server import Daemon
@@ -150,6 +156,7 @@ def _run_daemon(args: argparse.Namespace) -> int:
     try:
         semantic = semantic_from_env()
         gateway = load_settings(vars(args))
+        policy = load_policy()
     except (SemanticUnavailable, DaemonError) as exc:
         print(f"cadmcp daemon: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
@@ -160,7 +167,7 @@ def _run_daemon(args: argparse.Namespace) -> int:
         )
         return 2
     index = SearchIndex(semantic=semantic)
-    daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval), gateway=gateway)
+    daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval), gateway=gateway, policy=policy)
     if args.serve or not http:
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(daemon.serve_forever if args.serve else daemon.serve_stdio)
@@ -220,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadmcp.host.toolsets.cli import main as toolset_main
 
         return toolset_main(list(args.rest))
+    if args.command == "policy":
+        from cadmcp.daemon.policy.cli import main as policy_main
+
+        return policy_main(list(args.rest))
     if args.command == "eval" and args.what == "dump-catalog":
         from cadmcp.daemon.search.dump import main as dump_main
 

@@ -34,6 +34,7 @@ from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validati
 from cadmcp.daemon.hostlink import HostLink
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_RESPONSES_BYTES, MAX_STATE_CHARS, check_text, json_size
+from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, question
 from cadmcp.daemon.surface import MAX_READS
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
@@ -193,16 +194,20 @@ async def _host_call(
         raise _host_failure(exc, entry, link, started=True) from exc
 
 
-def _seal_state(cap: Capability, host_state: str | None) -> str:
-    """The daemon's state for the next round (the SDK boundary then encrypts it): single-use."""
+def _seal_state(cap: Capability, host_state: str | None, approval: str | None = None, **more: Any) -> str:
+    """The daemon's state for the next round (the SDK boundary then encrypts it): single-use.
+
+    `approval` is `asked` for the daemon's own confirmation round, `granted` once the person said
+    yes (the host's later rounds of the same call are not asked again)."""
     expires = time.time() + replay.state_ttl()
-    return dumps(
-        {"v": _STATE_VERSION, "id": cap.id, "hs": host_state, "n": replay.new_nonce(), "exp": expires}
-    )
+    state = {"v": _STATE_VERSION, "id": cap.id, "hs": host_state, "n": replay.new_nonce(), "exp": expires}
+    if approval is not None:
+        state.update(ap=approval, **more)
+    return dumps(state)
 
 
-def _open_state(state: str | None, cap: Capability) -> str | None:
-    """The host's state inside a returned `requestState`, spending it so it cannot be replayed."""
+def _open_state(state: str | None, cap: Capability) -> dict[str, Any] | None:
+    """The daemon's state inside a returned `requestState`, spending it so it cannot be replayed."""
     if state is None:
         return None
     try:
@@ -222,7 +227,7 @@ def _open_state(state: str | None, cap: Capability) -> str | None:
             "action cannot run twice. Start the call again without requestState to get a new round.",
             reason="request_state_used",
         )
-    return data.get("hs")
+    return data
 
 
 def _arguments(value: Any, field: str) -> dict[str, Any]:
@@ -244,8 +249,12 @@ async def invoke(
     request_state: str | None,
     checker: ArgumentChecker,
     hooks: CallHooks = NO_HOOKS,
+    gate: Gate | None = None,
 ) -> dict[str, Any]:
-    """The `invoke_dynamic` answer as a wire dict (the host's own result for tools)."""
+    """The `invoke_dynamic` answer as a wire dict (the host's own result for tools).
+
+    With a `gate`, the person's policy decides first: a deny or an unconfirmed call never
+    reaches the host."""
     unknown = sorted(set(args) - {"id", "arguments", "reads"})
     if unknown:
         raise validation_error(
@@ -255,7 +264,7 @@ async def invoke(
     if "reads" in args and args.get("reads") is not None:
         if "id" in args or "arguments" in args:
             raise validation_error("Pass either id (with arguments) or reads, not both.")
-        return await read_many(directory, args["reads"], checker, hooks)
+        return await read_many(directory, args["reads"], checker, hooks, gate)
     if "id" not in args:
         raise validation_error(
             "Pass id (from search_dynamic) with its arguments, or reads=[{id, arguments}, ...]."
@@ -266,13 +275,21 @@ async def invoke(
         json_size(input_responses, "inputResponses", MAX_RESPONSES_BYTES)
     entry, cap, link = await resolve(directory, args["id"])
     checker.check(cap, arguments)
+    state = _open_state(request_state, cap)
+    host_state = state.get("hs") if state is not None else None
+    approval = state.get("ap") if state is not None else None
+    if gate is not None:
+        approval = await _police(gate, ctx, hooks, entry, cap, link, arguments, state, input_responses)
+        if approval == "ask":
+            return _approval_round(gate, ctx, entry, cap, arguments)
+    if state is not None and state.get("ap") == "asked":
+        host_state = input_responses = None  # the host never saw the daemon's round
     directory.note_invoked(entry.key)
     if cap.kind != "tool":
         uri = _expand(cap, arguments)
         result = await _host_call(link, entry, "resources/read", {"uri": uri}, hooks)
         return _embedded(result)
     params: dict[str, Any] = {"name": cap.target, "arguments": arguments}
-    host_state = _open_state(request_state, cap)
     if input_responses is not None:
         params["inputResponses"] = input_responses
     if host_state is not None:
@@ -283,9 +300,72 @@ async def invoke(
     answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
     if answer is None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return {**result, "requestState": _seal_state(cap, result.get("requestState"))}
+            granted = "granted" if approval == "granted" else None
+            return {**result, "requestState": _seal_state(cap, result.get("requestState"), granted)}
         answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
     return await _drive_rounds(answer, link, entry, params, result, hooks)
+
+
+async def _police(
+    gate: Gate,
+    ctx: ServerRequestContext[Any],
+    hooks: CallHooks,
+    entry: HostEntry,
+    cap: Capability,
+    link: HostLink,
+    arguments: dict[str, Any],
+    state: dict[str, Any] | None,
+    input_responses: dict[str, Any] | None,
+) -> str | None:
+    """Apply the policy: None (allowed), `granted` (confirmed), `ask` (a 2026-07-28 client is to be
+    asked in an input round); a deny or a no raises and nothing runs."""
+    subject = gate.subject(entry, cap)
+    decision = gate.decide(subject, arguments)
+    if decision.verdict != "confirm":
+        return None
+    approval = state.get("ap") if state is not None else None
+    if approval == "granted":
+        return "granted"  # a later round of a call the person already confirmed
+    if approval == "asked" and state is not None:
+        answer = answer_of((input_responses or {}).get(APPROVAL_KEY))
+        asked_at = float(state.get("at") or time.time())
+        if time.time() > float(state.get("until") or 0):
+            answer = "timeout"
+        gate.settle(
+            decision, subject, arguments, answer, by="client", how="input_required", asked_at=asked_at
+        )
+        return "granted"
+    channel = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
+    if channel is not None:
+        await gate.ask(channel, "task input round", decision, subject, arguments)
+    elif not _client_can_elicit(ctx):
+        await gate.ask(None, "approval queue", decision, subject, arguments)
+    elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return "ask"
+    else:
+        await gate.ask(client_elicitation(ctx), "elicitation", decision, subject, arguments)
+    return "granted"
+
+
+def _client_can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    capabilities = ctx.session.client_capabilities if ctx.session is not None else None
+    return capabilities is not None and getattr(capabilities, "elicitation", None) is not None
+
+
+def _approval_round(
+    gate: Gate, ctx: ServerRequestContext[Any], entry: HostEntry, cap: Capability, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """The daemon's own `input_required` round asking the person; its sealed state expires with the
+    confirmation time, and only the same id and arguments can answer it."""
+    subject = gate.subject(entry, cap)
+    asked = question(gate.policy.decide(subject), subject, arguments)
+    now = time.time()
+    state = _seal_state(cap, None, "asked", at=now, until=now + gate.policy.confirm_timeout)
+    return {
+        "resultType": "input_required",
+        "inputRequests": {APPROVAL_KEY: elicitation(asked)},
+        "requestState": state,
+    }
 
 
 async def _drive_rounds(
@@ -400,7 +480,11 @@ def _size(contents: list[dict[str, Any]]) -> int:
 
 
 async def read_many(
-    directory: HostDirectory, reads: Any, checker: ArgumentChecker, hooks: CallHooks = NO_HOOKS
+    directory: HostDirectory,
+    reads: Any,
+    checker: ArgumentChecker,
+    hooks: CallHooks = NO_HOOKS,
+    gate: Gate | None = None,
 ) -> dict[str, Any]:
     """Read up to 16 resources/templates concurrently, within a total size budget."""
     if not isinstance(reads, list) or not reads:
@@ -420,6 +504,11 @@ async def read_many(
             )
         arguments = _arguments(read.get("arguments"), f"reads[{n}].arguments")
         checker.check(cap, arguments)
+        if gate is not None and gate.decide(gate.subject(entry, cap), arguments).verdict == "confirm":
+            raise validation_error(
+                f"reads[{n}] needs the person's confirmation under the policy; read it on its own "
+                "(invoke_dynamic with its id) so they can be asked. Nothing was read."
+            )
         targets.append((entry, cap, link, _expand(cap, arguments)))
 
     outcomes: list[dict[str, Any] | DaemonError | None] = [None] * len(targets)

@@ -32,6 +32,8 @@ from cadmcp.daemon.limits import (
     check_text,
     json_size,
 )
+from cadmcp.daemon.policy import Policy
+from cadmcp.daemon.policy.gate import Gate
 from cadmcp.daemon.search import SearchIndex
 from cadmcp.daemon.surface import (
     INVOKE_DYNAMIC,
@@ -115,6 +117,7 @@ class Daemon:
         *,
         state_ttl: float | None = None,
         gateway: GatewaySettings | None = None,
+        policy: Policy | None = None,
     ) -> None:
         if state_ttl is None:
             state_ttl = float(os.environ.get(STATE_TTL_ENV, "600"))
@@ -123,12 +126,13 @@ class Daemon:
         self.launcher = HostLauncher(self.directory)
         self.checker = ArgumentChecker()
         self.gateway: Gateway | None = None
+        self.gate = Gate(policy or Policy(), gateway.machine_name if gateway is not None else "")
         if gateway is not None:
             self.directory.machine_id = gateway.machine_id  # the configured id, gateway or not
         if gateway is not None and gateway.configured:
             from cadmcp.daemon.gateway.service import Gateway
 
-            self.gateway = Gateway(gateway, self.directory, self.launcher)
+            self.gateway = Gateway(gateway, self.directory, self.launcher, self.gate)
         self.tasks = TaskEngine(self.directory, self.task_policy)
         self.server = self._build_server(state_ttl)
 
@@ -239,6 +243,7 @@ class Daemon:
                 params.request_state,
                 self.checker,
                 self.tasks.hooks(ctx),
+                self.gate,
             )
         if params.name == LIST_HOST_INSTANCES:
             listing = self.host_instances()
@@ -333,6 +338,10 @@ class Daemon:
             if self.gateway is not None:
                 await tg.start(self.gateway.run)
             await tg.start(self.tasks.run)
+            if not self.gate.trusting:  # the door exists only when something can wait for a person
+                from cadmcp.daemon.policy import control
+
+                await tg.start(control.serve, self.gate.queue, self.directory.directory)
             try:
                 yield
             finally:

@@ -3,8 +3,10 @@
 Only the daemon that holds this machine's registration answers (`registration.py`). A
 call is checked the way a local one is (`invoking.resolve`: ids are the same on every
 machine, so a host gone or a capability changed here is a stale error, and nothing runs),
-then against this machine's policy (read-only, no remote `execute_python_code`), then
-acknowledged and passed through to the host untouched. Each one leaves a call-log line
+then against this machine's remote settings (read-only, no remote `execute_python_code`)
+and the person's policy here (`cadmcp.daemon.policy`: a deny answers `policy_denied`, a
+confirm waits for this machine's approval queue), then acknowledged and passed through to
+the host untouched. Each one leaves a call-log line
 naming the caller's machine.
 """
 
@@ -31,6 +33,7 @@ from cadmcp.daemon.gateway.subjects import Subjects
 from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import HostLauncher
+from cadmcp.daemon.policy.gate import Gate
 from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
 from cadmcp.wire.echo import echo
 
@@ -58,12 +61,14 @@ class Responder:
         subjects: Subjects,
         directory: HostDirectory,
         launcher: HostLauncher | None,
+        gate: Gate | None = None,
     ) -> None:
         self.connection = connection
         self.settings = settings
         self.subjects = subjects
         self.directory = directory
         self.launcher = launcher
+        self.gate = gate
         self.machine_id = settings.machine_id
         self._running: dict[str, anyio.CancelScope] = {}
         self._alive: dict[int, Reply] = {}
@@ -159,6 +164,35 @@ class Responder:
                 {"machineId": self.machine_id},
             )
 
+    def _decide(
+        self, method: str, entry: HostEntry, cap: Capability | None, params: dict[str, Any], caller: str
+    ) -> Any:
+        """The policy here for a call from another machine: raises `policy_denied`, or answers None
+        (allowed) or the confirmation to await once the call is acknowledged."""
+        if self.gate is None:
+            return None
+        if cap is None:
+            kind, target = (
+                ("tool", params.get("name")) if method == "tools/call" else ("resource", params.get("uri"))
+            )
+            cap = entry.find(kind, str(target)) or Capability(
+                "",
+                kind,
+                str(target),
+                str(target),
+                None,
+                "",
+                {},
+                entry.key,  # type: ignore[arg-type]
+            )
+        subject = self.gate.subject(entry, cap, caller="remote", caller_machine=caller)
+        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        decision = self.gate.decide(subject, arguments)
+        if decision.verdict != "confirm":
+            return None
+        gate = self.gate
+        return lambda: gate.ask(None, "approval queue", decision, subject, arguments)
+
     async def _call(self, msg: Any) -> None:
         reply = Reply(self.connection, msg.reply)
         started = time.perf_counter()
@@ -186,6 +220,7 @@ class Responder:
             entry, cap, link = await self._local(body.get("id"), body.get("pid"))
             fields["host"] = f"{entry.host_app}/{entry.version}/{entry.key.pid}"
             self._check_policy(method, entry, cap, params)
+            decision = self._decide(method, entry, cap, params, fields["callerMachine"])
             if len(self._running) >= MAX_CALLS:
                 raise DaemonError(
                     "machine_busy",
@@ -214,6 +249,8 @@ class Responder:
             }
             progress = reply.progress if body.get("progress") else None  # only when the caller asked
             with scope, self._keeping_alive(reply), anyio.fail_after(timeout or MAX_TIMEOUT):
+                if decision is not None:  # the person here confirms, through this machine's queue
+                    await decision()
                 answer = {"ok": await link.raw_request(method, params, on_progress=progress)}
         except TimeoutError:
             answer = {

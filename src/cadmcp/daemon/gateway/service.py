@@ -26,6 +26,7 @@ from cadmcp.daemon.gateway.settings import Settings
 from cadmcp.daemon.gateway.subjects import Subjects
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import HostLauncher
+from cadmcp.daemon.policy.gate import Gate
 from cadmcp.wire.echo import echo
 
 log = logging.getLogger("cadmcp.daemon.gateway")
@@ -39,7 +40,11 @@ class Gateway:
     """Joins the daemon to its space: registration, heartbeats, remote catalogs, routing."""
 
     def __init__(
-        self, settings: Settings, directory: HostDirectory, launcher: HostLauncher | None = None
+        self,
+        settings: Settings,
+        directory: HostDirectory,
+        launcher: HostLauncher | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.settings = settings
         self.directory = directory
@@ -48,7 +53,7 @@ class Gateway:
         root = self.subjects.inbox(settings.machine_id, new_nonce())
         self.connection = Connection(settings, self.subjects, inbox_prefix=f"{root}.x")
         self.inbox = Inbox(self.connection, root)
-        self.responder = Responder(self.connection, settings, self.subjects, directory, launcher)
+        self.responder = Responder(self.connection, settings, self.subjects, directory, launcher, gate)
         self.registrar = Registrar(self.connection, settings, self.subjects, directory, self.responder)
         self.mirror = Mirror(self.connection, settings, self.subjects, directory, self.inbox)
         self.mirror.own_instance = self.registrar.instance

@@ -1,0 +1,168 @@
+"""Policy benchmarks: the cost of the check on every call, and from a person's answer to the call.
+
+    ./dev python bench/bench_policy.py
+
+Figures are printed, never asserted. The check (target < 50 us per call) is what invoking does
+before a call reaches a host: build the subject from the host entry and capability, then
+decide (trusted default; a profile; 100 configured glob rules, the last one matching; and the
+same with the audit line queued). The answer-to-run figure is the approval queue's: a
+confirmation answered from another task, until the waiting call goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.policy import Policy
+from cadmcp.daemon.policy.config import parse
+from cadmcp.daemon.policy.gate import Gate
+
+CALLS = 20_000
+
+
+def _entry() -> HostEntry:
+    tools = [
+        {
+            "name": f"tool_{n}",
+            "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": n % 2 == 0},
+        }
+        for n in range(200)
+    ]
+    tools.append({"name": "execute_python_code", "inputSchema": {"type": "object"}})
+    state = {
+        "documents": [{"title": "a.dxf", "path": "/projects/client/a.dxf", "active": True, "modified": False}]
+    }
+    return HostEntry.build(
+        HostKey("bench-machine", 1),
+        host_app="DXF",
+        version="1.4",
+        endpoint="",
+        protocol_version="",
+        server_name="",
+        tools=tools,
+        resources=[],
+        templates=[],
+        state=state,
+    )
+
+
+def _many_rules() -> Policy:
+    rules = [
+        {"name": f"rule {n}", "decision": "deny", "capability": f"nothing_{n}_*", "hostApp": ["IFC", "Rev*"]}
+        for n in range(99)
+    ]
+    rules.append(
+        {"name": "scripts", "decision": "confirm", "capability": "execute_*", "document": "/projects/**"}
+    )
+    profile, parsed, timeout = parse({"profile": "confirm-changes", "rules": rules}, "bench")
+    return Policy(profile, parsed, timeout, "bench")
+
+
+def _check_cost(gate: Gate) -> tuple[float, float]:
+    entry = _entry()
+    cap = entry.find("tool", "execute_python_code")
+    assert cap is not None
+    args = {"code": "msp.add_line((0, 0), (1, 1))"}
+    samples = []
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(CALLS):
+            subject = gate.subject(entry, cap)
+            gate.decide(subject, args)
+        samples.append((time.perf_counter() - started) / CALLS * 1e6)
+    return statistics.median(samples), max(samples)
+
+
+async def _answer_to_run(rounds: int = 200) -> list[float]:
+    gate = Gate(Policy("confirm-changes"))
+    waits: list[float] = []
+    for _ in range(rounds):
+        answered_at = 0.0
+
+        async def answer() -> None:
+            nonlocal answered_at
+            while not gate.queue.pending():
+                await anyio.sleep(0)
+            answered_at = time.perf_counter()
+            gate.queue.answer(gate.queue.pending()[0]["approvalId"], "accept")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer)
+            await gate.queue.ask({"message": "bench"}, 10)
+            waits.append((time.perf_counter() - answered_at) * 1e6)
+    return waits
+
+
+def main() -> None:
+    import os
+
+    from cadmcp.userdirs import LOG_DIR_ENV
+
+    os.environ.setdefault(LOG_DIR_ENV, tempfile.mkdtemp(prefix="cadmcp-bench-logs"))
+    print(f"policy check per call ({CALLS} calls x 5, median / worst run), target < 50 us:")
+    for label, gate in (
+        ("trusted default", Gate(Policy())),
+        ("confirm-changes profile, a confirm", Gate(Policy("confirm-changes"))),
+        ("100 glob rules, last matches", Gate(_many_rules())),
+        ("read-only profile, a deny (audit)", Gate(Policy("read-only"))),
+        ("100 glob rules, first decision", None),
+    ):
+        if gate is None:
+            median, worst = _first_decision()
+            print(f"  {label:<38} {median:6.2f} us  (worst run {worst:.2f} us)")
+            continue
+        try:
+            median, worst = _check_cost(gate)
+        except Exception as exc:  # a deny raises in decide: that is the measured path too
+            if type(exc).__name__ != "DaemonError":
+                raise
+            median, worst = _deny_cost(gate)
+        print(f"  {label:<38} {median:6.2f} us  (worst run {worst:.2f} us)")
+    waits = sorted(anyio.run(_answer_to_run))
+    print(
+        f"approval queue, answer -> call goes on: p50 {waits[len(waits) // 2]:.0f} us, "
+        f"p95 {waits[int(len(waits) * 0.95)]:.0f} us"
+    )
+    print(f"(logs in {Path(os.environ[LOG_DIR_ENV])})")
+
+
+def _first_decision() -> tuple[float, float]:
+    """A decision not remembered yet (a new capability or document): the rules are walked."""
+    policy = _many_rules()
+    gate = Gate(policy)
+    entry = _entry()
+    cap = entry.find("tool", "execute_python_code")
+    assert cap is not None
+    samples = []
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(CALLS // 10):
+            policy.decide(gate.subject(entry, cap))
+        samples.append((time.perf_counter() - started) / (CALLS // 10) * 1e6)
+    return statistics.median(samples), max(samples)
+
+
+def _deny_cost(gate: Gate) -> tuple[float, float]:
+    entry = _entry()
+    cap = entry.find("tool", "execute_python_code")
+    assert cap is not None
+    samples = []
+    for _ in range(5):
+        started = time.perf_counter()
+        for _ in range(CALLS // 10):
+            with contextlib.suppress(Exception):
+                gate.decide(gate.subject(entry, cap), {"code": "x = 1"})
+        samples.append((time.perf_counter() - started) / (CALLS // 10) * 1e6)
+    return statistics.median(samples), max(samples)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""`cadmcp policy show|approvals|answer`: what the policy decides, and the approval queue.
+
+`show [PATTERN]` lists the capabilities of the hosts running on this machine whose name,
+URI or id matches PATTERN (a glob; all when omitted), each with the decision, the rule
+that makes it and why. A pattern no running host offers is decided as a tool that declares
+nothing (a change). `approvals` lists the confirmations waiting in every running daemon;
+`answer ID accept|decline` answers one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.errors import DaemonError
+from cadmcp.daemon.policy.engine import Policy, load, subject_for
+from cadmcp.daemon.policy.rules import Subject, declared
+
+LIST_TIMEOUT = 5.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cadmcp policy", description="The person's policy over agents' calls."
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    show = sub.add_parser("show", help="the rule deciding each capability, and why")
+    show.add_argument(
+        "pattern", nargs="?", default="*", help="capability name, URI, id or glob (default: all)"
+    )
+    show.add_argument(
+        "--caller", choices=["local", "remote"], default="local", help="decide as for this caller"
+    )
+    sub.add_parser("approvals", help="confirmations waiting for an answer")
+    answer = sub.add_parser("answer", help="answer a waiting confirmation")
+    answer.add_argument("approval_id")
+    answer.add_argument("answer", choices=["accept", "decline"])
+    return parser
+
+
+async def _entries() -> list[HostEntry]:
+    """The catalogs of the hosts running on this machine (each asked once, bounded in time)."""
+    from cadmcp.daemon.hostlink import HostLink
+    from cadmcp.daemon.hosts import machine_id
+    from cadmcp.wire import endpoints, sockets
+    from cadmcp.wire.meta import HOST_STATE
+
+    found: list[HostEntry] = []
+    me = machine_id()
+
+    async def one(ep: endpoints.Endpoint) -> None:
+        with anyio.move_on_after(LIST_TIMEOUT):
+            try:
+                async with (
+                    sockets.connect(ep.path, timeout=LIST_TIMEOUT) as (read, write),
+                    HostLink(read, write) as link,
+                ):
+                    version = await link.connect()
+                    tools, meta = await link.list_all("tools/list", "tools", LIST_TIMEOUT)
+                    resources, _ = await link.list_all("resources/list", "resources", LIST_TIMEOUT)
+                    templates, _ = await link.list_all(
+                        "resources/templates/list", "resourceTemplates", LIST_TIMEOUT
+                    )
+            except Exception as exc:  # a host that cannot be asked is left out, and said so
+                print(
+                    f"(the {ep.host_app} host pid {ep.pid} did not answer: {type(exc).__name__})",
+                    file=sys.stderr,
+                )
+                return
+            state = meta.get(HOST_STATE)
+            found.append(
+                HostEntry.build(
+                    HostKey(me, ep.pid),
+                    host_app=ep.host_app,
+                    version=ep.version,
+                    endpoint=str(ep.path),
+                    protocol_version=version,
+                    server_name="",
+                    tools=tools,
+                    resources=resources,
+                    templates=templates,
+                    state=state if isinstance(state, dict) else {},
+                )
+            )
+
+    async with anyio.create_task_group() as tg:
+        for ep in endpoints.list_endpoints():
+            tg.start_soon(one, ep)
+    return sorted(found, key=lambda e: (e.host_app, e.version, e.key.pid))
+
+
+def _line(policy: Policy, subject: Subject, where: str) -> str:
+    decision = policy.decide(subject)
+    what = "read" if subject.read_only else "change, destructive" if subject.destructive else "change"
+    return (
+        f"{decision.verdict:<8} {where}{subject.capability} ({subject.kind}, {what})\n"
+        f"         rule {decision.rule.name!r} ({decision.rule.origin}): {decision.why}"
+    )
+
+
+def show(policy: Policy, pattern: str, entries: list[HostEntry], caller: str = "local") -> list[str]:
+    """The lines `policy show` prints: the policy, then one decision per matching capability."""
+    lines = [
+        f"policy: profile {policy.profile} from {policy.source}; {len(policy.rules)} rule(s) of its own; "
+        f"unanswered confirmations count as no after {policy.confirm_timeout:g} s"
+    ]
+    shown = 0
+    for entry in entries:
+        for cap in entry.capabilities:
+            if cap.id != pattern and not fnmatch.fnmatchcase(cap.target.casefold(), pattern.casefold()):
+                continue
+            subject = subject_for(entry, cap, caller=caller)
+            lines.append(_line(policy, subject, f"{entry.host_app} {entry.version} pid {entry.key.pid}: "))
+            shown += 1
+    if not shown:
+        read_only, destructive = declared("tool", {})
+        subject = Subject(capability=pattern, read_only=read_only, destructive=destructive, caller=caller)
+        lines.append(f"no running host offers {pattern!r}; as a tool that declares nothing (a change):")
+        lines.append(_line(policy, subject, ""))
+    return lines
+
+
+def _print_pending(answers: list[dict[str, Any]]) -> int:
+    count = 0
+    for answer in answers:
+        for item in answer.get("pending") or []:
+            count += 1
+            print(f"[{item['approvalId']}] daemon pid {answer.get('pid')}, {item['secondsLeft']} s left")
+            print("    " + str(item.get("message", "")).replace("\n", "\n    "))
+    if not count:
+        print("no confirmation is waiting")
+    return 0
+
+
+async def _doors(request: dict[str, Any]) -> list[dict[str, Any]]:
+    from cadmcp.daemon.policy import control
+    from cadmcp.wire.endpoints import runtime_dir
+
+    answers = []
+    for path in control.doors(runtime_dir()):
+        try:
+            answers.append(await control.ask(path, request))
+        except (OSError, TimeoutError, ValueError):
+            continue  # a daemon that exited left its socket behind
+    return answers
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of `cadmcp policy ...`."""
+    args = _parser().parse_args(list(argv))
+    if args.action == "approvals":
+        return _print_pending(anyio.run(_doors, {"op": "list"}))
+    if args.action == "answer":
+        request = {
+            "op": "answer",
+            "approvalId": args.approval_id,
+            "answer": args.answer,
+            "by": "cadmcp policy answer",
+        }
+        answers = anyio.run(_doors, request)
+        done = next((a for a in answers if a.get("ok")), None)
+        if done is None:
+            errors = {str(a.get("error")) for a in answers} or {"no daemon with an approval queue is running"}
+            print(f"cadmcp policy answer: {'; '.join(sorted(errors))}", file=sys.stderr)
+            return 1
+        print(f"{args.approval_id}: {args.answer}")
+        return 0
+    try:
+        policy = load()
+    except DaemonError as exc:
+        print(f"cadmcp policy: {exc.message}", file=sys.stderr)
+        return 2
+    for line in show(policy, args.pattern, anyio.run(_entries), args.caller):
+        print(line)
+    return 0

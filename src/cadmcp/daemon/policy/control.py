@@ -1,0 +1,92 @@
+"""The approval queue's local door: a Unix socket in the runtime directory (mode 0600).
+
+One JSON line in, one JSON line out: `{"op": "list"}` answers the pending confirmations,
+`{"op": "answer", "approvalId": ..., "answer": "accept"|"decline", "by": ...}` answers one.
+Only the user's own processes reach the runtime directory (0700). Agents never get this
+door from the daemon's MCP surface, so an agent cannot confirm its own calls through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from cadmcp.daemon.policy.approvals import ApprovalQueue
+
+PREFIX = "cadmcp-approvals-"
+MAX_LINE = 64 * 1024
+
+
+def socket_path(directory: Path, pid: int | None = None) -> Path:
+    """Where the daemon of `pid` (this one by default) listens."""
+    return directory / f"{PREFIX}{pid or os.getpid()}.sock"
+
+
+def doors(directory: Path) -> list[Path]:
+    """Every approval socket in the runtime directory (one per running daemon)."""
+    with contextlib.suppress(OSError):
+        return sorted(p for p in directory.iterdir() if p.name.startswith(PREFIX) and p.suffix == ".sock")
+    return []
+
+
+def handle(queue: ApprovalQueue, request: Any) -> dict[str, Any]:
+    """One request of the door, answered."""
+    if not isinstance(request, dict):
+        return {"ok": False, "error": 'Send a JSON object such as {"op": "list"}.'}
+    op = request.get("op")
+    if op == "list":
+        return {"ok": True, "pid": os.getpid(), "pending": queue.pending()}
+    if op == "answer":
+        approval_id, answer, by = request.get("approvalId"), request.get("answer"), request.get("by")
+        if not isinstance(approval_id, str) or not isinstance(answer, str):
+            return {"ok": False, "error": "answer needs approvalId and answer (accept or decline)."}
+        return queue.answer(approval_id, answer, by if isinstance(by, str) and by else "approval queue")
+    return {"ok": False, "error": f"Unknown op {str(op)[:40]!r}; use list or answer."}
+
+
+async def serve(
+    queue: ApprovalQueue, directory: Path, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
+) -> None:
+    """Listen on this daemon's approval socket until cancelled; the file goes on the way out."""
+    path = socket_path(directory)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    listener = await anyio.create_unix_listener(path)
+    os.chmod(path, 0o600)
+
+    async def one(stream: anyio.abc.ByteStream) -> None:
+        async with stream:
+            try:
+                with anyio.fail_after(10):
+                    line = await BufferedByteReceiveStream(stream).receive_until(b"\n", MAX_LINE)
+                answer = handle(queue, json.loads(line))
+            except (ValueError, anyio.IncompleteRead, anyio.DelimiterNotFound, TimeoutError):
+                answer = {"ok": False, "error": "Send one JSON object on one line (at most 64 KiB)."}
+            with contextlib.suppress(Exception):
+                await stream.send(json.dumps(answer).encode() + b"\n")
+
+    try:
+        async with listener:
+            task_status.started(path)
+            await listener.serve(one)
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+async def ask(path: Path, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+    """Send one request to a daemon's approval socket and read its answer."""
+    with anyio.fail_after(timeout):
+        stream = await anyio.connect_unix(path)
+        async with stream:
+            await stream.send(json.dumps(request).encode() + b"\n")
+            line = await BufferedByteReceiveStream(stream).receive_until(b"\n", 16 * 1024 * 1024)
+    answer = json.loads(line)
+    return answer if isinstance(answer, dict) else {"ok": False, "error": "not an object"}

@@ -1,0 +1,122 @@
+"""`Policy`: the configured rules, then the profile's, then the default; the first match decides."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cadmcp.daemon.catalog import Capability, HostEntry
+from cadmcp.daemon.errors import DaemonError
+from cadmcp.daemon.policy import config
+from cadmcp.daemon.policy.profiles import DEFAULT_PROFILE, PROFILES
+from cadmcp.daemon.policy.rules import DEFAULT_RULE, Decision, Rule, Subject, declared
+
+TIMEOUT_ENV = "CADMCP_CONFIRM_TIMEOUT"
+"""Seconds an unanswered confirmation waits before it counts as a no (over the config file)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What may run: rules checked in order, first match wins."""
+
+    profile: str = DEFAULT_PROFILE
+    rules: tuple[Rule, ...] = ()
+    confirm_timeout: float = config.DEFAULT_CONFIRM_TIMEOUT
+    source: str = "defaults"
+    """Where the policy came from (a configuration file, or `defaults`)."""
+
+    @property
+    def chain(self) -> tuple[Rule, ...]:
+        return (*self.rules, *PROFILES[self.profile], DEFAULT_RULE)
+
+    def decide(self, subject: Subject) -> Decision:
+        """The decision for one call and the rule that made it."""
+        for rule in self.rules:
+            if rule.matches(subject):
+                return Decision(rule.decision, rule, rule.why(subject))
+        for rule in PROFILES[self.profile]:
+            if rule.matches(subject):
+                return Decision(rule.decision, rule, rule.why(subject))
+        return Decision("allow", DEFAULT_RULE, DEFAULT_RULE.reason)
+
+    @property
+    def is_trusting(self) -> bool:
+        """True when nothing can be refused or held (today's behaviour): the check can be skipped."""
+        return all(r.decision == "allow" for r in self.chain)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "source": self.source,
+            "confirmTimeoutSeconds": self.confirm_timeout,
+            "rules": [
+                {"name": r.name, "decision": r.decision, "from": r.origin, **r.conditions()}
+                for r in self.chain
+            ],
+        }
+
+
+def load(path: Path | None = None, env: dict[str, str] | None = None) -> Policy:
+    """The policy of the configuration file in use (`CADMCP_HOSTS_CONFIG` or the user's config dir)."""
+    env = dict(os.environ) if env is None else env
+    if path is None:
+        from cadmcp.applications import config_path
+
+        path = config_path()
+    value = config.section(path)
+    if not value:
+        policy = Policy()
+    else:
+        profile, rules, timeout = config.parse(value, str(path))
+        policy = Policy(profile, rules, timeout, str(path))
+    if env.get(TIMEOUT_ENV):
+        try:
+            timeout = float(env[TIMEOUT_ENV])
+        except ValueError:
+            timeout = -1.0
+        if not 0 < timeout <= config.MAX_CONFIRM_TIMEOUT:
+            raise DaemonError("config_error", f"{TIMEOUT_ENV} must be a number of seconds (0-86400].")
+        policy = Policy(policy.profile, policy.rules, timeout, policy.source)
+    return policy
+
+
+def active_document(entry: HostEntry) -> str:
+    """The path of the host's active document (its title when it was never saved), or ''."""
+    documents = entry.state.get("documents") if isinstance(entry.state, dict) else None
+    for doc in documents if isinstance(documents, list) else ():
+        if isinstance(doc, dict) and doc.get("active"):
+            return str(doc.get("path") or doc.get("title") or "")
+    title = entry.state.get("activeDocument") if isinstance(entry.state, dict) else None
+    return title if isinstance(title, str) else ""
+
+
+_HOSTNAME = socket.gethostname()
+
+
+def subject_for(
+    entry: HostEntry,
+    cap: Capability,
+    *,
+    machine_name: str | None = None,
+    caller: str = "local",
+    caller_machine: str = "",
+) -> Subject:
+    """What the policy looks at for a call of `cap` on `entry`."""
+    read_only, destructive = declared(cap.kind, cap.raw)
+    return Subject(
+        capability=cap.target,
+        kind=cap.kind,
+        cap_id=cap.id,
+        host_app=entry.host_app,
+        version=entry.version,
+        machine_id=entry.key.machine_id,
+        machine_name=entry.machine or machine_name or _HOSTNAME,
+        document=active_document(entry),
+        read_only=read_only,
+        destructive=destructive,
+        caller=caller,
+        caller_machine=caller_machine,
+    )

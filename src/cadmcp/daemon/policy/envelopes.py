@@ -1,0 +1,56 @@
+"""The answers a call gets when the policy stops it: typed, naming the rule, saying what next."""
+
+from __future__ import annotations
+
+from cadmcp.daemon.errors import DaemonError
+from cadmcp.daemon.policy.rules import Decision, Subject
+
+
+def where(subject: Subject) -> str:
+    """`execute_python_code on IFC 0.9 (machine ws-1, document /p/a.ifc)` for messages."""
+    place = [f"machine {subject.machine_name or subject.machine_id}"]
+    if subject.document:
+        place.append(f"document {subject.document}")
+    version = f" {subject.version}" if subject.version else ""
+    return f"{subject.capability} on {subject.host_app}{version} ({', '.join(place)})"
+
+
+def _details(decision: Decision, subject: Subject) -> dict[str, object]:
+    return {
+        **decision.describe(),
+        "capability": subject.capability,
+        "hostApp": subject.host_app,
+        "machineId": subject.machine_id,
+        **({"document": subject.document} if subject.document else {}),
+        "executionStarted": False,
+    }
+
+
+def denied(decision: Decision, subject: Subject) -> DaemonError:
+    """`policy_denied`: a rule refuses the call; nothing ran."""
+    rule = decision.rule
+    return DaemonError(
+        "policy_denied",
+        f"The policy refuses {where(subject)}: rule {rule.name!r} ({rule.origin}) denies it because "
+        f"{decision.why}. Nothing ran. Use a capability the policy allows (reads usually are), or ask the "
+        f"person to change the policy (`cadmcp policy show {subject.capability}` shows the rule).",
+        _details(decision, subject),
+    )
+
+
+NO_ANSWER = {
+    "decline": "the person declined it",
+    "cancel": "the person dismissed the question",
+    "timeout": "nobody answered in time (no answer counts as no)",
+}
+
+
+def not_confirmed(decision: Decision, subject: Subject, answer: str, by: str) -> DaemonError:
+    """`not_confirmed`: the call needed a yes and did not get one; nothing ran."""
+    return DaemonError(
+        "not_confirmed",
+        f"{where(subject)} needed a confirmation (rule {decision.rule.name!r}) and {NO_ANSWER[answer]}. "
+        "Nothing ran. Do not retry the same call unasked; tell the person what you wanted to do, or "
+        "change the plan.",
+        {**_details(decision, subject), "answer": answer, "answeredBy": by},
+    )

@@ -1,0 +1,218 @@
+"""`Gate`: the policy applied to a call, the question put to the person, and the audit trail.
+
+The invoking path asks the gate before anything reaches a host: `decide` answers the
+decision (and raises `policy_denied` for a deny); for a confirm, `ask` puts the question
+to whoever can answer it (the client through elicitation, a task's channel, the approval
+queue) and raises `not_confirmed` unless the answer is yes within the set time. Every
+decision leaves one `policy/decision` line in the call log (arguments masked as in any line).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from cadmcp.daemon.catalog import Capability, HostEntry
+from cadmcp.daemon.policy.approvals import ApprovalQueue
+from cadmcp.daemon.policy.engine import Policy, subject_for
+from cadmcp.daemon.policy.envelopes import denied, not_confirmed, where
+from cadmcp.daemon.policy.rules import Decision, Subject
+from cadmcp.wire.calllog import clip, format_line, shared_log, timestamp
+from cadmcp.wire.jsonwire import dumps
+
+APPROVAL_KEY = "io.cadmcp/approval"
+"""The key of the daemon's own confirmation among a round's `inputRequests`."""
+MAX_SHOWN_CODE = 6000
+MAX_SHOWN_ARGUMENTS = 2000
+CODE_ARGUMENTS = ("code", "script", "source")
+MAX_REMEMBERED = 8192
+"""Decisions remembered (by subject) before the memory starts over."""
+
+Answerer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Answers one round of `inputRequests` with the matching `inputResponses` (as invoking's)."""
+
+
+def _shown(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}\n… ({len(text) - limit} more characters)"
+
+
+def question(decision: Decision, subject: Subject, arguments: dict[str, Any]) -> dict[str, Any]:
+    """What the person is asked: what will run, where, with which arguments (a script's code in full,
+    up to a bound), and why they are asked."""
+    code = next((arguments[k] for k in CODE_ARGUMENTS if isinstance(arguments.get(k), str)), None)
+    rest = {k: v for k, v in arguments.items() if not (code is not None and v is code)}
+    lines = [f"Allow {where(subject)}?"]
+    if subject.caller == "remote":
+        lines.append(
+            f"Asked by the machine {subject.caller_machine or 'another machine'} through the gateway."
+        )
+    lines.append(
+        f"You are asked because of rule {decision.rule.name!r} ({decision.rule.origin}): {decision.why}."
+    )
+    if rest:
+        lines.append(f"Arguments: {_shown(dumps(rest), MAX_SHOWN_ARGUMENTS)}")
+    if code is not None:
+        lines.append(f"Code:\n{_shown(code, MAX_SHOWN_CODE)}")
+    return {
+        "message": "\n".join(lines),
+        "call": {
+            "capability": subject.capability,
+            "hostApp": subject.host_app,
+            "version": subject.version,
+            "machine": subject.machine_name or subject.machine_id,
+            "document": subject.document or None,
+            "arguments": arguments,
+            "rule": decision.rule.name,
+        },
+    }
+
+
+def elicitation(asked: dict[str, Any]) -> dict[str, Any]:
+    """The question as an `elicitation/create` request (a yes/no form)."""
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": asked["message"],
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "approve": {
+                        "type": "boolean",
+                        "title": "Run it",
+                        "description": "Yes runs exactly this call; no refuses it.",
+                        "default": False,
+                    }
+                },
+                "required": ["approve"],
+            },
+        },
+    }
+
+
+def answer_of(response: Any) -> str:
+    """`accept`, `decline` or `cancel` from an elicitation result (accept with approve=false is a no)."""
+    if not isinstance(response, dict):
+        return "cancel"
+    action = response.get("action")
+    if action == "accept":
+        content = response.get("content")
+        if isinstance(content, dict) and content.get("approve") is False:
+            return "decline"
+        return "accept"
+    return "decline" if action == "decline" else "cancel"
+
+
+class Gate:
+    """The daemon's policy at work: decisions, questions, the approval queue and the audit."""
+
+    def __init__(self, policy: Policy, machine_name: str = "", queue: ApprovalQueue | None = None) -> None:
+        self.policy = policy
+        self.machine_name = machine_name
+        self.queue = queue or ApprovalQueue()
+        self.trusting = policy.is_trusting
+        self._decided: dict[Subject, Decision] = {}
+
+    def _decide(self, subject: Subject) -> Decision:
+        """The policy's decision, remembered: the policy never changes while the daemon runs."""
+        decision = self._decided.get(subject)
+        if decision is None:
+            if len(self._decided) >= MAX_REMEMBERED:
+                self._decided.clear()
+            decision = self._decided[subject] = self.policy.decide(subject)
+        return decision
+
+    def subject(
+        self, entry: HostEntry, cap: Capability, caller: str = "local", caller_machine: str = ""
+    ) -> Subject:
+        return subject_for(
+            entry, cap, machine_name=self.machine_name, caller=caller, caller_machine=caller_machine
+        )
+
+    def decide(self, subject: Subject, arguments: dict[str, Any]) -> Decision:
+        """The decision for a call; a deny is audited and raised as `policy_denied`."""
+        decision = self._decide(subject)
+        if decision.verdict == "deny":
+            self.audit(decision, subject, arguments, outcome="denied")
+            raise denied(decision, subject)
+        if decision.verdict == "allow" and not self.trusting:  # trusted: the call's own line says it ran
+            self.audit(decision, subject, arguments, outcome="allowed")
+        return decision
+
+    async def ask(
+        self,
+        answerer: Answerer | None,
+        how: str,
+        decision: Decision,
+        subject: Subject,
+        arguments: dict[str, Any],
+    ) -> None:
+        """Put the question to `answerer` (None: the approval queue); return on yes, raise on no."""
+        asked = question(decision, subject, arguments)
+        started = time.time()
+        timeout = self.policy.confirm_timeout
+        answer, by = "timeout", ""
+        if answerer is None:
+            how, (answer, by) = "approval queue", await self.queue.ask(asked, timeout)
+        else:
+            with anyio.move_on_after(timeout):
+                responses = await answerer({APPROVAL_KEY: elicitation(asked)})
+                answer, by = answer_of(responses.get(APPROVAL_KEY)), "client"
+        self.settle(decision, subject, arguments, answer, by=by, how=how, asked_at=started)
+
+    def settle(
+        self,
+        decision: Decision,
+        subject: Subject,
+        arguments: dict[str, Any],
+        answer: str,
+        *,
+        by: str,
+        how: str,
+        asked_at: float,
+    ) -> None:
+        """Audit a confirmation's answer; raise `not_confirmed` unless it was yes."""
+        self.audit(
+            decision,
+            subject,
+            arguments,
+            outcome="confirmed" if answer == "accept" else "refused",
+            answer=answer,
+            answeredBy=by or None,
+            how=how,
+            askedAt=_stamp(asked_at),
+            answeredAt=_stamp(time.time()),
+            waitedMs=round((time.time() - asked_at) * 1000),
+        )
+        if answer != "accept":
+            raise not_confirmed(decision, subject, answer, by or "nobody")
+
+    def audit(
+        self, decision: Decision, subject: Subject, arguments: dict[str, Any], *, outcome: str, **more: Any
+    ) -> None:
+        """One `policy/decision` line in the call log: the rule, the call, and any answer."""
+        fields: dict[str, Any] = {
+            "decision": decision.verdict,
+            "rule": decision.rule.name,
+            "ruleFrom": decision.rule.origin,
+            "target": subject.capability,
+            "host": f"{subject.host_app}/{subject.version}",
+            "machine": subject.machine_name or subject.machine_id,
+            "document": subject.document or None,
+            "caller": subject.caller if subject.caller == "local" else f"remote:{subject.caller_machine}",
+            **more,
+            "args": arguments,
+        }
+        stamp = timestamp()
+        with contextlib.suppress(Exception):  # the audit never breaks a call; built on the log's thread
+            shared_log().write_later(
+                lambda: format_line("policy/decision", outcome, {**fields, "args": clip(arguments)}, stamp)
+            )
+
+
+def _stamp(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1000):03d}Z"

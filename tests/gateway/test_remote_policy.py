@@ -1,0 +1,102 @@
+"""The person's policy on the machine that owns a host applies to calls from other machines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import anyio
+import pytest
+
+from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
+from tests.core.helpers import call, find_target
+from tests.gateway.conftest import wait_machine
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def _approvals(runtime: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, RUNTIME_DIR_ENV: str(runtime)}
+    return subprocess.run(
+        [sys.executable, "-m", "cadmcp", "policy", *args], capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confirm_waits_for_its_person(
+    nats_server: Any, machines: Any
+) -> None:
+    server = nats_server()
+    alpha = machines("alpha-ws", "alpha")
+    bravo = machines("bravo-render", "bravo")
+    bravo.config.write_text(
+        json.dumps(
+            {
+                "hosts": {},
+                "policy": {
+                    "rules": [
+                        {
+                            "name": "no remote echo",
+                            "decision": "deny",
+                            "caller": "remote",
+                            "capability": "echo",
+                        },
+                        {
+                            "name": "remote swatches",
+                            "decision": "confirm",
+                            "caller": "remote",
+                            "readOnly": False,
+                        },
+                    ]
+                },
+            }
+        )
+    )
+    demo = bravo.host("demo")
+    bravo.serve(CADMCP_GATEWAY=server.url)
+    async with alpha.client(CADMCP_GATEWAY=server.url) as session:
+        await wait_machine(session, "bravo-render", 1)
+        echo = await find_target(session, "echo")
+        denied = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "remote"}})
+        body = denied.structured_content
+        assert denied.is_error and body["type"] == "policy_denied", body
+        assert body["rule"] == "no remote echo" and body["machineId"] == "bravo-render"
+        assert "Nothing ran" in body["message"] and "remote caller" in body["message"]
+        status = await find_target(session, "demo://status")
+        assert not (await call(session, "invoke_dynamic", {"id": status["id"]})).is_error  # reads go on
+
+        swatch = await find_target(session, "render_swatch")
+        results: list[Any] = []
+
+        async def run() -> None:
+            results.append(
+                await call(session, "invoke_dynamic", {"id": swatch["id"], "arguments": {"size": 4}})
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            with anyio.fail_after(30):
+                while (
+                    "["
+                    not in (
+                        listed := await anyio.to_thread.run_sync(_approvals, bravo.runtime, "approvals")
+                    ).stdout
+                ):
+                    await anyio.sleep(0.2)
+            assert "Allow render_swatch on Demo 1.0" in listed.stdout
+            assert "Asked by the machine alpha-ws through the gateway" in listed.stdout
+            approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
+            answered = await anyio.to_thread.run_sync(
+                _approvals, bravo.runtime, "answer", approval_id, "accept"
+            )
+            assert answered.returncode == 0, answered.stderr
+        assert not results[0].is_error and results[0].content[0].type == "image"
+    host_lines = [line for line in bravo.log_lines(demo.pid) if line["method"] == "tools/call"]
+    assert [line["target"] for line in host_lines] == ["render_swatch"]  # echo never reached the host
+    decisions = [line for line in bravo.log_text().splitlines() if " policy/decision " in line]
+    assert any(
+        " denied " in d and 'rule="no remote echo"' in d and "caller=remote:alpha-ws" in d for d in decisions
+    )
+    assert any(" confirmed " in d and 'how="approval queue"' in d for d in decisions)

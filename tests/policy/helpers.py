@@ -1,0 +1,36 @@
+"""Helpers for policy tests: a configuration file with a policy, and the call-log lines."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from cadmcp.daemon.launching import CONFIG_ENV
+from cadmcp.userdirs import LOG_DIR_ENV
+from cadmcp.wire.calllog import parse_line
+
+
+def policy_env(tmp_path: Path, policy: dict[str, Any], **extra: str) -> dict[str, str]:
+    """The daemon environment of a configuration file holding only `policy`."""
+    path = tmp_path / "hosts.json"
+    path.write_text(json.dumps({"policy": policy}))
+    return {CONFIG_ENV: str(path), **extra}
+
+
+def log_lines(method: str | None = None, pid: int | None = None) -> list[dict[str, Any]]:
+    """Call-log lines of the test's processes (optionally one method, one process)."""
+    folder = Path(os.environ[LOG_DIR_ENV])
+    lines = []
+    for path in sorted(folder.glob(f"log_{pid or '*'}_*.log")):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            parts = raw.split(" ", 2)
+            if len(parts) > 1 and (method is None or parts[1] == method):
+                lines.append({**parse_line(raw), "file": path.name})
+    return lines
+
+
+def host_calls(pid: int, target: str) -> list[dict[str, Any]]:
+    """The host's own log lines for calls of `target`: proof of what reached it."""
+    return [line for line in log_lines("tools/call", pid) if line.get("target") == target]

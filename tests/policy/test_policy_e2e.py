@@ -1,0 +1,274 @@
+"""The policy through a real daemon, real demo hosts and real SDK clients of both protocol eras."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from cadmcp.daemon.policy.gate import APPROVAL_KEY
+from tests.core.helpers import call, find_target, wait_for_hosts
+from tests.policy.helpers import host_calls, log_lines, policy_env
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+ACCEPT = types.ElicitResult(action="accept", content={"approve": True})
+ANSWERS = {
+    "accept": ACCEPT,
+    "decline": types.ElicitResult(action="decline"),
+    "cancel": types.ElicitResult(action="cancel"),
+    "accept-but-no": types.ElicitResult(action="accept", content={"approve": False}),
+}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cadmcp", *args], capture_output=True, text=True, timeout=60, env=os.environ
+    )
+
+
+async def _wait_log(method: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+    with anyio.fail_after(timeout):
+        while len(lines := log_lines(method)) < count:
+            await anyio.sleep(0.1)
+    return lines
+
+
+async def test_a_read_only_policy_denies_changes_with_the_rule_and_nothing_reaches_the_host(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    demo = hosts.start("demo")
+    env = policy_env(tmp_path, {"profile": "read-only"})
+    async with daemon_client(env=env) as session:
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        denied = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "hi"}})
+        assert denied.is_error
+        body = denied.structured_content
+        assert body["type"] == "policy_denied" and body["decision"] == "deny"
+        assert body["rule"] == "changes" and body["ruleFrom"] == "profile read-only"
+        assert (
+            body["capability"] == "echo" and body["hostApp"] == "Demo" and body["executionStarted"] is False
+        )
+        assert "Nothing ran" in body["message"] and "cadmcp policy show echo" in body["message"]
+        status = await find_target(session, "demo://status")
+        read = await call(session, "invoke_dynamic", {"id": status["id"]})
+        assert not read.is_error  # resources are reads
+        batch = await call(session, "invoke_dynamic", {"reads": [{"id": status["id"]}]})
+        assert not batch.is_error
+    assert host_calls(demo.pid, "echo") == []  # the host never saw the call
+    decisions = await _wait_log("policy/decision", 3)
+    denial = next(d for d in decisions if d["outcome"] == "denied")
+    assert denial["rule"] == "changes" and denial["target"] == "echo" and denial["args"] == {"text": "hi"}
+    assert denial["caller"] == "local" and denial["host"] == "Demo/1.0"
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline", "cancel", "accept-but-no"])
+async def test_a_2026_client_is_asked_in_an_input_round_and_only_yes_runs(
+    hosts: Any, daemon_client: Any, tmp_path: Path, answer: str
+) -> None:
+    demo = hosts.start("demo")
+    env = policy_env(tmp_path, {"profile": "confirm-changes"})
+
+    async def unused(context: Any, params: Any) -> types.ElicitResult:  # declares elicitation
+        raise AssertionError("the daemon asks 2026-07-28 clients in an input round, not by request")
+
+    async with daemon_client(env=env, elicitation_callback=unused) as session:
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        args = {"id": echo["id"], "arguments": {"text": "hello there"}}
+        first = await session.call_tool("invoke_dynamic", args, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        asked = first.input_requests[APPROVAL_KEY]
+        message = asked.params.message
+        assert message.startswith("Allow echo on Demo 1.0 (machine ")
+        assert '"text":"hello there"' in message and "rule 'changes'" in message
+        assert host_calls(demo.pid, "echo") == []  # asking ran nothing
+        done = await session.call_tool(
+            "invoke_dynamic",
+            args,
+            input_responses={APPROVAL_KEY: ANSWERS[answer]},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(done, types.CallToolResult)
+        if answer == "accept":
+            assert not done.is_error and done.content[0].text == "hello there"
+        else:
+            body = done.structured_content
+            assert done.is_error and body["type"] == "not_confirmed"
+            assert body["answer"] == ("decline" if answer != "cancel" else "cancel")
+            assert "Nothing ran" in body["message"]
+        replayed = await session.call_tool(  # a yes cannot be replayed
+            "invoke_dynamic",
+            args,
+            input_responses={APPROVAL_KEY: ACCEPT},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        assert replayed.structured_content["reason"] == "request_state_used"
+    assert len(host_calls(demo.pid, "echo")) == (1 if answer == "accept" else 0)
+    decision = (await _wait_log("policy/decision"))[-1]
+    assert decision["how"] == "input_required" and decision["answeredBy"] == "client"
+    assert decision["outcome"] == ("confirmed" if answer == "accept" else "refused")
+    assert decision["askedAt"] <= decision["answeredAt"]
+
+
+async def test_a_confirmed_call_keeps_its_yes_through_the_hosts_own_input_rounds(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    hosts.start("demo")
+    env = policy_env(tmp_path, {"profile": "confirm-changes"})
+
+    async def unused(context: Any, params: Any) -> types.ElicitResult:
+        raise AssertionError("not asked by request")
+
+    async with daemon_client(env=env, elicitation_callback=unused) as session:
+        await wait_for_hosts(session, 1)
+        item = await find_target(session, "delete_item")
+        args = {"id": item["id"], "arguments": {"item": "beta"}}
+        first = await session.call_tool("invoke_dynamic", args, allow_input_required=True)
+        assert list(first.input_requests) == [APPROVAL_KEY]
+        second = await session.call_tool(
+            "invoke_dynamic",
+            args,
+            input_responses={APPROVAL_KEY: ACCEPT},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(second, types.InputRequiredResult) and list(second.input_requests) == ["confirm"]
+        done = await session.call_tool(
+            "invoke_dynamic",
+            args,
+            input_responses={"confirm": types.ElicitResult(action="accept", content={"confirm": True})},
+            request_state=second.request_state,
+            allow_input_required=True,
+        )
+        assert not done.is_error and done.structured_content["deleted"] is True
+        assert done.structured_content["state"] == "pending:beta"
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline", "cancel"])
+async def test_a_2025_client_that_declares_elicitation_is_asked_by_elicitation(
+    hosts: Any, daemon_client: Any, tmp_path: Path, answer: str
+) -> None:
+    demo = hosts.start("demo")
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return ANSWERS[answer]
+
+    env = policy_env(tmp_path, {"profile": "confirm-changes"})
+    async with daemon_client(era="legacy", env=env, elicitation_callback=elicit) as session:
+        assert session.protocol_version == "2025-11-25"
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        result = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "x1"}})
+        if answer == "accept":
+            assert not result.is_error and result.content[0].text == "x1"
+        else:
+            assert result.is_error and result.structured_content["type"] == "not_confirmed"
+            assert result.structured_content["answer"] == answer
+    assert len(asked) == 1 and asked[0].startswith("Allow echo on Demo 1.0")
+    assert len(host_calls(demo.pid, "echo")) == (1 if answer == "accept" else 0)
+    decision = (await _wait_log("policy/decision"))[-1]
+    assert decision["how"] == "elicitation" and decision["answer"] == answer
+
+
+async def test_a_client_that_cannot_be_asked_waits_for_the_approval_queue(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    demo = hosts.start("demo")
+    policy = {
+        "profile": "trusted",
+        "rules": [{"name": "scripts", "decision": "confirm", "capability": "echo", "reason": "review first"}],
+    }
+    async with daemon_client(era="legacy", env=policy_env(tmp_path, policy)) as session:
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        results: list[Any] = []
+
+        async def run(text: str) -> None:
+            results.append(
+                await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": text}})
+            )
+
+        for text, verdict in (("queued yes", "accept"), ("queued no", "decline")):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run, text)
+                with anyio.fail_after(20):
+                    while (
+                        "no confirmation is waiting"
+                        in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
+                    ):
+                        await anyio.sleep(0.2)
+                assert "Allow echo on Demo 1.0" in listed.stdout and text in listed.stdout
+                assert "rule 'scripts'" in listed.stdout and "review first" in listed.stdout
+                approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
+                answered = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, verdict)
+                assert answered.returncode == 0, answered.stderr
+            again = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "accept")
+            assert again.returncode == 1 and "No confirmation" in again.stderr  # answered once only
+        assert results[0].content[0].text == "queued yes"
+        assert results[1].structured_content["type"] == "not_confirmed"
+        assert results[1].structured_content["answeredBy"] == "cadmcp policy answer"
+    assert [c["args"]["text"] for c in host_calls(demo.pid, "echo")] == ["queued yes"]
+    decisions = await _wait_log("policy/decision", 2)
+    assert [(d["how"], d["answer"]) for d in decisions] == [
+        ("approval queue", "accept"),
+        ("approval queue", "decline"),
+    ]
+
+
+async def test_an_unanswered_confirmation_is_a_no(hosts: Any, daemon_client: Any, tmp_path: Path) -> None:
+    demo = hosts.start("demo")
+    env = policy_env(tmp_path, {"profile": "confirm-changes", "confirmTimeoutSeconds": 1})
+    async with daemon_client(era="legacy", env=env) as session:  # no elicitation: the queue
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        result = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "late"}})
+        assert result.structured_content["type"] == "not_confirmed"
+        assert result.structured_content["answer"] == "timeout"
+        assert "no answer counts as no" in result.structured_content["message"]
+    async with daemon_client(env=env, elicitation_callback=lambda *a: None) as session:  # a late 2026 answer
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        args = {"id": echo["id"], "arguments": {"text": "late"}}
+        first = await session.call_tool("invoke_dynamic", args, allow_input_required=True)
+        await anyio.sleep(1.5)
+        late = await session.call_tool(
+            "invoke_dynamic",
+            args,
+            input_responses={APPROVAL_KEY: ACCEPT},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        assert late.structured_content["answer"] == "timeout"
+    assert host_calls(demo.pid, "echo") == []
+
+
+async def test_policy_show_prints_the_deciding_rule_for_running_hosts(hosts: Any, tmp_path: Path) -> None:
+    hosts.start("demo")
+    env = policy_env(
+        tmp_path,
+        {"profile": "read-only", "rules": [{"name": "echo ok", "decision": "allow", "capability": "echo"}]},
+    )
+    os.environ.update(env)
+    try:
+        shown = await anyio.to_thread.run_sync(_cli, "policy", "show", "e*")
+        everything = await anyio.to_thread.run_sync(_cli, "policy", "show")
+    finally:
+        for key in env:
+            os.environ.pop(key)
+    assert shown.returncode == 0, shown.stderr
+    assert "policy: profile read-only from" in shown.stdout
+    assert "allow    Demo 1.0 pid" in shown.stdout and "echo (tool, change, destructive)" in shown.stdout
+    assert "rule 'echo ok'" in shown.stdout
+    assert "deny     Demo 1.0" in everything.stdout and "demo://status (resource, read)" in everything.stdout

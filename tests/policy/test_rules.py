@@ -1,0 +1,173 @@
+"""The policy engine on its own: rules from the configuration file, profiles, first match wins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.errors import DaemonError
+from cadmcp.daemon.policy import Policy, Subject, load_policy, subject_for
+from cadmcp.daemon.policy.cli import show
+from cadmcp.daemon.policy.rules import declared
+
+
+def _entry(host_app: str = "DXF", path: str = "/projects/a/plan.dxf") -> HostEntry:
+    tools = [
+        {"name": "execute_python_code", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": False, "destructiveHint": True}},
+        {"name": "list_documents", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
+        {"name": "open_document", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": False, "destructiveHint": False}},
+        {"name": "layer_tool", "inputSchema": {"type": "object"}},
+    ]  # fmt: skip
+    return HostEntry.build(
+        HostKey("m1", 42),
+        host_app=host_app,
+        version="1",
+        endpoint="",
+        protocol_version="",
+        server_name="",
+        tools=tools,
+        resources=[{"uri": "dxf://model/context", "name": "context"}],
+        templates=[],
+        state={"documents": [{"title": "plan.dxf", "path": path, "active": True, "modified": False}]},
+    )
+
+
+def _cap(entry: HostEntry, target: str) -> Subject:
+    cap = next(c for c in entry.capabilities if c.target == target)
+    return subject_for(entry, cap, machine_name="ws-1")
+
+
+def _write(tmp_path: Path, policy: object) -> Path:
+    path = tmp_path / "hosts.json"
+    path.write_text(json.dumps({"policy": policy}))
+    return path
+
+
+def test_what_a_capability_declares_decides_whether_it_is_a_read() -> None:
+    assert declared("tool", {}) == (False, True)  # nothing declared: a change, destructive
+    assert declared("tool", {"annotations": {"readOnlyHint": True}}) == (True, False)
+    assert declared("tool", {"annotations": {"destructiveHint": False}}) == (False, False)
+    assert declared("resource", {}) == (True, False)
+    assert declared("resource_template", {"annotations": {"readOnlyHint": False}}) == (True, False)
+
+
+def test_the_default_keeps_todays_behaviour(tmp_path: Path) -> None:
+    policy = load_policy(tmp_path / "missing.json", env={})
+    entry = _entry()
+    assert policy.profile == "trusted" and policy.is_trusting
+    for cap in entry.capabilities:
+        assert policy.decide(subject_for(entry, cap)).verdict == "allow"
+
+
+def test_profiles_split_reads_from_changes() -> None:
+    entry = _entry()
+    confirm = Policy("confirm-changes")
+    read_only = Policy("read-only")
+    assert confirm.decide(_cap(entry, "list_documents")).verdict == "allow"
+    assert confirm.decide(_cap(entry, "dxf://model/context")).verdict == "allow"
+    assert confirm.decide(_cap(entry, "layer_tool")).verdict == "confirm"  # declares nothing
+    assert read_only.decide(_cap(entry, "execute_python_code")).verdict == "deny"
+    decision = read_only.decide(_cap(entry, "open_document"))
+    assert decision.rule.name == "changes" and decision.rule.origin == "profile read-only"
+    assert "readOnlyHint" in decision.why
+    assert not confirm.is_trusting
+
+
+def test_rules_match_by_machine_host_document_name_and_annotations_first_match_wins(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "profile": "trusted",
+            "confirmTimeoutSeconds": 30,
+            "rules": [
+                {
+                    "name": "render farm reads only",
+                    "decision": "deny",
+                    "machine": "render-*",
+                    "readOnly": False,
+                },
+                {"name": "client files", "decision": "confirm", "document": "/projects/client/**"},
+                {
+                    "name": "scripts on IFC",
+                    "decision": "confirm",
+                    "hostApp": "ifc",
+                    "capability": "execute_*",
+                },
+                {"name": "no deletes", "decision": "deny", "destructive": True, "caller": "remote"},
+                {"name": "by id", "decision": "deny", "capability": ["cAAAAAAAAAAAA"]},
+            ],
+        },
+    )
+    policy = load_policy(path, env={})
+    assert policy.confirm_timeout == 30 and policy.source == str(path)
+    dxf, ifc = _entry(), _entry("IFC")
+    assert policy.decide(_cap(dxf, "execute_python_code")).verdict == "allow"
+    decision = policy.decide(_cap(ifc, "execute_python_code"))
+    assert (decision.verdict, decision.rule.name) == ("confirm", "scripts on IFC")
+    assert (
+        "'execute_python_code' matches ['execute_*']" in decision.why
+        and "'IFC' matches ['ifc']" in decision.why
+    )
+    client = _entry(path="/projects/client/x/plan.dxf")
+    assert policy.decide(_cap(client, "list_documents")).rule.name == "client files"
+    farm = Subject("open_document", machine_name="render-3", read_only=False, destructive=False)
+    assert policy.decide(farm).rule.name == "render farm reads only"
+    remote = Subject("layer_tool", caller="remote")
+    assert policy.decide(remote).rule.name == "no deletes"
+    assert policy.decide(Subject("layer_tool")).verdict == "allow"  # the same call, locally
+    cap = next(c for c in dxf.capabilities if c.target == "layer_tool")
+    by_id = load_policy(_write(tmp_path, {"rules": [{"decision": "deny", "capability": cap.id}]}), env={})
+    decision = by_id.decide(subject_for(dxf, cap))
+    assert (decision.verdict, decision.rule.name) == ("deny", "policy.rules[0]")
+
+
+@pytest.mark.parametrize(
+    ("section", "words"),
+    [
+        ({"profile": "paranoid"}, "profile must be one of"),
+        ({"rules": [{"decision": "maybe"}]}, "decision must be one of"),
+        ({"rules": [{"decision": "deny", "hostApps": "DXF"}]}, "unknown key(s) ['hostApps']"),
+        ({"rules": [{"decision": "deny", "readOnly": "yes"}]}, "readOnly must be true or false"),
+        ({"rules": [{"decision": "deny", "capability": []}]}, "capability must be a pattern"),
+        ({"rules": [{"decision": "deny", "kind": "prompt"}]}, "kind must be among"),
+        ({"confirmTimeoutSeconds": 0}, "confirmTimeoutSeconds must be between"),
+        ({"rules": {"decision": "deny"}}, "rules must be a list"),
+        ({"rules": [{"decision": "allow"}] * 501}, "at most 500 rules"),
+        ({"mode": "strict"}, "unknown key(s) ['mode']"),
+    ],
+)
+def test_a_wrong_policy_section_says_where_and_how_to_fix_it(
+    tmp_path: Path, section: object, words: str
+) -> None:
+    path = _write(tmp_path, section)
+    with pytest.raises(DaemonError) as caught:
+        load_policy(path, env={})
+    assert caught.value.type == "config_error"
+    assert words in caught.value.message and str(path) in caught.value.message
+    assert "Example:" in caught.value.message
+
+
+def test_the_confirmation_time_can_be_set_from_the_environment(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"profile": "confirm-changes"})
+    assert load_policy(path, env={"CADMCP_CONFIRM_TIMEOUT": "2.5"}).confirm_timeout == 2.5
+    with pytest.raises(DaemonError, match="CADMCP_CONFIRM_TIMEOUT"):
+        load_policy(path, env={"CADMCP_CONFIRM_TIMEOUT": "soon"})
+
+
+def test_policy_show_names_the_deciding_rule_for_each_matching_capability() -> None:
+    policy = Policy("confirm-changes")
+    lines = show(policy, "execute_*", [_entry()])
+    assert lines[0].startswith("policy: profile confirm-changes from defaults")
+    assert len(lines) == 2
+    assert lines[1].startswith("confirm  DXF 1 pid 42: execute_python_code (tool, change, destructive)")
+    assert "rule 'changes' (profile confirm-changes)" in lines[1]
+    entry = _entry()
+    by_id = show(policy, entry.capabilities[1].id, [entry])
+    assert "allow    DXF 1 pid 42: list_documents (tool, read)" in by_id[1]
+    unknown = show(Policy("read-only"), "explode_all", [])
+    assert "no running host offers 'explode_all'" in unknown[1] and unknown[2].startswith("deny")
