@@ -34,6 +34,7 @@ from cadmcp.host.builtins import (
     NotFound,
     Opened,
     RecordedStep,
+    RequestedDocument,
     Saved,
     Shot,
 )
@@ -121,6 +122,9 @@ class NotesAdapter:
     # documents
     def pending(self) -> bool:
         return False
+
+    def requested(self) -> list[RequestedDocument]:
+        return []  # main() opens its files before serving
 
     def documents(self) -> list[DocumentInfo]:
         return [

@@ -6,7 +6,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -264,30 +264,49 @@ async def test_host_state_rides_on_tools_list_and_changes_are_announced(running:
         assert "documents" not in runtime.state
 
 
-def test_phase_is_loading_until_every_warm_up_has_run(runtime_dir: Path) -> None:
+def test_phase_is_loading_until_the_documents_opened_and_warm_ups_never_delay_ready(runtime_dir: Path) -> None:
     runtime = HostRuntime("Warm", "1")
-    release = threading.Event()
-    phases: list[str] = []
+    opening, warming = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+
+    def open_documents() -> Iterator[str]:
+        seen["while opening"] = dict(runtime.state)
+        yield "first document"
+        opening.wait(10)
 
     def warm_up() -> Iterator[str]:
-        phases.append(runtime.state["phase"])
+        seen["while warming"] = dict(runtime.state)
         yield "first step"
-        release.wait(10)
+        warming.wait(10)
 
+    runtime.before_ready(open_documents)
     runtime.after_ready(warm_up)
     app = threading.Thread(target=runtime.app_thread.run_forever, daemon=True)  # type: ignore[attr-defined]
     app.start()
     runtime.start()
+
+    def wait_for(check: Callable[[], bool]) -> None:
+        for _ in range(200):
+            if check():
+                return
+            time.sleep(0.05)
+        raise AssertionError(runtime.state)
+
     try:
         assert runtime.state["phase"] == "loading"
-        release.set()
-        for _ in range(100):
-            if runtime.state["phase"] == "ready":
-                break
-            time.sleep(0.05)
+        time.sleep(0.3)
+        assert "while warming" not in seen  # no warm-up competes with opening the documents
+        opening.set()
+        wait_for(lambda: "while warming" in seen)
+        assert seen["while opening"]["phase"] == "loading"
+        assert seen["while warming"]["phase"] == "ready"  # the warm-up runs after ready
+        assert runtime.state["phase"] == "ready" and runtime.state["warmingUp"] is True
+        warming.set()
+        wait_for(lambda: "warmingUp" not in runtime.state)
         assert runtime.state["phase"] == "ready"
-        assert phases == ["loading"]
     finally:
+        opening.set()
+        warming.set()
         runtime.stop()
         app.join(5)
 

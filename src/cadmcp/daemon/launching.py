@@ -45,7 +45,8 @@ DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 3600.0
 STDERR_TAIL = 2000
 MAX_SHOWN_PATH = 300
-_ARGS = ("hostApp", "version", "filePath", "timeoutSeconds", "detach")
+_ARGS = ("hostApp", "version", "filePath", "timeoutSeconds", "detach", "newInstance")
+MAX_REPORTED_DOCUMENTS = 20
 __all__ = [
     "CONFIG_ENV",
     "HostLauncher",
@@ -163,6 +164,7 @@ class HostLauncher:
     def __init__(self, directory: HostDirectory) -> None:
         self.directory = directory
         self.launched: list[Launched] = []
+        self._file_locks: dict[str, anyio.Lock] = {}
 
     # -- choosing what to start ----------------------------------------------------------------
     def specs(self) -> list[HostSpec]:
@@ -216,19 +218,53 @@ class HostLauncher:
 
     # -- the tool ------------------------------------------------------------------------------
     async def launch(self, args: dict[str, Any], progress: ProgressFnT | None = None) -> dict[str, Any]:
-        """The `launch_host` answer: the started, connected host (ready, or saying it is loading).
+        """The `launch_host` answer: the started, connected host with its documents open (or saying
+        it is still loading), or the host that already has the file open.
 
-        `progress` hears how far the launch is. A launch cancelled before it answers stops the
-        host it started.
+        A file open in a running host is not opened again unless `newInstance` asks for a second
+        copy. `progress` hears how far the launch is. A launch cancelled before it answers stops
+        the host it started.
         """
         if args.get("restartHostInstanceId") is not None:
             return await self.restart(args, progress)
-        host_app, version, file_path, timeout, detach = _parse(args)
+        host_app, version, file_path, timeout, detach, new_instance = _parse(args)
         spec = self._choose(host_app, file_path)
         version = self._version(spec, version)
-        files = [str(file_path)] if file_path else []
-        answer = await self._start(spec, version, files, timeout, detach, progress)
-        return {**answer, "filePath": str(file_path) if file_path else None}
+        if file_path is None:
+            return {**await self._start(spec, version, [], timeout, detach, progress), "filePath": None}
+        key = _same_file_key(file_path)
+        lock = self._file_locks.setdefault(key, anyio.Lock())
+        try:
+            async with lock:  # two launches of one file at once: the second finds the first's host
+                holders = self.hosts_with(file_path)
+                if holders and not new_instance:
+                    return _already_open(holders[0], file_path)
+                answer = await self._start(spec, version, [str(file_path)], timeout, detach, progress)
+        finally:
+            if not lock.locked() and not lock.statistics().tasks_waiting:
+                self._file_locks.pop(key, None)
+        answer["filePath"] = str(file_path)
+        if holders:
+            answer["otherCopies"] = [entry.key.instance_id for entry in holders]
+            answer["warning"] = (
+                f"{file_path.name} is also open in {', '.join(answer['otherCopies'])}: this is a second "
+                "copy. Changes in one are not seen by the other, and a save over the file after the other "
+                "saved it is refused (save_document says so); save this copy under another name with "
+                "save_document(filePath=...)."
+            )
+        return answer
+
+    def hosts_with(self, file_path: Path) -> list[HostEntry]:
+        """The connected hosts on this machine that have ``file_path`` open."""
+        key = _same_file_key(file_path)
+        found = []
+        for entry in self.directory.local_entries().values():
+            for document in entry.state.get("documents") or []:
+                path = document.get("path") if isinstance(document, dict) else None
+                if isinstance(path, str) and path and _same_file_key(Path(path)) == key:
+                    found.append(entry)
+                    break
+        return found
 
     def _version(self, spec: HostSpec, version: str | None) -> str:
         default = spec.default_version()
@@ -279,6 +315,7 @@ class HostLauncher:
                 os.killpg(launched.proc.pid, signal.SIGTERM)
             raise
         phase = entry.state.get("phase", "ready")
+        documents = _requested(entry, files)
         answer: dict[str, Any] = {
             "pid": entry.key.pid,
             "hostApp": entry.host_app,
@@ -291,12 +328,46 @@ class HostLauncher:
             "startupMs": round((time.monotonic() - started) * 1000),
             "source": spec.origin,
         }
+        if documents is not None:
+            answer["documents"] = documents
+        if documents and any(not d.get("opened") for d in documents):
+            await self._refuse_documents(answer, documents, launched)
         if phase != "ready":
             answer["note"] = (
                 f"The host is connected and answers, but it is still {phase} its documents; the first "
                 "calls may be slow. list_host_instances shows when it is ready."
             )
         return answer
+
+    async def _refuse_documents(
+        self, answer: dict[str, Any], documents: list[dict[str, Any]], launched: Launched
+    ) -> None:
+        """Answer a launch where a requested document did not open as an error (never as ready):
+        each document's reason, what the host opens instead and the fix. A host left with no
+        document open is stopped."""
+        failed = [d for d in documents if not d.get("opened")]
+        opened = [str(d.get("title") or d.get("path")) for d in documents if d.get("opened")]
+        reasons = " ".join(
+            f"{Path(str(d.get('path'))).name}: {d.get('problem') or 'it did not open (no reason given)'}"
+            for d in failed
+        )
+        supported = sorted({str(s) for d in failed for s in d.get("supported") or []})
+        if opened:
+            fate = f"The host {answer['hostInstanceId']} runs on with {', '.join(opened)} open."
+        else:
+            fate = "The host was stopped (it had nothing open); launch again once the file is fixed."
+            with contextlib.suppress(OSError):
+                os.killpg(launched.proc.pid, signal.SIGTERM)
+        raise DaemonError(
+            "document_not_opened",
+            f"{len(failed)} of {len(documents)} requested document(s) did not open. {reasons} {fate}",
+            {
+                **{k: answer[k] for k in ("hostApp", "version", "pid", "hostInstanceId")},
+                "hostRunning": bool(opened),
+                "documents": documents,
+                **({"supported": supported} if supported else {}),
+            },
+        )
 
     async def _wait_ready(self, entry: HostEntry, deadline: float) -> HostEntry:
         """Wait (until `deadline`) while the host says it is still loading its documents."""
@@ -317,7 +388,7 @@ class HostLauncher:
         instance = args["restartHostInstanceId"]
         if not isinstance(instance, str):
             raise validation_error("restartHostInstanceId must be a hostInstanceId string.")
-        _, _, _, timeout, detach = _parse({k: v for k, v in args.items() if k != "restartHostInstanceId"})
+        _, _, _, timeout, detach, _ = _parse({k: v for k, v in args.items() if k != "restartHostInstanceId"})
         known = self.directory.known_host(instance)
         if known is None:
             raise DaemonError(
@@ -463,6 +534,52 @@ class HostLauncher:
         self.reap()
 
 
+def _same_file_key(path: Path) -> str:
+    """One key for every way of naming a file (symlinks, `..`), to find it open in another host."""
+    return os.path.normcase(os.path.realpath(path))
+
+
+def _already_open(entry: HostEntry, file_path: Path) -> dict[str, Any]:
+    """The launch answer for a file some running host already has open: that host."""
+    document = next(
+        (
+            d
+            for d in entry.state.get("documents") or []
+            if isinstance(d, dict) and _same_file_key(Path(str(d.get("path")))) == _same_file_key(file_path)
+        ),
+        {},
+    )
+    unsaved = " It has unsaved changes there." if document.get("modified") else ""
+    return {
+        "pid": entry.key.pid,
+        "hostApp": entry.host_app,
+        "version": entry.version,
+        "hostInstanceId": entry.key.instance_id,
+        "bridgeConnected": True,
+        "phase": entry.state.get("phase", "ready"),
+        "alreadyOpen": True,
+        "filePath": str(file_path),
+        "documents": [{"path": str(file_path), "opened": True, "title": document.get("title")}],
+        "capabilities": len(entry.capabilities),
+        "note": (
+            f"{file_path.name} is already open in {entry.host_app} host {entry.key.instance_id}; no other "
+            f"host was started, use that one.{unsaved} Pass newInstance: true to start a second copy "
+            "(changes in one are not seen by the other)."
+        ),
+    }
+
+
+def _requested(entry: HostEntry, files: list[str]) -> list[dict[str, Any]] | None:
+    """What the host says became of the documents it was started with (None: it does not say)."""
+    reported = entry.state.get("requested")
+    if isinstance(reported, list):
+        return [d for d in reported if isinstance(d, dict)][:MAX_REPORTED_DOCUMENTS]
+    problem = entry.state.get("problem")
+    if files and isinstance(problem, str) and problem and not entry.state.get("documents"):
+        return [{"path": path, "opened": False, "problem": problem[:600]} for path in files]
+    return None
+
+
 async def _report(progress: ProgressFnT | None, fraction: float, message: str) -> None:
     if progress is not None:
         await progress(fraction, 1.0, message)
@@ -522,7 +639,7 @@ def _file(file_path: str) -> Path:
     return path
 
 
-def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, float, bool]:
+def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, float, bool, bool]:
     unknown = sorted(set(args) - set(_ARGS))
     if unknown:
         raise validation_error(f"Unknown argument(s) {unknown}; launch_host takes {list(_ARGS)}.")
@@ -533,6 +650,11 @@ def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, f
     detach = args.get("detach", False)
     if not isinstance(detach, bool):
         raise validation_error(f"detach must be true or false (got {echo(detach)}).", field="detach")
+    new_instance = args.get("newInstance", False)
+    if not isinstance(new_instance, bool):
+        raise validation_error(
+            f"newInstance must be true or false (got {echo(new_instance)}).", field="newInstance"
+        )
     timeout = args.get("timeoutSeconds")
     if timeout is None:
         try:
@@ -544,4 +666,4 @@ def _parse(args: dict[str, Any]) -> tuple[str | None, str | None, Path | None, f
     path = None
     if file_path is not None:
         path = _file(file_path)
-    return host_app, version, path, float(timeout), detach
+    return host_app, version, path, float(timeout), detach, new_instance

@@ -128,8 +128,11 @@ TOOLS: list[dict[str, Any]] = [
             "searchable right away. Pass filePath alone to open a drawing or model with the host for its "
             "extension (.dxf -> DXF, .ifc -> IFC), or hostApp (DXF, IFC, Demo or a configured host) with an "
             "optional version and filePath. Answers pid, hostApp, version, hostInstanceId, "
-            "bridgeConnected and phase (it waits while the host loads its documents, and says so if it "
-            "is still loading at the timeout). The host stops when the daemon exits unless detach is true. "
+            "bridgeConnected, phase and documents (it waits while the host opens its documents, and says "
+            "so if it is still loading at the timeout); a document that did not open is an error "
+            "(document_not_opened) naming why, what the host opens and the fix. A file already open in a "
+            "running host answers that host (alreadyOpen) unless newInstance asks for a second copy. "
+            "The host stops when the daemon exits unless detach is true. "
             "restartHostInstanceId restarts a host that is stuck (host_busy) or stopped answering: it is "
             "stopped and started again with its saved documents; the answer lists unsaved changes lost."
         ),
@@ -150,6 +153,12 @@ TOOLS: list[dict[str, Any]] = [
                     "type": "boolean",
                     "default": False,
                     "description": "Keep the host running after the daemon exits.",
+                },
+                "newInstance": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Start another host even if filePath is already open in one (a second "
+                    "copy; by default that host is answered instead).",
                 },
                 "restartHostInstanceId": {
                     "type": "string",

@@ -53,6 +53,13 @@ log = logging.getLogger("cadmcp.host")
 
 _current: HostRuntime | None = None
 _DONE = object()
+
+
+def _step(steps: Any) -> bool:
+    """Run one step of a generator job; True when it had no more."""
+    return next(steps, _DONE) is _DONE
+
+
 WARM_UP_IDLE_S = 0.1
 """A warm-up step starts only after this long without a request (listen streams aside) in flight."""
 
@@ -173,6 +180,9 @@ class HostRuntime:
         self._startup_error: BaseException | None = None
         self.endpoint: Path | None = None
         self._warm_ups: list[Callable[[], Any]] = []
+        self._loads: list[Callable[[], Any]] = []
+        self._loads_pending = 0
+        self._loaded: anyio.Event | None = None  # made on the I/O loop (start)
         self._warm_up_lock = threading.Lock()
         self._serving = False
         self._in_flight = 0  # requests being handled (I/O loop only)
@@ -261,12 +271,26 @@ class HostRuntime:
                 await connection.send_tool_list_changed()
                 await connection.send_resource_list_changed()
 
-    def after_ready(self, warm_up: Callable[[], Any]) -> None:
-        """Run `warm_up` on the application thread once the endpoint is serving (e.g. load the model).
+    def before_ready(self, load: Callable[[], Any]) -> None:
+        """Run ``load`` on the application thread as soon as the endpoint serves (e.g. open the
+        documents asked for at start-up); the phase is ``loading`` until it has run, then ``ready``.
 
-        It never delays readiness. If it returns an iterable (a generator), each step runs as its
-        own application-thread job, so a tool call that arrives meanwhile waits for one step only,
-        not the whole warm-up. A failing warm-up is logged; the host serves on regardless.
+        Register it before :meth:`start`. Calls arriving meanwhile wait for it (they need what it
+        loads). A generator's steps run back to back, each its own application-thread job.
+        Warm-ups (:meth:`after_ready`) start only once every such job is done.
+        """
+        with self._warm_up_lock:
+            if self._serving:
+                raise RuntimeError("before_ready() is for jobs registered before start()")
+            self._loads.append(load)
+
+    def after_ready(self, warm_up: Callable[[], Any]) -> None:
+        """Run ``warm_up`` on the application thread once the host is ready (e.g. prepare views).
+
+        It never delays readiness: the phase stays ``ready`` (while it runs, the host state says
+        ``warmingUp``). If it returns an iterable (a generator), each step runs as its own
+        application-thread job in the gaps between requests, so a tool call that arrives
+        meanwhile waits for one step only. A failing warm-up is logged; the host serves on.
         """
         with self._warm_up_lock:
             self._warm_ups.append(warm_up)
@@ -274,36 +298,52 @@ class HostRuntime:
         tg, token = self._tg, self._loop_token
         if not serving or tg is None or token is None:
             return  # start() runs it once the endpoint serves
-        self._warm_up_started()
         if threading.current_thread() is self._io_thread:
             tg.start_soon(self._warm_up, warm_up)
         else:
             with contextlib.suppress(RuntimeError):  # the loop is shutting down
                 anyio.from_thread.run_sync(tg.start_soon, self._warm_up, warm_up, token=token)
 
-    def _warm_up_started(self) -> None:
-        with self._state_lock:
-            self._warm_ups_pending += 1
-        self.update_state(phase="loading")
-
-    def _warm_up_finished(self) -> None:
-        with self._state_lock:
-            self._warm_ups_pending -= 1
-            done = self._warm_ups_pending == 0
-        if done:
-            self.update_state(phase="ready")
+    async def _load(self, load: Callable[[], Any]) -> None:
+        """Run one loading job (its steps back to back); the phase is ``loading`` until all are done."""
+        name = getattr(load, "__qualname__", repr(load))
+        started = time.perf_counter()
+        try:
+            result = await self.dispatcher.call(load)
+            if result is not None and hasattr(result, "__iter__"):
+                steps = iter(result)
+                while not await self.dispatcher.call(_step, steps):
+                    pass
+        except Exception:
+            log.warning("loading %s failed", name, exc_info=True)
+        else:
+            log.info("loading %s done in %.0f ms", name, (time.perf_counter() - started) * 1000)
+        finally:
+            with self._state_lock:
+                self._loads_pending -= 1
+                done = self._loads_pending == 0
+            if done:
+                if self._loaded is not None:
+                    self._loaded.set()
+                self.update_state(phase="ready")
 
     async def _warm_up(self, warm_up: Callable[[], Any]) -> None:
-        """Run one warm-up (its steps in the gaps between requests); the phase is `loading` meanwhile."""
+        """Run one warm-up once loading is done, its steps in the gaps between requests."""
+        if self._loaded is not None:
+            await self._loaded.wait()
+        with self._state_lock:
+            self._warm_ups_pending += 1
+        self.update_state(warmingUp=True)
         try:
             await self._warm_up_steps(warm_up)
         finally:
-            self._warm_up_finished()
+            with self._state_lock:
+                self._warm_ups_pending -= 1
+                done = self._warm_ups_pending == 0
+            if done:
+                self.update_state(warmingUp=None)
 
     async def _warm_up_steps(self, warm_up: Callable[[], Any]) -> None:
-        def step(steps: Any) -> bool:
-            return next(steps, _DONE) is _DONE
-
         name = getattr(warm_up, "__qualname__", repr(warm_up))
         started = time.perf_counter()
         try:
@@ -313,7 +353,7 @@ class HostRuntime:
                 steps = iter(result)
                 while True:
                     await self._until_idle()  # clients first: warm up in the gaps between requests
-                    if await self.dispatcher.call(step, steps):
+                    if await self.dispatcher.call(_step, steps):
                         break
         except Exception:
             log.warning("warm-up %s failed", name, exc_info=True)
@@ -462,21 +502,24 @@ class HostRuntime:
         def io_main() -> None:
             async def main() -> None:
                 self._loop_token = anyio.lowlevel.current_token()
+                self._loaded = anyio.Event()
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
                     with self._warm_up_lock:
-                        warm_ups = list(self._warm_ups)
-                    for _ in warm_ups:  # clients see `loading` from their first list on
-                        self._warm_up_started()
+                        loads = list(self._loads)
+                    self._loads_pending = len(loads)
+                    if loads:  # clients see `loading` from their first list on
+                        self.update_state(phase="loading")
+                    else:
+                        self._loaded.set()
                     await tg.start(self.serve)
                     self._ready.set()
                     with self._warm_up_lock:
                         self._serving = True
-                        late = self._warm_ups[len(warm_ups) :]
+                        warm_ups = list(self._warm_ups)
+                    for load in loads:
+                        tg.start_soon(self._load, load)
                     for warm_up in warm_ups:
-                        tg.start_soon(self._warm_up, warm_up)
-                    for warm_up in late:  # added between the snapshot above and serving
-                        self._warm_up_started()
                         tg.start_soon(self._warm_up, warm_up)
 
             try:

@@ -28,11 +28,13 @@ from cadmcp.host.builtins.adapter import (
     NotFound,
     Opened,
     RecordedStep,
+    RequestedDocument,
     Saved,
     ScreenshotOption,
     ScriptRun,
     Shot,
     UndoStack,
+    requested_outcome,
 )
 from cadmcp.host.builtins.navigation import HistoryStack, navigate
 from cadmcp.host.builtins.surface import (
@@ -60,6 +62,7 @@ __all__ = [
     "NotFound",
     "Opened",
     "RecordedStep",
+    "RequestedDocument",
     "Saved",
     "ScreenshotOption",
     "ScriptRun",
@@ -70,6 +73,7 @@ __all__ = [
     "declare_domain",
     "fit_height",
     "navigate",
+    "requested_outcome",
 ]
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "HostProfile",
     "Opened",
     "RecordedStep",
+    "RequestedDocument",
     "Saved",
     "ScreenshotOption",
     "ScriptRun",
@@ -48,11 +49,24 @@ class HostError(Exception):
     """
 
     kind: ErrorKind = "failed"
+    supported: tuple[str, ...] = ()
+    """What the application does accept, when the problem is an unsupported kind of input."""
+    fix: str = ""
+    """What the caller can do about it, in one sentence (also said in the message)."""
 
-    def __init__(self, message: str, kind: ErrorKind | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: ErrorKind | None = None,
+        *,
+        supported: tuple[str, ...] = (),
+        fix: str = "",
+    ) -> None:
         super().__init__(message)
         if kind is not None:
             self.kind = kind
+        self.supported = supported
+        self.fix = fix
 
 
 class NotFound(HostError):
@@ -139,6 +153,43 @@ class DocumentInfo(TypedDict):
     modified: bool
 
 
+class RequestedDocument(TypedDict, total=False):
+    """What became of one document given at start-up (host state ``requested``, launch_host's answer)."""
+
+    path: str
+    opened: bool
+    title: str
+    """The open document's title (when ``opened``)."""
+    problem: str
+    """Why it did not open, with what to do next (when not ``opened``)."""
+    supported: list[str]
+    """What the application opens instead (when that is why)."""
+    fix: str
+    warnings: list[str]
+    """What the agent must know about a document that did open (e.g. a schema read as another)."""
+
+
+def requested_outcome(
+    path: Path | str,
+    title: str | None = None,
+    error: Exception | None = None,
+    warnings: list[str] | None = None,
+) -> RequestedDocument:
+    """A :class:`RequestedDocument`: opened as ``title``, or not, for ``error``."""
+    if error is None:
+        outcome = RequestedDocument(path=str(path), opened=True, title=str(title))
+        if warnings:
+            outcome["warnings"] = list(warnings)
+        return outcome
+    outcome = RequestedDocument(path=str(path), opened=False, problem=str(error)[:600])
+    if isinstance(error, HostError):
+        if error.supported:
+            outcome["supported"] = list(error.supported)
+        if error.fix:
+            outcome["fix"] = error.fix
+    return outcome
+
+
 @dataclass(frozen=True)
 class Opened:
     """What the adapter did for open_document."""
@@ -149,6 +200,8 @@ class Opened:
     already_open: bool = False
     note: str = ""
     """An extra sentence (``Audit fixed 2 issues (see dxf://model/warnings).``)."""
+    warnings: tuple[str, ...] = ()
+    """What the agent must know about how it was read (said after the message)."""
 
 
 @dataclass(frozen=True)
@@ -244,6 +297,15 @@ class DocumentAdapter(Protocol):
     # documents -------------------------------------------------------------------------------
     def pending(self) -> bool:
         """True while documents given at start-up are still to be read (host state: loading)."""
+        ...
+
+    def requested(self) -> list[RequestedDocument]:
+        """What became of each document given at start-up, in order (empty while ``pending()``).
+
+        Build each with :func:`requested_outcome`; a failure keeps its HostError's ``supported``
+        and ``fix``. The launch answer is made of these: a document that did not open is never
+        reported as ready.
+        """
         ...
 
     def documents(self) -> list[DocumentInfo]:

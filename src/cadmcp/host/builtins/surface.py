@@ -12,6 +12,7 @@ Every tool and resource function is sync: the host runtime runs it on the applic
 
 # No `from __future__ import annotations`: the tools' parameter annotations use words from the
 # adapter's profile, so they must be evaluated where the functions are defined.
+import contextlib
 import inspect
 import logging
 import os
@@ -29,6 +30,7 @@ from cadmcp.host.appthread import AppCallCancelled
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, DocumentAdapter, DocumentInfo, HostError
 from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS, keywords_meta
 from cadmcp.host.builtins.navigation import navigate
+from cadmcp.host.builtins.ondisk import DiskStamps
 from cadmcp.host.builtins.paths import check_document_path
 from cadmcp.host.builtins.scripts import run_script
 from cadmcp.host.history import NavigationResult
@@ -56,7 +58,7 @@ MIN_IMAGE_SIDE = 64
 MAX_IMAGE_SIDE = 4096
 DEFAULT_WIDTH = 1280
 WARM_UP_ENV = "CADMCP_WARM_UP"
-"""``0`` stops a host preparing its documents in the background once ready."""
+"""``0`` stops a host preparing its views in the background once ready (documents still open first)."""
 T = TypeVar("T")
 
 
@@ -123,6 +125,8 @@ class BuiltinSurface:
         self.runtime: HostRuntime | None = None
         """The HostRuntime serving this surface, once :meth:`attach` ran."""
         self._published: dict[str, Any] | None = None
+        self.on_disk = DiskStamps()
+        """Open files as this host last read or wrote them (a save over someone else's is refused)."""
         profile = adapter.profile
         self.server: MCPServer[Any] = MCPServer(
             f"cadmcp-{profile.app.lower()}",
@@ -153,13 +157,15 @@ class BuiltinSurface:
 
     def attach(self, runtime: HostRuntime, *, warm_up: bool | None = None) -> None:
         """Serve this surface from ``runtime``: its server, the toolsets' application, the search
-        vocabulary, the host state, and the warm-up once ready (unless ``CADMCP_WARM_UP=0``)."""
+        vocabulary, the host state; the documents given at start-up open before the host says
+        ``ready``, and the warm-up runs after (unless ``CADMCP_WARM_UP=0``), never delaying it."""
         runtime.add_server(self.server)
         runtime.application = self.application
         if self.domain:
             runtime.set_list_meta(DOMAIN_META, self.domain)
         self.runtime = runtime
         self.publish_state()
+        runtime.before_ready(self.open_requested)  # `loading` until the documents asked for opened
         if warm_up is None:
             warm_up = os.environ.get(WARM_UP_ENV, "1") != "0"
         if warm_up:
@@ -167,18 +173,30 @@ class BuiltinSurface:
 
     # -- host state ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
-        """The open documents and the active one, as the host state publishes them.
+        """The open documents, the active one and what became of those asked for at start-up
+        (``requested``), as the host state publishes them.
 
-        The phase (loading/ready) is the runtime's: it says `loading` while the warm-up, which
-        reads the documents given at start-up, runs. Documents not read yet are not listed.
+        The phase (loading/ready) is the runtime's: it says `loading` while :meth:`open_requested`
+        reads the documents given at start-up. Documents not read yet are not listed.
         """
         if self.adapter.pending():
             return {"documents": [], "activeDocument": None}
+        requested = self.adapter.requested() or None
         try:
             documents = self.adapter.documents()
         except HostError as exc:
-            return {"documents": [], "activeDocument": None, "problem": str(exc)[:300]}
-        return {"documents": documents, "activeDocument": _documents_summary(documents), "problem": None}
+            return {
+                "documents": [],
+                "activeDocument": None,
+                "problem": str(exc)[:300],
+                "requested": requested,
+            }
+        return {
+            "documents": documents,
+            "activeDocument": _documents_summary(documents),
+            "problem": None,
+            "requested": requested,
+        }
 
     def publish_state(self) -> None:
         """Send the host state to the runtime when it changed (the one place that does)."""
@@ -194,8 +212,17 @@ class BuiltinSurface:
             self._published = state
             runtime.update_state(**state)
 
+    def open_requested(self) -> None:
+        """Read the documents given at start-up (the host is `loading` until this has run)."""
+        with contextlib.suppress(HostError):  # each failure is in the adapter's requested()
+            self.adapter.documents()
+        for document in self.adapter.requested():
+            if document.get("opened"):
+                self.on_disk.note(document.get("path"))
+        self.publish_state()
+
     def warm_up(self) -> Iterator[str]:
-        """The adapter's warm-up steps, publishing the host state as documents finish loading."""
+        """The adapter's warm-up steps (once ready), publishing the host state as they go."""
         self.publish_state()
         steps = self.adapter.warm_up()
         if steps is not None:
@@ -307,6 +334,8 @@ class BuiltinSurface:
                     filePath, kind=p.file_kinds, memory_factor=p.memory_factor, error=HostError
                 )
                 opened = adapter.open(path)
+                if not opened.already_open:
+                    self.on_disk.note(path)
                 if opened.already_open:
                     message = (
                         f"Already open: {opened.title} is the active {noun} again ({opened.summary}); it was "
@@ -316,6 +345,8 @@ class BuiltinSurface:
                     message = f"Opened {opened.title} ({opened.summary}); it is now the active {noun}."
                 if opened.note:
                     message += f" {opened.note}"
+                if opened.warnings:
+                    message += " " + " ".join(opened.warnings)
                 return OpenResult(success=True, message=message, documentTitle=opened.title)
 
             return self._tool_call("open_document", run)
@@ -406,7 +437,11 @@ class BuiltinSurface:
                     _check_save_target(target, p.save_suffixes)
                 from pathlib import Path
 
+                if target is None:  # in place: not over changes someone else saved meanwhile
+                    active = next((d for d in adapter.documents() if d["active"]), None)
+                    self.on_disk.check_unchanged(active["path"] if active else None)
                 saved = adapter.save(Path(target) if target else None)
+                self.on_disk.note(saved.path)
                 if target:
                     message = (
                         f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go there; the "

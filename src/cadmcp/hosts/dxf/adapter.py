@@ -13,6 +13,7 @@ from cadmcp.host.builtins import (
     HistoryStack,
     HostProfile,
     Opened,
+    RequestedDocument,
     Saved,
     ScreenshotOption,
     Shot,
@@ -131,6 +132,9 @@ class DxfAdapter:
     # documents -----------------------------------------------------------------------------------
     def pending(self) -> bool:
         return self.documents_set.pending()
+
+    def requested(self) -> list[RequestedDocument]:
+        return list(self.documents_set.requested)
 
     def documents(self) -> list[DocumentInfo]:
         current = self.documents_set.current()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cadmcp.host.builtins.adapter import HostError
+from cadmcp.host.builtins.adapter import HostError, RequestedDocument, requested_outcome
 from cadmcp.host.builtins.paths import check_document_path, reject_non_text
 from cadmcp.host.history import History
 from cadmcp.wire.echo import echo
@@ -279,6 +279,8 @@ class DocumentSet:
         self._pending: list[str] = []
         self._blank_when_empty = False
         self._deferred_error: str | None = None
+        self.requested: list[RequestedDocument] = []
+        """What became of each drawing queued by `open_later`, once read."""
 
     def open_later(self, file_path: str) -> str:
         """Check a file now and read it on first use, so the host is ready sooner; returns its name."""
@@ -302,8 +304,10 @@ class DocumentSet:
                     entry, _ = self._open(file_path)
                 except DxfHostError as exc:
                     problems.append(str(exc))
+                    self.requested.append(requested_outcome(file_path, error=exc))
                 else:
                     first = first or entry
+                    self.requested.append(requested_outcome(file_path, entry.title))
             if first is not None:
                 self._active = first
             if problems:

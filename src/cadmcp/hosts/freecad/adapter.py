@@ -25,9 +25,11 @@ from cadmcp.host.builtins import (
     HostProfile,
     Opened,
     RecordedStep,
+    RequestedDocument,
     Saved,
     ScreenshotOption,
     Shot,
+    requested_outcome,
 )
 from cadmcp.host.history import UNDO_DEPTH_ENV, undo_depth
 from cadmcp.hosts.freecad import IMPORT_SUFFIXES
@@ -302,6 +304,7 @@ class FreeCADAdapter:
         self.profile = profile(gui is not None)
         self._pending: list[Path] = []
         self._problems: list[str] = []
+        self._requested: list[RequestedDocument] = []
         self._sources: dict[str, Path] = {}
         self._saved: dict[str, tuple[str, ...]] = {}
         self._modules: dict[str, Any] | None = None
@@ -318,6 +321,9 @@ class FreeCADAdapter:
     def pending(self) -> bool:
         return bool(self._pending)
 
+    def requested(self) -> list[RequestedDocument]:
+        return list(self._requested)
+
     def _settle(self) -> None:
         if not self._pending:
             return
@@ -328,8 +334,10 @@ class FreeCADAdapter:
                 doc, _ = self._open(path)
             except HostError as exc:
                 self._problems.append(str(exc))
+                self._requested.append(requested_outcome(path, error=exc))
             else:
                 first = first or doc
+                self._requested.append(requested_outcome(path, self.title(doc)))
         if first is not None:
             self._activate(first)
 

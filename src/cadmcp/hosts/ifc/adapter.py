@@ -17,6 +17,7 @@ from cadmcp.host.builtins import (
     HostProfile,
     Opened,
     RecordedStep,
+    RequestedDocument,
     Saved,
     ScreenshotOption,
     Shot,
@@ -204,6 +205,9 @@ class IfcAdapter:
     def pending(self) -> bool:
         return self.workspace.pending
 
+    def requested(self) -> list[RequestedDocument]:
+        return list(self.workspace.requested)
+
     def documents(self) -> list[DocumentInfo]:
         documents, active = self.workspace.documents, self.workspace.active
         return [
@@ -218,7 +222,7 @@ class IfcAdapter:
         f = doc.file
         walls, storeys = len(f.by_type("IfcWall")), len(f.by_type("IfcBuildingStorey"))
         summary = f"{f.schema_identifier}, {storeys} storeys, {walls} walls"
-        return Opened(doc.title, summary, already_open=not is_new)
+        return Opened(doc.title, summary, already_open=not is_new, warnings=tuple(doc.read_warnings))
 
     def activate(self, document: str) -> str:
         doc = self.workspace.find(document)
@@ -324,7 +328,11 @@ class IfcAdapter:
     def context(self) -> dict[str, Any]:
         from cadmcp.hosts.ifc.context import model_context
 
-        return model_context(self.active())
+        doc = self.active()
+        context = model_context(doc)
+        if doc.read_warnings:
+            context["readWarnings"] = list(doc.read_warnings)
+        return context
 
     def warnings(self) -> dict[str, Any]:
         return self.warnings_cache.get(self.active())

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cadmcp.host.builtins.adapter import HostError
+from cadmcp.host.builtins.adapter import HostError, RequestedDocument, requested_outcome
 from cadmcp.host.builtins.paths import check_document_path, reject_non_text
 from cadmcp.host.history import History, undo_depth
 from cadmcp.wire.echo import echo
@@ -101,6 +101,8 @@ class IfcDocument:
         """Identifies the model's content: the newest applied step (0 = as opened)."""
         self._saved_state = 0
         self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
+        self.read_warnings: list[str] = []
+        """How the file was read, when not as it says (e.g. its schema read as another)."""
 
     @property
     def modified(self) -> bool:
@@ -201,22 +203,59 @@ def check_ifc_path(path: Path | str) -> Path:
     return resolved
 
 
-def load_model(path: Path) -> ifcopenshell.file:
-    """Open an IFC file from disk, or raise :class:`DocumentError` saying why it cannot be opened.
+def load_model(path: Path) -> tuple[ifcopenshell.file, list[str]]:
+    """Open an IFC file from disk (and what the agent must know about how it was read), or raise
+    :class:`DocumentError` saying why it cannot be opened.
 
+    A release variant IfcOpenShell has no schema for (``IFC4X3_RC2``, ``IFC2X3_TC1``...) is read
+    with its release's schema, and the warnings say so (see :mod:`cadmcp.hosts.ifc.schemas`).
     The parser's message is clipped: it may quote the file's content.
     """
     import ifcopenshell
 
+    from cadmcp.hosts.ifc import schemas
+
     path = check_ifc_path(path)
     try:
-        return ifcopenshell.open(str(path))
+        return ifcopenshell.open(str(path)), []
+    except ifcopenshell.SchemaError:
+        declared = schemas.file_schema(path) or "?"
+        release = schemas.reader_schema(declared)
+        if release is None or release == declared:
+            raise _unsupported_schema(path, declared) from None
+        try:
+            model, mapped = schemas.read_as(path, declared, release)
+        except Exception as exc:
+            raise DocumentError(
+                f"IfcOpenShell could not parse {echo(path.name)} as {release} (it names "
+                f"{echo(declared, 40)}): {echo(str(exc), 120)}.",
+                "invalid",
+            ) from exc
+        return model, mapped.warnings()
     except Exception as exc:
         raise DocumentError(
             f"IfcOpenShell could not parse {echo(path.name)}: {echo(str(exc), 120)}. The file may be "
             "damaged.",
             "invalid",
         ) from exc
+
+
+def _unsupported_schema(path: Path, declared: str) -> DocumentError:
+    from cadmcp.hosts.ifc.schemas import supported_schemas
+
+    supported = supported_schemas()
+    fix = (
+        f"Export the model again as {' or '.join(supported)} from the application that made it (or "
+        "convert it), then open that file; read_file_info shows its header meanwhile."
+    )
+    return DocumentError(
+        f"{echo(path.name)} uses the IFC schema {echo(declared, 40)}, which this IfcOpenShell does not "
+        f"read (it reads {', '.join(supported)} and their release variants such as IFC4X3_RC1-RC4, "
+        f"IFC4X3_ADD1 and IFC2X3_TC1). The file is not damaged. {fix}",
+        "invalid",
+        supported=supported,
+        fix=fix,
+    )
 
 
 class Workspace:
@@ -232,6 +271,8 @@ class Workspace:
         self._pending: list[Path | None] = []
         self._deferred_error: DocumentError | None = None
         self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
+        self.requested: list[RequestedDocument] = []
+        """What became of each document given at start-up, once read."""
 
     def defer(self, paths: list[Path]) -> None:
         """Load ``paths`` (already checked) on first use, the first one active; none: a new project."""
@@ -258,9 +299,14 @@ class Workspace:
         loaded: list[IfcDocument] = []
         for path in pending:
             try:
-                loaded.append(self.new() if path is None else self.open(str(path))[0])
+                doc = self.new() if path is None else self.open(str(path))[0]
             except DocumentError as exc:
                 errors.append(str(exc))
+                self.requested.append(requested_outcome(str(path), error=exc))
+            else:
+                loaded.append(doc)
+                if path is not None:
+                    self.requested.append(requested_outcome(str(path), doc.title, warnings=doc.read_warnings))
         if loaded:
             self._active = loaded[0]
         if errors:
@@ -311,8 +357,10 @@ class Workspace:
             if doc.path == resolved:
                 self._active = doc
                 return doc, False
-        model = load_model(resolved)
-        return self.add(model, resolved, resolved.name), True
+        model, warnings = load_model(resolved)
+        doc = self.add(model, resolved, resolved.name)
+        doc.read_warnings = warnings
+        return doc, True
 
     def new(self, name: str = "Untitled") -> IfcDocument:
         """A new, unsaved IFC4 project with one storey, ready for modelling."""

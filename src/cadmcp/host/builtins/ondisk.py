@@ -1,0 +1,68 @@
+"""What each open file looked like on disk when this host last read or wrote it.
+
+A save in place over a file that changed since (another host with the same file open saved it,
+or another program did) would silently throw those changes away; it is refused instead, saying
+how to keep both or replace the file on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from cadmcp.host.builtins.adapter import HostError
+from cadmcp.wire.echo import echo
+
+__all__ = ["DiskStamps"]
+
+MAX_FILES = 1000
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
+class DiskStamps:
+    """Modification time and size of files as this host last read or wrote them."""
+
+    def __init__(self) -> None:
+        self._stamps: dict[str, tuple[tuple[int, int], float]] = {}
+
+    def note(self, path: Path | str | None) -> None:
+        """Remember ``path`` as it is now (call after reading or writing it)."""
+        if not path:
+            return
+        stamp = _stamp(Path(path))
+        key = os.path.realpath(path)
+        if stamp is None:
+            self._stamps.pop(key, None)
+            return
+        if len(self._stamps) >= MAX_FILES and key not in self._stamps:
+            self._stamps.pop(next(iter(self._stamps)))
+        self._stamps[key] = (stamp, time.time())
+
+    def check_unchanged(self, path: Path | str | None) -> None:
+        """Raise :class:`HostError` when ``path`` changed on disk since :meth:`note` (unknown: fine)."""
+        if not path:
+            return
+        known = self._stamps.get(os.path.realpath(path))
+        if known is None:
+            return
+        stamp, when = known
+        now = _stamp(Path(path))
+        if now is None or now == stamp:
+            return
+        since = time.strftime("%H:%M:%S", time.localtime(when))
+        raise HostError(
+            f"{echo(Path(path).name)} changed on disk since this host read or saved it at {since} (another "
+            "host with the same file open, or another program, saved it). Saving here would overwrite those "
+            "changes, so nothing was written. Save this copy under another name with "
+            f"save_document(filePath=...), or replace the file on purpose with save_document(filePath="
+            f"{echo(str(path), 200)}).",
+            "failed",
+        )

@@ -1,0 +1,166 @@
+"""launch_host answers per document through a real daemon and real hosts: a document that did not
+open is never `ready`, a schema variant opens with its release's schema and says so, and a file
+already open in a host answers that host unless a second copy is asked for."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import ezdxf
+import pytest
+
+from cadmcp.wire.endpoints import pid_alive
+from tests.core.helpers import call, find, structured
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def _text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+def _ifc(path: Path, schema: str, extra: str = "") -> Path:
+    """A small IFC4X3 road-like model whose header names ``schema`` (plus raw ``extra`` instances)."""
+    import ifcopenshell.api
+
+    f = ifcopenshell.api.run("project.create_file", version="IFC4X3_ADD2")
+    project = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcProject", name="Road")
+    ifcopenshell.api.run("unit.assign_unit", f)
+    site = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcSite", name="Site")
+    ifcopenshell.api.run("aggregate.assign_object", f, products=[site], relating_object=project)
+    for name in ("Barrier 1", "Barrier 2"):
+        wall = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcWall", name=name)
+        ifcopenshell.api.run("spatial.assign_container", f, products=[wall], relating_structure=site)
+    text = f.to_string().replace("'IFC4X3_ADD2'", f"'{schema}'")
+    text = text.replace("ENDSEC;\nEND-ISO", f"{extra}ENDSEC;\nEND-ISO", 1)
+    path.write_text(text)
+    return path
+
+
+def _wait_gone(pid: int, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def _python(session: Any, host: str, code: str) -> str:
+    (run,) = [
+        i
+        for i in await find(session, "execute python code", hostInstanceId=host)
+        if i["target"] == "execute_python_code"
+    ]
+    result = await call(session, "invoke_dynamic", {"id": run["id"], "arguments": {"code": code}})
+    assert not result.is_error, _text(result)
+    return _text(result)
+
+
+async def _tool(session: Any, host: str, target: str, arguments: dict[str, Any]) -> Any:
+    items = await find(session, target.replace("_", " "), hostInstanceId=host, limit=32)
+    (item,) = [i for i in items if i["target"] == target]
+    return await call(session, "invoke_dynamic", {"id": item["id"], "arguments": arguments})
+
+
+async def test_a_release_variant_of_ifc4x3_opens_with_its_release_and_says_what_was_mapped(
+    infra_daemon: Any, tmp_path: Path
+) -> None:
+    road = _ifc(tmp_path / "road.ifc", "IFC4X3_RC2", "#9000=IFCALIGNMENT2DHORIZONTAL($,$);\n")
+    async with infra_daemon() as session:
+        answer = await structured(session, "launch_host", {"filePath": str(road)})
+        assert answer["phase"] == "ready" and answer["hostApp"] == "IFC"
+        (document,) = answer["documents"]
+        assert document["opened"] is True and document["title"] == "road.ifc"
+        (warning,) = document["warnings"]
+        assert "IFC4X3_RC2" in warning and "read as IFC4X3_ADD2" in warning
+        assert "IFCALIGNMENT2DHORIZONTAL x1" in warning and "Saving writes it as IFC4X3_ADD2" in warning
+        # the model answers, with what was read
+        out = await _python(
+            session, answer["hostInstanceId"], "sorted(w.Name for w in model.by_type('IfcWall'))"
+        )
+        assert "['Barrier 1', 'Barrier 2']" in out
+
+
+async def test_a_schema_no_library_reads_is_refused_naming_what_is_read_and_the_host_stops(
+    infra_daemon: Any, tmp_path: Path
+) -> None:
+    old = _ifc(tmp_path / "bridge.ifc", "IFC4X1")
+    async with infra_daemon() as session:
+        result = await call(session, "launch_host", {"filePath": str(old)})
+        assert result.is_error
+        body = result.structured_content
+        assert body["type"] == "document_not_opened" and body["hostRunning"] is False
+        assert body["supported"] == ["IFC2X3", "IFC4", "IFC4X3_ADD2"]
+        (document,) = body["documents"]
+        assert document["opened"] is False and document["supported"] == ["IFC2X3", "IFC4", "IFC4X3_ADD2"]
+        assert "IFC4X1" in body["message"] and "not damaged" in body["message"]
+        assert "Export the model again as IFC2X3 or IFC4 or IFC4X3_ADD2" in document["fix"]
+        assert "ready" not in body.get("phase", "")
+        assert _wait_gone(body["pid"]), "a host with nothing open was left running"
+        with anyio.fail_after(10):
+            while (await structured(session, "list_host_instances"))["count"]:
+                await anyio.sleep(0.1)
+
+
+async def test_a_drawing_that_fails_to_load_is_an_error_not_ready(infra_daemon: Any, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.dxf"
+    broken.write_bytes(b"  0\nSECTION\n  2\nHEADER\n" + b"X" * 5000 + b"\n0\nEOF\n")
+    async with infra_daemon() as session:
+        result = await call(session, "launch_host", {"filePath": str(broken)})
+        assert result.is_error, _text(result)
+        body = result.structured_content
+        assert body["type"] == "document_not_opened" and body["hostApp"] == "DXF"
+        (document,) = body["documents"]
+        assert document["opened"] is False and "not a readable DXF file" in document["problem"]
+        assert "broken.dxf" in body["message"] and "The host was stopped" in body["message"]
+        assert _wait_gone(body["pid"])
+
+
+async def test_one_host_per_file_unless_a_second_copy_is_asked_for_and_saves_never_overwrite_silently(
+    infra_daemon: Any, tmp_path: Path
+) -> None:
+    drawing = ezdxf.new("R2018")
+    drawing.modelspace().add_line((0, 0), (5, 0))
+    plan = tmp_path / "plan.dxf"
+    drawing.saveas(plan)
+    (tmp_path / "link").mkdir()
+    alias = tmp_path / "link" / "plan.dxf"
+    alias.symlink_to(plan)
+    async with infra_daemon() as session:
+        answers: list[dict[str, Any]] = []
+
+        async def launch(path: Path) -> None:
+            answers.append(await structured(session, "launch_host", {"filePath": str(path)}))
+
+        async with anyio.create_task_group() as tg:  # at once: the second waits and finds the first
+            tg.start_soon(launch, plan)
+            tg.start_soon(launch, alias)
+        first = next(a for a in answers if not a.get("alreadyOpen"))
+        again = next(a for a in answers if a.get("alreadyOpen"))
+        assert again["hostInstanceId"] == first["hostInstanceId"] and again["pid"] == first["pid"]
+        assert "already open" in again["note"] and "newInstance" in again["note"]
+        assert (await structured(session, "list_host_instances"))["count"] == 1
+
+        second = await structured(session, "launch_host", {"filePath": str(plan), "newInstance": True})
+        assert second["pid"] != first["pid"] and second["otherCopies"] == [first["hostInstanceId"]]
+        assert "second copy" in second["warning"]
+        assert (await structured(session, "list_host_instances"))["count"] == 2
+
+        # the first copy saves a change; the second copy's save in place is refused, nothing written
+        await _python(session, first["hostInstanceId"], "msp.add_circle((0, 0), 1)")
+        saved = await _tool(session, first["hostInstanceId"], "save_document", {})
+        assert not saved.is_error, _text(saved)
+        await _python(session, second["hostInstanceId"], "msp.add_line((0, 0), (0, 9))")
+        refused = await _tool(session, second["hostInstanceId"], "save_document", {})
+        assert refused.is_error and "changed on disk" in _text(refused)
+        assert "CIRCLE" in {e.dxftype() for e in ezdxf.readfile(plan).modelspace()}
+        forced = await _tool(session, second["hostInstanceId"], "save_document", {"filePath": str(plan)})
+        assert not forced.is_error, _text(forced)
+        kinds = [e.dxftype() for e in ezdxf.readfile(plan).modelspace()]
+        assert kinds.count("LINE") == 2 and "CIRCLE" not in kinds  # replaced on purpose
+        assert re.search(r"Saved as .*plan\.dxf", _text(forced))
