@@ -85,6 +85,9 @@ async def test_broken_modules_are_reported_and_the_rest_keeps_serving(
         assert await text_of(session, "works") == "good:works:"
         failed = await session.call_tool("explode", {"text": "now"})
         assert failed.is_error
+        said = failed.content[0].text  # the reason and where the traceback is, not only "Error executing"
+        assert "ValueError: kaboom now" in said and "raising.py:" in said and "in explode" in said
+        assert "cadmcp://toolsets" in said and "host log" in said
         doc = await report(session)
     kinds = {(Path(e.get("file", e["path"])).name, e.get("kind") or e.get("code")) for e in doc["errors"]}
     assert kinds == {

@@ -117,7 +117,7 @@ def _describe(error: Any) -> list[dict[str, Any]]:
             for name in error.instance
             if name not in known
         ][:MAX_REPORTED]
-    expected = _expected(error.schema) if kind in ("type", "enum", "const") else error.message
+    expected = _expected(error.schema)  # what fits, in words; the problem says what was wrong
     return [
         {
             "field": path or "(arguments)",
@@ -168,7 +168,7 @@ def _expected(spec: Any) -> str:
         if isinstance(branches, list):
             words = [_expected(b) for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
             return " or ".join(words) or "a value"
-        return "a value"
+        return f"a value {_constraints(spec)}".strip()
     kinds = kind if isinstance(kind, list) else [kind]
     words = {
         "string": "a string",
@@ -180,12 +180,36 @@ def _expected(spec: Any) -> str:
         "null": "null",
     }
     text = " or ".join(words.get(str(k), str(k)) for k in kinds)
-    bounds = [
+    return f"{text} {_constraints(spec)}".strip()
+
+
+def _constraints(spec: dict[str, Any]) -> str:
+    """The limits a schema fragment sets, in words: `>= 64 <= 4096`, `of at least 1 character`."""
+
+    def count(n: Any, unit: str) -> str:
+        return f"{n} {unit}" + ("" if n == 1 else "s")
+
+    parts = [
         f">= {spec['minimum']}" if "minimum" in spec else "",
+        f"> {spec['exclusiveMinimum']}" if _number(spec.get("exclusiveMinimum")) else "",
         f"<= {spec['maximum']}" if "maximum" in spec else "",
+        f"< {spec['exclusiveMaximum']}" if _number(spec.get("exclusiveMaximum")) else "",
+        f"(a multiple of {spec['multipleOf']})" if "multipleOf" in spec else "",
+        f"of at least {count(spec['minLength'], 'character')}" if "minLength" in spec else "",
+        f"of at most {count(spec['maxLength'], 'character')}" if "maxLength" in spec else "",
+        f"matching {echo(spec['pattern'], 60)}" if "pattern" in spec else "",
+        f"in {echo(spec['format'], 30)} format" if "format" in spec else "",
+        f"of at least {count(spec['minItems'], 'item')}" if "minItems" in spec else "",
+        f"of at most {count(spec['maxItems'], 'item')}" if "maxItems" in spec else "",
+        "without repeated items" if spec.get("uniqueItems") is True else "",
+        f"with at least {count(spec['minProperties'], 'entry')}" if "minProperties" in spec else "",
+        f"with at most {count(spec['maxProperties'], 'entry')}" if "maxProperties" in spec else "",
     ]
-    bounds_text = " ".join(b for b in bounds if b)
-    return f"{text} {bounds_text}".strip()
+    return " ".join(p for p in parts if p)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def example_value(spec: Any, name: str = "value") -> Any:

@@ -1,10 +1,10 @@
 """Recording tools that crash, so a failing toolset shows up in the log and the toolsets report.
 
 The MCP SDK turns an unexpected exception in a tool into an error result without its text
-(nothing from a crash reaches the client). The toolset author needs the traceback, so each
-tool function of a toolset's `MCPServer` is wrapped to log it and keep the last few per
-module. Deliberate errors (`ToolError`, `MCPError`) are answers, not crashes, and are not
-recorded.
+("Error executing tool X"). So each tool function of a toolset's `MCPServer` is wrapped: a
+crash is logged with its traceback, the last few are kept per module for `cadmcp://toolsets`,
+and the caller gets the reason (exception type and clipped message) and where the traceback
+is. Deliberate errors (`ToolError`, `MCPError`) are answers, not crashes, and pass unchanged.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 import traceback
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mcp.server.lowlevel import Server
@@ -38,11 +39,29 @@ class FailureLog:
         self.label = label
         self.items: deque[ModuleError] = deque(maxlen=MAX_FAILURES)
 
-    def record(self, tool: str, exc: BaseException) -> None:
+    def record(self, tool: str, exc: BaseException) -> ToolError:
+        """Keep and log the crash; the error the caller gets instead (reason, where to look)."""
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip the wrapper
         text = "".join(traceback.format_exception(type(exc), exc, tb))[-MAX_TRACEBACK:]
         self.items.append(ModuleError("tool", f"{tool}: {type(exc).__name__}: {exc}", text, tool=tool))
         log.error("toolset %s: tool %s failed: %s: %s\n%s", self.label, tool, type(exc).__name__, exc, text)
+        where = _last_frame(exc)
+        reason = " ".join(str(exc).split())
+        reason = reason if len(reason) <= 300 else reason[:299] + "…"
+        return ToolError(
+            f"{tool} (toolset {self.label}) failed: {type(exc).__name__}: {reason}"
+            f"{where}. The traceback is in the host log and in the cadmcp://toolsets resource (toolErrors "
+            "of this module); fix the toolset (it reloads when saved) or call another tool."
+        )
+
+
+def _last_frame(exc: BaseException) -> str:
+    """` at walls.py:12 in count_walls`: the innermost frame of the crash."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" at {Path(last.filename).name}:{last.lineno} in {last.name}"
 
 
 def _wrap(fn: Callable[..., Any], tool: str, failures: FailureLog) -> Callable[..., Any]:
@@ -55,8 +74,7 @@ def _wrap(fn: Callable[..., Any], tool: str, failures: FailureLog) -> Callable[.
             except _EXPECTED:
                 raise
             except Exception as exc:
-                failures.record(tool, exc)
-                raise
+                raise failures.record(tool, exc) from exc
 
         setattr(watched_async, _WATCHED, True)
         return watched_async
@@ -68,8 +86,7 @@ def _wrap(fn: Callable[..., Any], tool: str, failures: FailureLog) -> Callable[.
         except _EXPECTED:
             raise
         except Exception as exc:
-            failures.record(tool, exc)
-            raise
+            raise failures.record(tool, exc) from exc
 
     setattr(watched, _WATCHED, True)
     return watched

@@ -1,0 +1,42 @@
+"""A validation_error's `expected` says what fits the schema, whatever the kind of constraint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cadmcp.daemon.argcheck import ArgumentChecker
+from cadmcp.daemon.catalog import Capability, HostKey
+from cadmcp.daemon.errors import DaemonError
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "width": {"type": "integer", "minimum": 64, "maximum": 4096},
+        "scale": {"type": "number", "exclusiveMinimum": 0},
+        "layer": {"type": "string", "minLength": 1, "pattern": "^[A-Z-]+$"},
+        "tags": {"type": "array", "maxItems": 3, "uniqueItems": True},
+        "mode": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"width": 10}, "an integer >= 64 <= 4096"),
+        ({"scale": 0}, "a number > 0"),
+        ({"layer": ""}, "a string of at least 1 character matching '^[A-Z-]+$'"),
+        ({"layer": "walls"}, "a string of at least 1 character matching '^[A-Z-]+$'"),
+        ({"tags": [1, 1]}, "a list of at most 3 items without repeated items"),
+        ({"mode": "c"}, "one of 'a', 'b'"),
+    ],
+)
+def test_expected_says_what_fits_not_what_was_wrong(arguments: dict[str, Any], expected: str) -> None:
+    cap = Capability("id", "tool", "draw", "draw", None, "", {"inputSchema": SCHEMA}, HostKey("m", 1))
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, arguments)
+    errors = raised.value.details["errors"]
+    assert errors and all(e["expected"] == expected for e in errors), errors
+    assert all(e["problem"] != e["expected"] for e in errors)
