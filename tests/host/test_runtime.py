@@ -264,7 +264,7 @@ async def test_host_state_rides_on_tools_list_and_changes_are_announced(running:
         assert "documents" not in runtime.state
 
 
-def test_phase_is_loading_until_the_documents_opened_and_warm_ups_never_delay_ready(runtime_dir: Path) -> None:
+def test_loading_until_the_documents_opened_and_warm_ups_never_delay_ready(runtime_dir: Path) -> None:
     runtime = HostRuntime("Warm", "1")
     opening, warming = threading.Event(), threading.Event()
     seen: dict[str, Any] = {}
