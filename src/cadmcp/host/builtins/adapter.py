@@ -237,6 +237,9 @@ class Shot:
 
     png: bytes
     notes: list[str] = field(default_factory=list)
+    coverage: dict[str, Any] | None = None
+    """What the view shows and leaves out, as the result's structured content (JSON-able), e.g.
+    ``{"drawn": 31, "omitted": [{"object": "Line", "reason": "no faces"}]}``."""
 
 
 @runtime_checkable

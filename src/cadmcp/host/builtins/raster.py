@@ -1,9 +1,10 @@
 """A small numpy z-buffer rasteriser for hosts without a GPU view: triangle meshes to PNG.
 
 Orthographic projection along a camera, flat shading by face normal, one colour per mesh,
-dark outlines where the mesh or the face orientation changes. Triangles are rasterised in
-batches of similar screen size so the work stays in numpy. Used by the IFC host's views and
-by the FreeCAD host without its GUI; Pillow is imported on first use.
+dark outlines where the mesh or the face orientation changes and, when asked, where the depth
+jumps (the rim of a pocket or a step seen head-on, whose faces share colour and shade).
+Triangles are rasterised in batches of similar screen size so the work stays in numpy. Used
+by the IFC host's views and by the FreeCAD host without its GUI; Pillow is imported on first use.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ __all__ = ["DIRECTIONS", "Part", "blank_png", "camera", "render_parts"]
 
 BACKGROUND = (246, 246, 243)
 FRAGMENT_BATCH = 2_000_000
+DEPTH_JUMP_PX = 3.0
+"""A depth step between neighbouring pixels larger than this many pixel widths is an edge."""
 DIRECTIONS: dict[str, tuple[float, float, float]] = {
     "isometric": (1.0, -1.0, 1.0),
     "front": (0.0, -1.0, 0.0),
@@ -97,12 +100,15 @@ def render_parts(
     cull_back_faces: bool = True,
     background: tuple[int, int, int] = BACKGROUND,
     empty_text: str = "No geometry to show",
+    depth_edges: bool = False,
 ) -> bytes:
     """Render ``parts`` seen through camera ``view`` (see :func:`camera`) to PNG bytes.
 
     ``cut_z`` cuts the non-underlay parts like a plan's section plane: triangles wholly above it
     are dropped, the rest are flattened onto it, so walls show their footprint. Back faces are
-    culled when the meshes are closed solids wound outwards.
+    culled when the meshes are closed solids wound outwards. ``depth_edges`` also outlines
+    pixels where the depth jumps by more than a few pixels' worth between neighbours (each
+    pixel's depth compared with what its neighbour's surface plane predicts there).
     """
     from PIL import Image, ImageDraw
 
@@ -152,13 +158,16 @@ def render_parts(
     candidates = np.arange(len(tris))
     if cull_back_faces and cut_z is None:
         candidates = np.nonzero(normals @ view[2] > -1e-9)[0]
-    tri_buf = _rasterise(sx[candidates], sy[candidates], depth[candidates], width, height)
-    tri_buf = np.append(candidates, -1)[tri_buf]  # back to triangle numbers; -1 stays background
+    raster = _rasterise(sx[candidates], sy[candidates], depth[candidates], width, height)
+    tri_buf = np.append(candidates, -1)[raster]  # back to triangle numbers; -1 stays background
 
     # Per-triangle tables with one extra entry at index -1 for the background.
     palette = np.vstack([tri_rgb.astype(np.uint8), np.array(background, np.uint8)])
     image = palette[tri_buf]
-    _outline(image, np.append(owner, -1)[tri_buf], np.append(shade, -1.0).astype(np.float32)[tri_buf])
+    jumps = None
+    if depth_edges:
+        jumps = _depth_jumps(raster, sx[candidates], sy[candidates], depth[candidates], DEPTH_JUMP_PX / scale)
+    _outline(image, np.append(owner, -1)[tri_buf], np.append(shade, -1.0).astype(np.float32)[tri_buf], jumps)
     picture = Image.fromarray(image)
     if caption:
         ImageDraw.Draw(picture).text((10, 8), caption, fill=(60, 60, 60))
@@ -235,11 +244,47 @@ def _rasterise(sx: np.ndarray, sy: np.ndarray, depth: np.ndarray, width: int, he
     return tri_buf.reshape(height, width)
 
 
-def _outline(image: np.ndarray, element: np.ndarray, tone: np.ndarray) -> None:
-    """Darken pixels where the element or the face orientation changes (silhouettes and creases)."""
+def _depth_jumps(
+    raster: np.ndarray, sx: np.ndarray, sy: np.ndarray, depth: np.ndarray, tolerance: float
+) -> np.ndarray:
+    """Pixels whose depth differs from their right or lower neighbour's by more than ``tolerance``
+    beyond what either pixel's triangle plane predicts (a depth discontinuity, not a slope)."""
+    x0, x1, x2 = sx[:, 0], sx[:, 1], sx[:, 2]
+    y0, y1, y2 = sy[:, 0], sy[:, 1], sy[:, 2]
+    z0, z1, z2 = depth[:, 0], depth[:, 1], depth[:, 2]
+    det = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+    safe = np.where(np.abs(det) > 1e-9, det, 1.0)
+    dzdx = ((z1 - z0) * (y2 - y0) - (z2 - z0) * (y1 - y0)) / safe
+    dzdy = ((x1 - x0) * (z2 - z0) - (x2 - x0) * (z1 - z0)) / safe
+    height, width = raster.shape
+    covered = raster >= 0
+    tri = np.where(covered, raster, 0)
+    px = np.arange(width)[None, :] + 0.5
+    py = np.arange(height)[:, None] + 0.5
+    z = z0[tri] + dzdx[tri] * (px - x0[tri]) + dzdy[tri] * (py - y0[tri])
+    gx, gy = dzdx[tri], dzdy[tri]
+    jump = np.zeros(raster.shape, dtype=bool)
+    both = covered[:, :-1] & covered[:, 1:]
+    ahead = np.abs(z[:, 1:] - (z[:, :-1] + gx[:, :-1]))
+    behind = np.abs(z[:, :-1] - (z[:, 1:] - gx[:, 1:]))
+    jump[:, :-1] |= both & (np.minimum(ahead, behind) > tolerance)
+    both = covered[:-1] & covered[1:]
+    ahead = np.abs(z[1:] - (z[:-1] + gy[:-1]))
+    behind = np.abs(z[:-1] - (z[1:] - gy[1:]))
+    jump[:-1] |= both & (np.minimum(ahead, behind) > tolerance)
+    return jump
+
+
+def _outline(
+    image: np.ndarray, element: np.ndarray, tone: np.ndarray, jumps: np.ndarray | None = None
+) -> None:
+    """Darken pixels where the element or the face orientation changes (silhouettes and creases),
+    and the depth discontinuities ``jumps``."""
     edge = np.zeros(element.shape, dtype=bool)
     edge[:-1] |= (element[1:] != element[:-1]) | (np.abs(tone[1:] - tone[:-1]) > 0.04)
     edge[:, :-1] |= (element[:, 1:] != element[:, :-1]) | (np.abs(tone[:, 1:] - tone[:, :-1]) > 0.04)
+    if jumps is not None:
+        edge |= jumps
     image[edge] = (image[edge] * 0.45).astype(np.uint8)
 
 

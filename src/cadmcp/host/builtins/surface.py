@@ -527,7 +527,7 @@ class BuiltinSurface:
                 ]
                 if shot.notes:
                     content.append(types.TextContent(type="text", text="\n".join(shot.notes)))
-                return types.CallToolResult(content=content)
+                return types.CallToolResult(content=content, structured_content=shot.coverage)
 
             return self._tool_call("view_screenshot", run)
 

@@ -619,10 +619,10 @@ class FreeCADAdapter:
         try:
             from cadmcp.hosts.freecad.render import render_document
 
-            png, notes = render_document(
+            png, notes, coverage = render_document(
                 doc, self.title(doc), width, height, "isometric" if view == "current" else view
             )
-            return Shot(png, notes)
+            return Shot(png, notes, coverage)
         except Exception as exc:
             from cadmcp.host.builtins.raster import blank_png
 

@@ -1,13 +1,19 @@
 """Views of a FreeCAD document without its GUI: the visible shapes tessellated and rasterised.
 
-What is drawn follows what FreeCAD's window would show: every visible object with faces that
-no other object with a shape consumes (a Pad, not the Sketch it extrudes; a Body, not its
-features; a Cut, not its tools). Colours are the objects' own when a GUI saved them, else a
-palette by object.
+What is drawn follows what FreeCAD's window would show: every visible object with faces,
+wherever it sits (in groups, App::Part containers, Bodies, behind links), placed where its
+containers put it; an object whose shape another visible (or itself consumed) feature was
+built from is left out (a Pad, not the Sketch it extrudes; a Body, not its features; a Cut,
+not its tools), as FreeCAD hides it. Containers draw through their children; section planes,
+drawing views and clones use objects without consuming them. What cannot be drawn (visible
+wires and sketches without faces, shapes that fail to tessellate) is named in the notes and in
+the coverage beside the image. Colours are a palette by object (the GUI's colours are not
+loaded without it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,7 +21,7 @@ import numpy as np
 from cadmcp.host.builtins.raster import DIRECTIONS, Part, camera, render_parts
 from cadmcp.wire.echo import echo
 
-__all__ = ["render_document", "shown_objects"]
+__all__ = ["Scene", "render_document", "scene"]
 
 PALETTE = [
     (168, 186, 208),
@@ -27,59 +33,177 @@ PALETTE = [
 ]
 TOLERANCE_FRACTION = 1 / 400
 """Tessellation deviation as a fraction of the document's size: fine enough for a screenshot."""
-MAX_FAILED_LISTED = 8
+MAX_LISTED = 8
+"""Objects named one by one in a note."""
+MAX_STRUCTURED = 50
+"""Objects listed in the structured coverage."""
+ANNOTATIONS = ("LinearDimension", "AngularDimension", "Dimension", "Text", "DraftText", "Label", "DraftLabel")
+"""Proxy classes of Draft annotations: the window draws them, a headless view has no geometry for them."""
+NOT_CONSUMING = ("Clone", "_SectionPlane", "_ArchDrawingView")
+"""Proxy classes that use other objects without hiding them (a clone is a copy placed elsewhere)."""
 
 
-def _faces(obj: Any) -> Any:
-    shape = getattr(obj, "Shape", None)
-    if shape is None or not hasattr(shape, "isNull") or shape.isNull() or not shape.Faces:
+@dataclass
+class Scene:
+    """What a view of the document draws and what it leaves out, with the reason."""
+
+    drawn: list[tuple[Any, Any]] = field(default_factory=list)
+    """(object, shape in world coordinates) for every object drawn."""
+    omitted: list[tuple[Any, str]] = field(default_factory=list)
+    """(object, reason) for visible objects with geometry that cannot be drawn."""
+    hidden: int = 0
+    """Objects with faces that are hidden (by themselves or a hidden container) or consumed."""
+
+
+def _own_shape(obj: Any) -> Any:
+    """The object's own shape (a Shape property, or what a link shows), or None."""
+    shape = None
+    if "Shape" in getattr(obj, "PropertiesList", ()):
+        shape = obj.Shape
+    elif obj.TypeId.startswith("App::Link"):
+        import Part as FreeCADPart
+
+        shape = FreeCADPart.getShape(obj)
+    if shape is None or not hasattr(shape, "isNull") or shape.isNull():
         return None
     return shape
 
 
-def shown_objects(doc: Any) -> list[Any]:
-    """Visible objects with faces that no other object with a shape uses."""
-    shown = []
+def _has_faces(obj: Any) -> bool:
+    shape = _own_shape(obj)
+    return shape is not None and bool(shape.Faces)
+
+
+def _is_container(obj: Any) -> bool:
+    """A group, an App::Part or an Arch building part: its children draw themselves."""
+    if _proxy_class(obj) == "BuildingPart":
+        return True
+    return "Shape" not in obj.PropertiesList and obj.hasExtension("App::GroupExtension")
+
+
+def _geo_parent(obj: Any) -> Any:
+    with_parent = getattr(obj, "getParentGeoFeatureGroup", None)
+    return with_parent() if with_parent is not None else None
+
+
+def _proxy_class(obj: Any) -> str:
+    proxy = getattr(obj, "Proxy", None)
+    return type(proxy).__name__ if proxy is not None else ""
+
+
+class _Visibility:
+    """Visible and consumed, decided once per object (cycles end as 'not consumed')."""
+
+    def __init__(self) -> None:
+        self._shown: dict[str, bool] = {}
+        self._consumed: dict[str, bool] = {}
+
+    def shown(self, obj: Any) -> bool:
+        """Visible itself and in every enclosing App::Part or Body."""
+        if obj.Name not in self._shown:
+            self._shown[obj.Name] = False  # a cycle is not shown
+            visible = bool(getattr(obj, "Visibility", True))
+            parent = _geo_parent(obj)
+            self._shown[obj.Name] = visible and (parent is None or self.shown(parent))
+        return self._shown[obj.Name]
+
+    def consumed(self, obj: Any) -> bool:
+        """Another feature with faces was made from it and is itself shown or consumed."""
+        if obj.Name not in self._consumed:
+            self._consumed[obj.Name] = False
+            self._consumed[obj.Name] = any(self._consumes(user, obj) for user in obj.InList)
+        return self._consumed[obj.Name]
+
+    def _consumes(self, user: Any, obj: Any) -> bool:
+        if user is obj or _is_container(user) or _proxy_class(user) in NOT_CONSUMING:
+            return False
+        if user.TypeId.startswith("App::Link") or not user.isDerivedFrom("Part::Feature"):
+            return False
+        if not _has_faces(user):
+            return False
+        return self.shown(user) or self.consumed(user)
+
+
+def _world(obj: Any, shape: Any) -> Any:
+    """``shape`` moved by the placement of the App::Part / Body chain the object sits in."""
+    parent = _geo_parent(obj)
+    if parent is None:
+        return shape
+    placed = shape.copy()
+    placed.Placement = parent.getGlobalPlacement().multiply(shape.Placement)
+    return placed
+
+
+def scene(doc: Any) -> Scene:
+    """Sort the document's objects into drawn, omitted (with why) and hidden."""
+    out = Scene()
+    seen = _Visibility()
     for obj in doc.Objects:
-        if not getattr(obj, "Visibility", True) or _faces(obj) is None:
+        if _is_container(obj):
             continue
-        if any(_faces(parent) is not None for parent in obj.InList):
+        try:
+            shape = _own_shape(obj)
+        except Exception as exc:
+            if seen.shown(obj):
+                out.omitted.append((obj, f"whose shape cannot be read ({echo(str(exc), 60)})"))
             continue
-        shown.append(obj)
-    return shown
+        if shape is None:
+            annotation = _proxy_class(obj) in ANNOTATIONS or obj.TypeId.startswith("App::Annotation")
+            if annotation and seen.shown(obj):
+                out.omitted.append((obj, "annotations without a 3D shape (dimensions, texts, labels)"))
+            continue
+        if not seen.shown(obj) or seen.consumed(obj):
+            out.hidden += bool(shape.Faces)
+            continue
+        if not shape.Faces:
+            if shape.Edges and not obj.TypeId.startswith("App::Origin"):
+                out.omitted.append(
+                    (obj, "without faces (wires, sketches, lines; headless views draw faces only)")
+                )
+            continue
+        out.drawn.append((obj, _world(obj, shape)))
+    return out
 
 
-def _colour(obj: Any, index: int) -> tuple[int, int, int]:
-    view = getattr(obj, "ViewObject", None)
-    colour = getattr(view, "ShapeColor", None) if view is not None else None
-    if colour:
-        return tuple(round(c * 255) for c in colour[:3])  # type: ignore[return-value]
-    return PALETTE[index % len(PALETTE)]
+def _noted(items: list[tuple[Any, str]]) -> str:
+    by_reason: dict[str, list[str]] = {}
+    for obj, reason in items:
+        by_reason.setdefault(reason, []).append(obj.Name)
+    parts = []
+    for reason, names in by_reason.items():
+        listed = ", ".join(names[:MAX_LISTED]) + (
+            f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
+        )
+        parts.append(f"{len(names)} {reason}: {listed}")
+    return "; ".join(parts)
 
 
 def render_document(
     doc: Any, title: str, width: int, height: int | None, view: str
-) -> tuple[bytes, list[str]]:
-    """PNG bytes of ``doc`` seen from ``view`` and notes about what could not be drawn."""
-    objects = shown_objects(doc)
+) -> tuple[bytes, list[str], dict[str, Any]]:
+    """PNG bytes of ``doc`` seen from ``view``, notes on what is not drawn, and the coverage."""
+    found = scene(doc)
     box = None
-    for obj in objects:
-        bound = obj.Shape.BoundBox
+    for _, shape in found.drawn:
+        bound = shape.BoundBox
         box = bound if box is None else box.united(bound)
     size = box.DiagonalLength if box is not None and box.isValid() else 1.0
     tolerance = max(size * TOLERANCE_FRACTION, 1e-4)
     parts: list[Part] = []
-    failed: list[str] = []
-    for index, obj in enumerate(objects):
+    drawn: list[Any] = []
+    omitted = list(found.omitted)
+    for index, (obj, shape) in enumerate(found.drawn):
         try:
-            points, triangles = obj.Shape.tessellate(tolerance)
+            points, triangles = shape.tessellate(tolerance)
         except Exception as exc:
-            failed.append(f"{obj.Name} ({echo(str(exc), 80)})")
+            omitted.append((obj, f"that FreeCAD could not tessellate ({echo(str(exc), 60)})"))
             continue
         if not triangles:
+            omitted.append((obj, "whose faces gave no triangles"))
             continue
         vertices = np.array([(p.x, p.y, p.z) for p in points], dtype=np.float64)
-        parts.append(Part(vertices[np.asarray(triangles, dtype=np.int64)], _colour(obj, index)))
+        parts.append(Part(vertices[np.asarray(triangles, dtype=np.int64)], PALETTE[index % len(PALETTE)]))
+        drawn.append(obj)
     # FreeCAD's faces are not all wound outwards (sketch faces, open shells): keep back faces
     png = render_parts(
         parts,
@@ -89,17 +213,28 @@ def render_document(
         caption=f"{title} | {view}",
         cull_back_faces=False,
         empty_text="No shapes with faces to show",
+        depth_edges=True,
     )
     notes = []
-    if failed:
-        listed = "; ".join(failed[:MAX_FAILED_LISTED])
+    if omitted:
         notes.append(
-            f"[INCOMPLETE VIEW] Drew {len(parts)} of {len(objects)} objects; FreeCAD could not tessellate "
-            f"{len(failed)}: {listed}."
+            f"[INCOMPLETE VIEW] Drew {len(drawn)} objects; {len(omitted)} visible ones are not in the "
+            f"picture: {_noted(omitted)}."
         )
-    if not objects and doc.Objects:
+    if not drawn and doc.Objects:
         notes.append(
             f"Nothing to draw: none of the {len(doc.Objects)} objects is a visible shape with faces "
-            "(sketches and wires have none)."
+            f"({found.hidden} with faces are hidden or used by another feature)."
         )
-    return png, notes
+    coverage = {
+        "view": view,
+        "drawnCount": len(drawn),
+        "drawn": [o.Name for o in drawn[:MAX_STRUCTURED]],
+        "omittedCount": len(omitted),
+        "omitted": [
+            {"object": o.Name, "label": o.Label, "type": o.TypeId, "reason": reason}
+            for o, reason in omitted[:MAX_STRUCTURED]
+        ],
+        "hiddenCount": found.hidden,
+    }
+    return png, notes, coverage
