@@ -157,6 +157,11 @@ class DxfAdapter:
                 if lost
                 else "Everything the reader found in the DWG was carried over."
             )
+            if source.as_proxies:
+                said += (
+                    f" Carried as proxy entities (their graphics only, as AutoCAD shows them without the "
+                    f"application that made them): {source.proxy_phrase()}."
+                )
             note = f"{said} {note}".strip()
         return Opened(entry.title, summary, already_open=not is_new, note=note)
 

@@ -97,17 +97,29 @@ class DwgSource:
     """Which reader read it, e.g. ``LibreDWG (npm @mlightcad/libredwg-web 0.7.14) in Node.js 20.20.2``."""
     lost: list[dict[str, Any]] = field(default_factory=list)
     """What the DWG holds that the document lacks: ``{"type", "count", "where"}`` each."""
+    as_proxies: dict[str, int] = field(default_factory=dict)
+    """Entities carried as ACAD_PROXY_ENTITY with their proxy graphics only (kind: count), as AutoCAD
+    writes entities of other applications' classes, or of kinds the reader's DXF lacks, to DXF."""
     read_notes: list[str] = field(default_factory=list)
     """What the reader itself flagged while reading (checksums, unsupported parts...)."""
     seconds: float = 0.0
     """Conversion time (the DXF read by ezdxf not included)."""
 
     def lost_phrase(self, limit: int = 8) -> str:
-        """``'1 ACAD_TABLE, 2 WIPEOUT in model space; 3 XRECORD objects'`` (empty when nothing was lost)."""
-        parts = [f"{item['count']} {item['type']} ({item['where']})" for item in self.lost[:limit]]
-        if len(self.lost) > limit:
-            parts.append(f"{len(self.lost) - limit} more kinds")
+        """``'1 ACAD_TABLE (model space); 3 objects of 2 kinds'`` (empty when nothing was lost)."""
+        entities = [item for item in self.lost if item["where"] != "objects"]
+        objects = [item for item in self.lost if item["where"] == "objects"]
+        parts = [f"{item['count']} {item['type']} ({item['where']})" for item in entities[:limit]]
+        if len(entities) > limit:
+            parts.append(f"{len(entities) - limit} more kinds of entities")
+        if objects:
+            count = sum(item["count"] for item in objects)
+            parts.append(f"{count} non-graphical object(s) of {len(objects)} kind(s)")
         return ", ".join(parts)
+
+    def proxy_phrase(self) -> str:
+        """``'9 TCH_WALL, 1 MULTILEADER'`` carried as proxy graphics (empty when none)."""
+        return ", ".join(f"{count} {kind}" for kind, count in sorted(self.as_proxies.items()))
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -118,6 +130,7 @@ class DwgSource:
             "reader": self.reader,
             "not_carried_over": self.lost,
             "entities_not_carried_over": sum(i["count"] for i in self.lost if i["where"] != "objects"),
+            "carried_as_proxy_graphics": self.as_proxies,
             "reader_notes": self.read_notes,
         }
 
@@ -373,12 +386,15 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
                 "or save it as DXF there and open the .dxf.",
                 "unreadable",
             ) from None
+    if not old:
+        _layer_states(doc, answer.get("layers") or {}, modern=version >= "AC1015")
     source = DwgSource(
         path=path.resolve(),
         version=version,
         release=name,
         reader=reader.describe(),
         lost=not_carried_over(answer, doc),
+        as_proxies={str(k): int(v) for k, v in (answer.get("proxied") or {}).items()},
         read_notes=[text for bit, text in _READ_FLAGS.items() if int(answer.get("code") or 0) & bit],
         seconds=seconds,
     )
@@ -402,6 +418,26 @@ def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, A
         "and save it again, or save it as DXF there and open the .dxf.",
         "unreadable",
     )
+
+
+def _layer_states(doc: Drawing, flags: dict[str, Any], *, modern: bool) -> None:
+    """Turn layers on or off as the DWG has them: R2000+ by bit 2 of the layer's flags, R13/R14 by
+    a negative colour index.
+
+    This LibreDWG build writes every layer as off (a negative colour) into its DXF, so the whole
+    drawing would come out invisible.
+    """
+    for layer in doc.layers:
+        value = flags.get(layer.dxf.name)
+        if not isinstance(value, list) or len(value) != 2:
+            continue
+        word, index = value
+        off = bool(int(word) & 2) if modern else int(index) < 0
+        if layer.is_on() == off:
+            if off:
+                layer.off()
+            else:
+                layer.on()
 
 
 def _timeout() -> float:

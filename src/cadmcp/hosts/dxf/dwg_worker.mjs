@@ -9,7 +9,9 @@
 //   {"id": 1, "ok": false, "stage": "read", "code": 2048, "error": "...", "log": [...]}
 // "model" and "other" count the drawing's entities by DXF name, in model space and elsewhere
 // (paper space, block definitions), and "objects" the non-graphical objects outside the
-// tables, as LibreDWG read them, so the host can say what the DXF lost. The process ends when stdin closes.
+// tables, as LibreDWG read them, so the host can say what the DXF lost; "layers" maps each layer
+// to its flag word (R2000+: bit 2 means off) and colour index (R13/R14: negative means off), as
+// this LibreDWG build writes every layer as off into its DXF. The process ends when stdin closes.
 import fs from "node:fs";
 import readline from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -32,11 +34,15 @@ async function instantiate() {
 
 let wasm = await instantiate();
 const SUBENTITIES = new Set(["BLOCK", "ENDBLK", "SEQEND", "ATTRIB"]);
+const UNKNOWN_ENTITY = 65534; // LibreDWG's type for entities of classes it does not know
 
 function inventory(m, data) {
   const model = {};
   const other = {};
   const objects = {};
+  const layers = {};
+  const proxies = [];
+  const layerNames = new Map();
   const ownerNames = new Map();
   const n = m.dwg_get_num_objects(data);
   for (let i = 0; i < n; i++) {
@@ -44,7 +50,17 @@ function inventory(m, data) {
     if (!obj) continue;
     const name = m.dwg_object_get_dxfname(obj);
     if (m.dwg_object_get_supertype(obj) !== 0) {
-      if (name && !m.dwg_obj_is_control(obj) && !m.dwg_obj_is_table(obj)) objects[name] = (objects[name] || 0) + 1;
+      if (name === "LAYER") {
+        const tio = m.dwg_object_to_object_tio(obj);
+        const layer = tio ? m.dwg_dynapi_entity_value(tio, "name") : null;
+        const flags = tio ? m.dwg_dynapi_entity_value(tio, "flag0") : null;
+        if (layer && layer.success) layerNames.set(hex(m.dwg_obj_get_handle_value(obj)), String(layer.data));
+        const color = tio ? m.dwg_dynapi_entity_value(tio, "color") : null;
+        const index = color && color.success && color.data ? Number(color.data.index) : 0;
+        if (layer && layer.success && flags && flags.success) layers[String(layer.data)] = [Number(flags.data), index];
+      } else if (name && !m.dwg_obj_is_control(obj) && !m.dwg_obj_is_table(obj)) {
+        objects[name] = (objects[name] || 0) + 1;
+      }
       continue;
     }
     if (m.dwg_obj_is_subentity(obj)) continue;
@@ -57,10 +73,78 @@ function inventory(m, data) {
       ownerName = value && value.success ? String(value.data) : "";
       ownerNames.set(owner, ownerName);
     }
-    const counts = ownerName.toUpperCase() === "*MODEL_SPACE" ? model : other;
+    const inModel = ownerName.toUpperCase() === "*MODEL_SPACE";
+    const counts = inModel ? model : other;
     counts[name] = (counts[name] || 0) + 1;
+    if (inModel) proxies.push({ name, index: i, handle: hex(m.dwg_obj_get_handle_value(obj)) });
   }
-  return { model, other, objects };
+  return { model, other, objects, layers, proxies, layerNames };
+}
+
+function hex(value) {
+  return value === null || value === undefined ? "" : BigInt(value).toString(16).toUpperCase();
+}
+
+// Model-space entities that LibreDWG leaves out of its DXF (other applications' classes, proxies,
+// kinds its DXF writer skips for the release) but that carry proxy graphics are written as
+// ACAD_PROXY_ENTITY with those graphics, as AutoCAD writes such entities to DXF.
+function proxyOf(m, data, record) {
+  const obj = m.dwg_get_object(data, record.index);
+  const graphics = obj ? m.dwg_entity_get_preview(obj) : null;
+  if (!graphics || !graphics.data || !graphics.data.length) return null;
+  const entity = m.dwg_object_to_entity(obj);
+  const layer = entity ? m.dwg_object_entity_get_layer_object_ref(entity) : null;
+  const type = m.dwg_object_get_type(obj);
+  const cls = type >= 500 ? m.dwg_get_class(data, type - 500) : null;
+  return {
+    ...record,
+    layer: layer ? hex(layer.absolute_ref) : "",
+    type,
+    version: cls ? ((cls.maint_version || 0) << 16) | (cls.dwg_version || 0) : 0,
+    graphics: graphics.data,
+  };
+}
+
+function addProxies(text, found, m, data) {
+  const present = new Set();
+  // the handle right after an object's type (0 TYPE 5 HANDLE); code 5 occurs in some objects' data too
+  for (const match of text.matchAll(/\n *0\r?\n[^\r\n]+\r?\n *5\r?\n([0-9A-Fa-f]+)\r?\n/g)) {
+    present.add(match[1].toUpperCase());
+  }
+  const missing = found.proxies
+    .filter((record) => !present.has(record.handle))
+    .map((record) => proxyOf(m, data, record))
+    .filter((proxy) => proxy !== null);
+  if (!missing.length) return { text, proxied: {} };
+  const nl = text.includes("\r\n") ? "\r\n" : "\n";
+  const version = (text.match(/\$ACADVER\r?\n *1\r?\n(AC\d+)/) || [])[1] || "AC1015";
+  const lengthCode = version >= "AC1027" ? "160" : " 92";
+  const section = text.search(/\n *2\r?\nENTITIES\r?\n/);
+  if (section < 0) return { text, proxied: {} };
+  const end = text.slice(section).search(/\n *0\r?\nENDSEC\r?\n/);
+  if (end < 0) return { text, proxied: {} };
+  const at = section + end + 1;
+  const proxied = {};
+  const parts = [];
+  for (const p of missing) {
+    const layer = found.layerNames.get(p.layer) || "0";
+    const tags = ["  0", "ACAD_PROXY_ENTITY", "  5", p.handle, "100", "AcDbEntity", "  8", asText(layer, version)];
+    tags.push(lengthCode, String(p.graphics.length));
+    const graphics = Buffer.from(p.graphics).toString("hex").toUpperCase();
+    for (let i = 0; i < graphics.length; i += 254) tags.push("310", graphics.slice(i, i + 254));
+    tags.push("100", "AcDbProxyEntity", " 90", "498", " 91", String(p.type), " 95", String(p.version));
+    tags.push(" 70", "0", " 93", "0", " 94", "0");
+    parts.push(tags.join(nl) + nl);
+    proxied[p.name] = (proxied[p.name] || 0) + 1;
+  }
+  return { text: text.slice(0, at) + parts.join("") + text.slice(at), proxied };
+}
+
+// the DXF text is handled byte for byte (latin1); names are UTF-8 from R2007 on, \U+ escapes before
+function asText(name, version) {
+  if (/^[\x20-\x7e]*$/.test(name)) return name;
+  if (version >= "AC1021") return Buffer.from(name, "utf8").toString("latin1");
+  return [...name].map((c) => (c.charCodeAt(0) < 128 ? c : "\\U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0"))).join("");
 }
 
 function convert(request) {
@@ -77,20 +161,37 @@ function convert(request) {
       if (read.data) m.dwg_free(read.data);
       return { ...answer, ok: false, stage: "read", code, error: "LibreDWG could not read the file" };
     }
-    const counts = inventory(m, read.data);
-    m.dwg_free(read.data);
-    const readMs = Date.now() - started;
-    started = Date.now();
-    const written = m.dwg_write_dxf(input, output) >>> 0;
-    if (!m.FS.analyzePath(output, false).exists || written >= 128) {
-      return { ...answer, ok: false, stage: "write", code: written, error: "LibreDWG could not write DXF" };
+    let found;
+    let patched;
+    let readMs;
+    let written;
+    try {
+      found = inventory(m, read.data);
+      readMs = Date.now() - started;
+      started = Date.now();
+      written = m.dwg_write_dxf(input, output) >>> 0;
+      if (!m.FS.analyzePath(output, false).exists || written >= 128) {
+        return { ...answer, ok: false, stage: "write", code: written, error: "LibreDWG could not write DXF" };
+      }
+      patched = addProxies(Buffer.from(m.FS.readFile(output)).toString("latin1"), found, m, read.data);
+    } finally {
+      m.dwg_free(read.data);
     }
-    fs.writeFileSync(request.dxf, m.FS.readFile(output));
+    fs.writeFileSync(request.dxf, Buffer.from(patched.text, "latin1"));
+    for (const [name, count] of Object.entries(patched.proxied)) {
+      found.model[name] -= count;
+      if (!found.model[name]) delete found.model[name];
+      found.model.ACAD_PROXY_ENTITY = (found.model.ACAD_PROXY_ENTITY || 0) + count;
+    }
     return {
       ...answer,
       ok: true,
       code,
-      ...counts,
+      model: found.model,
+      other: found.other,
+      objects: found.objects,
+      layers: found.layers,
+      proxied: patched.proxied,
       read_ms: readMs,
       write_ms: Date.now() - started,
       rss: process.memoryUsage().rss,
