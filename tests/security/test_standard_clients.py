@@ -100,6 +100,24 @@ def test_the_inspector_cli_connects_with_the_token_and_is_refused_without_it(
         ]
     )
     assert "search_dynamic" not in wrong.stdout and "auth_required" in wrong.stdout + wrong.stderr
+    assert "cadmcp daemon --print-token" in wrong.stdout + wrong.stderr  # the 401's words, not OAuth's
+
+    # without --stored-auth-only a person at a terminal is taken into OAuth; it ends in the same words
+    at_terminal = run(
+        [
+            "/usr/bin/env",
+            "MCP_AUTO_OPEN_ENABLED=true",  # as if a person were at a terminal (no TTY here)
+            "BROWSER=/bin/false",
+            "MCP_INSPECTOR_SECRET_STORE=memory",
+            *base[:-1],
+            "--header",
+            f"Authorization: Bearer {httpauth.TOKEN_PREFIX}{'C' * 43}",
+            "--method",
+            "tools/list",
+        ]
+    )
+    said = at_terminal.stdout + at_terminal.stderr
+    assert "search_dynamic" not in at_terminal.stdout and "cadmcp daemon --print-token" in said, said
 
     header = f"Authorization: Bearer {http_daemon.token}"
     listed = run([*base, "--header", header, "--method", "tools/list"])
