@@ -42,6 +42,17 @@ def lexical_search(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(SEMANTIC_ENV, "off")
 
 
+WHOLE_VIEWS = {"CADMCP_SCREENSHOT_BUDGET": "600"}
+"""Screenshots in tests are drawn whole, never cut short by how busy the machine is (the tests
+of the budget set their own)."""
+
+
+@pytest.fixture(autouse=True)
+def whole_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in WHOLE_VIEWS.items():
+        monkeypatch.setenv(name, value)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -131,6 +142,7 @@ def daemon_client(runtime_dir: Path) -> Callable[..., object]:
                 "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
                 # the model would load in every daemon; tests that want it say so
                 SEMANTIC_ENV: "off",
+                **WHOLE_VIEWS,
                 **(env or {}),
             },
         )

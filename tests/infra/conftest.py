@@ -17,6 +17,7 @@ from cadmcp.daemon.launching import CONFIG_ENV
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.calllog import parse_line
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
+from tests.conftest import WHOLE_VIEWS
 
 
 @dataclass
@@ -69,6 +70,7 @@ def infra_daemon(runtime_dir: Path, infra_env: InfraEnv) -> Callable[..., Any]:
                 LOG_DIR_ENV: str(infra_env.log_dir),
                 CONFIG_ENV: str(infra_env.config),
                 "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+                **WHOLE_VIEWS,
                 **infra_env.extra,
             },
         )

@@ -164,3 +164,36 @@ async def test_one_host_per_file_unless_a_second_copy_is_asked_for_and_saves_nev
         kinds = [e.dxftype() for e in ezdxf.readfile(plan).modelspace()]
         assert kinds.count("LINE") == 2 and "CIRCLE" not in kinds  # replaced on purpose
         assert re.search(r"Saved as .*plan\.dxf", _text(forced))
+
+
+async def _screenshot(session: Any, host: str) -> tuple[bytes, str]:
+    result = await _tool(session, host, "view_screenshot", {"width": 400})
+    assert not result.is_error, _text(result)
+    image = next(c for c in result.content if c.type == "image")
+    return image.data, _text(result)
+
+
+async def test_a_view_asked_before_the_geometry_is_prepared_answers_at_once_and_names_what_it_lacks(
+    infra_daemon: Any, infra_env: Any, tmp_path: Path
+) -> None:
+    from cadmcp.hosts.ifc.modelgen import build_office
+
+    office = tmp_path / "office.ifc"
+    build_office(1, 4).write(str(office))
+    infra_env.extra = {"CADMCP_SCREENSHOT_BUDGET": "0", "CADMCP_WARM_UP": "0"}  # nothing prepared, no time
+    async with infra_daemon() as session:
+        host = (await structured(session, "launch_host", {"filePath": str(office)}))["hostInstanceId"]
+        blank, said = await _screenshot(session, host)
+        assert "[INCOMPLETE VIEW]" in said and "IfcWall" in said and "IfcDoor" in said
+        assert "Call view_screenshot again" in said and "CADMCP_SCREENSHOT_BUDGET" in said
+    infra_env.extra = {"CADMCP_SCREENSHOT_BUDGET": "0"}  # no time, but the warm-up prepares it
+    async with infra_daemon() as session:
+        host = (await structured(session, "launch_host", {"filePath": str(office)}))["hostInstanceId"]
+        with anyio.fail_after(120):
+            while True:
+                (entry,) = (await structured(session, "list_host_instances"))["hosts"]
+                if entry["state"]["phase"] == "ready" and "warmingUp" not in entry["state"]:
+                    break
+                await anyio.sleep(0.2)
+        whole, said = await _screenshot(session, host)
+        assert "[INCOMPLETE VIEW]" not in said and whole != blank

@@ -325,14 +325,16 @@ class HostRuntime:
             if done:
                 if self._loaded is not None:
                     self._loaded.set()
-                self.update_state(phase="ready")
+                with self._state_lock:
+                    warming = self._warm_ups_pending > 0
+                self.update_state(phase="ready", warmingUp=True if warming else None)  # both at once
 
     async def _warm_up(self, warm_up: Callable[[], Any]) -> None:
         """Run one warm-up once loading is done, its steps in the gaps between requests."""
-        if self._loaded is not None:
-            await self._loaded.wait()
         with self._state_lock:
             self._warm_ups_pending += 1
+        if self._loaded is not None:
+            await self._loaded.wait()
         self.update_state(warmingUp=True)
         try:
             await self._warm_up_steps(warm_up)

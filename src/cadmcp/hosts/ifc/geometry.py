@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,27 +86,84 @@ def _settings() -> Any:
     return settings
 
 
+DRAW_FIRST = (
+    "IfcSlab", "IfcRoof", "IfcWall", "IfcCurtainWall", "IfcColumn", "IfcBeam", "IfcCovering", "IfcPlate",
+    "IfcMember", "IfcFooting", "IfcStair", "IfcRamp", "IfcRailing", "IfcWindow", "IfcDoor",
+)  # fmt: skip
+"""Classes tessellated first when time is short: what shapes a building's picture most."""
+BATCH = 32
+"""Elements per geometry iterator run when tessellating under a deadline."""
+
+
+def draw_order(elements: list[ifcopenshell.entity_instance]) -> list[ifcopenshell.entity_instance]:
+    """``elements`` with the ones that shape the picture most first (stable within a class)."""
+
+    def rank(element: ifcopenshell.entity_instance) -> int:
+        return next((i for i, name in enumerate(DRAW_FIRST) if element.is_a(name)), len(DRAW_FIRST))
+
+    return sorted(elements, key=rank)
+
+
 class GeometryCache:
-    """Meshes of one document's elements by step id; call :meth:`invalidate` with touched ids on edits."""
+    """Meshes of one document's elements by step id; call :meth:`invalidate` with touched ids on edits.
+
+    Within :meth:`budget` tessellation stops at the deadline: elements not reached are left
+    uncached and listed in :attr:`unfinished`, so a view can be drawn in bounded time and say what
+    it still lacks.
+    """
 
     def __init__(self, doc: IfcDocument) -> None:
         self.doc = doc
         self.meshes: dict[int, Mesh] = {}
         self.failed: dict[int, str] = {}
         """Elements whose shape IfcOpenShell could not build, by step id, with the reason."""
+        self.unfinished: dict[int, str] = {}
+        """Elements a budgeted call did not reach, by step id, with their class."""
+        self._deadline: float | None = None
+        self.rate = 0.0
+        """Elements tessellated per second in the last budgeted call (for a time estimate)."""
         doc.listeners.append(lambda _doc, touched: self.invalidate(touched))
 
+    @contextlib.contextmanager
+    def budget(self, seconds: float) -> Iterator[None]:
+        """Tessellate for at most ``seconds`` inside the block (what is not reached: :attr:`unfinished`)."""
+        self.unfinished = {}
+        self._deadline = time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            self._deadline = None
+
+    def _late(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
     def meshes_for(self, elements: list[ifcopenshell.entity_instance]) -> list[Mesh]:
-        """Meshes of ``elements``, tessellating the ones not cached yet."""
+        """Meshes of ``elements``, tessellating the ones not cached yet (until a :meth:`budget` ends)."""
         missing = [e for e in elements if e.id() not in self.meshes]
-        if missing:
+        if missing and self._deadline is None:
             self._tessellate(missing)
+        elif missing:
+            started, before = time.monotonic(), len(self.meshes)
+            ordered = draw_order(missing)
+            for start in range(0, len(ordered), BATCH):
+                if self._late():
+                    self.unfinished.update(
+                        (e.id(), e.is_a()) for e in ordered[start:] if e.id() not in self.meshes
+                    )
+                    break
+                self._tessellate(ordered[start : start + BATCH])
+            else:
+                self.unfinished.update((e.id(), e.is_a()) for e in missing if e.id() not in self.meshes)
+            spent = time.monotonic() - started
+            if spent > 0:
+                self.rate = (len(self.meshes) - before) / spent
         return [self.meshes[e.id()] for e in elements if e.id() in self.meshes]
 
     def _tessellate(self, elements: list[ifcopenshell.entity_instance]) -> None:
         import ifcopenshell.geom
 
         by_id = {e.id(): e for e in elements}
+        finished = False
         try:
             iterator = ifcopenshell.geom.iterator(
                 _settings(), self.doc.file, 1, include=elements, geometry_library=GEOMETRY_LIBRARY
@@ -117,20 +177,32 @@ class GeometryCache:
                     done += 1
                     if done % step == 0:
                         report_progress(done / len(elements), f"tessellating {done}/{len(elements)} elements")
-                    if not iterator.next():
+                    if self._late():  # before next(): it builds the next shape
                         break
+                    if not iterator.next():
+                        finished = True
+                        break
+            else:
+                finished = True
         except Exception:  # one bad representation must not blank the view: go element by element
-            pass
+            finished = True
+        if not finished:  # the deadline came: what the iterator did not reach stays uncached
+            return
+        tried = False
         for element in elements:
             # the iterator skips what it cannot build: ask for each such element alone, to learn why
-            if element.id() in self.meshes or not _has_body(element):
-                continue
-            try:
-                self._store(element, ifcopenshell.geom.create_shape(_settings(), element).geometry)
-            except Exception as exc:
-                self.failed[element.id()] = _reason(exc, element)
-        for e in elements:  # no geometry (or it failed): remember that, don't retry every render
-            self.meshes.setdefault(e.id(), Mesh(e.id(), e.is_a(), None, np.zeros((0, 3, 3), np.float32)))
+            if element.id() not in self.meshes and _has_body(element):
+                if tried and self._late():
+                    return  # not reached: left for the next call (not marked as failed or empty)
+                tried = True
+                try:
+                    self._store(element, ifcopenshell.geom.create_shape(_settings(), element).geometry)
+                except Exception as exc:
+                    self.failed[element.id()] = _reason(exc, element)
+            # no geometry (or it failed): remember that, don't retry every render
+            self.meshes.setdefault(
+                element.id(), Mesh(element.id(), element.is_a(), None, np.zeros((0, 3, 3), np.float32))
+            )
 
     def _store(self, element: ifcopenshell.entity_instance, geometry: Any) -> None:
         verts = np.asarray(geometry.verts, dtype=np.float32).reshape(-1, 3)

@@ -397,6 +397,87 @@ def build_wall_grid(walls: int = 2000) -> ifcopenshell.file:
     return stabilise(f, "grid")
 
 
+def build_office(storeys: int = 5, rooms: int = 80) -> ifcopenshell.file:
+    """A bench model with what makes real ones slow to draw: on each of ``storeys`` storeys,
+    ``rooms`` rooms in two rows along a corridor, each with a window and a door in openings of
+    its walls (boolean cuts), a partition, a space, and one floor slab per storey.
+
+    About 1 MB of IFC per 80 rooms (``build_office(5, 80)`` is about 5 MB).
+    """
+    p = new_project("Office", tuple((f"Level {n}", 3.5 * n) for n in range(storeys)))
+    f = p.file
+    ext_type = _create(f, "IfcWallType", name="EXT-300")
+    int_type = _create(f, "IfcWallType", name="INT-100")
+    door_type = _create(f, "IfcDoorType", name="D-900")
+    window_type = _create(f, "IfcWindowType", name="W-1500")
+    width, depth, corridor = 4.0, 6.0, 2.0
+    per_row = max(1, math.ceil(rooms / 2))
+    length = per_row * width
+    for level, storey in enumerate(p.storeys):
+        made = 0
+        for row in (0, 1):
+            outer_y = 0.0 if row == 0 else 2 * depth + corridor
+            inner_y = depth if row == 0 else depth + corridor
+            for i in range(per_row):
+                if made >= rooms:
+                    break
+                x0, x1 = i * width, (i + 1) * width
+                tag = f"L{level}-R{row}{i:03d}"
+                outer = add_wall(
+                    p,
+                    storey,
+                    (x0, outer_y),
+                    (x1, outer_y),
+                    thickness=0.3,
+                    name=f"{tag}-EXT",
+                    wall_type=ext_type,
+                    external=True,
+                )
+                inner = add_wall(
+                    p,
+                    storey,
+                    (x0, inner_y),
+                    (x1, inner_y),
+                    thickness=0.1,
+                    name=f"{tag}-COR",
+                    wall_type=int_type,
+                    external=False,
+                )
+                add_wall(
+                    p,
+                    storey,
+                    (x1, min(outer_y, inner_y)),
+                    (x1, max(outer_y, inner_y)),
+                    thickness=0.1,
+                    name=f"{tag}-PART",
+                    wall_type=int_type,
+                    external=False,
+                )
+                add_window(p, storey, outer, 1.2, name=f"{tag}-W", window_type=window_type)
+                add_door(
+                    p,
+                    storey,
+                    inner,
+                    2.5,
+                    name=f"{tag}-D",
+                    door_type=door_type,
+                    fire_rating="EI30",
+                    external=False,
+                )
+                lo, hi = min(outer_y, inner_y) + 0.1, max(outer_y, inner_y) - 0.1
+                add_space(
+                    p,
+                    storey,
+                    [(x0 + 0.1, lo), (x1 - 0.1, lo), (x1 - 0.1, hi), (x0 + 0.1, hi)],
+                    name=tag,
+                    long_name="Office",
+                )
+                made += 1
+        extent_y = 2 * depth + corridor
+        add_slab(p, storey, [(0, 0), (length, 0), (length, extent_y), (0, extent_y)], name=f"L{level}-Floor")
+    return stabilise(f, "office")
+
+
 def stabilise(f: ifcopenshell.file, seed: str) -> ifcopenshell.file:
     """Make a generated file reproducible: GlobalIds derived from ``seed``, relationship members in id
     order (the api collects them in sets) and a fixed header timestamp."""
