@@ -62,9 +62,8 @@ def office_ifc() -> Path:
         partial = path.with_suffix(".part")
         build_office(4, 80).write(str(partial))
         partial.replace(path)
-        print(
-            f"(generated {path.name}, {path.stat().st_size / 1e6:.1f} MB, in {time.perf_counter() - started:.0f} s)"
-        )
+        size, spent = path.stat().st_size / 1e6, time.perf_counter() - started
+        print(f"(generated {path.name}, {size:.1f} MB, in {spent:.0f} s)")
     return path
 
 
