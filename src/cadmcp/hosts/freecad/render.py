@@ -125,12 +125,15 @@ class _Visibility:
 
 
 def _world(obj: Any, shape: Any) -> Any:
-    """``shape`` moved by the placement of the App::Part / Body chain the object sits in."""
-    parent = _geo_parent(obj)
-    if parent is None:
-        return shape
+    """A copy of ``shape`` moved by the placement of the App::Part / Body chain the object sits in.
+
+    A copy: tessellating the document's own shape would leave its mesh on it, and OpenCASCADE
+    then bounds the shape by that mesh (a box read after a picture would differ from one before).
+    """
     placed = shape.copy()
-    placed.Placement = parent.getGlobalPlacement().multiply(shape.Placement)
+    parent = _geo_parent(obj)
+    if parent is not None:
+        placed.Placement = parent.getGlobalPlacement().multiply(shape.Placement)
     return placed
 
 
