@@ -5,7 +5,8 @@ python bench/bench_dwg.py [--corpus DIR]
 DIR is a folder of DWG files searched recursively, e.g. LibreDWG's `test/test-data` (public, not
 committed here: its drawings carry their own licences); a `NAME.dxf` beside `NAME.dwg` is taken as
 its reference (the AutoCAD-made pairs). Per release it prints: files, opened, reference pairs,
-model-space count exact and within 10%, layers equal (ezdxf's added Defpoints ignored) and layer
+model-space count exact and within 10%, counts by type equal (an entity carried as a proxy
+counts by number, not by type), layers equal (ezdxf's added Defpoints ignored) and layer
 on/off states equal, blocks equal, and open time (median, max) of the DWG beside its DXF twin,
 each opened the way the host opens them. Without DIR (or CADMCP_DWG_CORPUS) it measures
 generated R2000 drawings. The converter must be installed (.ci/deps/dwg-reader.sh, or
@@ -100,6 +101,7 @@ def measure(files: list[Path]) -> None:
         row["pair_dwg_s"].append(seconds)
         row["exact"].append(n == m)
         row["near"].append(abs(n - m) <= 0.1 * max(m, 1))
+        row["types"].append(got["model"] == want["model"])
         row["layers"].append(set(got["layers"]) == set(want["layers"]))
         row["states"].append(got["layers"] == want["layers"])
         row["blocks"].append(got["blocks"] == want["blocks"])
@@ -110,7 +112,7 @@ def measure(files: list[Path]) -> None:
                 f"{dwg.parent.name}/{dwg.name} ({release}): {n} of {m}; missing {missing} extra {extra}"
             )
     header = (
-        f"{'release':<9}{'files':>6}{'opened':>7}{'pairs':>6}{'exact':>6}{'<=10%':>6}{'layers':>7}"
+        f"{'release':<9}{'files':>6}{'opened':>7}{'pairs':>6}{'exact':>6}{'<=10%':>6}{'types':>6}{'layers':>7}"
         f"{'on/off':>7}{'blocks':>7}  {'DWG open ms med/max':>20}  {'DXF twin ms med/max':>20}  {'ratio':>5}"
     )
     print(header)
@@ -138,7 +140,8 @@ def _print_row(name: str, row: dict[str, Any]) -> None:
         pair_ratio = f"{statistics.median(row['pair_dwg_s']) / statistics.median(row['dxf_s']):5.2f}"
     print(
         f"{name:<9}{len(row['files']):>6}{len(row['opened']):>7}{len(row['pairs']):>6}{sum(row['exact']):>6}"
-        f"{sum(row['near']):>6}{sum(row['layers']):>7}{sum(row['states']):>7}{sum(row['blocks']):>7}  "
+        f"{sum(row['near']):>6}{sum(row['types']):>6}{sum(row['layers']):>7}{sum(row['states']):>7}"
+        f"{sum(row['blocks']):>7}  "
         f"{ms(row['dwg_s']):>20}  {ms(row['dxf_s']):>20}  {pair_ratio:>5}"
     )
 

@@ -107,11 +107,15 @@ class DwgSource:
 
     def lost_phrase(self, limit: int = 8) -> str:
         """``'1 ACAD_TABLE (model space); 3 objects of 2 kinds'`` (empty when nothing was lost)."""
-        entities = [item for item in self.lost if item["where"] != "objects"]
+        entities = [item for item in self.lost if item["where"] not in ("objects", _HOLLOW)]
+        hollow = [item for item in self.lost if item["where"] == _HOLLOW]
         objects = [item for item in self.lost if item["where"] == "objects"]
         parts = [f"{item['count']} {item['type']} ({item['where']})" for item in entities[:limit]]
         if len(entities) > limit:
             parts.append(f"{len(entities) - limit} more kinds of entities")
+        if hollow:
+            kinds = ", ".join(f"{item['count']} {item['type']}" for item in hollow)
+            parts.append(f"the ACIS solid data of {kinds} (kept without their shape)")
         if objects:
             count = sum(item["count"] for item in objects)
             parts.append(f"{count} non-graphical object(s) of {len(objects)} kind(s)")
@@ -129,7 +133,9 @@ class DwgSource:
             "release": self.release,
             "reader": self.reader,
             "not_carried_over": self.lost,
-            "entities_not_carried_over": sum(i["count"] for i in self.lost if i["where"] != "objects"),
+            "entities_not_carried_over": sum(
+                i["count"] for i in self.lost if i["where"] not in ("objects", _HOLLOW)
+            ),
             "carried_as_proxy_graphics": self.as_proxies,
             "reader_notes": self.read_notes,
         }
@@ -477,4 +483,23 @@ def not_carried_over(answer: dict[str, Any], doc: Drawing) -> list[dict[str, Any
             missing = count - have.get(kind, 0)
             if missing > 0:
                 lost.append({"type": kind, "count": missing, "where": where})
+    hollow: Counter[str] = Counter()  # ACIS entities kept, but without their solid data
+    for layout in doc.blocks:
+        for entity in layout:
+            if entity.dxftype() in _ACIS_KINDS and not _has_acis_data(entity):
+                hollow[entity.dxftype()] += 1
+    for kind, count in sorted(hollow.items()):
+        lost.append({"type": kind, "count": count, "where": _HOLLOW})
     return lost
+
+
+_ACIS_KINDS = {"3DSOLID", "REGION", "BODY", "EXTRUDEDSURFACE", "LOFTEDSURFACE", "NURBSURFACE",
+               "PLANESURFACE", "REVOLVEDSURFACE", "SWEPTSURFACE"}  # fmt: skip
+_HOLLOW = "kept without its ACIS solid data (no shape)"
+
+
+def _has_acis_data(entity: Any) -> bool:
+    try:
+        return bool(entity.sab) if entity.has_binary_data else bool(entity.sat)
+    except AttributeError:
+        return True

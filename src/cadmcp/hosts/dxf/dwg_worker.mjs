@@ -106,11 +106,9 @@ function proxyOf(m, data, record) {
 }
 
 function addProxies(text, found, m, data) {
-  const present = new Set();
-  // the handle right after an object's type (0 TYPE 5 HANDLE); code 5 occurs in some objects' data too
-  for (const match of text.matchAll(/\n *0\r?\n[^\r\n]+\r?\n *5\r?\n([0-9A-Fa-f]+)\r?\n/g)) {
-    present.add(match[1].toUpperCase());
-  }
+  const present = new Set(); // the handle (5) right after each object's type (0)
+  const entities = scan(text);
+  for (const entity of entities) if (entity.handle) present.add(entity.handle.toUpperCase());
   const missing = found.proxies
     .filter((record) => !present.has(record.handle))
     .map((record) => proxyOf(m, data, record))
@@ -119,11 +117,9 @@ function addProxies(text, found, m, data) {
   const nl = text.includes("\r\n") ? "\r\n" : "\n";
   const version = (text.match(/\$ACADVER\r?\n *1\r?\n(AC\d+)/) || [])[1] || "AC1015";
   const lengthCode = version >= "AC1027" ? "160" : " 92";
-  const section = text.search(/\n *2\r?\nENTITIES\r?\n/);
-  if (section < 0) return { text, proxied: {} };
-  const end = text.slice(section).search(/\n *0\r?\nENDSEC\r?\n/);
-  if (end < 0) return { text, proxied: {} };
-  const at = section + end + 1;
+  const ends = entities.filter((entity) => entity.type === "ENDSEC" && entity.section === "ENTITIES");
+  if (!ends.length) return { text, proxied: {} };
+  const at = ends[0].start;
   const proxied = {};
   const parts = [];
   for (const p of missing) {
@@ -138,6 +134,59 @@ function addProxies(text, found, m, data) {
     proxied[p.name] = (proxied[p.name] || 0) + 1;
   }
   return { text: text.slice(0, at) + parts.join("") + text.slice(at), proxied };
+}
+
+// A surface without its transformation matrices (LibreDWG did not decode them) stops ezdxf from
+// reading the whole file: such entities are left out (the host reports them as not carried over).
+// ezdxf reads each matrix as the 16 values of one group code in the surface's own subclass.
+const MATRICES = {
+  EXTRUDEDSURFACE: ["AcDbExtrudedSurface", ["40", "46", "47"]],
+  LOFTEDSURFACE: ["AcDbLoftedSurface", ["40"]],
+  REVOLVEDSURFACE: ["AcDbRevolvedSurface", ["42"]],
+  SWEPTSURFACE: ["AcDbSweptSurface", ["40", "41", "46", "47"]],
+};
+
+function dropUnreadable(text) {
+  const drop = scan(text).filter((entity) => {
+    const wanted = MATRICES[entity.type];
+    return wanted && entity.section === "ENTITIES" && wanted[1].some((code) => entity.matrix[code] !== 16);
+  });
+  let out = text;
+  for (const entity of drop.reverse()) out = out.slice(0, entity.start) + out.slice(entity.end);
+  return out;
+}
+
+// Each object of a DXF text (read as code/value line pairs): its type, handle, section, where it
+// starts and ends, and for surfaces how many values each matrix code has in their own subclass.
+function scan(text) {
+  const objects = [];
+  const line = /([^\r\n]*)\r?\n/g;
+  let current = null;
+  let section = "";
+  let subclass = "";
+  for (;;) {
+    const start = line.lastIndex;
+    const code = line.exec(text);
+    const value = code && line.exec(text);
+    if (!value) break;
+    const number = code[1].trim();
+    const data = value[1].trim();
+    if (number === "0") {
+      if (current) current.end = start;
+      current = { type: data, start, end: text.length, section, handle: "", matrix: {} };
+      objects.push(current);
+      subclass = "";
+      if (data === "ENDSEC") section = "";
+    } else if (current) {
+      if (number === "2" && current.type === "SECTION") section = current.section = data;
+      else if (number === "5" && !current.handle) current.handle = data;
+      else if (number === "100") subclass = data;
+      else if (MATRICES[current.type] && subclass === MATRICES[current.type][0]) {
+        current.matrix[number] = (current.matrix[number] || 0) + 1;
+      }
+    }
+  }
+  return objects;
 }
 
 // the DXF text is handled byte for byte (latin1); names are UTF-8 from R2007 on, \U+ escapes before
@@ -173,7 +222,8 @@ function convert(request) {
       if (!m.FS.analyzePath(output, false).exists || written >= 128) {
         return { ...answer, ok: false, stage: "write", code: written, error: "LibreDWG could not write DXF" };
       }
-      patched = addProxies(Buffer.from(m.FS.readFile(output)).toString("latin1"), found, m, read.data);
+      const text = dropUnreadable(Buffer.from(m.FS.readFile(output)).toString("latin1"));
+      patched = addProxies(text, found, m, read.data);
     } finally {
       m.dwg_free(read.data);
     }
