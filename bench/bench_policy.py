@@ -1,4 +1,4 @@
-"""Policy benchmarks: the cost of the check on every call, and from a person's answer to the call.
+"""Policy benchmarks: the check on every call, a preview against running the script, answer to run.
 
     ./dev python bench/bench_policy.py
 
@@ -6,7 +6,10 @@ Figures are printed, never asserted. The check (target < 50 us per call) is what
 before a call reaches a host: build the subject from the host entry and capability, then
 decide (trusted default; a profile; 100 configured glob rules, the last one matching; and the
 same with the audit line queued). The answer-to-run figure is the approval queue's: a
-confirmation answered from another task, until the waiting call goes on.
+confirmation answered from another task, until the waiting call goes on. The preview figures
+run a typical script (three lines and a deletion on the DXF sample; a wall and a rename on
+the IFC sample) in the real adapters: directly, as a preview (inventories, two pictures,
+rollback) and applied from its preview (revision checks around the run).
 """
 
 from __future__ import annotations
@@ -62,8 +65,8 @@ def _many_rules() -> Policy:
     rules.append(
         {"name": "scripts", "decision": "confirm", "capability": "execute_*", "document": "/projects/**"}
     )
-    profile, parsed, timeout = parse({"profile": "confirm-changes", "rules": rules}, "bench")
-    return Policy(profile, parsed, timeout, "bench")
+    profile, parsed, timeout, preview = parse({"profile": "confirm-changes", "rules": rules}, "bench")
+    return Policy(profile, parsed, timeout, "bench", preview)
 
 
 def _check_cost(gate: Gate) -> tuple[float, float]:
@@ -101,6 +104,59 @@ async def _answer_to_run(rounds: int = 200) -> list[float]:
     return waits
 
 
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+DXF_SCRIPT = (
+    "for n in range(3):\n    msp.add_line((0, n * 1000), (9000, n * 1000), dxfattribs={'layer': 'S-GRID'})\n"
+    "msp.delete_entity(msp.query('MTEXT')[0])\n"
+)
+IFC_SCRIPT = (
+    "wall = api.root.create_entity(model, ifc_class='IfcWall', name='Bench wall')\n"
+    "storey = model.by_type('IfcBuildingStorey')[0]\n"
+    "api.spatial.assign_container(model, products=[wall], relating_structure=storey)\n"
+    "model.by_type('IfcDoor')[0].Name = 'Renamed'\n"
+)
+
+
+def _preview_costs() -> None:
+    import shutil
+
+    from cadmcp.host.builtins.preview import apply_previewed, preview_script
+    from cadmcp.host.builtins.scripts import run_script
+    from cadmcp.hosts import dxf, ifc
+
+    print("preview round trip (seconds, median of 3; undo after each direct run and apply):")
+    folder = Path(tempfile.mkdtemp(prefix="cadmcp-bench-preview"))
+    for label, module, sample, script in (
+        ("DXF floorplan.dxf", dxf, "floorplan.dxf", DXF_SCRIPT),
+        ("IFC house.ifc", ifc, "house.ifc", IFC_SCRIPT),
+    ):
+        path = folder / sample
+        shutil.copy(SAMPLES / sample, path)
+        adapter = module.create_adapter([str(path)])
+        adapter.documents()
+        adapter.screenshot(640, None, {})  # warm: first renders load the plotting modules
+        direct, preview, applied = [], [], []
+        for _ in range(3):
+            started = time.perf_counter()
+            assert not run_script(adapter, script, None).is_error
+            direct.append(time.perf_counter() - started)
+            adapter.history().undo()
+            started = time.perf_counter()
+            shown = preview_script(adapter, script, None)
+            preview.append(time.perf_counter() - started)
+            token = shown.structured_content["applyWith"]["previewed"]  # type: ignore[index]
+            started = time.perf_counter()
+            result = apply_previewed(adapter, script, None, token)
+            applied.append(time.perf_counter() - started)
+            assert not isinstance(result, str), result
+            adapter.history().undo()
+        print(
+            f"  {label:<20} direct {statistics.median(direct):.3f}  "
+            f"preview {statistics.median(preview):.3f}  "
+            f"apply previewed {statistics.median(applied):.3f}  ({len(adapter.inventory())} objects)"
+        )
+
+
 def main() -> None:
     import os
 
@@ -131,6 +187,7 @@ def main() -> None:
         f"approval queue, answer -> call goes on: p50 {waits[len(waits) // 2]:.0f} us, "
         f"p95 {waits[int(len(waits) * 0.95)]:.0f} us"
     )
+    _preview_costs()
     print(f"(logs in {Path(os.environ[LOG_DIR_ENV])})")
 
 

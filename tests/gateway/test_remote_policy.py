@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,7 +15,7 @@ import pytest
 
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 from tests.core.helpers import call, find_target
-from tests.gateway.conftest import wait_machine
+from tests.gateway.conftest import SAMPLES, wait_machine
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -26,7 +28,7 @@ def _approvals(runtime: Any, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confirm_waits_for_its_person(
-    nats_server: Any, machines: Any
+    nats_server: Any, machines: Any, tmp_path: Path
 ) -> None:
     server = nats_server()
     alpha = machines("alpha-ws", "alpha")
@@ -55,9 +57,12 @@ async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confi
         )
     )
     demo = bravo.host("demo")
+    drawing = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    bravo.host("dxf", str(drawing))
     bravo.serve(CADMCP_GATEWAY=server.url)
     async with alpha.client(CADMCP_GATEWAY=server.url) as session:
-        await wait_machine(session, "bravo-render", 1)
+        await wait_machine(session, "bravo-render", 2)
         echo = await find_target(session, "echo")
         denied = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "remote"}})
         body = denied.structured_content
@@ -93,6 +98,31 @@ async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confi
             )
             assert answered.returncode == 0, answered.stderr
         assert not results[0].is_error and results[0].content[0].type == "image"
+
+        # a script is previewed on its machine, and the yes there applies exactly the preview
+        code = await find_target(session, "execute_python_code", "DXF")
+        script = {"code": "msp.add_circle((0, 0), 300)"}
+        async with anyio.create_task_group() as tg:
+
+            async def run_code() -> None:
+                results.append(await call(session, "invoke_dynamic", {"id": code["id"], "arguments": script}))
+
+            tg.start_soon(run_code)
+            with anyio.fail_after(60):
+                while (
+                    "["
+                    not in (
+                        listed := await anyio.to_thread.run_sync(_approvals, bravo.runtime, "approvals")
+                    ).stdout
+                ):
+                    await anyio.sleep(0.2)
+            assert "creates 1 (1 CIRCLE)" in listed.stdout and "Preview (run in the document" in listed.stdout
+            approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
+            answered = await anyio.to_thread.run_sync(
+                _approvals, bravo.runtime, "answer", approval_id, "accept"
+            )
+            assert answered.returncode == 0, answered.stderr
+        assert not results[1].is_error and "[UNDO STEP]" in results[1].content[0].text
     host_lines = [line for line in bravo.log_lines(demo.pid) if line["method"] == "tools/call"]
     assert [line["target"] for line in host_lines] == ["render_swatch"]  # echo never reached the host
     decisions = [line for line in bravo.log_text().splitlines() if " policy/decision " in line]

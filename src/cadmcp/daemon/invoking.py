@@ -34,7 +34,7 @@ from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validati
 from cadmcp.daemon.hostlink import HostLink
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_RESPONSES_BYTES, MAX_STATE_CHARS, check_text, json_size
-from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, question
+from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, preview_summary, question
 from cadmcp.daemon.surface import MAX_READS
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
@@ -278,10 +278,14 @@ async def invoke(
     state = _open_state(request_state, cap)
     host_state = state.get("hs") if state is not None else None
     approval = state.get("ap") if state is not None else None
+    sent = arguments
     if gate is not None:
-        approval = await _police(gate, ctx, hooks, entry, cap, link, arguments, state, input_responses)
-        if approval == "ask":
-            return _approval_round(gate, ctx, entry, cap, arguments)
+        policed = await _police(gate, ctx, hooks, entry, cap, link, arguments, state, input_responses)
+        if policed.answer is not None:
+            return policed.answer
+        approval = policed.approval
+        if policed.previewed is not None:  # apply exactly what the person saw previewed
+            sent = {**arguments, "previewed": policed.previewed}
     if state is not None and state.get("ap") == "asked":
         host_state = input_responses = None  # the host never saw the daemon's round
     directory.note_invoked(entry.key)
@@ -289,7 +293,7 @@ async def invoke(
         uri = _expand(cap, arguments)
         result = await _host_call(link, entry, "resources/read", {"uri": uri}, hooks)
         return _embedded(result)
-    params: dict[str, Any] = {"name": cap.target, "arguments": arguments}
+    params: dict[str, Any] = {"name": cap.target, "arguments": sent}
     if input_responses is not None:
         params["inputResponses"] = input_responses
     if host_state is not None:
@@ -306,6 +310,25 @@ async def invoke(
     return await _drive_rounds(answer, link, entry, params, result, hooks)
 
 
+@dataclass(frozen=True, slots=True)
+class Policed:
+    """What the policy made of a call: its approval (None: allowed, `granted`: confirmed), the
+    preview to apply exactly, or an answer to give instead of running it (the daemon's input
+    round, or a preview that failed)."""
+
+    approval: str | None = None
+    previewed: str | None = None
+    answer: dict[str, Any] | None = None
+
+
+def can_preview(gate: Gate, cap: Capability, arguments: dict[str, Any]) -> bool:
+    """Whether a confirmation of this call first shows the host's preview (`dryRun`) of it."""
+    if not gate.policy.preview or cap.kind != "tool" or arguments.get("dryRun") or arguments.get("previewed"):
+        return False
+    properties = (cap.raw.get("inputSchema") or {}).get("properties") or {}
+    return isinstance(properties, dict) and "dryRun" in properties and "previewed" in properties
+
+
 async def _police(
     gate: Gate,
     ctx: ServerRequestContext[Any],
@@ -316,35 +339,53 @@ async def _police(
     arguments: dict[str, Any],
     state: dict[str, Any] | None,
     input_responses: dict[str, Any] | None,
-) -> str | None:
-    """Apply the policy: None (allowed), `granted` (confirmed), `ask` (a 2026-07-28 client is to be
-    asked in an input round); a deny or a no raises and nothing runs."""
+) -> Policed:
+    """Apply the policy before anything reaches the host; a deny or a no raises and nothing runs.
+
+    A confirmation of a change the host can preview shows the person the preview (the host runs
+    it in its transaction and rolls back) and, on yes, applies exactly that change."""
     subject = gate.subject(entry, cap)
     decision = gate.decide(subject, arguments)
     if decision.verdict != "confirm":
-        return None
+        return Policed()
     approval = state.get("ap") if state is not None else None
     if approval == "granted":
-        return "granted"  # a later round of a call the person already confirmed
+        return Policed("granted")  # a later round of a call the person already confirmed
     if approval == "asked" and state is not None:
         answer = answer_of((input_responses or {}).get(APPROVAL_KEY))
         asked_at = float(state.get("at") or time.time())
         if time.time() > float(state.get("until") or 0):
             answer = "timeout"
+        seen = state.get("pv")
         gate.settle(
-            decision, subject, arguments, answer, by="client", how="input_required", asked_at=asked_at
+            decision,
+            subject,
+            arguments,
+            answer,
+            by="client",
+            how="input_required",
+            asked_at=asked_at,
+            preview={"previewed": seen} if isinstance(seen, str) else None,
         )
-        return "granted"
+        return Policed("granted", seen if isinstance(seen, str) else None)
+    preview = None
+    if can_preview(gate, cap, arguments):
+        tried = await _host_call(
+            link, entry, "tools/call", {"name": cap.target, "arguments": {**arguments, "dryRun": True}}, hooks
+        )
+        preview = preview_summary(tried)
+        if preview is None:  # the script failed in its preview: that answer, and nothing changed
+            return Policed(answer=tried)
     channel = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
     if channel is not None:
-        await gate.ask(channel, "task input round", decision, subject, arguments)
+        await gate.ask(channel, "task input round", decision, subject, arguments, preview)
     elif not _client_can_elicit(ctx):
-        await gate.ask(None, "approval queue", decision, subject, arguments)
+        await gate.ask(None, "approval queue", decision, subject, arguments, preview)
     elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return "ask"
+        return Policed(answer=_approval_round(gate, entry, cap, arguments, preview))
     else:
-        await gate.ask(client_elicitation(ctx), "elicitation", decision, subject, arguments)
-    return "granted"
+        await gate.ask(client_elicitation(ctx), "elicitation", decision, subject, arguments, preview)
+    return Policed("granted", preview.get("previewed") if preview is not None else None)
 
 
 def _client_can_elicit(ctx: ServerRequestContext[Any]) -> bool:
@@ -353,14 +394,20 @@ def _client_can_elicit(ctx: ServerRequestContext[Any]) -> bool:
 
 
 def _approval_round(
-    gate: Gate, ctx: ServerRequestContext[Any], entry: HostEntry, cap: Capability, arguments: dict[str, Any]
+    gate: Gate,
+    entry: HostEntry,
+    cap: Capability,
+    arguments: dict[str, Any],
+    preview: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The daemon's own `input_required` round asking the person; its sealed state expires with the
     confirmation time, and only the same id and arguments can answer it."""
     subject = gate.subject(entry, cap)
-    asked = question(gate.policy.decide(subject), subject, arguments)
+    asked = question(gate.policy.decide(subject), subject, arguments, preview)
+    asked.pop("pictures", None)  # an elicitation form carries text; the pictures are the queue's
     now = time.time()
-    state = _seal_state(cap, None, "asked", at=now, until=now + gate.policy.confirm_timeout)
+    previewed = preview.get("previewed") if preview is not None else None
+    state = _seal_state(cap, None, "asked", at=now, until=now + gate.policy.confirm_timeout, pv=previewed)
     return {
         "resultType": "input_required",
         "inputRequests": {APPROVAL_KEY: elicitation(asked)},

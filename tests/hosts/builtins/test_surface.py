@@ -99,6 +99,11 @@ async def test_every_host_serves_the_same_tools_resources_and_schemas() -> None:
                 common = {k: shape[name][1].get(k) for k in ("width", "height")}
                 assert common == {k: first[name][1].get(k) for k in ("width", "height")}, app
                 assert None not in common.values(), f"{app} {name} lacks width or height"
+            elif name == "execute_python_code":  # an adapter with an inventory adds the preview's two
+                preview = {"dryRun", "previewed"}
+                assert preview <= set(shape[name][1]) or app == "Notes", f"{app} cannot preview"
+                own = {k: v for k, v in shape[name][1].items() if k not in preview}
+                assert own == {k: v for k, v in first[name][1].items() if k not in preview}, app
             else:
                 assert shape[name][1] == first[name][1], f"{app} {name} parameters differ"
 

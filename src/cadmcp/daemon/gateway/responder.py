@@ -33,7 +33,7 @@ from cadmcp.daemon.gateway.subjects import Subjects
 from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import HostLauncher
-from cadmcp.daemon.policy.gate import Gate
+from cadmcp.daemon.policy.gate import Gate, preview_summary
 from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
 from cadmcp.wire.echo import echo
 
@@ -191,7 +191,25 @@ class Responder:
         if decision.verdict != "confirm":
             return None
         gate = self.gate
-        return lambda: gate.ask(None, "approval queue", decision, subject, arguments)
+        previewable = invoking.can_preview(gate, cap, arguments)
+
+        async def confirm(link: Link) -> dict[str, Any] | None:
+            """Ask this machine's person (with the host's preview where it can): None to go on with
+            `params` (then exactly the previewed change), or the answer to give instead."""
+            preview = None
+            if previewable:
+                tried = await link.raw_request(
+                    "tools/call", {**params, "arguments": {**arguments, "dryRun": True}}
+                )
+                preview = preview_summary(tried)
+                if preview is None:
+                    return tried  # the script failed in its preview; nothing changed
+            await gate.ask(None, "approval queue", decision, subject, arguments, preview)
+            if preview is not None and preview.get("previewed"):
+                params["arguments"] = {**arguments, "previewed": preview["previewed"]}
+            return None
+
+        return confirm
 
     async def _call(self, msg: Any) -> None:
         reply = Reply(self.connection, msg.reply)
@@ -249,9 +267,11 @@ class Responder:
             }
             progress = reply.progress if body.get("progress") else None  # only when the caller asked
             with scope, self._keeping_alive(reply), anyio.fail_after(timeout or MAX_TIMEOUT):
-                if decision is not None:  # the person here confirms, through this machine's queue
-                    await decision()
-                answer = {"ok": await link.raw_request(method, params, on_progress=progress)}
+                instead = await decision(link) if decision is not None else None  # this machine's queue
+                if instead is not None:
+                    answer = {"ok": instead}
+                else:
+                    answer = {"ok": await link.raw_request(method, params, on_progress=progress)}
         except TimeoutError:
             answer = {
                 "failed": {

@@ -5,6 +5,7 @@ TOML::
     [policy]
     profile = "confirm-changes"        # trusted (default) | confirm-changes | read-only
     confirmTimeoutSeconds = 120        # an unanswered confirmation is a no after this long
+    previewChanges = true              # show a preview of a script before asking (hosts that can)
 
     [[policy.rules]]                   # checked in order before the profile; the first match decides
     name = "no scripts on the render farm"
@@ -31,7 +32,7 @@ MAX_PATTERNS = 64
 MAX_PATTERN_CHARS = 1000
 DEFAULT_CONFIRM_TIMEOUT = 120.0
 MAX_CONFIRM_TIMEOUT = 86400.0
-SECTION_KEYS = frozenset({"profile", "confirmTimeoutSeconds", "rules"})
+SECTION_KEYS = frozenset({"profile", "confirmTimeoutSeconds", "previewChanges", "rules"})
 
 
 def config_error(where: str, problem: str) -> DaemonError:
@@ -118,8 +119,8 @@ def parse_rule(raw: Any, where: str, origin: str) -> Rule:
     )
 
 
-def parse(value: dict[str, Any], where: str) -> tuple[str, tuple[Rule, ...], float]:
-    """(profile, own rules, confirmation timeout) of a policy section."""
+def parse(value: dict[str, Any], where: str) -> tuple[str, tuple[Rule, ...], float, bool]:
+    """(profile, own rules, confirmation timeout, preview changes) of a policy section."""
     unknown = sorted(set(value) - SECTION_KEYS)
     if unknown:
         raise config_error(where, f"unknown key(s) {unknown}; the section takes {sorted(SECTION_KEYS)}")
@@ -131,10 +132,13 @@ def parse(value: dict[str, Any], where: str) -> tuple[str, tuple[Rule, ...], flo
         raise config_error(where, "confirmTimeoutSeconds must be a number of seconds")
     if not 0 < timeout <= MAX_CONFIRM_TIMEOUT:
         raise config_error(where, f"confirmTimeoutSeconds must be between 0 and {MAX_CONFIRM_TIMEOUT:g}")
+    preview = value.get("previewChanges", True)
+    if not isinstance(preview, bool):
+        raise config_error(where, "previewChanges must be true or false")
     raw_rules = value.get("rules", [])
     if not isinstance(raw_rules, list):
         raise config_error(where, "rules must be a list of tables ([[policy.rules]])")
     if len(raw_rules) > MAX_RULES:
         raise config_error(where, f"at most {MAX_RULES} rules")
     rules = tuple(parse_rule(r, f"{where} policy.rules[{n}]", where) for n, r in enumerate(raw_rules))
-    return profile, rules, float(timeout)
+    return profile, rules, float(timeout), preview

@@ -27,6 +27,8 @@ class Policy:
     confirm_timeout: float = config.DEFAULT_CONFIRM_TIMEOUT
     source: str = "defaults"
     """Where the policy came from (a configuration file, or `defaults`)."""
+    preview: bool = True
+    """Whether a confirmation of a change first shows the host's preview of it (dryRun)."""
 
     @property
     def chain(self) -> tuple[Rule, ...]:
@@ -70,8 +72,8 @@ def load(path: Path | None = None, env: dict[str, str] | None = None) -> Policy:
     if not value:
         policy = Policy()
     else:
-        profile, rules, timeout = config.parse(value, str(path))
-        policy = Policy(profile, rules, timeout, str(path))
+        profile, rules, timeout, preview = config.parse(value, str(path))
+        policy = Policy(profile, rules, timeout, str(path), preview)
     if env.get(TIMEOUT_ENV):
         try:
             timeout = float(env[TIMEOUT_ENV])
@@ -79,7 +81,7 @@ def load(path: Path | None = None, env: dict[str, str] | None = None) -> Policy:
             timeout = -1.0
         if not 0 < timeout <= config.MAX_CONFIRM_TIMEOUT:
             raise DaemonError("config_error", f"{TIMEOUT_ENV} must be a number of seconds (0-86400].")
-        policy = Policy(policy.profile, policy.rules, timeout, policy.source)
+        policy = Policy(policy.profile, policy.rules, timeout, policy.source, policy.preview)
     return policy
 
 

@@ -40,9 +40,40 @@ def _shown(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}\n… ({len(text) - limit} more characters)"
 
 
-def question(decision: Decision, subject: Subject, arguments: dict[str, Any]) -> dict[str, Any]:
+def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The part of a host's dryRun answer the person sees: counts, kinds, samples, revision, pictures."""
+    found = result.get("structuredContent")
+    if not isinstance(found, dict) or found.get("dryRun") is not True:
+        return None
+    parts = {k: found.get(k) for k in ("created", "modified", "deleted") if isinstance(found.get(k), dict)}
+    pictures = [
+        c.get("data") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "image"
+    ]
+    previewed = (found.get("applyWith") or {}).get("previewed")
+    return {**parts, "previewed": previewed if isinstance(previewed, str) else None, "pictures": pictures[:2]}
+
+
+def _preview_lines(preview: dict[str, Any]) -> list[str]:
+    lines = ["Preview (run in the document's transaction and rolled back):"]
+    for key, verb in (("created", "creates"), ("modified", "modifies"), ("deleted", "deletes")):
+        part = preview.get(key) or {}
+        count = part.get("count") or 0
+        if not count:
+            lines.append(f"  {verb} nothing")
+            continue
+        kinds = ", ".join(f"{n} {k}" for k, n in list((part.get("byKind") or {}).items())[:6])
+        names = [s.get("name") or s.get("id") for s in (part.get("sample") or [])[:6]]
+        lines.append(f"  {verb} {count} ({kinds}): {', '.join(str(n) for n in names)}")
+    if preview.get("pictures"):
+        lines.append("  before- and after-pictures are in the approval queue's entry")
+    return lines
+
+
+def question(
+    decision: Decision, subject: Subject, arguments: dict[str, Any], preview: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """What the person is asked: what will run, where, with which arguments (a script's code in full,
-    up to a bound), and why they are asked."""
+    up to a bound), what a preview showed it would change, and why they are asked."""
     code = next((arguments[k] for k in CODE_ARGUMENTS if isinstance(arguments.get(k), str)), None)
     rest = {k: v for k, v in arguments.items() if not (code is not None and v is code)}
     lines = [f"Allow {where(subject)}?"]
@@ -57,8 +88,11 @@ def question(decision: Decision, subject: Subject, arguments: dict[str, Any]) ->
         lines.append(f"Arguments: {_shown(dumps(rest), MAX_SHOWN_ARGUMENTS)}")
     if code is not None:
         lines.append(f"Code:\n{_shown(code, MAX_SHOWN_CODE)}")
+    if preview is not None:
+        lines.extend(_preview_lines(preview))
     return {
         "message": "\n".join(lines),
+        **({"pictures": preview.get("pictures") or []} if preview is not None else {}),
         "call": {
             "capability": subject.capability,
             "hostApp": subject.host_app,
@@ -67,6 +101,11 @@ def question(decision: Decision, subject: Subject, arguments: dict[str, Any]) ->
             "document": subject.document or None,
             "arguments": arguments,
             "rule": decision.rule.name,
+            **(
+                {"preview": {k: preview.get(k) for k in ("created", "modified", "deleted")}}
+                if preview
+                else {}
+            ),
         },
     }
 
@@ -150,9 +189,10 @@ class Gate:
         decision: Decision,
         subject: Subject,
         arguments: dict[str, Any],
+        preview: dict[str, Any] | None = None,
     ) -> None:
         """Put the question to `answerer` (None: the approval queue); return on yes, raise on no."""
-        asked = question(decision, subject, arguments)
+        asked = question(decision, subject, arguments, preview)
         started = time.time()
         timeout = self.policy.confirm_timeout
         answer, by = "timeout", ""
@@ -162,7 +202,7 @@ class Gate:
             with anyio.move_on_after(timeout):
                 responses = await answerer({APPROVAL_KEY: elicitation(asked)})
                 answer, by = answer_of(responses.get(APPROVAL_KEY)), "client"
-        self.settle(decision, subject, arguments, answer, by=by, how=how, asked_at=started)
+        self.settle(decision, subject, arguments, answer, by=by, how=how, asked_at=started, preview=preview)
 
     def settle(
         self,
@@ -174,6 +214,7 @@ class Gate:
         by: str,
         how: str,
         asked_at: float,
+        preview: dict[str, Any] | None = None,
     ) -> None:
         """Audit a confirmation's answer; raise `not_confirmed` unless it was yes."""
         self.audit(
@@ -187,6 +228,7 @@ class Gate:
             askedAt=_stamp(asked_at),
             answeredAt=_stamp(time.time()),
             waitedMs=round((time.time() - asked_at) * 1000),
+            preview=_audited(preview),
         )
         if answer != "accept":
             raise not_confirmed(decision, subject, answer, by or "nobody")
@@ -212,6 +254,14 @@ class Gate:
             shared_log().write_later(
                 lambda: format_line("policy/decision", outcome, {**fields, "args": clip(arguments)}, stamp)
             )
+
+
+def _audited(preview: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the call log keeps of a preview the person saw: counts and the previewed revisions."""
+    if preview is None:
+        return None
+    counts = {k: (preview.get(k) or {}).get("count", 0) for k in ("created", "modified", "deleted")}
+    return {**counts, "previewed": preview.get("previewed"), "pictures": len(preview.get("pictures") or [])}
 
 
 def _stamp(at: float) -> str:

@@ -32,6 +32,8 @@ from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS, keyw
 from cadmcp.host.builtins.navigation import navigate
 from cadmcp.host.builtins.ondisk import DiskStamps
 from cadmcp.host.builtins.paths import check_document_path
+from cadmcp.host.builtins.preview import Previewable
+from cadmcp.host.builtins.previewtool import PREVIEW_NOTE, previewing_tool
 from cadmcp.host.builtins.scripts import run_script
 from cadmcp.host.history import NavigationResult
 from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
@@ -305,6 +307,9 @@ class BuiltinSurface:
 
             return self._tool_call("execute_python_code", run)
 
+        previews = isinstance(adapter, Previewable)
+        if previews:
+            execute_python_code = previewing_tool(self, adapter)  # type: ignore[assignment]
         self._add_tool(
             execute_python_code,
             name="execute_python_code",
@@ -317,7 +322,7 @@ class BuiltinSurface:
                 "completely ([ROLLBACK], [TIMEOUT]), and so is a cancelled one ([CANCELLED]); a long script "
                 "can report progress(fraction, message). PEP 723 '# /// script' dependencies are installed "
                 f"with uv first. Read {p.scheme}://python-cheatsheet for recipes and "
-                f"{p.scheme}://model/context for the current state."
+                f"{p.scheme}://model/context for the current state.{PREVIEW_NOTE if previews else ''}"
             ),
             annotations=_hints(read_only=False, destructive=True, idempotent=False),
             meta={FALLBACK_META: ["change", "query"]},

@@ -188,6 +188,13 @@ class DxfAdapter:
 
         return DxfScriptRun(self._active(), step_name)
 
+    def inventory(self, baseline: Any = None) -> dict[str, tuple[str, str, str]]:
+        """Every entity of the active drawing, for previews (`cadmcp.host.builtins.preview`); the
+        baseline is not needed (undo gives the handle seed back, so handles repeat)."""
+        from cadmcp.hosts.dxf.inventory import inventory
+
+        return inventory(self._active().doc)
+
     def history(self) -> HistoryStack:
         entry = self._active()
 

@@ -255,6 +255,16 @@ class IfcAdapter:
             }
         return IfcScriptRun(doc, step_name, self._namespace_modules)
 
+    def inventory(self, baseline: Any = None) -> dict[str, tuple[str, str, str]]:
+        """Every entity of the active model, for previews (`cadmcp.host.builtins.preview`)."""
+        from cadmcp.hosts.ifc.inventory import inventory
+
+        return inventory(self.active().file, baseline)
+
+    def forget_views(self) -> None:
+        """Drop the active model's cached meshes (a preview changed it and rolled back)."""
+        self._geometry.pop(self.active(), None)
+
     def history(self) -> HistoryStack:
         return HistoryStack(self.active().history)
 

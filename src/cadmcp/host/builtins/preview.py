@@ -1,0 +1,234 @@
+"""A preview of execute_python_code (`dryRun`), and applying exactly what was previewed.
+
+The script runs inside the document's own transaction as usual; instead of committing, the
+host takes an inventory of the document (every object by id: kind, name and a digest of its
+content), compares it with the inventory from before the run, renders the after-picture,
+and rolls the transaction back. The answer says what would be created, modified and deleted
+(by kind and name: a count and a sample), shows the before- and after-pictures, and gives
+the document's revision before and after: a digest of the whole inventory.
+
+Applying a preview (`previewed`) first checks that the document is still at the previewed
+revision (someone may have changed it meanwhile: then nothing runs), runs the script, and
+commits only if the document ends at the previewed after-revision; otherwise it is rolled back.
+
+An adapter offers previews by having `inventory()` (and `forget_views()` when it caches
+renderings); others answer that this host cannot preview.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import mcp_types as types
+
+from cadmcp.host import pyexec
+from cadmcp.host.builtins.adapter import DocumentAdapter, HostError
+from cadmcp.host.builtins.scripts import run_transaction, step_name
+
+SAMPLE = 12
+"""Objects named per change kind (the count is always complete)."""
+PICTURE_WIDTH = 640
+
+Inventory = Mapping[str, tuple[str, str, str]]
+"""Object id -> (kind, name, digest of its content)."""
+
+
+@runtime_checkable
+class Previewable(Protocol):
+    """What an adapter adds to offer previews."""
+
+    def inventory(self, baseline: Inventory | None = None) -> Inventory:
+        """Every object of the active document: id -> (kind, name, content digest). With the
+        inventory from before a change, objects created since get ids that repeat when the same
+        change is made again (where the application never reuses its own ids)."""
+        ...
+
+
+def revision(inventory: Inventory) -> str:
+    """The document's revision: a digest of its whole inventory (equal content, equal revision)."""
+    h = hashlib.blake2b(digest_size=12)
+    for key in sorted(inventory):
+        kind, name, digest = inventory[key]
+        h.update(f"{key}\x1f{kind}\x1f{name}\x1f{digest}\x1e".encode())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Difference:
+    """What a run changed, by object."""
+
+    created: list[tuple[str, str, str]]
+    modified: list[tuple[str, str, str]]
+    deleted: list[tuple[str, str, str]]
+
+    @classmethod
+    def between(cls, before: Inventory, after: Inventory) -> Difference:
+        def rows(keys: Any, side: Inventory) -> list[tuple[str, str, str]]:
+            return sorted(((k, side[k][0], side[k][1]) for k in keys), key=lambda r: (r[2] == "", r[1], r[0]))
+
+        created = after.keys() - before.keys()
+        deleted = before.keys() - after.keys()
+        modified = {k for k in before.keys() & after.keys() if before[k] != after[k]}
+        return cls(rows(created, after), rows(modified, after), rows(deleted, before))
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.created or self.modified or self.deleted)
+
+    def report(self) -> dict[str, Any]:
+        def part(rows: list[tuple[str, str, str]]) -> dict[str, Any]:
+            return {
+                "count": len(rows),
+                "byKind": dict(Counter(kind for _, kind, _ in rows).most_common()),
+                "sample": [{"id": i, "kind": k, **({"name": n} if n else {})} for i, k, n in rows[:SAMPLE]],
+            }
+
+        return {"created": part(self.created), "modified": part(self.modified), "deleted": part(self.deleted)}
+
+    def sentence(self) -> str:
+        def words(label: str, rows: list[tuple[str, str, str]]) -> str:
+            if not rows:
+                return f"{label} nothing"
+            kinds = ", ".join(f"{n} {k}" for k, n in Counter(k for _, k, _ in rows).most_common(4))
+            return f"{label} {len(rows)} ({kinds})"
+
+        return "; ".join(
+            (words("creates", self.created), words("modifies", self.modified), words("deletes", self.deleted))
+        )
+
+
+def _previewable(adapter: DocumentAdapter) -> Previewable:
+    if not isinstance(adapter, Previewable):
+        raise HostError(
+            f"The {adapter.profile.app} host cannot preview scripts (dryRun); run it without dryRun, "
+            "or preview on a DXF or IFC host.",
+            "invalid",
+        )
+    return adapter
+
+
+def _picture(adapter: DocumentAdapter, notes: list[str], when: str) -> bytes | None:
+    try:
+        return adapter.screenshot(PICTURE_WIDTH, None, {}).png
+    except Exception as exc:  # a picture that cannot be made is said, the preview still stands
+        notes.append(f"The {when}-picture could not be rendered ({type(exc).__name__}).")
+        return None
+
+
+def _forget_views(adapter: DocumentAdapter) -> None:
+    forget = getattr(adapter, "forget_views", None)
+    if callable(forget):
+        forget()
+
+
+class _Previewed(Exception):
+    """Raised from the commit hook so that the run is rolled back after its report."""
+
+
+def preview_script(adapter: DocumentAdapter, code: str, description: str | None) -> types.CallToolResult:
+    """Run `code` in a transaction, report and picture what it changed, and roll it back."""
+    source = _previewable(adapter)
+    notes: list[str] = []
+    before = dict(source.inventory())
+    before_png = _picture(adapter, notes, "before")
+    found: dict[str, Any] = {}
+    run = adapter.script(step_name(code, description))
+
+    def report(_token: object) -> str | None:
+        after = dict(source.inventory(before))
+        found["difference"] = Difference.between(before, after)
+        found["after"] = revision(after)
+        _forget_views(adapter)  # cached meshes must not outlive the rolled-back change
+        found["png"] = _picture(adapter, notes, "after")
+        raise _Previewed
+
+    def rollback(_token: object) -> str:
+        run.rollback()
+        _forget_views(adapter)
+        return ""
+
+    result = pyexec.run_code(
+        code, run.namespace, timeout=adapter.exec_timeout, begin=run.begin, commit=report, rollback=rollback
+    )
+    difference: Difference | None = found.get("difference")
+    if difference is None:  # the script failed: it was rolled back like any failed run
+        result.notes.append("Preview only: nothing was changed.")
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text())], is_error=True
+        )
+    before_revision = revision(before)
+    structured = {
+        "dryRun": True,
+        **difference.report(),
+        "revision": {"before": before_revision, "after": found["after"]},
+        "applyWith": {"previewed": f"{before_revision}:{found['after']}"},
+        "notes": notes,
+    }
+    result.error, result.status, result.notes = None, "ok", []
+    text = (
+        f"Preview (nothing was changed; the run was rolled back): the script {difference.sentence()}. "
+        f"To apply exactly this change, call execute_python_code again with the same code and "
+        f"previewed={structured['applyWith']['previewed']!r}."
+    )
+    printed = result.text() if (result.output or result.has_value) else ""
+    content: list[Any] = [types.TextContent(type="text", text=text + (f"\n\n{printed}" if printed else ""))]
+    for label, png in (("before", before_png), ("after", found.get("png"))):
+        if png is not None:
+            content.append(types.TextContent(type="text", text=f"{label}:"))
+            content.append(
+                types.ImageContent(type="image", data=base64.b64encode(png).decode(), mime_type="image/png")
+            )
+    return types.CallToolResult(content=content, structured_content=structured, is_error=False)
+
+
+def apply_previewed(
+    adapter: DocumentAdapter, code: str, description: str | None, previewed: str
+) -> pyexec.ExecResult | str:
+    """Run `code` as one undo step only if the document is at the previewed revision and ends at
+    the previewed result; an error text (nothing changed) otherwise."""
+    source = _previewable(adapter)
+    expected_before, _, expected_after = previewed.partition(":")
+    if not expected_before or not expected_after:
+        raise HostError("previewed must be the applyWith.previewed value of a dryRun answer.", "invalid")
+    current = dict(source.inventory())
+    now = revision(current)
+    if now != expected_before:
+        return (
+            f"[NOT APPLIED] The document changed since the preview (revision {now}, previewed "
+            f"{expected_before}); nothing ran. Preview again (dryRun) and confirm the new preview."
+        )
+    run = adapter.script(step_name(code, description))
+    mismatch: list[str] = []
+
+    class _Checked:
+        namespace = run.namespace
+
+        def begin(self) -> None:
+            run.begin()
+
+        def commit(self) -> Any:
+            after = revision(source.inventory(current))
+            if after != expected_after:
+                mismatch.append(after)
+                raise HostError(
+                    f"the run ended at revision {after}, not the previewed {expected_after} (the script does "
+                    "not give the same result twice, e.g. it uses time or random numbers); it was rolled "
+                    "back and nothing changed",
+                    "invalid",
+                )
+            return run.commit()
+
+        def rollback(self) -> bool:
+            done = run.rollback()
+            _forget_views(adapter)
+            return done
+
+    result = run_transaction(_Checked(), code, timeout=adapter.exec_timeout, noun=adapter.profile.noun)
+    if mismatch:
+        return f"[NOT APPLIED] {result.error or ''}".strip()
+    return result

@@ -1,0 +1,76 @@
+"""execute_python_code with `dryRun` and `previewed`, for adapters that can preview.
+
+No `from __future__ import annotations`: the tool's parameter annotations are read by the
+MCP server to build its input schema.
+"""
+
+from typing import Annotated, Any
+
+import mcp_types as types
+from pydantic import Field
+
+from cadmcp.host.builtins.adapter import DocumentAdapter, HostError
+from cadmcp.host.builtins.preview import apply_previewed, preview_script
+from cadmcp.host.builtins.scripts import run_script
+
+PREVIEW_NOTE = (
+    " dryRun=true previews instead: the script runs in a transaction, the answer lists what it would "
+    "create, modify and delete (by kind and name) with before- and after-pictures, and everything is "
+    "rolled back; pass the answer's applyWith.previewed as previewed to apply exactly that change (it "
+    "refuses if the document changed since)."
+)
+MAX_PREVIEWED_CHARS = 100
+
+
+def previewing_tool(surface: Any, adapter: DocumentAdapter) -> Any:
+    """The execute_python_code function of a host whose adapter can preview."""
+
+    def execute_python_code(
+        code: Annotated[
+            str, Field(description="Python source to run; a final expression's value is returned.")
+        ],
+        description: Annotated[
+            str | None,
+            Field(
+                description="Short name of the undo step, e.g. 'Add grid lines A-D' (default: the "
+                "script's leading comment or first line)."
+            ),
+        ] = None,
+        dryRun: Annotated[
+            bool,
+            Field(
+                description="Preview only: report and picture what the script would change, then roll back."
+            ),
+        ] = False,
+        previewed: Annotated[
+            str | None,
+            Field(
+                description="applyWith.previewed from a dryRun answer: apply only if the document is still "
+                "as previewed and the run gives the previewed result.",
+                max_length=MAX_PREVIEWED_CHARS,
+            ),
+        ] = None,
+    ) -> types.CallToolResult:
+        def run() -> types.CallToolResult:
+            if not isinstance(code, str) or not code.strip():
+                raise HostError("code is empty: pass the Python source to run.", "invalid")
+            if dryRun and previewed:
+                raise HostError("Pass dryRun or previewed, not both.", "invalid")
+            if dryRun:
+                return preview_script(adapter, code, description)
+            if previewed:
+                applied = apply_previewed(adapter, code, description, previewed)
+                if isinstance(applied, str):
+                    return types.CallToolResult(
+                        content=[types.TextContent(type="text", text=applied)], is_error=True
+                    )
+                result = applied
+            else:
+                result = run_script(adapter, code, description)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=result.text())], is_error=result.is_error
+            )
+
+        return surface._tool_call("execute_python_code", run)
+
+    return execute_python_code

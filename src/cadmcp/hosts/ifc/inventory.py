@@ -1,0 +1,52 @@
+"""Every entity of an IFC model by step id: class, name and a digest of its STEP line.
+
+Used by previews (`cadmcp.host.builtins.preview`): two inventories tell what a script
+created, modified and deleted; their digest is the model's revision. A rooted entity's
+GlobalId is left out of its digest: creating an element draws a fresh random one each time,
+so applying a previewed script gives the previewed model with new GlobalIds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+_GLOBAL_ID = re.compile(r"^(#\d+=\w+\()'[^']*'")
+
+
+_REFERENCE = re.compile(r"#(\d+)")
+
+
+def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str]]:
+    """'#id' -> (IFC class, Name of a rooted entity or '', digest of its STEP line).
+
+    With the inventory from before a change (`baseline`), entities created since are named
+    `#new1`, `#new2`... in creation order, in keys and in references, so the same script run
+    twice gives the same inventory although IfcOpenShell never hands out an id twice.
+    """
+    out: dict[str, tuple[str, str, str]] = {}
+    renumber: dict[int, str] = {}
+    if baseline is not None:
+        known = max((int(k[1:]) for k in baseline if k[1:].isdigit()), default=0)
+        created = sorted(e.id() for e in model if e.id() > known)
+        renumber = {n: f"new{i + 1}" for i, n in enumerate(created)}
+
+    def reference(match: re.Match[str]) -> str:
+        return f"#{renumber.get(int(match.group(1)), match.group(1))}"
+
+    for entity in model:
+        line = str(entity)
+        name = ""
+        if entity.is_a("IfcRoot"):
+            value = getattr(entity, "Name", None)
+            name = value[:80] if isinstance(value, str) else ""
+            line = _GLOBAL_ID.sub(r"\1'*'", line, count=1)
+        if renumber:
+            line = _REFERENCE.sub(reference, line)
+        out[f"#{renumber.get(entity.id(), entity.id())}"] = (
+            entity.is_a(),
+            name,
+            hashlib.blake2b(line.encode(), digest_size=10).hexdigest(),
+        )
+    return out
