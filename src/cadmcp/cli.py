@@ -72,8 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     policy.add_argument("rest", nargs=argparse.REMAINDER)
 
-    ev = sub.add_parser("eval", help="evaluate search quality on a query set")
-    ev.add_argument("what", choices=["search", "dump-catalog"])
+    ev = sub.add_parser("eval", help="evaluate search quality on a query set, or run a corpus of files")
+    ev.add_argument("what", choices=["search", "dump-catalog", "corpus"])
     ev.add_argument("rest", nargs=argparse.REMAINDER)
 
     demo = sub.add_parser("demo", help="start a host on a sample model and walk through search -> invoke")
@@ -231,6 +231,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadmcp.daemon.policy.cli import main as policy_main
 
         return policy_main(list(args.rest))
+    if args.command == "eval" and args.what == "corpus":
+        from cadmcp.corpus.command import main as corpus_main
+
+        return corpus_main(list(args.rest))
     if args.command == "eval" and args.what == "dump-catalog":
         from cadmcp.daemon.search.dump import main as dump_main
 

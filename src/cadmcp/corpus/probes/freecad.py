@@ -1,0 +1,173 @@
+"""FreeCAD probe: after a recompute, every object's properties and its shape's measures."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+DIGITS = 9
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+SKIPPED = {
+    "App::PropertyPythonObject",  # a Python proxy: its state is the other properties
+    "App::PropertyFileIncluded",  # a path into the document's temporary folder
+    "Part::PropertyPartShape",  # measured below
+    "Mesh::PropertyMeshKernel",
+    "Fem::PropertyFemMesh",
+    "Points::PropertyPointKernel",
+}
+SKIPPED_PROPERTIES = {
+    "FullyConstrained",  # set only when the solver runs: a loaded sketch keeps what was saved
+}
+LENGTHS = ("Length", "Height", "Width", "Radius", "Thickness", "Depth", "Size")
+DATUMS = ("Distance", "DistanceX", "DistanceY", "Radius", "Diameter")
+
+
+def number(value: float) -> float:
+    return float(f"{value:.{DIGITS}g}")
+
+
+def canon(value: Any) -> Any:
+    """A JSON-ready value for a property: objects by name, placements and vectors as numbers."""
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, float):
+        return number(value)
+    if isinstance(value, list | tuple):
+        return [canon(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): canon(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    kind = type(value).__name__
+    if kind == "Quantity":
+        return [number(value.Value), str(value.Unit)]
+    if kind == "Vector":
+        return [number(value.x), number(value.y), number(value.z)]
+    if kind == "Rotation":
+        return [number(q) for q in value.Q]
+    if kind == "Placement":
+        return [canon(value.Base), canon(value.Rotation)]
+    if kind == "Matrix":
+        return [number(a) for a in value.A]
+    if kind == "Constraint":
+        return [value.Type, value.Name, number(value.Value), value.First, value.Second, value.Driving]
+    if hasattr(value, "TypeId") and hasattr(value, "Name") and hasattr(value, "Document"):
+        return f"<{value.Name}>"
+    return ADDRESS.sub("", repr(value))
+
+
+def shape_measures(shape: Any) -> Any:
+    """Volume, area, bounding box, placement and topology counts of a shape (None when null)."""
+    if shape is None or shape.isNull():
+        return None
+    box = _exact_box(shape)
+    measures: dict[str, Any] = {
+        "bbox": [number(v) for v in (box.XMin, box.YMin, box.ZMin, box.XMax, box.YMax, box.ZMax)],
+        "placement": canon(shape.Placement),
+        "topology": [len(shape.Solids), len(shape.Faces), len(shape.Edges), len(shape.Vertexes)],
+    }
+    for key in ("Volume", "Area", "Length"):
+        try:
+            measures[key.lower()] = number(getattr(shape, key))
+        except Exception:
+            measures[key.lower()] = None
+    return measures
+
+
+def _exact_box(shape: Any) -> Any:
+    """The box of the geometry alone: BoundBox tightens once a view has triangulated the shape."""
+    try:
+        return shape.copy(True, False).BoundBox
+    except TypeError:  # a FreeCAD without copy(copyGeom, copyMesh)
+        return shape.copy().BoundBox
+
+
+def object_state(obj: Any) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for name in obj.PropertiesList:
+        try:
+            if name in SKIPPED_PROPERTIES or obj.getTypeIdOfProperty(name) in SKIPPED:
+                continue
+            props[name] = canon(getattr(obj, name))
+        except Exception as exc:
+            props[name] = f"<unreadable: {type(exc).__name__}>"
+    entry: dict[str, Any] = {"type": obj.TypeId, "props": props}
+    if obj.TypeId == "Spreadsheet::Sheet":
+        cells = {}
+        for address in _used_cells(obj):
+            cells[address] = [obj.getContents(address), canon(_cell_value(obj, address))]
+        entry["cells"] = cells
+    shape = getattr(obj, "Shape", None)
+    if shape is not None and type(shape).__name__ != "str":
+        try:
+            entry["shape"] = shape_measures(shape)
+        except Exception as exc:
+            entry["shape"] = f"<unmeasurable: {type(exc).__name__}>"
+    return entry
+
+
+def _used_cells(sheet: Any) -> list[str]:
+    if hasattr(sheet, "getUsedCells"):
+        return sorted(sheet.getUsedCells())
+    # FreeCAD 0.20 has no getUsedCells: read the cell addresses from the saved content
+    return sorted(set(re.findall(r'<Cell address="([A-Z]+[0-9]+)"', sheet.cells.Content)))
+
+
+def _cell_value(sheet: Any, address: str) -> Any:
+    try:
+        return sheet.get(address)
+    except Exception:
+        return None
+
+
+def _read_only(obj: Any, name: str) -> bool:
+    try:
+        return "ReadOnly" in obj.getPropertyStatus(name)
+    except Exception:
+        return False
+
+
+def dump(doc: Any) -> dict[str, Any]:
+    """Recompute, then every object's canonical state keyed by its internal name."""
+    touched_before = sorted(o.Name for o in doc.Objects if "Touched" in o.State)
+    doc.recompute()
+    objects = {obj.Name: object_state(obj) for obj in doc.Objects}
+    invalid = sorted(o.Name for o in doc.Objects if "Invalid" in o.State)
+    return {
+        "objects": objects,
+        "summary": {"objects": len(objects), "touched_before_recompute": touched_before, "invalid": invalid},
+    }
+
+
+def change(doc: Any) -> str:
+    """Change one driving value (a sketch dimension, else a length property, else a placement), recompute."""
+    for obj in doc.Objects:
+        if obj.TypeId != "Sketcher::SketchObject":
+            continue
+        for index, constraint in enumerate(obj.Constraints):
+            if constraint.Type in DATUMS and constraint.Driving and constraint.Value > 0:
+                try:
+                    obj.setDatum(index, constraint.Value * 1.1)
+                except Exception:
+                    continue
+                doc.recompute()
+                return f"{obj.Name}: constraint {index} ({constraint.Type}) {constraint.Value:g} -> x1.1"
+    bound = set()
+    for obj in doc.Objects:
+        bound = {path for path, _ in getattr(obj, "ExpressionEngine", [])}
+        for name in LENGTHS:
+            if name in obj.PropertiesList and name not in bound and not _read_only(obj, name):
+                value = getattr(obj, name)
+                magnitude = getattr(value, "Value", value)
+                if isinstance(magnitude, float | int) and not isinstance(magnitude, bool) and magnitude > 0:
+                    setattr(obj, name, magnitude * 1.1)
+                    doc.recompute()
+                    return f"{obj.Name}.{name} {magnitude:g} -> x1.1"
+    for obj in doc.Objects:
+        if "Placement" in obj.PropertiesList and hasattr(obj, "Shape"):
+            placement = obj.Placement
+            base = placement.Base
+            base.x += 10
+            placement.Base = base
+            obj.Placement = placement
+            doc.recompute()
+            return f"{obj.Name}.Placement moved 10 mm along x"
+    raise RuntimeError("no sketch dimension, length property or placement to change")

@@ -1,0 +1,55 @@
+"""IFC probe: every entity instance by id, with its type and all attribute values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+DIGITS = 12
+
+
+def canon(value: Any) -> Any:
+    """A JSON-ready value: references become '#id', typed values [type, value], floats 12 digits."""
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, float):
+        return float(f"{value:.{DIGITS}g}")
+    if isinstance(value, list | tuple):
+        return [canon(v) for v in value]
+    if hasattr(value, "is_a") and hasattr(value, "id"):
+        if value.id():
+            return f"#{value.id()}"
+        return [value.is_a(), canon(value.wrappedValue)]
+    return repr(value)
+
+
+def dump(model: Any) -> dict[str, Any]:
+    """All instances keyed by step id: class and attribute values in schema order."""
+    entities: dict[str, Any] = {}
+    for instance in model:
+        entities[str(instance.id())] = [instance.is_a(), [canon(v) for v in instance]]
+    return {"entities": entities, "summary": {"entities": len(entities), "schema": model.schema}}
+
+
+def change(model: Any) -> str:
+    """Rename the first element with a placement and move it 1 unit along x (else rename any root)."""
+    import ifcopenshell.api.attribute
+    import ifcopenshell.api.geometry
+    import ifcopenshell.util.placement
+
+    elements = sorted(
+        (e for e in model.by_type("IfcProduct") if e.ObjectPlacement is not None and e.is_a("IfcElement")),
+        key=lambda e: e.id(),
+    )
+    target = (
+        elements[0] if elements else next(iter(sorted(model.by_type("IfcRoot"), key=lambda e: e.id())), None)
+    )
+    if target is None:
+        raise RuntimeError("the model has no IfcRoot to change")
+    name = f"{target.Name or ''} (changed)"
+    ifcopenshell.api.attribute.edit_attributes(model, product=target, attributes={"Name": name})
+    if not elements:
+        return f"renamed {target.is_a()} #{target.id()}"
+    matrix = ifcopenshell.util.placement.get_local_placement(target.ObjectPlacement)
+    matrix[0][3] += 1.0
+    ifcopenshell.api.geometry.edit_object_placement(model, product=target, matrix=matrix, is_si=False)
+    return f"renamed and moved {target.is_a()} #{target.id()}"
