@@ -137,37 +137,99 @@ def dump(doc: Any) -> dict[str, Any]:
     }
 
 
-def change(doc: Any) -> str:
-    """Change one driving value (a sketch dimension, else a length property, else a placement), recompute."""
+def _signature(doc: Any) -> list[Any]:
+    """What a change must move: every shape's measures."""
+    out = []
+    for obj in doc.Objects:
+        shape = getattr(obj, "Shape", None)
+        if shape is not None and type(shape).__name__ != "str":
+            try:
+                out.append([obj.Name, shape_measures(shape)])
+            except Exception:
+                out.append([obj.Name, None])
+    return out
+
+
+def _bound(obj: Any) -> set[str]:
+    """Paths of obj's properties that an expression drives (they cannot be set by hand)."""
+    return {path.lstrip(".") for path, _ in getattr(obj, "ExpressionEngine", [])}
+
+
+def _candidates(doc: Any) -> Any:
+    """Ways to change a driving value, most typical first: (description, do, undo) triples."""
+    for obj in doc.Objects:
+        if obj.TypeId != "Spreadsheet::Sheet":
+            continue
+        for address in _used_cells(obj):
+            content = obj.getContents(address)
+            try:
+                value = float(content.lstrip("="))
+            except ValueError:
+                continue
+            if value > 0 and obj.getAlias(address):
+                yield (
+                    f"{obj.Name}.{address} ({obj.getAlias(address)}) {value:g} -> x1.1",
+                    lambda o=obj, a=address, v=value: o.set(a, f"{v * 1.1:.6g}"),
+                    lambda o=obj, a=address, c=content: o.set(a, c),
+                )
     for obj in doc.Objects:
         if obj.TypeId != "Sketcher::SketchObject":
             continue
+        bound = _bound(obj)
         for index, constraint in enumerate(obj.Constraints):
+            named = constraint.Name and f"Constraints.{constraint.Name}" in bound
             if constraint.Type in DATUMS and constraint.Driving and constraint.Value > 0:
-                try:
-                    obj.setDatum(index, constraint.Value * 1.1)
-                except Exception:
+                if named or f"Constraints[{index}]" in bound:
                     continue
-                doc.recompute()
-                return f"{obj.Name}: constraint {index} ({constraint.Type}) {constraint.Value:g} -> x1.1"
-    bound = set()
+                yield (
+                    f"{obj.Name}: constraint {index} ({constraint.Type}) {constraint.Value:g} -> x1.1",
+                    lambda o=obj, i=index, v=constraint.Value: o.setDatum(i, v * 1.1),
+                    lambda o=obj, i=index, v=constraint.Value: o.setDatum(i, v),
+                )
     for obj in doc.Objects:
-        bound = {path for path, _ in getattr(obj, "ExpressionEngine", [])}
+        bound = _bound(obj)
         for name in LENGTHS:
-            if name in obj.PropertiesList and name not in bound and not _read_only(obj, name):
-                value = getattr(obj, name)
-                magnitude = getattr(value, "Value", value)
-                if isinstance(magnitude, float | int) and not isinstance(magnitude, bool) and magnitude > 0:
-                    setattr(obj, name, magnitude * 1.1)
-                    doc.recompute()
-                    return f"{obj.Name}.{name} {magnitude:g} -> x1.1"
+            if name not in obj.PropertiesList or name in bound or _read_only(obj, name):
+                continue
+            value = getattr(obj, name)
+            magnitude = getattr(value, "Value", value)
+            if isinstance(magnitude, float | int) and not isinstance(magnitude, bool) and magnitude > 0:
+                yield (
+                    f"{obj.Name}.{name} {magnitude:g} -> x1.1",
+                    lambda o=obj, n=name, m=magnitude: setattr(o, n, m * 1.1),
+                    lambda o=obj, n=name, m=magnitude: setattr(o, n, m),
+                )
     for obj in doc.Objects:
-        if "Placement" in obj.PropertiesList and hasattr(obj, "Shape"):
-            placement = obj.Placement
-            base = placement.Base
-            base.x += 10
-            placement.Base = base
-            obj.Placement = placement
-            doc.recompute()
-            return f"{obj.Name}.Placement moved 10 mm along x"
-    raise RuntimeError("no sketch dimension, length property or placement to change")
+        if "Placement" in obj.PropertiesList and hasattr(obj, "Shape") and "Placement" not in _bound(obj):
+            yield (
+                f"{obj.Name}.Placement moved 10 mm along x",
+                lambda o=obj: _move(o, 10),
+                lambda o=obj: _move(o, -10),
+            )
+
+
+def _move(obj: Any, dx: float) -> None:
+    placement = obj.Placement
+    base = placement.Base
+    base.x += dx
+    placement.Base = base
+    obj.Placement = placement
+
+
+def change(doc: Any, tries: int = 12) -> str:
+    """Change one driving value (a spreadsheet cell with an alias, a sketch dimension, a length
+    property, else a placement) and recompute; a value whose change moves no shape is put back
+    and the next one tried."""
+    doc.recompute()
+    start = _signature(doc)
+    for description, do, undo in list(_candidates(doc))[:tries]:
+        try:
+            do()
+        except Exception:  # an unsolvable value: try the next one
+            continue
+        doc.recompute()
+        if _signature(doc) != start:
+            return description
+        undo()
+        doc.recompute()
+    raise RuntimeError("no spreadsheet cell, sketch dimension, length property or placement changes a shape")
