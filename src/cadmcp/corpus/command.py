@@ -27,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--app", action="append", choices=sorted(set(APPS.values())), help="only these apps")
     parser.add_argument("--json", metavar="FILE", help="also write every result and the totals as JSON")
     parser.add_argument("--limit", type=int, default=None, help="run at most this many files")
+    parser.add_argument("--jobs", type=int, default=1, help="files run at once (1-8; default 1)")
     parser.add_argument("--launch-timeout", type=float, default=180.0, help="seconds for a launch (180)")
     parser.add_argument("--call-timeout", type=float, default=300.0, help="seconds for any other call (300)")
     return parser
@@ -39,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not 1 <= value <= 3600:
             print(f"cadmcp eval corpus: {label} must be 1-3600 seconds, not {value:g}", file=sys.stderr)
             return 2
+    if not 1 <= args.jobs <= 8:
+        print(f"cadmcp eval corpus: --jobs must be 1-8, not {args.jobs}", file=sys.stderr)
+        return 2
     try:
         files = find(args.paths, args.app)
     except CorpusError as exc:
@@ -52,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def each(result: FileResult) -> None:
         print(report.row(result, base), flush=True)
 
-    results = run_all(files, Settings(args.launch_timeout, args.call_timeout), each)
+    results = run_all(files, Settings(args.launch_timeout, args.call_timeout, args.jobs), each)
     print()
     print(report.totals_table(report.totals(results)))
     classes = report.failure_classes(results)

@@ -51,6 +51,8 @@ class Settings:
 
     launch_timeout: float = 180.0
     call_timeout: float = 300.0
+    jobs: int = 1
+    """Files run at once, each worker with a daemon of its own."""
     python: str = sys.executable
 
 
@@ -376,7 +378,7 @@ async def _run_in(session: Any, file: CorpusFile, work: Path, settings: Settings
     """Run ``file`` in a folder of its own, then stop its host whatever happened."""
     result = FileResult(str(file.path), file.app, file.size)
     started = time.monotonic()
-    work.mkdir()
+    work.mkdir(parents=True)
     try:
         await run_file(session, file, work, settings, result)
     except Exception as exc:
@@ -389,48 +391,64 @@ async def _run_in(session: Any, file: CorpusFile, work: Path, settings: Settings
     return result
 
 
-async def _run_files(
-    files: list[CorpusFile], settings: Settings, each: Callable[[FileResult], None]
-) -> list[FileResult]:
-    """One daemon for the run (a fresh one after a file that failed outside its steps)."""
+async def _worker(
+    pending: list[tuple[int, CorpusFile]],
+    settings: Settings,
+    root: Path,
+    done: Callable[[int, FileResult], None],
+) -> None:
+    """Take files from ``pending`` until none is left, through one daemon (a fresh one after a
+    file that failed outside its steps). Each worker has its own runtime directory, so its
+    daemon sees only the hosts it launched."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    results: list[FileResult] = []
+    runtime = root / "run"
+    runtime.mkdir(mode=0o700, parents=True)
+    params = StdioServerParameters(
+        command=settings.python, args=["-m", "cadmcp", "daemon"], env=daemon_env(runtime), cwd=root
+    )
+    while pending:
+        current: tuple[int, CorpusFile] | None = None
+        try:
+            with open(os.devnull, "w") as quiet:
+                async with (
+                    stdio_client(params, errlog=quiet) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    with anyio.fail_after(60):
+                        await session.discover()
+                    while pending:
+                        current = pending.pop(0)
+                        result = await _run_in(session, current[1], root / str(current[0]), settings)
+                        index, current = current[0], None
+                        done(index, result)
+                        if result.error:
+                            break  # the daemon may still be busy with what timed out: start afresh
+        except Exception as exc:  # the daemon itself failed: the file it was on gets the blame
+            if current is None:
+                continue
+            result = FileResult(str(current[1].path), current[1].app, current[1].size)
+            result.error = "the daemon failed: " + _describe(exc, settings)
+            done(current[0], result)
+
+
+async def _run_files(
+    files: list[CorpusFile], settings: Settings, each: Callable[[FileResult], None]
+) -> list[FileResult]:
+    """Run the files with ``settings.jobs`` workers; results come back in the files' order."""
+    results: dict[int, FileResult] = {}
     pending = list(enumerate(files))
+
+    def done(index: int, result: FileResult) -> None:
+        results[index] = result
+        each(result)
+
     with tempfile.TemporaryDirectory(prefix="cadmcp-corpus-") as tmp:
-        root = Path(tmp)
-        runtime = root / "run"
-        runtime.mkdir(mode=0o700)
-        params = StdioServerParameters(
-            command=settings.python, args=["-m", "cadmcp", "daemon"], env=daemon_env(runtime), cwd=tmp
-        )
-        while pending:
-            current: tuple[int, CorpusFile] | None = None
-            try:
-                with open(os.devnull, "w") as quiet:
-                    async with (
-                        stdio_client(params, errlog=quiet) as (read, write),
-                        ClientSession(read, write) as session,
-                    ):
-                        with anyio.fail_after(60):
-                            await session.discover()
-                        while pending:
-                            current = pending.pop(0)
-                            result = await _run_in(session, current[1], root / str(current[0]), settings)
-                            current = None
-                            results.append(result)
-                            each(result)
-                            if result.error:
-                                break  # the daemon may still be busy with what timed out: start afresh
-            except Exception as exc:  # the daemon itself failed: the file it was on gets the blame
-                if current is None:
-                    continue
-                result = FileResult(str(current[1].path), current[1].app, current[1].size)
-                result.error = "the daemon failed: " + _describe(exc, settings)
-                results.append(result)
-                each(result)
-    return results
+        async with anyio.create_task_group() as group:
+            for job in range(max(1, min(settings.jobs, len(files)))):
+                group.start_soon(_worker, pending, settings, Path(tmp) / f"job{job}", done)
+    return [results[i] for i in sorted(results)]
 
 
 def run_all(
