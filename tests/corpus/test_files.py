@@ -1,0 +1,44 @@
+"""Finding a corpus: files by extension under folders, in the order given, with clear refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cadmcp.corpus.files import CorpusError, find
+
+
+def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x")
+    return path
+
+
+def test_files_are_found_recursively_by_extension_in_the_order_of_the_paths(tmp_path: Path) -> None:
+    a = _touch(tmp_path / "a" / "plan.DXF")
+    _touch(tmp_path / "a" / "notes.txt")
+    b = _touch(tmp_path / "b" / "deep" / "house.ifc")
+    c = _touch(tmp_path / "b" / "part.FCStd")
+    found = find([tmp_path / "b", tmp_path / "a"])
+    assert [(f.path, f.app) for f in found] == [
+        (b.resolve(), "ifc"),
+        (c.resolve(), "freecad"),
+        (a.resolve(), "dxf"),
+    ]
+
+
+def test_a_file_given_twice_runs_once_and_apps_filter(tmp_path: Path) -> None:
+    a = _touch(tmp_path / "plan.dxf")
+    _touch(tmp_path / "house.ifc")
+    found = find([a, tmp_path], apps=["dxf"])
+    assert [f.path for f in found] == [a.resolve()]
+
+
+def test_a_missing_path_and_an_empty_folder_say_what_to_pass(tmp_path: Path) -> None:
+    with pytest.raises(CorpusError, match=r"does not exist; pass files or folders"):
+        find([tmp_path / "nowhere"])
+    with pytest.raises(CorpusError, match=r"No \.dxf, \.ifc or \.FCStd file"):
+        find([tmp_path])
+    with pytest.raises(CorpusError, match="Unknown application"):
+        find([tmp_path], apps=["revit"])

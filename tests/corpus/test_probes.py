@@ -1,0 +1,90 @@
+"""The probes run in-process on real ezdxf and IfcOpenShell documents: dumps are canonical
+(equal after a write and read), a change moves what it says, and a real undo restores the dump."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ezdxf
+import ifcopenshell
+
+from cadmcp.corpus.compare import compare
+from cadmcp.corpus.probes import dxf as dxf_probe
+from cadmcp.corpus.probes import ifc as ifc_probe
+from cadmcp.corpus.probes import source
+from cadmcp.hosts.ifc.modelgen import build_house
+
+
+def _drawing() -> ezdxf.document.Drawing:
+    doc = ezdxf.new("R2010", setup=True)
+    block = doc.blocks.new("DOOR")
+    block.add_arc((0, 0), 900, 0, 90)
+    block.add_line((0, 0), (900, 0))
+    msp = doc.modelspace()
+    msp.add_lwpolyline([(0, 0), (5000, 0), (5000, 3000), (0, 3000)], close=True, dxfattribs={"layer": "WALL"})
+    msp.add_blockref("DOOR", (1000, 0))
+    hatch = msp.add_hatch(color=3)
+    hatch.paths.add_polyline_path([(0, 0), (100, 0), (100, 100)], is_closed=True)
+    msp.add_linear_dim(base=(0, -500), p1=(0, 0), p2=(5000, 0)).render()
+    return doc
+
+
+def test_the_probe_sources_are_the_modules_sent_into_the_hosts() -> None:
+    for app in ("dxf", "ifc", "freecad"):
+        text = source(app)
+        assert "def dump(" in text and "def change(" in text
+        compile(text, f"{app}.py", "exec")  # what the host runs must be valid Python on its own
+
+
+def test_a_dxf_dump_keeps_every_entity_with_its_tags_and_reads_back_the_same(tmp_path: Path) -> None:
+    doc = _drawing()
+    state = dxf_probe.dump(doc)
+    types = {e["type"] for e in state["entities"].values()}
+    assert {"LWPOLYLINE", "INSERT", "HATCH", "DIMENSION", "ARC"} <= types
+    path = tmp_path / "plan.dxf"
+    doc.saveas(path)
+    reread = dxf_probe.dump(ezdxf.readfile(path), normalized=True)
+    assert compare(dxf_probe.dump(doc, normalized=True), reread).equal
+
+
+def test_the_dxf_change_adds_a_line_and_moves_an_entity() -> None:
+    doc = _drawing()
+    before = dxf_probe.dump(doc)
+    message = dxf_probe.change(doc, doc.modelspace())
+    assert message.startswith("added LINE ") and "moved LWPOLYLINE" in message
+    diff = compare(before, dxf_probe.dump(doc))
+    assert len(diff.added) == 1 and len(diff.changed) == 1
+
+
+def test_dxf_floats_keep_twelve_digits_so_text_round_trips_compare_equal() -> None:
+    assert dxf_probe.canon(0.1 + 0.2) == 0.3
+    assert dxf_probe.canon(ezdxf.math.Vec3(1 / 3, 0, 0)) == [0.333333333333, 0.0, 0.0]
+
+
+def test_an_ifc_dump_has_every_instance_and_an_undone_change_restores_it() -> None:
+    model = build_house()
+    before = ifc_probe.dump(model)
+    assert before["summary"]["entities"] == len(list(model))
+    model.begin_transaction()
+    message = ifc_probe.change(model)
+    model.end_transaction()
+    assert message.startswith("renamed and moved Ifc")
+    changed = compare(before, ifc_probe.dump(model))
+    assert changed.changed and not changed.equal
+    model.undo()
+    assert compare(before, ifc_probe.dump(model)).equal
+
+
+def test_an_ifc_dump_reads_back_the_same_after_a_write(tmp_path: Path) -> None:
+    model = build_house()
+    path = tmp_path / "house.ifc"
+    model.write(str(path))
+    assert compare(ifc_probe.dump(model), ifc_probe.dump(ifcopenshell.open(str(path)))).equal
+
+
+def test_ifc_typed_values_and_references_are_canonical() -> None:
+    model = ifcopenshell.file(schema="IFC4")
+    wall = model.createIfcWall(ifcopenshell.guid.new(), None, "W")
+    value = model.createIfcPropertySingleValue("Height", None, model.createIfcLengthMeasure(2.5), None)
+    assert ifc_probe.canon(wall) == f"#{wall.id()}"
+    assert ifc_probe.canon(value.NominalValue) == ["IfcLengthMeasure", 2.5]
