@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-DIGITS = 9
+DIGITS = 10
+DECIMALS = 6
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 SKIPPED = {
     "App::PropertyPythonObject",  # a Python proxy: its state is the other properties
@@ -23,7 +24,8 @@ DATUMS = ("Distance", "DistanceX", "DistanceY", "Radius", "Diameter")
 
 
 def number(value: float) -> float:
-    return float(f"{value:.{DIGITS}g}")
+    """Ten significant digits, and nothing below a nanometre (recomputes differ at 1e-15)."""
+    return float(f"{round(value, DECIMALS):.{DIGITS}g}") + 0.0
 
 
 def canon(value: Any) -> Any:
@@ -173,8 +175,8 @@ def _candidates(doc: Any) -> Any:
                     lambda o=obj, a=address, c=content: o.set(a, c),
                 )
     for obj in doc.Objects:
-        if obj.TypeId != "Sketcher::SketchObject":
-            continue
+        if obj.TypeId != "Sketcher::SketchObject" or obj.solve() != 0:
+            continue  # a sketch with redundant or conflicting constraints takes no new value
         bound = _bound(obj)
         for index, constraint in enumerate(obj.Constraints):
             named = constraint.Name and f"Constraints.{constraint.Name}" in bound
@@ -216,7 +218,7 @@ def _move(obj: Any, dx: float) -> None:
     obj.Placement = placement
 
 
-def change(doc: Any, tries: int = 12) -> str:
+def change(doc: Any, tries: int = 40) -> str:
     """Change one driving value (a spreadsheet cell with an alias, a sketch dimension, a length
     property, else a placement) and recompute; a value whose change moves no shape is put back
     and the next one tried."""
