@@ -218,13 +218,18 @@ def _move(obj: Any, dx: float) -> None:
     obj.Placement = placement
 
 
-def change(doc: Any, tries: int = 40) -> str:
+def change(doc: Any, tries: int = 40, budget: float = 25.0) -> str:
     """Change one driving value (a spreadsheet cell with an alias, a sketch dimension, a length
     property, else a placement) and recompute; a value whose change moves no shape is put back
-    and the next one tried."""
+    and the next one tried (at most ``tries`` values, none started after ``budget`` seconds)."""
+    import time
+
     doc.recompute()
     start = _signature(doc)
+    deadline = time.monotonic() + budget
     for description, do, undo in list(_candidates(doc))[:tries]:
+        if time.monotonic() > deadline:
+            break
         try:
             do()
         except Exception:  # an unsolvable value: try the next one
@@ -234,4 +239,7 @@ def change(doc: Any, tries: int = 40) -> str:
             return description
         undo()
         doc.recompute()
-    raise RuntimeError("no spreadsheet cell, sketch dimension, length property or placement changes a shape")
+    raise RuntimeError(
+        "no spreadsheet cell, sketch dimension, length property or placement changed a shape "
+        f"({min(tries, len(list(_candidates(doc))))} tried)"
+    )
