@@ -8,6 +8,18 @@ from typing import Any
 DIGITS = 10
 DECIMALS = 6
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+NEGATIVE_ZERO = re.compile(r"(?<![\d.])-0(?![\d.])")
+GEOMETRY = (
+    "StartPoint",
+    "EndPoint",
+    "Center",
+    "Radius",
+    "MajorRadius",
+    "MinorRadius",
+    "Location",
+    "Direction",
+)
+"""The numbers that place a Part geometry (its repr keeps 6 digits and prints -0)."""
 SKIPPED = {
     "App::PropertyPythonObject",  # a Python proxy: its state is the other properties
     "App::PropertyFileIncluded",  # a path into the document's temporary folder
@@ -53,7 +65,10 @@ def canon(value: Any) -> Any:
         return [value.Type, value.Name, number(value.Value), value.First, value.Second, value.Driving]
     if hasattr(value, "TypeId") and hasattr(value, "Name") and hasattr(value, "Document"):
         return f"<{value.Name}>"
-    return ADDRESS.sub("", repr(value))
+    geometry = [name for name in GEOMETRY if hasattr(value, name)]
+    if geometry and hasattr(value, "isDerivedFrom"):  # a Part geometry (sketch lines, arcs, circles)
+        return [kind, *(canon(getattr(value, name)) for name in geometry)]
+    return NEGATIVE_ZERO.sub("0", ADDRESS.sub("", repr(value)))
 
 
 def shape_measures(shape: Any) -> Any:
