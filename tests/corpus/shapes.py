@@ -1,0 +1,72 @@
+"""Generated files of the same shape as the corpus files where a failure class was found.
+
+Each maker writes one small file with the structure that mattered on the third-party file
+(named in the docstring), so the class is reproduced without shipping that file.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import ezdxf
+
+DEPENDENT_SKETCH = """
+import sys
+import FreeCAD as App, Part, Sketcher
+V = App.Vector
+doc = App.newDocument("Dependent")
+body = doc.addObject("PartDesign::Body", "Body")
+xy = body.Origin.OriginFeatures[3]
+base = body.newObject("Sketcher::SketchObject", "Base")
+base.Support, base.MapMode = (xy, [""]), "FlatFace"
+corners = [V(0, 0, 0), V(60, 0, 0), V(60, 40, 0), V(0, 40, 0)]
+for i in range(4):
+    base.addGeometry(Part.LineSegment(corners[i], corners[(i + 1) % 4]))
+for i in range(4):
+    base.addConstraint(Sketcher.Constraint("Coincident", i, 2, (i + 1) % 4, 1))
+for kind, edge in (("Horizontal", 0), ("Horizontal", 2), ("Vertical", 1), ("Vertical", 3)):
+    base.addConstraint(Sketcher.Constraint(kind, edge))
+base.addConstraint(Sketcher.Constraint("Coincident", 0, 1, -1, 1))
+base.addConstraint(Sketcher.Constraint("DistanceX", 0, 1, 0, 2, 60))
+base.addConstraint(Sketcher.Constraint("DistanceY", 1, 1, 1, 2, 40))
+pad = body.newObject("PartDesign::Pad", "Pad")
+pad.Profile, pad.Length = base, 10
+doc.recompute()
+hole = body.newObject("Sketcher::SketchObject", "HoleSketch")
+hole.Support, hole.MapMode = (xy, [""]), "FlatFace"
+doc.recompute()
+hole.addExternal("Base", "Edge2")  # placed from another sketch's edge, as PartDesignExample's Sketch003
+hole.addGeometry(Part.Circle(V(30, 20, 0), V(0, 0, 1), 5))
+hole.addConstraint(Sketcher.Constraint("Radius", 0, 5))
+hole.addConstraint(Sketcher.Constraint("DistanceX", -3, 1, 0, 3, 15))
+hole.addConstraint(Sketcher.Constraint("DistanceY", -3, 1, 0, 3, 12))
+pocket = body.newObject("PartDesign::Pocket", "Pocket")
+pocket.Profile, pocket.Type = hole, 1
+doc.recompute()
+doc.saveAs(sys.argv[-1])
+"""
+
+
+def dependent_sketch(path: Path) -> Path:
+    """A PartDesign body whose second sketch is placed by external geometry from the first
+    (FreeCAD's PartDesignExample.FCStd: Sketch003 follows Sketch's Edge4)."""
+    script = path.with_suffix(".py")
+    script.write_text(DEPENDENT_SKETCH, encoding="utf-8")
+    subprocess.run(["freecadcmd", str(script), str(path)], check=True, capture_output=True, timeout=120)
+    if not path.exists():
+        raise RuntimeError(f"FreeCAD did not write {path}")
+    return path
+
+
+def acis_solids(path: Path) -> Path:
+    """A drawing whose model space holds only ACIS 3DSOLIDs (ezdxf's acistools/3dsolids.dxf)."""
+    from ezdxf.acis import api as acis
+    from ezdxf.render import forms
+
+    doc = ezdxf.new("R2000")
+    msp = doc.modelspace()
+    for i in range(3):
+        acis.export_dxf(msp.add_3dsolid(), [acis.body_from_mesh(forms.cube().translate(i * 3, 0, 0))])
+    doc.saveas(path)
+    return path
