@@ -239,11 +239,10 @@ def test_built_in_keywords_catch_what_users_call_a_capability(
 @pytest.mark.parametrize(
     ("query", "target"),
     [
-        ("show me all open drawings", "list_documents"),  # "open" says which, it opens nothing
         ("list the open models", "list_documents"),
         ("open the drawing plan.dxf", "open_document"),
         ("what's in the drawing", "dxf://model/context"),  # "what's" as typed, not "what is"
     ],
 )
-def test_open_before_a_document_word_is_a_state(query: str, target: str) -> None:
+def test_document_requests_find_the_listing_the_opening_or_the_context(query: str, target: str) -> None:
     assert build_index_from_catalog(_reference_catalog()).search(query).hits[0].target == target

@@ -31,7 +31,6 @@ _PUNCTUATION = "'’\"“”«».,;:!?()[]{}<>"
 _QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")  # not what's, slab's
 _NAME_TOKEN = re.compile(r"(?<!\S)\S*_\S*|(?<!\S)\S*[^\W\d_]\d+(?:['’]s)?[^\s\w]*(?!\S)|\d\S*")
 _OBJECT_NAME = re.compile(r"(?<![\w-])([^\W\d_]+)\d+(?![\w-])")
-_CAMEL_TOKEN = re.compile(r"(?<!\S)[^\s]*[a-z][A-Z]\S*")
 _CAPS_TOKEN = re.compile(r"(?<!\S)(?=[^\sa-z]*?[A-Z]{2})[^\sa-z]+(?!\S)")
 
 
@@ -40,21 +39,18 @@ def token_key(token: str) -> str:
     return token.strip(_PUNCTUATION).casefold()
 
 
-def without_names(query: str, keep_object_types: bool = False, keep: Collection[str] = ()) -> str:
-    """The request without the names it supplies: quoted text, identifiers (`wall_thk`,
-    `Pad001`) and, in a request not typed in capitals, words in capitals (layer names such as
-    `A-WALL`). A layer called WALL says nothing about which app the request is for.
-    `keep_object_types` keeps the word of a numbered object name (`Sketch001` → sketch): it
-    says what kind of object the request is about, though never what to do with it. Tokens
+def without_names(query: str, keep: Collection[str] = ()) -> str:
+    """The request without the names it supplies: quoted text, identifiers (`wall_thk`) and, in
+    a request not typed in capitals, words in capitals (layer names such as `A-WALL`). A layer
+    called WALL says nothing about which app the request is for. A numbered object name keeps
+    its word (`Sketch001` → sketch): it says what kind of object the request is about. Tokens
     in `keep` (casefolded, e.g. declared domain words such as STEP or 3D) stay."""
 
     def drop(match: re.Match[str]) -> str:
         token = match.group(0)
         return token if token_key(token) in keep else " "
 
-    text = _QUOTED.sub(" ", query)
-    # a numbered object says its kind; a property or class name is no verb (`set IsExternal`)
-    text = _OBJECT_NAME.sub(r" \1 ", text) if keep_object_types else _CAMEL_TOKEN.sub(" ", text)
+    text = _OBJECT_NAME.sub(r" \1 ", _QUOTED.sub(" ", query))
     text = _NAME_TOKEN.sub(drop, text)
     return _CAPS_TOKEN.sub(drop, text) if re.search(r"[a-z]", text) else text
 

@@ -13,11 +13,11 @@ Two `_meta` keys (docs/search.md has the full description):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cadmcp.daemon.search.analyzer import Analyzer, split_words, token_key
+from cadmcp.daemon.search.analyzer import split_words, token_key
 from cadmcp.wire.meta import DOMAIN, FALLBACK
 
 DOMAIN_META_KEY = DOMAIN
@@ -68,24 +68,8 @@ def meta_fallback(meta: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(i for i in INTENTS if i in {str(v).strip().casefold() for v in value})
 
 
-@dataclass(frozen=True, slots=True)
-class _AppDomain:
-    """One app's declared domain terms, analysed: phrases by their first term."""
-
-    app: str  # casefolded
-    # first term → (terms, words, text as declared): a phrase matches where the request has its
-    # terms as inflections of its words (see `_inflection`)
-    phrases: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]
-    # one-word terms by their first four letters → (word, text as declared): plurals the
-    # English stemmer does not fold ("Decken" of "Decke", "Stützen" of "Stütze")
-    singles: dict[str, list[tuple[str, tuple[str, ...], str]]]
-
-
-_PLURAL_ENDINGS = frozenset({"s", "es", "n", "en"})  # walls; Decken, Türen; deuren
-
-
 def _inflection(word: str, declared: str) -> bool:
-    """Whether `word` is `declared` or an inflection of it (walls, entities, storeys, hatched), not
+    """Whether `word` is `declared` or an inflection of it (walls, entities, storeys, Decken), not
     another word the stemmer folds onto the same stem (open / opening, build / building)."""
     if word == declared:
         return True
@@ -98,59 +82,65 @@ def _inflection(word: str, declared: str) -> bool:
     return same >= shorter - 1
 
 
-class DomainTable:
-    """Every app's declared domain terms (merged over its hosts), analysed once per change of hosts."""
+_Phrases = dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]  # first stem → (stems, words, text)
 
-    def __init__(self, declared: Mapping[str, list[HostDomain]], analyzer: Analyzer) -> None:
-        stop = analyzer.stop_words
+
+class DomainTable:
+    """Every app's declared domain terms (merged over its hosts), stemmed in a request's language
+    when a request in that language first needs them."""
+
+    def __init__(self, declared: Mapping[str, list[HostDomain]], stop_words: Collection[str]) -> None:
         merged: dict[str, dict[tuple[str, ...], str]] = {}
         for app, domains in declared.items():
             for domain in domains:
                 phrases = merged.setdefault(app, {})
                 for text in domain.terms:
-                    words = tuple(w for w in split_words(text) if w not in stop)
+                    words = tuple(w for w in split_words(text) if w not in stop_words)
                     if words:
                         phrases.setdefault(words, text)
-        self._analyzer = analyzer
-        self._apps: list[_AppDomain] = []
-        for app, phrases in sorted(merged.items()):
-            by_first: dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]] = {}
-            singles: dict[str, list[tuple[str, tuple[str, ...], str]]] = {}
-            for words, text in phrases.items():
-                terms = tuple(analyzer.terms_of_words(words))
-                by_first.setdefault(terms[0], []).append((terms, words, text))
-                if len(words) == 1 and len(words[0]) >= 4:
-                    singles.setdefault(words[0][:4], []).append((words[0], terms, text))
-            self._apps.append(_AppDomain(app, by_first, singles))
+        self._merged = dict(sorted(merged.items()))
+        self._by_language: dict[str, list[tuple[str, _Phrases]]] = {}
         self.tokens = frozenset(
             token_key(token) for texts in merged.values() for text in texts.values() for token in text.split()
         )
         """Declared words as tokens: typed as names would be (STEP, IGES, 3D), they stay domain words."""
 
-    def apps_used(self, typed: Sequence[str]) -> tuple[frozenset[str], dict[str, list[str]]]:
-        """The apps whose declared domain words `typed` (a request's words, stop words and
-        names removed) uses most: distinct words, a phrase counting by its length; none when every
-        app with a domain ties or fewer than two apps declare one. Also the words matched, by app."""
-        if len(self._apps) < 2:
+    def _apps(self, stem: Callable[[str], str], code: str) -> list[tuple[str, _Phrases]]:
+        found = self._by_language.get(code)
+        if found is None:
+            found = []
+            for app, phrases in self._merged.items():
+                by_first: _Phrases = {}
+                for words, text in phrases.items():
+                    stems = tuple(stem(w) for w in words)
+                    by_first.setdefault(stems[0], []).append((stems, words, text))
+                found.append((app, by_first))
+            self._by_language[code] = found
+        return found
+
+    def apps_used(
+        self, typed: Sequence[str], stem: Callable[[str], str], code: str
+    ) -> tuple[frozenset[str], dict[str, list[str]]]:
+        """The apps whose declared domain words `typed` (a request's words, stop words and names
+        removed) uses most, both stemmed by `stem` (the request's language `code`): distinct
+        words, a phrase counting by its length; none when every app with a domain ties or fewer
+        than two apps declare one. Also the words matched, by app."""
+        if len(self._merged) < 2:
             return frozenset(), {}
-        seq = self._analyzer.terms_of_words(typed)
+        seq = [stem(w) for w in typed]
         found: dict[str, dict[tuple[str, ...], str]] = {}
-        for d in self._apps:
+        for app, phrases in self._apps(stem, code):
             for i, t in enumerate(seq):
-                for terms, words, text in d.phrases.get(t, ()):
-                    n = len(terms)
-                    if tuple(seq[i : i + n]) == terms and all(
+                for stems, words, text in phrases.get(t, ()):
+                    n = len(stems)
+                    if tuple(seq[i : i + n]) == stems and all(
                         _inflection(w, v) for w, v in zip(typed[i : i + n], words, strict=True)
                     ):
-                        found.setdefault(d.app, {})[terms] = text
-            for w in typed:
-                for word, terms, text in d.singles.get(w[:4], ()):
-                    if w.startswith(word) and w[len(word) :] in _PLURAL_ENDINGS:
-                        found.setdefault(d.app, {})[terms] = text  # the declared word's own key
+                        found.setdefault(app, {})[stems] = text
         if not found:
             return frozenset(), {}
         covered = {app: sum(len(t) for t in phrases) for app, phrases in found.items()}
         best = max(covered.values())
         winners = frozenset(a for a, n in covered.items() if n == best)
         matched = {app: list(phrases.values()) for app, phrases in found.items()}
-        return (frozenset() if len(winners) == len(self._apps) else winners), matched
+        return (frozenset() if len(winners) == len(self._merged) else winners), matched

@@ -30,20 +30,6 @@ FEATURES: tuple[Feature, ...] = (
         "",
     ),
     Feature(
-        "names",
-        "request.said",
-        1.0,
-        "names the request supplies (quoted, Pad001, wall_thk, A-WALL) are no commands or questions",
-        "",
-    ),
-    Feature(
-        "states",
-        "request.states",
-        1.0,
-        "a state word between a determiner and a document ('all open files') is no command",
-        "",
-    ),
-    Feature(
         "amount_is_change",
         "request.amounts, request.intents",
         1.0,

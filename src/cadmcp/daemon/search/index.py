@@ -339,7 +339,9 @@ class SearchIndex:
             for seg in self._segments.values():
                 if seg.domain is not None and seg.domain.terms:
                     declared.setdefault(seg.app, []).append(seg.domain)
-            self._lexicon = Lexicon(self.vocabulary, self._aliases(), DomainTable(declared, self.analyzer))
+            self._lexicon = Lexicon(
+                self.vocabulary, self._aliases(), DomainTable(declared, self.analyzer.stop_words)
+            )
         return self._lexicon
 
     def app_codes(self, apps: Collection[str]) -> list[int]:

@@ -319,9 +319,11 @@ def _lift_fallbacks(
             named = set.intersection(*(heads.get(t, set()) for t in phrase))
             if any(specific(g) and (says is None or says[g] > 0) for g in named):
                 return 0  # a capability is named for what was asked: it ranks on its own
-    # a question (not a change) that a capability answers by matching most of its other
-    # words ("how many entities per layer") goes to that capability
-    if "change" not in intents and rest and pool:
+    # a question (not a change), or a change only an amount implies ("5 mm thicker"), that a
+    # capability answers by matching most of its other words ("how many entities per layer")
+    # goes to that capability
+    implied = all(not phrases for _, phrases in intents.get("change", ()))
+    if ("change" not in intents or implied) and rest and pool:
         _, covered, _ = store.postings.score(rest)
         need = FALLBACK_COVERAGE * sum(w for _, w in rest)
         if any(covered[g] >= need and (says is None or says[g] > 0) and specific(g) for g in pool):

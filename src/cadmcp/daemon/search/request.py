@@ -15,7 +15,7 @@ from types import MappingProxyType
 from cadmcp.daemon.search.analyzer import fold, split_words, without_names
 from cadmcp.daemon.search.domain import DomainTable
 from cadmcp.daemon.search.features import BY_NAME
-from cadmcp.daemon.search.vocabulary import Vocabulary
+from cadmcp.daemon.search.vocabulary import Language, Vocabulary
 
 Intents = Mapping[str, tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]
 _EMPTY: Mapping[str, float] = MappingProxyType({})
@@ -37,8 +37,7 @@ class Request:
 
     text: str
     words: tuple[str, ...]  # every word, lowercase, split as capability names are
-    said: tuple[str, ...]  # the words without the names the request supplies (quoted, Pad001, A-WALL)
-    states: frozenset[int]  # positions of words that describe a document's state ("all open files")
+    language: str  # code of the language most of its words are listed in ("en", "de" ...)
     terms: Mapping[str, float]  # index term → weight: typed words 1.0, their synonyms less
     probes: tuple[str, ...]  # the request as a whole name, for exact and prefix name matches
     apps: frozenset[str]  # apps the request names (casefolded)
@@ -57,29 +56,17 @@ def read_words(text: str) -> tuple[str, ...]:
     return tuple(split_words(text))
 
 
-def read_said(text: str, vocabulary: Vocabulary) -> tuple[str, ...]:
-    """The words without the names the request supplies; a verb typed in capitals stays
-    ("EXPLODE all blocks"), a numbered or camelCase name goes ("Pad001 ...", "set IsExternal")."""
-    return tuple(split_words(without_names(text, keep=vocabulary.verbs)))
-
-
-def read_states(words: Sequence[str], vocabulary: Vocabulary) -> frozenset[int]:
-    """Positions of state words: "open" in "show me all open files", not in "open the file"."""
-    return frozenset(vocabulary.state_words(words))
-
-
 def read_terms(
     words: Sequence[str],
-    states: frozenset[int],
     vocabulary: Vocabulary,
     synonyms: float,
     off: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
-    """Index terms with weights: the typed words' (state words left out) at 1, their synonyms at
+    """Index terms with weights: the typed words' at 1, their synonyms at
     `synonyms`. A request of stop words only ("what is this") uses them rather than nothing.
     The words that ask for a count ("how many") say what kind of answer is wanted, not what it
     is about: they weigh as a synonym does. A view direction ("from the top") says "view"."""
-    kept = [w for i, w in enumerate(words) if i not in states] or list(words)
+    kept = list(words)
     analyzer = vocabulary.analyzer
     terms = analyzer.terms_of_words(kept) or [analyzer.stem(w) for w in kept]
     weights = dict.fromkeys(vocabulary.synonym_terms(kept), synonyms) if synonyms else {}
@@ -108,24 +95,28 @@ def read_apps(words: Sequence[str], lexicon: Lexicon) -> tuple[frozenset[str], f
     return apps, frozenset(stem(w) for w in words if (w,) in aliases)
 
 
-def read_domains(text: str, lexicon: Lexicon) -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
-    """Apps whose declared domain words the request uses most, and the words used. A numbered
-    object says its kind (Sketch001 is about a sketch); declared words typed as names stay."""
+def read_language(words: Sequence[str], vocabulary: Vocabulary) -> Language:
+    """The language most of the request's words are listed in (English on a tie)."""
+    return vocabulary.language(words)
+
+
+def read_domains(
+    text: str, language: Language, lexicon: Lexicon
+) -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
+    """Apps whose declared domain words the request uses most (both stemmed in the request's
+    language), and the words used. A numbered object says its kind (Sketch001 is about a
+    sketch); declared words typed as names stay."""
     table = lexicon.domains
     stop = lexicon.vocabulary.analyzer.stop_words
-    kept = without_names(text, keep_object_types=True, keep=table.tokens)
-    apps, found = table.apps_used([w for w in split_words(kept) if w not in stop])
+    kept = without_names(text, keep=table.tokens)
+    typed = [w for w in split_words(kept) if w not in stop]
+    apps, found = table.apps_used(typed, language.stem, language.code)
     return apps, {app: tuple(words) for app, words in found.items()}
 
 
-def read_question(
-    text: str, words: Sequence[str], said: Sequence[str], states: frozenset[int], vocabulary: Vocabulary
-) -> bool:
-    """Whether the request asks about state or for help rather than for a change; "show me all
-    open files" asks which files are open, as "which files are open" does."""
-    if states and vocabulary.asks_to_show(words):
-        return True
-    return vocabulary.is_question(text, words, said)
+def read_question(text: str, words: Sequence[str], vocabulary: Vocabulary) -> bool:
+    """Whether the request asks about state or for help rather than for a change."""
+    return vocabulary.is_question(text, words)
 
 
 def read_amounts(words: Sequence[str], vocabulary: Vocabulary) -> tuple[str, ...]:
@@ -134,12 +125,12 @@ def read_amounts(words: Sequence[str], vocabulary: Vocabulary) -> tuple[str, ...
 
 
 def read_intents(
-    said: Sequence[str], question: bool, amounts: Sequence[str], vocabulary: Vocabulary
+    words: Sequence[str], question: bool, amounts: Sequence[str], vocabulary: Vocabulary
 ) -> Intents:
     """The kinds of request the words make (see `Vocabulary.intents`); a question makes no change.
     A request that gives an amount and neither asks nor says what kind of request it is asks
     for a change by that amount ("make the bracket 5 mm thicker", "widen the door by 100 mm")."""
-    found = vocabulary.intents(said)
+    found = vocabulary.intents(words)
     if question:
         found.pop("change", None)
     elif amounts and not found:
@@ -147,29 +138,27 @@ def read_intents(
     return MappingProxyType({k: tuple(v) for k, v in found.items()})
 
 
-def read_quantities(said: Sequence[str], vocabulary: Vocabulary) -> tuple[str, ...]:
+def read_quantities(words: Sequence[str], vocabulary: Vocabulary) -> tuple[str, ...]:
     """Terms of the quantities the request asks for (area, volume, length ...)."""
     measures = vocabulary.measure_terms
-    return tuple(t for t in vocabulary.analyzer.terms_of_words(said) if t in measures)
+    return tuple(t for t in vocabulary.analyzer.terms_of_words(words) if t in measures)
 
 
 def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset()) -> Request:
     """Read a request once. `off` names readers to skip (an ablation: their field stays empty)."""
     vocabulary = lexicon.vocabulary
     words = read_words(text)
-    said = read_said(text, vocabulary) if "names" not in off else words
-    states = read_states(words, vocabulary) if "states" not in off else frozenset()
+    language = read_language(words, vocabulary)
     synonyms = BY_NAME["synonyms"].weight if "synonyms" not in off else 0.0
-    terms = read_terms(words, states, vocabulary, synonyms, off)
+    terms = read_terms(words, vocabulary, synonyms, off)
     amounts = read_amounts(words, vocabulary) if "amount_is_change" not in off else ()
     apps, app_terms = read_apps(words, lexicon)
-    domains, domain_words = read_domains(text, lexicon)
-    question = read_question(text, words, said, states, vocabulary)
+    domains, domain_words = read_domains(text, language, lexicon)
+    question = read_question(text, words, vocabulary)
     return Request(
         text=text,
         words=words,
-        said=said,
-        states=states,
+        language=language.code,
         terms=MappingProxyType(terms) if terms else _EMPTY,
         probes=read_probes(text, words),
         apps=apps,
@@ -177,8 +166,8 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
         domains=domains,
         domain_words=MappingProxyType(domain_words),
         question=question,
-        intents=read_intents(said, question, amounts, vocabulary),
-        quantities=read_quantities(said, vocabulary),
+        intents=read_intents(words, question, amounts, vocabulary),
+        quantities=read_quantities(words, vocabulary),
         amounts=amounts,
         off=off,
     )

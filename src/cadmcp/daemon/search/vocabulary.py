@@ -1,7 +1,13 @@
-"""The CAD/BIM search vocabulary: synonym groups, app aliases and stop words, shipped as data.
+"""The CAD/BIM search vocabulary, shipped as data: per language, in `words/<code>.json`, the
+synonym groups (by concept), the verbs that make a change or a computed question, question
+and help words, units, counting words, view directions and stop words; `vocabulary.json`
+holds what no language owns (app aliases, what a view direction means, the languages).
 
-`vocabulary.json` beside this module holds the data; toolset authors add words for their own
-tools through the tool's `_meta["io.cadmcp/keywords"]` (see `catalog.py`), not here.
+Each language's words are stemmed with that language's Snowball stemmer (PyStemmer) and
+matched against the request's words stemmed the same way: "zeichne" and "zeichnen" meet as
+the German "zeichn", "Decken" and "Decke" as "deck". No language rule lives in code.
+Toolset authors add words for their own tools through the tool's `_meta["io.cadmcp/keywords"]`
+(see `catalog.py`), not here.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
+import Stemmer
+
+from cadmcp.daemon.search.analyzer import Analyzer, split_words
 
 #: App aliases longer than this many words are not looked for.
 _MAX_ALIAS_WORDS = 4
@@ -22,108 +30,149 @@ _CLAUSES = re.compile(r"[,;:.!?]\s")  # where a clause (and maybe a question) st
 
 @dataclass(frozen=True, slots=True)
 class _Member:
-    stems: tuple[str, ...]  # every word stemmed, stop words kept, for matching in the query
+    lang: str  # the language code of the list it comes from
+    stems: tuple[str, ...]  # every word stemmed in its language, stop words kept, to match requests
     terms: tuple[str, ...]  # index terms it expands to (stop words dropped)
-    words: tuple[str, ...] = ()  # the words as listed (for a verb's imperative: its infinitive)
+    words: tuple[str, ...] = ()  # the words as listed
 
 
-def imperatives(verb: str) -> list[str]:
-    """The forms a request starts with for a German, French, Spanish or Italian infinitive, as
-    commands are typed: zeichnen → zeichne, ajouter → ajoute, agregar → agrega, añadir → añade,
-    spostare → sposta, aggiungere → aggiungi. English verbs (no such ending) have none."""
-    if len(verb) < 5 or " " in verb:
-        return []
-    if verb.endswith(("are",)):
-        return [verb[:-3] + "a"]
-    if verb.endswith(("ere", "ire")):
-        return [verb[:-3] + "i"]
-    if verb.endswith(("en", "er", "ar")):
-        return [verb[:-1]]
-    if verb.endswith("ir"):
-        return [verb[:-2] + "e"]
-    return []
+class Language:
+    """One language's word lists (`words/<code>.json`) and its stemmer (cached)."""
+
+    def __init__(self, code: str, data: Mapping[str, Any]) -> None:
+        self.code = code
+        self.data = data
+        self.verb_anywhere = bool(data.get("verbAnywhere"))
+        """Its change verbs make a change wherever they stand (German, Dutch: "Layer umbenennen")."""
+        self._stemmer = Stemmer.Stemmer(str(data.get("language", "english")))
+        self._stems: dict[str, str] = {}
+        self.known: set[str] = set()  # stems of every word it lists, to tell the request's language
+        self.words: set[str] = set()  # every word it lists
+
+    def stem(self, word: str) -> str:
+        """The stem of one lowercase word in this language."""
+        stem = self._stems.get(word)
+        if stem is None:
+            stem = self._stemmer.stemWord(word)
+            if len(self._stems) < 100_000:
+                self._stems[word] = stem
+        return stem
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        """Stems of several words."""
+        return [self.stem(w) for w in words]
+
+    def texts(self, key: str) -> list[str]:
+        """The strings listed under `key` (a list, or the values of a mapping of lists)."""
+        value = self.data.get(key, ())
+        if isinstance(value, Mapping):
+            return [t for texts in value.values() for t in texts]
+        return list(value)
 
 
 class Vocabulary:
-    """Synonym expansion and app-name detection for queries."""
+    """Synonym expansion, kinds of request and app-name detection for queries."""
 
-    def __init__(self, data: Mapping[str, Any], analyzer: Analyzer | None = None) -> None:
-        self.analyzer = analyzer or Analyzer(data.get("stopWords", ()))
+    def __init__(
+        self,
+        shared: Mapping[str, Any],
+        languages: Mapping[str, Mapping[str, Any]],
+        analyzer: Analyzer | None = None,
+    ) -> None:
+        self.languages = [Language(code, data) for code, data in languages.items()]
+        stop = [w for lang in self.languages for w in lang.texts("stopWords")]
+        self.analyzer = analyzer or Analyzer(stop)
         self._groups: list[tuple[_Member, ...]] = []
-        self._by_first: dict[str, list[tuple[_Member, int]]] = {}
-        for group in data.get("synonyms", ()):
-            members = tuple(self._member(text) for text in group if split_words(text))
+        self._by_first: dict[str, dict[str, list[tuple[_Member, int]]]] = {}  # lang → first stem → ...
+        self._by_word: dict[str, dict[str, list[tuple[_Member, int]]]] = {}  # lang → first word → ...
+        concepts: dict[str, list[_Member]] = {}
+        for lang in self.languages:
+            for concept, texts in lang.data.get("synonyms", {}).items():
+                concepts.setdefault(concept, []).extend(
+                    self._member(lang, t) for t in texts if split_words(t)
+                )
+        for members in concepts.values():
             gid = len(self._groups)
-            self._groups.append(members)
+            self._groups.append(tuple(members))
             for m in members:
-                self._by_first.setdefault(m.stems[0], []).append((m, gid))
-        self._intents: dict[str, list[tuple[str, _Member]]] = {}  # first stem → (intent, member)
-        for intent, texts in data.get("intents", {}).items():
-            for text in texts:
-                if not split_words(text):
-                    continue
-                member = self._member(text)
-                forms = [member] + [
-                    _Member((self.analyzer.stem(fold(form)),), member.terms, member.words)
-                    for form in imperatives(fold(text).casefold())
-                ]
-                for m in forms:
-                    if m.stems[0] != member.stems[0] or m is member:
-                        self._intents.setdefault(m.stems[0], []).append((intent, m))
-        self.verbs = frozenset(
-            w for texts in data.get("intents", {}).values() for t in texts for w in split_words(t)
-        )
-        """Words of the intents' verbs: typed in capitals ("EXPLODE all blocks") they are still commands."""
-        self._questions = frozenset(w for text in data.get("questions", ()) for w in split_words(text)[:1])
+                self._by_first.setdefault(m.lang, {}).setdefault(m.stems[0], []).append((m, gid))
+                self._by_word.setdefault(m.lang, {}).setdefault(m.words[0], []).append((m, gid))
+        self._intents: dict[str, dict[str, list[tuple[str, _Member]]]] = {}  # lang → first stem → ...
+        for lang in self.languages:
+            for intent, texts in lang.data.get("intents", {}).items():
+                for text in texts:
+                    if split_words(text):
+                        m = self._member(lang, text)
+                        self._intents.setdefault(lang.code, {}).setdefault(m.stems[0], []).append((intent, m))
+        for lang in self.languages:
+            for key in lang.data:
+                if key not in ("language", "verbAnywhere"):
+                    listed = [w for t in lang.texts(key) for w in split_words(t)]
+                    lang.words.update(listed)
+                    lang.known.update(lang.stems(listed))
+
+        def every(key: str) -> list[str]:
+            return [t for lang in self.languages for t in lang.texts(key)]
+
+        self._questions = frozenset(w for text in every("questions") for w in split_words(text)[:1])
         self._clause_questions = frozenset(
-            w for text in data.get("clauseQuestions", ()) for w in split_words(text)[:1]
+            w for text in every("clauseQuestions") for w in split_words(text)[:1]
         )
         self._help: dict[str, list[tuple[str, ...]]] = {}  # first word → phrases
-        for text in data.get("helpRequests", ()):
+        for text in every("helpRequests"):
             phrase = tuple(split_words(text))
             if phrase:
                 self._help.setdefault(phrase[0], []).append(phrase)
-        # a document and its plural, in every language of the vocabulary's "document" group
-        documents = next((g for g in data.get("synonyms", ()) if "document" in g), ())
-        self._documents = frozenset(w for text in documents for w in split_words(text)) | frozenset(
-            w + "s" for text in documents for w in split_words(text)
-        )
-        self._noun_before = frozenset(data.get("nounBefore", ()))
-        self._states = frozenset(data.get("states", ()))
-        self._determiners = frozenset(data.get("determiners", ()))
-        self._show_verbs = frozenset(data.get("showVerbs", ()))
-        self._units = frozenset(w for text in data.get("units", ()) for w in split_words(text))
-        self._counting = [tuple(split_words(t)) for t in data.get("counting", ()) if split_words(t)]
-        self._views = [
-            tuple(split_words(t)) for t in data.get("views", {}).get("phrases", ()) if split_words(t)
-        ]
-        self.view_words = tuple(w for t in data.get("views", {}).get("means", ()) for w in split_words(t))
+        self._not_help = [tuple(split_words(t)) for t in every("notHelp") if split_words(t)]
+        self._noun_before = frozenset(every("nounBefore"))
+        self._units = frozenset(w for text in every("units") for w in split_words(text))
+        self._counting = [tuple(split_words(t)) for t in every("counting") if split_words(t)]
+        self._views = [tuple(split_words(t)) for t in every("views") if split_words(t)]
+        self.view_words = tuple(w for t in shared.get("viewMeans", ()) for w in split_words(t))
         """What a view direction ("from the top", "Draufsicht") says: a picture of the model."""
-        measures = data.get("measures", ())
-        self.measure_terms = frozenset(t for text in measures for t in self.analyzer.terms(text))
+        self.measure_terms = frozenset(t for text in every("measures") for t in self.analyzer.terms(text))
         """Terms of the quantities a computed question may ask for (area, volume, length ...)."""
         self._apps: dict[tuple[str, ...], str] = {}
-        for app, aliases in data.get("apps", {}).items():
+        for app, aliases in shared.get("apps", {}).items():
             for alias in (app, *aliases):
                 for words in alias_forms(alias):
                     self._apps[words] = app.casefold()
 
-    def _member(self, text: str) -> _Member:
+    def _member(self, lang: Language, text: str) -> _Member:
         words = split_words(text)
         return _Member(
-            stems=tuple(self.analyzer.stem(w) for w in words),
+            lang=lang.code,
+            stems=tuple(lang.stems(words)),
             terms=tuple(self.analyzer.terms_of_words(words)),
             words=tuple(words),
         )
 
+    def language(self, words: Sequence[str]) -> Language:
+        """The language most of the request's words are listed in (the first language on a tie):
+        a word listed as typed counts 1, a word that only shares a listed word's stem counts 1/2."""
+        best, count = self.languages[0], 0.0
+        for lang in self.languages:
+            n = sum(1.0 if w in lang.words else 0.5 for w in words if lang.stem(w) in lang.known)
+            if n > count:
+                best, count = lang, n
+        return best
+
     def _groups_hit(self, words: Sequence[str]) -> list[int]:
-        stems = [self.analyzer.stem(w) for w in words]
+        """Synonym groups the words name: stemmed in the request's language (and the first, the
+        index's), as typed in any other: a German word in an English request is the word itself."""
         hit: set[int] = set()
-        for i, s in enumerate(stems):
-            for member, gid in self._by_first.get(s, ()):
-                n = len(member.stems)
-                if tuple(stems[i : i + n]) == member.stems:
-                    hit.add(gid)
+        spoken = {self.languages[0].code, self.language(words).code}
+        for lang in self.languages:
+            stemmed = lang.code in spoken
+            table = (self._by_first if stemmed else self._by_word).get(lang.code)
+            if not table:
+                continue
+            seq = lang.stems(words) if stemmed else list(words)
+            for i, key in enumerate(seq):
+                for member, gid in table.get(key, ()):
+                    listed = member.stems if stemmed else member.words
+                    if tuple(seq[i : i + len(listed)]) == listed:
+                        hit.add(gid)
         return sorted(hit)
 
     def synonym_terms(self, words: Sequence[str]) -> list[str]:
@@ -142,36 +191,44 @@ class Vocabulary:
             m.terms
             for gid in self._groups_hit(words)
             for m in self._groups[gid]
-            if m.terms and (intent is None or any(i == intent for i, _ in self._intents.get(m.stems[0], ())))
+            if m.terms
+            and (
+                intent is None
+                or any(i == intent for i, _ in self._intents.get(m.lang, {}).get(m.stems[0], ()))
+            )
         ]
 
     def intents(self, words: Sequence[str]) -> dict[str, list[tuple[str, tuple[tuple[str, ...], ...]]]]:
         """What kind of request the query's words make: intent → [(the words as typed, the phrases
         of terms that say the same: theirs and their synonyms')]. `change` (rename, move, add ...)
-        counts only as the request's first word (after stop words: "please rename ...") or, as an
-        infinitive ending in -en, anywhere ("Layer umbenennen", "Layer umbenennen: A -> B": German
-        and Dutch put the verb last or before its arguments), where it is a command and not a
-        noun ("save my changes"); `query` (how many, total ...) counts anywhere."""
-        stems = [self.analyzer.stem(w) for w in words]
+        counts only as the request's first word (after stop words: "please rename ...") or, in a
+        language whose verbs may stand anywhere ("Layer umbenennen: A -> B"), anywhere: there it
+        is a command and not a noun ("save my changes"); `query` (how many, total ...) counts anywhere."""
         content = [i for i, w in enumerate(words) if w not in self.analyzer.stop_words]
-        ends = set(content[:1])
-        # a German or Dutch infinitive: their requests put the verb last, or before what it acts
-        # on ("Layer umbenennen: WAND -> A-WALL")
-        ends.update(i for i in content if words[i].endswith("en"))
+        first = set(content[:1])
         out: dict[str, list[tuple[str, tuple[tuple[str, ...], ...]]]] = {}
-        for i, s in enumerate(stems):
-            for intent, member in self._intents.get(s, ()):
-                n = len(member.stems)
-                if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
-                    continue
-                if intent == "change" and words[i + n : i + n + 1] and words[i + n] in self._noun_before:
-                    continue  # "that edit was wrong": a noun, not a command
-                typed = words[i : i + n]
-                phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
-                phrases += self.synonym_phrases(typed, intent) + self.synonym_phrases(member.words, intent)
-                out.setdefault(intent, []).append(
-                    (" ".join(typed), tuple(dict.fromkeys(p for p in phrases if p)))
-                )
+        for lang in self.languages:
+            intents = self._intents.get(lang.code)
+            if not intents:
+                continue
+            stems = lang.stems(words)
+            ends = set(content) if lang.verb_anywhere else first
+            for i, s in enumerate(stems):
+                for intent, member in intents.get(s, ()):
+                    n = len(member.stems)
+                    if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
+                        continue
+                    if intent == "change" and words[i + n : i + n + 1] and words[i + n] in self._noun_before:
+                        continue  # "that edit was wrong": a noun, not a command
+                    typed = words[i : i + n]
+                    found = out.setdefault(intent, [])
+                    if any(text == " ".join(typed) for text, _ in found):
+                        continue  # the same words, listed in two languages
+                    phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
+                    phrases += self.synonym_phrases(typed, intent) + self.synonym_phrases(
+                        member.words, intent
+                    )
+                    found.append((" ".join(typed), tuple(dict.fromkeys(p for p in phrases if p))))
         return out
 
     def amounts(self, words: Sequence[str]) -> list[str]:
@@ -190,35 +247,14 @@ class Vocabulary:
         """Positions of the words that name a view direction ("from the top", "vue de dessus")."""
         return _phrase_positions(words, self._views)
 
-    def asks_to_show(self, words: Sequence[str]) -> bool:
-        """Whether the request starts by asking to show or list something ("show me ...")."""
-        content = [w for w in words if w not in self.analyzer.stop_words]
-        return bool(content) and content[0] in self._show_verbs
-
-    def state_words(self, words: Sequence[str]) -> set[int]:
-        """Positions of words that describe a document's state rather than ask for an action:
-        "open" in "show me all open files" or "focus on the second open document" (after a
-        determiner, before a document word), not in "open the file"."""
-        out: set[int] = set()
-        for i in range(1, len(words) - 1):
-            if (
-                words[i] in self._states
-                and words[i - 1] in self._determiners
-                and words[i + 1] in self._documents
-            ):
-                out.add(i)
-        return out
-
-    def is_question(self, query: str, words: Sequence[str], said: Sequence[str] | None = None) -> bool:
+    def is_question(self, query: str, words: Sequence[str]) -> bool:
         """Whether the request asks about state ("which layers are frozen", "... open?") or for
-        help ("scripting recipes", "how to add a pset") rather than for something to be done.
-        `said`: its words without the names it supplies (a layer called 'Examples' asks for no
-        help); `words` by default."""
+        help ("scripting recipes", "how to add a pset") rather than for something to be done."""
         if not words:
             return False
         if words[0] in self._questions or query.rstrip().endswith("?"):
             return True
-        if self._asks_help(words if said is None else said):
+        if self._asks_help(words):
             return True
         # a question may follow what the user saw: "Pad001 is red, why did the recompute fail"
         clauses = (split_words(c)[:1] for c in _CLAUSES.split(query)[1:])
@@ -230,7 +266,10 @@ class Vocabulary:
                 if tuple(words[i : i + len(phrase)]) != phrase:
                     continue
                 # "help me find ..." is a way of asking, not a request for help
-                if phrase != ("help",) or tuple(words[i + 1 : i + 2]) not in (("me",), ("us",), ("you",)):
+                if not any(
+                    tuple(words[i : i + len(way)]) == way and way[: len(phrase)] == phrase
+                    for way in self._not_help
+                ):
                     return True
         return False
 
@@ -272,12 +311,17 @@ def alias_forms(name: str) -> list[tuple[str, ...]]:
     return forms
 
 
-def load_vocabulary_data() -> dict[str, Any]:
-    """The shipped vocabulary data (`vocabulary.json`)."""
-    text = resources.files(__package__).joinpath("vocabulary.json").read_text(encoding="utf-8")
-    return json.loads(text)
+def load_vocabulary_data() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The shipped vocabulary data: `vocabulary.json`, and each of its languages' `words/<code>.json`."""
+    root = resources.files(__package__)
+    shared = json.loads(root.joinpath("vocabulary.json").read_text(encoding="utf-8"))
+    languages = {
+        code: json.loads(root.joinpath("words", f"{code}.json").read_text(encoding="utf-8"))
+        for code in shared.get("languages", ())
+    }
+    return shared, languages
 
 
 def default_vocabulary() -> Vocabulary:
     """A fresh vocabulary from the shipped data."""
-    return Vocabulary(load_vocabulary_data())
+    return Vocabulary(*load_vocabulary_data())
