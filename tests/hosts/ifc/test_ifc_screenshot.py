@@ -70,10 +70,14 @@ async def test_bad_arguments_are_clear_errors(client) -> None:
     assert wrong_view.is_error
 
 
-async def test_empty_project_renders_a_blank_frame() -> None:
+async def test_empty_project_renders_a_blank_frame_that_says_why() -> None:
     async with Client(create_server().server) as client:
-        pixels = await shot(client, width=320)
+        result = await client.call_tool("view_screenshot", {"width": 320})
+        image, note = result.content
+        pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB"))
         assert pixels.shape == (240, 320, 3)
+        assert note.text.startswith("[BLANK VIEW]") and "no products with geometry" in note.text
+        assert result.structured_content["blank"] is True
 
 
 async def test_an_element_with_broken_geometry_is_named_and_the_rest_is_drawn(client) -> None:

@@ -20,7 +20,16 @@ import numpy as np
 
 from cadmcp.host.builtins.surface import fit_height
 
-__all__ = ["DIRECTIONS", "Part", "blank_png", "camera", "render_parts"]
+__all__ = [
+    "DIRECTIONS",
+    "Part",
+    "Rendered",
+    "blank_png",
+    "camera",
+    "render_parts",
+    "render_view",
+    "uniform_colour",
+]
 
 BACKGROUND = (246, 246, 243)
 FRAGMENT_BATCH = 2_000_000
@@ -47,6 +56,18 @@ class Part:
     underlay: bool = False
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered view and what it shows: parts left out of the frame (indices into the parts given)
+    and whether any part covers a pixel."""
+
+    png: bytes
+    left_out: tuple[int, ...] = ()
+    covered: bool = True
+    frame: tuple[tuple[float, float], tuple[float, float]] | None = None
+    """Screen-plane (camera right, up) box framed: (min, max)."""
+
+
 def blank_png(width: int, height: int, rgb: tuple[int, int, int] = BACKGROUND) -> bytes:
     """A plain PNG written with the standard library (when numpy or Pillow cannot be used)."""
     import struct
@@ -64,6 +85,17 @@ def blank_png(width: int, height: int, rgb: tuple[int, int, int] = BACKGROUND) -
         + chunk(b"IDAT", zlib.compress(rows))
         + chunk(b"IEND", b"")
     )
+
+
+def uniform_colour(png: bytes) -> tuple[int, ...] | None:
+    """The single colour of an image that has only one (a blank view), else None."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        extrema = image.convert("RGB").getextrema()
+    if all(low == high for low, high in extrema):
+        return tuple(low for low, _ in extrema)
+    return None
 
 
 def camera(eye: Sequence[float]) -> np.ndarray:
@@ -102,24 +134,60 @@ def render_parts(
     empty_text: str = "No geometry to show",
     depth_edges: bool = False,
 ) -> bytes:
-    """Render ``parts`` seen through camera ``view`` (see :func:`camera`) to PNG bytes.
+    """Render ``parts`` seen through camera ``view`` (see :func:`camera`) to PNG bytes, framing all
+    (see :func:`render_view`)."""
+    return render_view(
+        parts, width, height, view, caption=caption, cut_z=cut_z, cull_back_faces=cull_back_faces,
+        background=background, empty_text=empty_text, depth_edges=depth_edges, framing="all",
+    ).png  # fmt: skip
 
-    ``cut_z`` cuts the non-underlay parts like a plan's section plane: triangles wholly above it
-    are dropped, the rest are flattened onto it, so walls show their footprint. Back faces are
-    culled when the meshes are closed solids wound outwards. ``depth_edges`` also outlines
+
+def render_view(
+    parts: Sequence[Part],
+    width: int,
+    height: int | None,
+    view: np.ndarray,
+    *,
+    caption: str | None = None,
+    cut_z: float | None = None,
+    cull_back_faces: bool = True,
+    background: tuple[int, int, int] = BACKGROUND,
+    empty_text: str = "No geometry to show",
+    depth_edges: bool = False,
+    framing: str = "main",
+) -> Rendered:
+    """Render ``parts`` seen through camera ``view`` (see :func:`camera`).
+
+    ``framing='main'`` frames where most parts are (:func:`cadmcp.host.builtins.framing.main_frame`)
+    and reports the far ones left out; ``'all'`` frames every part. ``cut_z`` cuts the non-underlay
+    parts like a plan's section plane: triangles wholly above it are dropped, the rest are
+    flattened onto it, so walls show their footprint. Back faces are culled when the meshes are
+    closed solids wound outwards. ``depth_edges`` also outlines
     pixels where the depth jumps by more than a few pixels' worth between neighbours (each
     pixel's depth compared with what its neighbour's surface plane predicts there).
     """
     from PIL import Image, ImageDraw
 
+    from cadmcp.host.builtins.framing import main_frame
+
+    index = list(range(len(parts)))
     if cut_z is not None:  # underlay (floors, rooms) above the section plane is not part of this plan
-        parts = [p for p in parts if not p.underlay or float(np.asarray(p.triangles)[..., 2].min()) <= cut_z]
-    drawn = [p for p in parts if len(p.triangles)]
-    if not drawn:
+        index = [
+            i
+            for i in index
+            if not parts[i].underlay or float(np.asarray(parts[i].triangles)[..., 2].min()) <= cut_z
+        ]
+    index = [i for i in index if len(parts[i].triangles)]
+    drawn = [parts[i] for i in index]
+
+    def nothing() -> Rendered:
         h = fit_height(height or width, 1.0 if height else 0.75)
         image = Image.new("RGB", (width, h), background)
         ImageDraw.Draw(image).text((12, 12), caption or empty_text, fill=(80, 80, 80))
-        return _png(image)
+        return Rendered(_png(image), covered=False)
+
+    if not drawn:
+        return nothing()
 
     tris = np.concatenate([np.asarray(p.triangles) for p in drawn]).astype(np.float64)
     owner = np.concatenate([np.full(len(p.triangles), i, np.int32) for i, p in enumerate(drawn)])
@@ -135,6 +203,8 @@ def render_parts(
     lengths = np.linalg.norm(normals, axis=1)
     keep = lengths > 1e-12
     tris, owner, under, colours, normals = tris[keep], owner[keep], under[keep], colours[keep], normals[keep]
+    if not len(tris):  # everything above the section plane, or degenerate
+        return nothing()
     normals /= lengths[keep][:, None]
     light = view[2] * 0.8 + view[0] * 0.35 + view[1] * 0.5
     light /= np.linalg.norm(light)
@@ -143,7 +213,18 @@ def render_parts(
 
     # Orthographic projection fitted to the image with a margin.
     cam = tris @ view.T  # (T, 3, 3): x right, y up, depth towards the viewer
-    lo, hi = cam[..., :2].reshape(-1, 2).min(axis=0), cam[..., :2].reshape(-1, 2).max(axis=0)
+    flat = cam[..., :2].reshape(-1, 2)
+    lo, hi = flat.min(axis=0), flat.max(axis=0)
+    left_out: tuple[int, ...] = ()
+    if framing == "main" and len(drawn) > 1:
+        present = np.unique(owner)
+        starts = np.searchsorted(owner, present)  # triangles stay grouped by part
+        part_lo = np.minimum.reduceat(cam[..., :2].min(axis=1), starts, axis=0)
+        part_hi = np.maximum.reduceat(cam[..., :2].max(axis=1), starts, axis=0)
+        frame = main_frame(part_lo, part_hi)
+        if not frame.complete:
+            lo, hi = frame.lo, frame.hi
+            left_out = tuple(index[int(present[i])] for i in frame.left_out)
     extent = np.maximum(hi - lo, 1e-6)
     if height is None:
         height = fit_height(width, float(extent[1] / extent[0]), 0.4, 1.25)
@@ -171,7 +252,8 @@ def render_parts(
     picture = Image.fromarray(image)
     if caption:
         ImageDraw.Draw(picture).text((10, 8), caption, fill=(60, 60, 60))
-    return _png(picture)
+    frame_box = ((float(lo[0]), float(lo[1])), (float(hi[0]), float(hi[1])))
+    return Rendered(_png(picture), left_out, bool((tri_buf >= 0).any()), frame_box)
 
 
 def _rasterise(sx: np.ndarray, sy: np.ndarray, depth: np.ndarray, width: int, height: int) -> np.ndarray:

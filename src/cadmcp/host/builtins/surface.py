@@ -506,8 +506,9 @@ class BuiltinSurface:
             description=(
                 f"Render the active {noun} to a PNG image to check what it looks like. {p.screenshot_view} "
                 f"Width and height are pixels ({MIN_IMAGE_SIDE}-{MAX_IMAGE_SIDE}); without a height the "
-                f"image follows the view's proportions. When part of the {noun} cannot be drawn, a text note "
-                "beside the image says what is missing."
+                f"image follows the view's proportions. When part of the {noun} cannot be drawn or is "
+                "left out of the frame, a text note beside the image and structuredContent say which part "
+                "and why."
             ),
             annotations=_hints(read_only=True, destructive=False, idempotent=True),
         )
@@ -515,6 +516,7 @@ class BuiltinSurface:
     def _screenshot_tool(self) -> Callable[..., types.CallToolResult]:
         adapter = self.adapter
         options = adapter.profile.screenshot_options
+        noun = adapter.profile.noun
 
         def view_screenshot(**arguments: Any) -> types.CallToolResult:
             def run() -> types.CallToolResult:
@@ -527,12 +529,14 @@ class BuiltinSurface:
                             "invalid",
                         )
                 shot = adapter.screenshot(width, height, arguments)
+                _explain_blank(shot, noun)
                 content: list[Any] = [
                     types.ImageContent(type="image", data=_b64(shot.png), mime_type="image/png")
                 ]
                 if shot.notes:
                     content.append(types.TextContent(type="text", text="\n".join(shot.notes)))
-                return types.CallToolResult(content=content, structured_content=shot.coverage)
+                structured = {**(shot.coverage or {}), "notes": list(shot.notes)}
+                return types.CallToolResult(content=content, structured_content=structured)
 
             return self._tool_call("view_screenshot", run)
 
@@ -707,6 +711,22 @@ def _check_save_target(target: str, suffixes: tuple[str, ...]) -> None:
     if not os.path.isdir(folder):
         raise HostError(
             f"The folder {echo(folder, 160)} does not exist. Create it or choose another path.", "invalid"
+        )
+
+
+def _explain_blank(shot: Any, noun: str) -> None:
+    """A picture that is all background says so, whatever the application (never a silent blank)."""
+    if shot.coverage is not None and "blank" in shot.coverage:  # the adapter checked and explained
+        return
+    from cadmcp.host.builtins.raster import uniform_colour
+
+    colour = uniform_colour(shot.png)
+    shot.coverage = {**(shot.coverage or {}), "blank": colour is not None}
+    if colour is not None:
+        shot.notes.append(
+            f"[BLANK VIEW] Every pixel of this image is the background colour: nothing of the {noun} is "
+            "visible, and the application gave no reason. Check the model context for elements with "
+            "geometry, or try another view."
         )
 
 

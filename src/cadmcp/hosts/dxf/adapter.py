@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cadmcp.host.builtins import (
     DocumentInfo,
@@ -76,8 +76,9 @@ def profile() -> HostProfile:
             "bounding box"
         ),
         screenshot_view=(
-            "Modelspace by default (or a paperspace `layout`), zoomed to the drawing's extents unless "
-            "`window` picks an area; `layers` limits what is drawn."
+            "Modelspace by default (or a paperspace `layout`), zoomed to where most of the drawing is "
+            "(far outliers are left out and named; `extents='all'` shows everything) unless `window` picks "
+            "an area; `layers` limits what is drawn."
         ),
         screenshot_options=(
             ScreenshotOption(
@@ -99,6 +100,13 @@ def profile() -> HostProfile:
             ),
             ScreenshotOption(
                 "background", str, "white", "Background colour: 'white', 'black', 'dark' or '#rrggbb'."
+            ),
+            ScreenshotOption(
+                "extents",
+                Literal["main", "all"],
+                "main",
+                "Without a window: 'main' frames where most of the drawing is and names the far entities "
+                "it leaves out; 'all' frames every entity however far apart.",
             ),
         ),
         domain=DOMAIN,
@@ -205,18 +213,17 @@ class DxfAdapter:
 
     # views and resources -------------------------------------------------------------------------
     def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
-        from cadmcp.hosts.dxf.screenshot import render_png
+        from cadmcp.hosts.dxf.screenshot import render
 
         entry = self._active()
         try:
-            png = render_png(entry.doc, width=width, height=height, **options)
+            return render(entry.doc, width=width, height=height, **options)
         except DxfHostError:
             raise
         except Exception as exc:  # a drawing ezdxf's frontend cannot render
             raise DxfHostError(
                 f"Rendering failed ({type(exc).__name__}). Try another layout, a window or a layers filter."
             ) from None
-        return Shot(png)
 
     def cheatsheet(self) -> str:
         return CHEATSHEET

@@ -12,6 +12,7 @@ import io
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from cadmcp.host.builtins.adapter import Shot
 from cadmcp.host.builtins.surface import fit_height
 from cadmcp.host.progress import report_progress
 from cadmcp.hosts.dxf.documents import DxfHostError
@@ -20,7 +21,7 @@ from cadmcp.wire.echo import echo
 if TYPE_CHECKING:
     from ezdxf.document import Drawing
 
-__all__ = ["render_png"]
+__all__ = ["render", "render_png"]
 
 _EXTENTS_SAMPLE = 400
 _BACKGROUNDS = {"white": "#ffffff", "black": "#000000", "dark": "#212830"}
@@ -42,7 +43,12 @@ def _parse_background(background: str) -> str:
     return value
 
 
-def render_png(
+def render_png(doc: Drawing, **options: Any) -> bytes:
+    """Render modelspace (or the named layout) to PNG bytes (see :func:`render`)."""
+    return render(doc, **options).png
+
+
+def render(
     doc: Drawing,
     *,
     width: int = 1280,
@@ -51,12 +57,16 @@ def render_png(
     window: Sequence[float] | None = None,
     layers: Sequence[str] | None = None,
     background: str = "white",
-) -> bytes:
-    """Render modelspace (or the named layout) to PNG bytes, zoomed to extents or ``window``."""
-    import numpy as np
-    from ezdxf.addons.drawing import Frontend, RenderContext, config
-    from ezdxf.addons.drawing.recorder import Recorder
-    from PIL import Image, ImageDraw
+    extents: str = "main",
+) -> Shot:
+    """Render modelspace (or the named layout), zoomed to ``window``, or to where most of the drawing
+    is (``extents='main'``, far outliers left out and named), or to everything (``extents='all'``).
+
+    The shot's notes and structured view say what was left out of the frame and what could not be
+    drawn, and why; a picture with nothing in it says why it is blank.
+    """
+    from cadmcp.host.builtins.framing import main_frame
+    from cadmcp.hosts.dxf.coverage import describe, xref_blocks
 
     bg = _parse_background(background)
     target = _find_layout(doc, layout)
@@ -66,23 +76,85 @@ def render_png(
             "with x1 != x2 and y1 != y2.",
             "invalid",
         )
+    if extents not in ("main", "all"):
+        raise DxfHostError(
+            f"extents {echo(extents)} is not understood: use 'main' (where most of the drawing is, far "
+            "outliers left out and named) or 'all' (everything).",
+            "invalid",
+        )
+    wanted = _check_layers(doc, layers)
+    pixel = _estimate_pixel_size(target, window, width, height, extents)
+    coverage, shapes = _draw(doc, target, bg, wanted, pixel)
+
+    frame_lo = frame_hi = None
+    outside: list[tuple[str, Any, Any]] = []
+    boxes = _entity_boxes(shapes)
+    if window is not None:
+        x1, y1, x2, y2 = (float(v) for v in window)
+        frame_lo, frame_hi = (min(x1, x2), min(y1, y2)), (max(x1, x2), max(y1, y2))
+    elif boxes is not None:
+        handles, lo, hi = boxes
+        if extents == "all" or len(lo) == 0:
+            frame_lo, frame_hi = lo.min(axis=0), hi.max(axis=0)
+        else:
+            frame = main_frame(lo, hi)
+            frame_lo, frame_hi = frame.lo, frame.hi
+            outside = [(handles[i], lo[i], hi[i]) for i in frame.left_out]
+            span = float(max(frame.hi - frame.lo))
+            if outside and span / max(width, height or 0) < pixel / 4:  # drawn too coarsely for this frame
+                coverage, shapes = _draw(doc, target, bg, wanted, span / max(width, height or 0))
+    if frame_lo is None:
+        frame_lo, frame_hi = (0.0, 0.0), (1.0, 1.0)
+    png, height = _paint(shapes, bg, width, height, frame_lo, frame_hi)
+
+    drawn = {shape[4] for shape in shapes}
+    notes, view = describe(doc, coverage, drawn, outside, xref_blocks(doc))
+    view = {
+        "layout": target.name,
+        "frame": {"min": _rounded(frame_lo), "max": _rounded(frame_hi)},
+        "framing": "window" if window is not None else extents,
+        **(
+            {"extents": {"min": _rounded(boxes[1].min(axis=0)), "max": _rounded(boxes[2].max(axis=0))}}
+            if boxes is not None
+            else {}
+        ),
+        **view,
+    }
+    blank = _blank_reason(doc, target, shapes, coverage, view, window, layers, frame_lo, frame_hi)
+    view["blank"] = blank is not None
+    if blank is not None:
+        notes.insert(0, f"[BLANK VIEW] {blank}")
+    view["complete"] = not notes
+    return Shot(png, notes, view)
+
+
+def _check_layers(doc: Drawing, layers: Sequence[str] | None) -> set[str] | None:
+    if not layers:
+        return None
+    wanted = {name.lower() for name in layers}
+    known = {layer.dxf.name.lower() for layer in doc.layers}
+    if not wanted & known:
+        names = ", ".join(sorted(layer.dxf.name for layer in doc.layers))
+        asked = ", ".join(echo(str(name), 40) for name in list(layers)[:5])
+        raise DxfHostError(f"None of the layers {asked} exist. Layers: {names}.", "invalid")
+    return wanted
+
+
+def _draw(doc: Drawing, target: Any, bg: str, wanted: set[str] | None, pixel: float) -> tuple[Any, list[Any]]:
+    """Draw ``target`` through ezdxf's frontend into recorded shapes, noting what it visits and skips."""
+    from ezdxf.addons.drawing import Frontend, RenderContext, config
+    from ezdxf.addons.drawing.recorder import Recorder
+
+    from cadmcp.hosts.dxf.coverage import Coverage
 
     ctx = RenderContext(doc)
-    if layers:
-        wanted = {name.lower() for name in layers}
-        known = {layer.dxf.name.lower() for layer in doc.layers}
-        if not wanted & known:
-            names = ", ".join(sorted(layer.dxf.name for layer in doc.layers))
-            asked = ", ".join(echo(str(name), 40) for name in list(layers)[:5])
-            raise DxfHostError(f"None of the layers {asked} exist. Layers: {names}.", "invalid")
+    if wanted is not None:
 
         def show_only_wanted(properties: Sequence[Any]) -> None:
             for layer in properties:
                 layer.is_visible = layer.layer.lower() in wanted
 
         ctx.set_layer_properties_override(show_only_wanted)
-    dark = _luminance(bg) < 0.4
-    pixel = _estimate_pixel_size(target, window, width, height)
     cfg = config.Configuration(
         min_dash_length=2 * pixel,
         max_flattening_distance=pixel / 2,
@@ -95,20 +167,42 @@ def render_png(
     ctx.current_layout_properties.set_colors(bg)
     recorder = Recorder()
     frontend = Frontend(ctx, recorder, config=cfg)
-    frontend.log_message = _quiet  # type: ignore[method-assign]  # skipped invisible ATTRIBs etc.
-    frontend.draw_layout(target, finalize=True, filter_func=_progress_filter(len(target)))
+    frontend.log_message = _quiet  # type: ignore[method-assign]  # notes about fonts and the like
+    coverage = Coverage()
+    frontend.skip_entity = coverage.skip  # type: ignore[method-assign]
+    frontend.draw_layout(target, finalize=True, filter_func=_progress_filter(len(target), coverage))
     report_progress(0.9, "rasterising")
-    shapes = _collect_shapes(recorder.player(), pixel / 2)
+    return coverage, _collect_shapes(recorder.player(), pixel / 2)
 
-    if window is not None:
-        x1, y1, x2, y2 = (float(v) for v in window)
-        xmin, xmax, ymin, ymax = min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
-    elif shapes:
-        everything = np.concatenate([shape[1] for shape in shapes])
-        xmin, ymin = everything.min(axis=0)
-        xmax, ymax = everything.max(axis=0)
-    else:
-        xmin, ymin, xmax, ymax = 0.0, 0.0, 1.0, 1.0
+
+def _entity_boxes(shapes: list[Any]) -> tuple[list[str], Any, Any] | None:
+    """Per top-level entity: handles and the min and max corners of everything drawn for it."""
+    import numpy as np
+
+    if not shapes:
+        return None
+    everything = np.concatenate([shape[1] for shape in shapes])
+    starts = np.concatenate([[0], np.cumsum([len(shape[1]) for shape in shapes])[:-1]])
+    shape_lo = np.minimum.reduceat(everything, starts, axis=0)
+    shape_hi = np.maximum.reduceat(everything, starts, axis=0)
+    ids: dict[str, int] = {}
+    owner = np.array([ids.setdefault(shape[4], len(ids)) for shape in shapes])
+    lo = np.full((len(ids), 2), np.inf)
+    hi = np.full((len(ids), 2), -np.inf)
+    np.minimum.at(lo, owner, shape_lo)
+    np.maximum.at(hi, owner, shape_hi)
+    return list(ids), lo, hi
+
+
+def _paint(
+    shapes: list[Any], bg: str, width: int, height: int | None, frame_lo: Any, frame_hi: Any
+) -> tuple[bytes, int]:
+    """Paint recorded shapes framed on ``frame_lo``..``frame_hi``; returns the PNG and its height."""
+    import numpy as np
+    from PIL import Image, ImageDraw
+
+    xmin, ymin = (float(v) for v in frame_lo)
+    xmax, ymax = (float(v) for v in frame_hi)
     span_x = max(xmax - xmin, 1e-9)
     span_y = max(ymax - ymin, 1e-9)
     margin = 0.03
@@ -121,16 +215,18 @@ def render_png(
 
     image = Image.new("RGB", (width, height), bg)
     draw = ImageDraw.Draw(image, "RGBA")
-    default_ink = "#ffffff" if dark else "#000000"
+    default_ink = "#ffffff" if _luminance(bg) < 0.4 else "#000000"
     if shapes:
         # one vectorised world → pixel transform for every vertex, then split per shape
         everything = np.concatenate([shape[1] for shape in shapes])
         pixels = np.empty_like(everything)
         pixels[:, 0] = everything[:, 0] * scale + off_x
         pixels[:, 1] = off_y - everything[:, 1] * scale
+        # far outside the image (an outlier left out of the frame): clamp so Pillow's ints stay small
+        np.clip(pixels, -4 * (width + height), 4 * (width + height), out=pixels)
         offsets = np.cumsum([len(shape[1]) for shape in shapes])[:-1]
         colors: dict[str, tuple[int, int, int, int]] = {}
-        for (kind, _, color, lineweight), px in zip(shapes, np.split(pixels, offsets), strict=True):
+        for (kind, _, color, lineweight, _), px in zip(shapes, np.split(pixels, offsets), strict=True):
             ink = colors.get(color)
             if ink is None:
                 ink = colors[color] = _rgba(color, default_ink, bg)
@@ -148,20 +244,72 @@ def render_png(
                 draw.polygon(flat, fill=ink)
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False, compress_level=3)
-    return out.getvalue()
+    return out.getvalue(), height
+
+
+def _blank_reason(
+    doc: Drawing,
+    target: Any,
+    shapes: list[Any],
+    coverage: Any,
+    view: dict[str, Any],
+    window: Sequence[float] | None,
+    layers: Sequence[str] | None,
+    frame_lo: Any,
+    frame_hi: Any,
+) -> str | None:
+    """Why nothing is visible in the frame, or None when something is."""
+    import numpy as np
+
+    name = f"layout {echo(target.name, 40)}" if target.name != "Model" else "Modelspace"
+    if not len(target):
+        return f"{name} has no entities: there is nothing to draw."
+    if shapes:
+        lo, hi = np.asarray(frame_lo, dtype=float), np.asarray(frame_hi, dtype=float)
+        for shape in shapes:
+            points = shape[1]
+            if np.any(np.all((points >= lo) & (points <= hi), axis=1)):
+                return None
+            if len(points) > 1 and np.all(points.min(axis=0) <= hi) and np.all(points.max(axis=0) >= lo):
+                return None  # crosses the frame
+        if window is not None:
+            extents = view.get("extents", {})
+            return (
+                f"Nothing of {name} is inside window {list(window)}; its entities are drawn between "
+                f"{extents.get('min')} and {extents.get('max')}. Use another window, or omit it."
+            )
+        return None
+    counts = view["entities"]
+    if counts["hidden"] and counts["hidden"] == counts["visited"]:
+        why = (
+            f"the layers {[echo(str(n), 30) for n in layers][:5]} filter" if layers else "layers that are off"
+        )
+        return (
+            f"All {counts['hidden']} entities of {name} are hidden ({why} or frozen, or entities marked "
+            "invisible). Turn layers on, or pass layers=[...] with the layers to draw."
+        )
+    if counts["notDrawn"]:
+        return f"None of the {counts['visited']} entities of {name} could be drawn (see [NOT DRAWN])."
+    return f"None of the {counts['visited']} entities of {name} produced anything visible."
+
+
+def _rounded(values: Any) -> list[float]:
+    return [float(f"{float(v):.6g}") for v in values]
 
 
 PROGRESS_EVERY = 250
 """Entities between two progress reports (and cancellation checks) while a layout is drawn."""
 
 
-def _progress_filter(total: int) -> Callable[[Any], bool]:
-    """A frontend filter that draws everything and reports how far drawing got (which stops the
-    rendering when its request was cancelled: big drawings take tens of seconds)."""
+def _progress_filter(total: int, coverage: Any) -> Callable[[Any], bool]:
+    """A frontend filter that draws everything, notes each top-level entity in ``coverage`` and
+    reports how far drawing got (which stops the rendering when its request was cancelled: big
+    drawings take tens of seconds)."""
     seen = 0
 
     def visit(entity: Any) -> bool:
         nonlocal seen
+        coverage.visit(entity)
         seen += 1
         if seen % PROGRESS_EVERY == 0:  # raises AppCallCancelled once the request is cancelled
             report_progress(0.9 * min(seen / max(total, 1), 1.0), f"drawing {seen}/{total} entities")
@@ -174,9 +322,9 @@ def _quiet(message: str) -> None:
     """Drop the frontend's per-entity notes ("skipped entity …"); they are not errors."""
 
 
-def _collect_shapes(player: Any, flatten: float) -> list[tuple[str, Any, str, float]]:
-    """Recorded primitives as (kind, world vertices Nx2, colour, lineweight); kind is
-    ``polyline``, ``segments`` (pairs) or ``polygon``."""
+def _collect_shapes(player: Any, flatten: float) -> list[tuple[str, Any, str, float, str]]:
+    """Recorded primitives as (kind, world vertices Nx2, colour, lineweight, top-level handle);
+    kind is ``polyline``, ``segments`` (pairs) or ``polygon``."""
     import numpy as np
     from ezdxf.addons.drawing.recorder import FilledPathsRecord, PathRecord, PointsRecord, SolidLinesRecord
 
@@ -193,47 +341,56 @@ def _collect_shapes(player: Any, flatten: float) -> list[tuple[str, Any, str, fl
                 out.append(points)
         return out
 
-    shapes: list[tuple[str, Any, str, float]] = []
+    shapes: list[tuple[str, Any, str, float, str]] = []
     for record, props in player.recordings():
-        color, weight = props.color, props.lineweight
+        color, weight, handle = props.color, props.lineweight, props.handle
         if isinstance(record, PointsRecord):
             points = record.points.np_vertices()[:, :2]
             if len(points):
-                shapes.append(("polyline" if len(points) <= 2 else "polygon", points, color, weight))
+                shapes.append(("polyline" if len(points) <= 2 else "polygon", points, color, weight, handle))
         elif isinstance(record, SolidLinesRecord):
             points = record.lines.np_vertices()[:, :2]
             if len(points) >= 2:
-                shapes.append(("segments", points, color, weight))
+                shapes.append(("segments", points, color, weight, handle))
         elif isinstance(record, PathRecord):
             for points in path_vertices(record.path):
                 if len(points) > 1:
-                    shapes.append(("polyline", points, color, weight))
+                    shapes.append(("polyline", points, color, weight, handle))
         elif isinstance(record, FilledPathsRecord):
             for path in record.paths:
                 for points in path_vertices(path):
                     if len(points) > 2:
-                        shapes.append(("polygon", points, color, weight))
-    return shapes
+                        shapes.append(("polygon", points, color, weight, handle))
+    return [shape for shape in shapes if np.isfinite(shape[1]).all()]
 
 
 def _estimate_pixel_size(
-    layout: Any, window: Sequence[float] | None, width: int, height: int | None
+    layout: Any, window: Sequence[float] | None, width: int, height: int | None, extents: str
 ) -> float:
-    """World units per pixel, from the window or the layout's extents (header, else a fast bbox)."""
+    """World units per pixel, from the window or a strided sample of entity boxes (framed by the same
+    rule as the picture), to pick linetype and flattening resolution before drawing."""
     if window is not None:
         span = max(abs(window[2] - window[0]), abs(window[3] - window[1]))
         return span / max(width, height or 0)
-    extmin, extmax = layout.dxf.get("extmin"), layout.dxf.get("extmax")
-    if extmin is not None and extmax is not None and extmin.x < extmax.x and abs(extmax.x) < 1e19:
-        span = max(extmax.x - extmin.x, extmax.y - extmin.y)
-    else:
-        from ezdxf import bbox
+    import numpy as np
+    from ezdxf import bbox
 
-        # a strided sample is enough to pick linetype and flattening resolution
-        entities = layout.entity_space.entities
-        step = max(1, len(entities) // _EXTENTS_SAMPLE)
-        box = bbox.extents(entities[::step], fast=True)
-        span = max(box.size.x, box.size.y) if box.has_data else 1.0
+    from cadmcp.host.builtins.framing import main_frame
+
+    entities = layout.entity_space.entities
+    step = max(1, len(entities) // _EXTENTS_SAMPLE)
+    boxes = [b for b in bbox.multi_flat(entities[::step], fast=True) if b.has_data]
+    if not boxes:
+        return 1.0 / max(width, height or 0)
+    lo = np.array([[b.extmin.x, b.extmin.y] for b in boxes])
+    hi = np.array([[b.extmax.x, b.extmax.y] for b in boxes])
+    keep = np.all(np.isfinite(lo) & np.isfinite(hi), axis=1)
+    if not keep.any():
+        return 1.0 / max(width, height or 0)
+    lo, hi = lo[keep], hi[keep]
+    frame = main_frame(lo, hi)
+    box_lo, box_hi = (frame.lo, frame.hi) if extents == "main" else (frame.full_lo, frame.full_hi)
+    span = float(max(box_hi - box_lo))
     return max(span, 1e-9) / max(width, height or 0)
 
 

@@ -35,9 +35,6 @@ WARM_UP_BATCH = 64
 """Elements offered to one warm-up step (one application-thread job)..."""
 WARM_UP_STEP_S = 0.15
 """...which tessellates for about this long at most, so a call arriving meanwhile soon runs."""
-PLAN_CUT_HEIGHT = 1.2
-"""Metres above the storey's elevation where a plan view cuts the walls."""
-MAX_FAILED_LISTED = 10
 VIEW_BUDGET_ENV = "CADMCP_SCREENSHOT_BUDGET"
 DEFAULT_VIEW_BUDGET_S = 1.0
 """Seconds a screenshot tessellates elements not prepared yet; the rest is named in a note."""
@@ -115,6 +112,13 @@ def profile() -> HostProfile:
                 str | None,
                 None,
                 "Storey name or id to show alone (see ifc://model/context); a plan defaults to the lowest.",
+            ),
+            ScreenshotOption(
+                "extents",
+                Literal["main", "all"],
+                "main",
+                "'main' frames where most of the model is and names far elements it leaves out; 'all' frames "
+                "every element however far apart.",
             ),
         ),
         domain=DOMAIN,
@@ -293,52 +297,29 @@ class IfcAdapter:
             shot = self._screenshot(width, height, options)
         if cache.unfinished:
             shot.notes.append(_unfinished_note(cache))
+            shot.coverage = {
+                **(shot.coverage or {}),
+                "complete": False,
+                "notPreparedYet": len(cache.unfinished),
+            }
         return shot
 
     def _screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
         from cadmcp.hosts.ifc.context import storeys
-        from cadmcp.hosts.ifc.geometry import drawable_elements
-        from cadmcp.hosts.ifc.render import render_png
+        from cadmcp.hosts.ifc.views import screenshot
 
-        view = options.get("view", "axonometric")
         doc = self.active()
-        f = doc.file
         level = self._storey(doc, options.get("storey"))
-        if level is None and view == "plan":
-            levels = storeys(f)
-            level = f.by_id(levels[0]["id"]) if levels else None
-        cache = self.geometry(doc)
-        underlay: list[Any] = []
-        cut_z = None
-        if level is not None:
-            import ifcopenshell.util.element
-            import ifcopenshell.util.unit
-
-            members = [
-                e
-                for e in ifcopenshell.util.element.get_contained(level)
-                if e.is_a("IfcElement") and not e.is_a("IfcFeatureElement") and e.Representation is not None
-            ]
-            if view == "plan":
-                # Section 1.2 m above the floor; floors and rooms are drawn beneath everything else.
-                scale = ifcopenshell.util.unit.calculate_unit_scale(f)
-                cut_z = (level.Elevation or 0.0) * scale + PLAN_CUT_HEIGHT
-                floors = [e for e in members if e.is_a("IfcSlab") or e.is_a("IfcCovering")]
-                members = [e for e in members if e not in floors]
-                spaces = [
-                    e
-                    for e in ifcopenshell.util.element.get_decomposition(level, is_recursive=False)
-                    if e.is_a("IfcSpace") and e.Representation is not None
-                ]
-                underlay = floors + spaces
-            caption = f"{doc.title} | {view} | {level.Name}"
-        else:
-            members = drawable_elements(f)
-            caption = f"{doc.title} | {view}"
-        meshes = cache.meshes_for(members)
-        under = cache.meshes_for(underlay)
-        png = render_png(meshes, width, height, view, underlay=under, caption=caption, cut_z=cut_z)
-        return Shot(png, _failure_notes([*members, *underlay], [*meshes, *under], cache.failed))
+        if level is None and options.get("view") == "plan":
+            levels = storeys(doc.file)
+            level = doc.file.by_id(levels[0]["id"]) if levels else None
+        if options.get("extents", "main") not in ("main", "all"):
+            raise DocumentError(
+                f"extents {echo(str(options.get('extents')))} is not understood: use 'main' (where most of "
+                "the model is, far outliers left out and named) or 'all' (everything).",
+                "invalid",
+            )
+        return screenshot(doc, self.geometry(doc), level, width, height, options)
 
     # resources -------------------------------------------------------------------------------------
     def cheatsheet(self) -> str:
@@ -464,26 +445,6 @@ def _unfinished_note(cache: Any) -> str:
         f"still being prepared (the host tessellates them in the background{eta}; this view stopped after "
         f"{view_budget():g} s, {VIEW_BUDGET_ENV}). Call view_screenshot again for the whole model."
     )
-
-
-def _failure_notes(elements: list[Any], meshes: list[Any], failed: dict[int, str]) -> list[str]:
-    """Say which elements IfcOpenShell could not build and how many were drawn (never a silent gap)."""
-    broken = [e for e in elements if e.id() in failed]
-    if not broken:
-        return []
-    drawn = sum(1 for m in meshes if not m.empty)
-
-    def label(e: Any) -> str:
-        name = getattr(e, "Name", None)
-        return f"#{e.id()} {e.is_a()}" + (f" {echo(name, 40)}" if name else "")
-
-    listed = "; ".join(f"{label(e)}: {failed[e.id()]}" for e in broken[:MAX_FAILED_LISTED])
-    more = f"; and {len(broken) - MAX_FAILED_LISTED} more" if len(broken) > MAX_FAILED_LISTED else ""
-    return [
-        f"[INCOMPLETE VIEW] Drew {drawn} of {len(elements)} elements. IfcOpenShell could not build the shape "
-        f"of {len(broken)}, missing from the image: {listed}{more}. Their data is still readable with "
-        "ifc://element/{id}."
-    ]
 
 
 def library_versions() -> dict[str, str]:

@@ -40,11 +40,39 @@ class Mesh:
         return len(self.triangles) == 0
 
 
+NOT_IN_3D = ("IfcFeatureElement", "IfcSpace", "IfcSpatialZone", "IfcAnnotation", "IfcGrid")
+"""Products a 3D view does not draw: openings and other features (cut out of their hosts), rooms and
+zones (volumes that would hide what is in them; plans show rooms), 2D annotation and grids."""
+
+
+def drawable(product: ifcopenshell.entity_instance) -> bool:
+    """Whether a 3D view draws ``product``: it has a representation and is no kind in NOT_IN_3D."""
+    return product.Representation is not None and not any(product.is_a(kind) for kind in NOT_IN_3D)
+
+
 def drawable_elements(f: ifcopenshell.file) -> list[ifcopenshell.entity_instance]:
-    """Physical elements with a representation (no openings or other features)."""
-    return [
-        e for e in f.by_type("IfcElement") if e.Representation is not None and not e.is_a("IfcFeatureElement")
-    ]
+    """Every product a 3D view of the whole model draws: elements, parts of assemblies, sites with
+    terrain, proxies (see :data:`NOT_IN_3D` for what is left out)."""
+    return [p for p in f.by_type("IfcProduct") if drawable(p)]
+
+
+def storey_products(storey: ifcopenshell.entity_instance) -> list[ifcopenshell.entity_instance]:
+    """Products of one storey: contained in it or its spaces, parts of its assemblies (aggregated or
+    nested, at any depth), fillings of openings, and elements it references (a column spanning
+    storeys). Sorted by step id for a stable order."""
+    import ifcopenshell.util.element
+
+    found = set(ifcopenshell.util.element.get_decomposition(storey, is_recursive=True))
+    for rel in getattr(storey, "ReferencesElements", ()) or ():
+        for element in rel.RelatedElements:
+            found.add(element)
+            found |= ifcopenshell.util.element.get_decomposition(element, is_recursive=True)
+    return sorted(found, key=lambda e: e.id())
+
+
+def has_body(element: ifcopenshell.entity_instance) -> bool:
+    """Whether the element has a 3D body representation (an axis or a footprint alone draws nothing)."""
+    return _has_body(element)
 
 
 def _has_body(element: ifcopenshell.entity_instance) -> bool:

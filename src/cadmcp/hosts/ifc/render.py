@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from cadmcp.host.builtins.raster import Part, axonometric, render_parts
+from cadmcp.host.builtins.raster import Part, Rendered, axonometric, render_view
 from cadmcp.hosts.ifc.geometry import Mesh
 
 View = Literal["axonometric", "plan"]
@@ -47,6 +47,33 @@ def colour_of(mesh: Mesh, view: View) -> tuple[int, int, int]:
     return colour
 
 
+def render(
+    meshes: Sequence[Mesh],
+    width: int,
+    height: int | None,
+    view: View,
+    *,
+    underlay: Sequence[Mesh] = (),
+    caption: str | None = None,
+    cut_z: float | None = None,
+    framing: str = "main",
+) -> tuple[Rendered, list[Mesh]]:
+    """Render ``meshes`` (and ``underlay`` meshes drawn beneath everything); returns the rendering and
+    the meshes in the order of its part indices (``Rendered.left_out`` refers to them).
+
+    ``cut_z`` (world metres) cuts the non-underlay meshes like a plan's section plane. IfcOpenShell
+    emits closed solids wound outwards, so faces turned away are culled. ``framing`` is 'main'
+    (far outliers left out of the frame) or 'all'.
+    """
+    shown = [m for m in meshes if not m.empty]
+    beneath = [m for m in underlay if not m.empty]
+    parts = [Part(m.triangles, colour_of(m, view)) for m in shown]
+    parts += [Part(m.triangles, colour_of(m, view), underlay=True) for m in beneath]
+    camera = PLAN if view == "plan" else axonometric()
+    rendered = render_view(parts, width, height, camera, caption=caption, cut_z=cut_z, framing=framing)
+    return rendered, [*shown, *beneath]
+
+
 def render_png(
     meshes: Sequence[Mesh],
     width: int,
@@ -57,12 +84,7 @@ def render_png(
     caption: str | None = None,
     cut_z: float | None = None,
 ) -> bytes:
-    """Render ``meshes`` (and ``underlay`` meshes drawn beneath everything) to PNG bytes.
-
-    ``cut_z`` (world metres) cuts the non-underlay meshes like a plan's section plane. IfcOpenShell
-    emits closed solids wound outwards, so faces turned away are culled.
-    """
-    parts = [Part(m.triangles, colour_of(m, view)) for m in meshes if not m.empty]
-    parts += [Part(m.triangles, colour_of(m, view), underlay=True) for m in underlay if not m.empty]
-    camera = PLAN if view == "plan" else axonometric()
-    return render_parts(parts, width, height, camera, caption=caption, cut_z=cut_z)
+    """Render ``meshes`` (and ``underlay`` meshes drawn beneath everything) to PNG bytes, framing all."""
+    return render(
+        meshes, width, height, view, underlay=underlay, caption=caption, cut_z=cut_z, framing="all"
+    )[0].png

@@ -1,0 +1,149 @@
+"""A DXF picture is true or says why not: framing robust to far outliers, what is not drawn named,
+and no silent blank (each case a generated drawing of the shape found in third-party files)."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ezdxf
+import pytest
+from dxf_helpers import text_of
+from mcp import Client
+from PIL import Image, ImageChops
+
+from cadmcp.hosts.dxf import create_server
+
+pytestmark = pytest.mark.anyio
+
+
+def far_insert(doc: Any) -> None:
+    """67 entities around the origin and one INSERT 3.4 million units away (a real drawing's shape)."""
+    msp = doc.modelspace()
+    block = doc.blocks.new("FAR_BLOCK")
+    block.add_circle((0, 0), 50)
+    for i in range(30):
+        msp.add_line((i * 100, 0), (i * 100, 2000), dxfattribs={"layer": "GRID"})
+        msp.add_circle((i * 100 + 50, 1000), 40, dxfattribs={"layer": "HOLES"})
+    for i in range(7):
+        msp.add_text(f"T{i}", height=80, dxfattribs={"layer": "TEXT"}).set_placement((i * 400, -200))
+    msp.add_blockref("FAR_BLOCK", (3_400_000, 1_200_000), dxfattribs={"layer": "STRAY"})
+
+
+def undrawable_parts(doc: Any) -> None:
+    """Blocks nested in blocks, an external reference at the top and inside a block, ACIS solids."""
+    msp = doc.modelspace()
+    doc.add_xref_def("site_survey.dxf", "SITE")
+    bolt = doc.blocks.new("BOLT")
+    bolt.add_circle((0, 0), 5)
+    plate = doc.blocks.new("PLATE")
+    plate.add_lwpolyline([(0, 0), (100, 0), (100, 50), (0, 50)], close=True)
+    plate.add_blockref("BOLT", (10, 10))
+    plate.add_blockref("SITE", (0, 0))
+    for i in range(6):
+        msp.add_blockref("PLATE", (i * 150, 0))
+    msp.add_blockref("SITE", (0, 0))
+    msp.add_3dsolid().sat = ["400 0 1 0", "body $-1 -1 $-1 $1 $-1 $-1 #", "End-of-ACIS-data"]
+
+
+def everything_on_a_layer_that_is_off(doc: Any) -> None:
+    doc.layers.add("HIDDEN").off()
+    for i in range(5):
+        doc.modelspace().add_line((0, i), (10, i), dxfattribs={"layer": "HIDDEN"})
+
+
+@pytest.fixture
+def drawing(tmp_path: Path) -> Callable[[Callable[[Any], None]], Any]:
+    def make(shape: Callable[[Any], None]) -> Any:
+        doc = ezdxf.new("R2010")
+        shape(doc)
+        path = tmp_path / f"{shape.__name__}.dxf"
+        doc.saveas(path)
+        return _connect(path)
+
+    return make
+
+
+class _connect:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    async def __aenter__(self) -> Client:
+        self.client = Client(create_server([str(self.path)], exec_timeout=10).server)
+        return await self.client.__aenter__()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.__aexit__(*exc)
+
+
+async def shot(client: Client, **args: object) -> tuple[Image.Image, str, dict[str, Any]]:
+    result = await client.call_tool("view_screenshot", {"width": 640, **args})
+    assert not result.is_error, text_of(result)
+    image = Image.open(io.BytesIO(base64.b64decode(result.content[0].data))).convert("RGB")
+    return image, text_of(result), result.structured_content
+
+
+def ink_box(image: Image.Image) -> tuple[int, int, int, int] | None:
+    return ImageChops.difference(image, Image.new("RGB", image.size, "white")).getbbox()
+
+
+async def test_a_far_insert_is_left_out_of_the_frame_and_named(drawing: Any) -> None:
+    async with drawing(far_insert) as client:
+        image, text, view = await shot(client)
+        box = ink_box(image)
+        assert box is not None and box[2] - box[0] > 0.8 * image.width  # the 67 entities fill the view
+        assert "[PARTLY FRAMED]" in text and "INSERT" in text and "FAR_BLOCK" in text and "STRAY" in text
+        assert "extents='all'" in text
+        assert view["entities"]["outsideFrame"] == 1 and view["entities"]["drawn"] == 68
+        (left_out,) = view["outsideFrame"]
+        assert left_out["type"] == "INSERT" and left_out["layer"] == "STRAY"
+        assert left_out["min"][0] > 3_000_000 and view["frame"]["max"][0] < 5_000
+        assert view["complete"] is False and view["blank"] is False
+
+        everything, text_all, view_all = await shot(client, extents="all")
+        assert view_all["frame"]["max"][0] > 3_000_000 and view_all["entities"]["outsideFrame"] == 0
+        assert "[PARTLY FRAMED]" not in text_all and view_all["complete"] is True
+        assert ink_box(everything) is not None
+
+        bad = await client.call_tool("view_screenshot", {"extents": "most"})
+        assert bad.is_error
+
+
+async def test_xrefs_and_acis_solids_at_any_depth_are_named_as_not_drawn(drawing: Any) -> None:
+    async with drawing(undrawable_parts) as client:
+        image, text, view = await shot(client)
+        assert ink_box(image) is not None  # the plates and their nested bolts are drawn
+        assert "[NOT DRAWN]" in text and "site_survey.dxf" in text and "3DSOLID" in text
+        reasons = {item["type"]: item["reason"] for item in view["notDrawn"]}
+        assert "external reference" in reasons["INSERT"] and "ACIS" in reasons["3DSOLID"]
+        assert view["entities"]["notDrawn"] == 2 and view["entities"]["drawn"] == 6
+        # the xref inside each plate's block is named although the plate itself is drawn
+        assert len(view["partlyDrawn"]) == 6
+        assert all("SITE" in item["reason"] for item in view["partlyDrawn"])
+
+
+async def test_a_picture_with_everything_hidden_says_why_it_is_blank(drawing: Any) -> None:
+    async with drawing(everything_on_a_layer_that_is_off) as client:
+        image, text, view = await shot(client)
+        assert ink_box(image) is None
+        assert "[BLANK VIEW]" in text and "hidden" in text and view["blank"] is True
+        assert view["entities"]["hidden"] == 5
+
+
+async def test_an_empty_window_and_an_empty_drawing_say_why_they_are_blank(drawing: Any) -> None:
+    async with drawing(far_insert) as client:
+        image, text, view = await shot(client, window=[-90_000, -90_000, -80_000, -80_000])
+        assert ink_box(image) is None and view["blank"] is True
+        assert "[BLANK VIEW]" in text and "window" in text
+    async with drawing(lambda doc: None) as client:
+        image, text, view = await shot(client)
+        assert ink_box(image) is None and "[BLANK VIEW]" in text and "no entities" in text
+
+
+async def test_an_ordinary_drawing_is_complete_and_says_nothing(client: Client) -> None:
+    _, text, view = await shot(client)
+    assert text == "" and view["complete"] is True and view["blank"] is False
+    assert view["entities"]["drawn"] == view["entities"]["visited"] > 0
