@@ -164,3 +164,27 @@ def test_every_dwg_release_header_is_named() -> None:
     assert dwg_release(b"AC1009") == ("AC1009", "R11/R12")
     assert dwg_release(b"AC2.10") == ("AC2.10", "R2.10")
     assert dwg_release(b"0\nSECTION") is None
+
+
+def test_the_second_reader_carries_a_drawing_and_says_it_read_it(tmp_path: Path) -> None:
+    """pycadkit reads the R13+ drawings LibreDWG cannot; here it reads a generated one by itself."""
+    from cadmcp.hosts.dxf import dwg_cadkit
+    from cadmcp.hosts.dxf.documents import load_drawing
+    from cadmcp.hosts.dxf.dwg import DwgError, _second_reader
+
+    if not dwg_cadkit.available():
+        pytest.skip("pycadkit is not installed (pip install 'cadmcp[dwg]')")
+    dwg, twin = write_pair(tmp_path)
+    refusal = DwgError(
+        f"{dwg.name} ... could not read: it stopped on damaged or unsupported data. Open ...", "x"
+    )
+    doc, _, source = _second_reader(
+        dwg, "AC1015", "R2000", lambda dxf: load_drawing(str(dxf))[:2], refusal, tmp_path
+    )
+    assert source.reader.startswith("pycadkit") and "LibreDWG could not read it" in source.reader
+    assert source.read_notes == ["LibreDWG: stopped on damaged or unsupported data"]
+    assert counts(doc)["model"] == counts(ezdxf.readfile(twin))["model"] and source.lost == []
+    (tmp_path / "bad.dwg").write_bytes(damaged(dwg))
+    with pytest.raises(DwgError) as caught:  # damage pycadkit reads past is still a refusal
+        _second_reader(tmp_path / "bad.dwg", "AC1015", "R2000", load_drawing, refusal, tmp_path)
+    assert caught.value is refusal

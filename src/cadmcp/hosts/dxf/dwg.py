@@ -373,7 +373,10 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
         answer = _worker(reader).convert(path.resolve(), dxf, timeout)
         seconds = time.perf_counter() - started
         if not answer.get("ok"):
-            raise _refusal(path, version, name, old, answer)
+            refusal = _refusal(path, version, name, old, answer)
+            if old:
+                raise refusal
+            return _second_reader(path, version, name, load, refusal, Path(tmp))
         try:
             doc, auditor = load(dxf)
         except Exception as exc:  # the DXF the reader wrote is not one ezdxf can use
@@ -385,13 +388,14 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
                     "application (SAVEAS DXF) and open the .dxf.",
                     "unreadable",
                 ) from None
-            raise DwgError(
+            refusal = DwgError(
                 f"{echo(path.name)} is a DWG file ({name}, {version}) that could not be carried over: the "
                 f"DWG reader read it, but what it made of it is not a usable drawing ({detail}). The file "
                 "may be damaged: open it in AutoCAD (RECOVER) or another CAD application and save it again, "
                 "or save it as DXF there and open the .dxf.",
                 "unreadable",
-            ) from None
+            )
+            return _second_reader(path, version, name, load, refusal, Path(tmp))
     if not old:
         _layer_states(doc, answer.get("layers") or {}, modern=version >= "AC1015")
     source = DwgSource(
@@ -403,6 +407,36 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
         as_proxies={str(k): int(v) for k, v in (answer.get("proxied") or {}).items()},
         read_notes=[text for bit, text in _READ_FLAGS.items() if int(answer.get("code") or 0) & bit],
         seconds=seconds,
+    )
+    return doc, auditor, source
+
+
+def _second_reader(
+    path: Path, version: str, name: str, load: Any, refusal: DwgError, folder: Path
+) -> tuple[Drawing, Auditor, DwgSource]:
+    """Read an R13+ drawing LibreDWG could not carry over with pycadkit, if installed; else refuse."""
+    import time
+
+    from cadmcp.hosts.dxf import dwg_cadkit
+
+    if not dwg_cadkit.available():
+        raise refusal
+    started = time.perf_counter()
+    dxf = folder / (path.stem + "-cadkit.dxf")
+    try:
+        found = dwg_cadkit.convert(path.resolve(), dxf)
+        doc, auditor = load(dxf)
+    except Exception:  # neither reader could: the first one's words say what to do
+        raise refusal from None
+    first = str(refusal).split(": it ", 1)[-1].split(". ", 1)[0]
+    source = DwgSource(
+        path=path.resolve(),
+        version=version,
+        release=name,
+        reader=f"{dwg_cadkit.describe()}; LibreDWG could not read it",
+        lost=dwg_cadkit.not_carried_over(found, doc),
+        read_notes=[f"LibreDWG: {first}"],
+        seconds=time.perf_counter() - started,
     )
     return doc, auditor, source
 
