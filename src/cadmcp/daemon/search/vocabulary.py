@@ -126,8 +126,9 @@ class Vocabulary:
         self._not_help = [tuple(split_words(t)) for t in every("notHelp") if split_words(t)]
         self._noun_before = frozenset(every("nounBefore"))
         self._units = frozenset(w for text in every("units") for w in split_words(text))
-        self._counting = [tuple(split_words(t)) for t in every("counting") if split_words(t)]
-        self._views = [tuple(split_words(t)) for t in every("views") if split_words(t)]
+        self._counting = _by_first_word(every("counting"))
+        self._views = _by_first_word(every("views"))
+        self._spoken: dict[tuple[str, ...], Language] = {}  # the last requests' languages
         self.view_words = tuple(w for t in shared.get("viewMeans", ()) for w in split_words(t))
         """What a view direction ("from the top", "Draufsicht") says: a picture of the model."""
         self.measure_terms = frozenset(t for text in every("measures") for t in self.analyzer.terms(text))
@@ -150,11 +151,17 @@ class Vocabulary:
     def language(self, words: Sequence[str]) -> Language:
         """The language most of the request's words are listed in (the first language on a tie):
         a word listed as typed counts 1, a word that only shares a listed word's stem counts 1/2."""
-        best, count = self.languages[0], 0.0
-        for lang in self.languages:
-            n = sum(1.0 if w in lang.words else 0.5 for w in words if lang.stem(w) in lang.known)
-            if n > count:
-                best, count = lang, n
+        key = tuple(words)
+        best = self._spoken.get(key)
+        if best is None:
+            best, count = self.languages[0], 0.0
+            for lang in self.languages:
+                n = sum(1.0 if w in lang.words else 0.5 for w in words if lang.stem(w) in lang.known)
+                if n > count:
+                    best, count = lang, n
+            if len(self._spoken) >= 1024:
+                self._spoken.clear()
+            self._spoken[key] = best
         return best
 
     def _groups_hit(self, words: Sequence[str]) -> list[int]:
@@ -290,13 +297,21 @@ class Vocabulary:
         return found
 
 
-def _phrase_positions(words: Sequence[str], phrases: Sequence[tuple[str, ...]]) -> set[int]:
+def _by_first_word(texts: Sequence[str]) -> dict[str, list[tuple[str, ...]]]:
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for text in texts:
+        phrase = tuple(split_words(text))
+        if phrase:
+            out.setdefault(phrase[0], []).append(phrase)
+    return out
+
+
+def _phrase_positions(words: Sequence[str], phrases: Mapping[str, list[tuple[str, ...]]]) -> set[int]:
     out: set[int] = set()
-    for phrase in phrases:
-        n = len(phrase)
-        for i in range(len(words) - n + 1):
-            if tuple(words[i : i + n]) == phrase:
-                out.update(range(i, i + n))
+    for i, w in enumerate(words):
+        for phrase in phrases.get(w, ()):
+            if tuple(words[i : i + len(phrase)]) == phrase:
+                out.update(range(i, i + len(phrase)))
     return out
 
 
