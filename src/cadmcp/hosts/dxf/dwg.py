@@ -56,8 +56,8 @@ _WORKER = Path(__file__).with_name("dwg_worker.mjs")
 
 # the first six bytes of a DWG name its format version
 _RELEASES = {
-    b"MC0.0": "R1.0", b"AC1.2": "R1.2", b"AC1.40": "R1.4", b"AC1.50": "R2.0", b"AC2.10": "R2.10",
-    b"AC1001": "R2.5", b"AC1002": "R2.6", b"AC1003": "R9", b"AC1004": "R10", b"AC1006": "R10",
+    b"MC0.0": "R1.0", b"AC1.2": "R1.2", b"AC1.40": "R1.4", b"AC1.50": "R2.05", b"AC2.10": "R2.10",
+    b"AC1001": "R2.2", b"AC1002": "R2.5", b"AC1003": "R2.6", b"AC1004": "R9", b"AC1006": "R10",
     b"AC1009": "R11/R12", b"AC1012": "R13", b"AC1014": "R14", b"AC1015": "R2000",
     b"AC1018": "R2004", b"AC1021": "R2007", b"AC1024": "R2010", b"AC1027": "R2013",
     b"AC1032": "R2018",

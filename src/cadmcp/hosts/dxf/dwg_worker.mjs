@@ -156,6 +156,44 @@ function dropUnreadable(text) {
   return out;
 }
 
+// LibreDWG's DXF of pre-R13 drawings can leave a POLYLINE without its VERTEX run or SEQEND,
+// or an INSERT announcing attributes without SEQEND, which stops ezdxf from reading the file: a
+// POLYLINE without vertices is left out (reported as not carried over), a missing SEQEND is
+// added, a VERTEX without its POLYLINE is left out.
+function repairSequences(text) {
+  const objects = scan(text);
+  const edits = []; // [start, end, replacement]
+  const nl = text.includes("\r\n") ? "\r\n" : "\n";
+  for (let i = 0; i < objects.length; i++) {
+    const object = objects[i];
+    if (object.section !== "ENTITIES" && object.section !== "BLOCKS") continue;
+    if (object.type === "POLYLINE") {
+      let j = i + 1;
+      while (j < objects.length && objects[j].type === "VERTEX") j++;
+      if (j === i + 1) {
+        const next = objects[j];
+        const end = next && next.type === "SEQEND" ? next.end : object.end;
+        edits.push([object.start, end, ""]);
+      } else if (!objects[j] || objects[j].type !== "SEQEND") {
+        edits.push([objects[j - 1].end, objects[j - 1].end, `  0${nl}SEQEND${nl}`]);
+      }
+      i = j - 1;
+    } else if (object.type === "INSERT" && object.follow) {
+      let j = i + 1;
+      while (j < objects.length && objects[j].type === "ATTRIB") j++;
+      if (!objects[j] || objects[j].type !== "SEQEND") {
+        edits.push([objects[j - 1].end, objects[j - 1].end, `  0${nl}SEQEND${nl}`]);
+      }
+      i = j - 1;
+    } else if (object.type === "VERTEX") {
+      edits.push([object.start, object.end, ""]);
+    }
+  }
+  let out = text;
+  for (const [start, end, replacement] of edits.reverse()) out = out.slice(0, start) + replacement + out.slice(end);
+  return out;
+}
+
 // Each object of a DXF text (read as code/value line pairs): its type, handle, section, where it
 // starts and ends, and for surfaces how many values each matrix code has in their own subclass.
 function scan(text) {
@@ -173,13 +211,14 @@ function scan(text) {
     const data = value[1].trim();
     if (number === "0") {
       if (current) current.end = start;
-      current = { type: data, start, end: text.length, section, handle: "", matrix: {} };
+      current = { type: data, start, end: text.length, section, handle: "", matrix: {}, follow: false };
       objects.push(current);
       subclass = "";
       if (data === "ENDSEC") section = "";
     } else if (current) {
       if (number === "2" && current.type === "SECTION") section = current.section = data;
       else if (number === "5" && !current.handle) current.handle = data;
+      else if (number === "66" && current.type === "INSERT") current.follow = Number(data) !== 0;
       else if (number === "100") subclass = data;
       else if (MATRICES[current.type] && subclass === MATRICES[current.type][0]) {
         current.matrix[number] = (current.matrix[number] || 0) + 1;
@@ -222,7 +261,7 @@ function convert(request) {
       if (!m.FS.analyzePath(output, false).exists || written >= 128) {
         return { ...answer, ok: false, stage: "write", code: written, error: "LibreDWG could not write DXF" };
       }
-      const text = dropUnreadable(Buffer.from(m.FS.readFile(output)).toString("latin1"));
+      const text = repairSequences(dropUnreadable(Buffer.from(m.FS.readFile(output)).toString("latin1")));
       patched = addProxies(text, found, m, read.data);
     } finally {
       m.dwg_free(read.data);
