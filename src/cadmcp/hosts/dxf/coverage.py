@@ -81,12 +81,20 @@ def _xrefs_inside(doc: Any, xrefs: dict[str, str]) -> dict[str, set[str]]:
     return {name: found for name, found in reach.items() if found}
 
 
+def _layer(entity: Any) -> str | None:
+    """The entity's layer (None for the few kinds that have none, e.g. SECTIONOBJECT)."""
+    try:
+        return str(entity.dxf.get("layer", "0"))
+    except Exception:  # ezdxf raises for attributes a kind does not define
+        return None
+
+
 def _label(entity: Any) -> str:
     kind = entity.dxftype()
     text = f"{kind} #{entity.dxf.handle}"
     if kind == "INSERT":
         text += f" {echo(entity.dxf.name, 40)}"
-    return text + f" on layer {echo(entity.dxf.get('layer', '0'), 40)}"
+    return text + f" on layer {echo(_layer(entity), 40)}"
 
 
 def _why_nothing(entity: Any, doc: Any, xrefs: dict[str, str], skipped: list[tuple[str, str]]) -> str | None:
@@ -114,8 +122,10 @@ def _why_nothing(entity: Any, doc: Any, xrefs: dict[str, str], skipped: list[tup
         return "not drawn (" + "; ".join(reasons[:3]) + ")"
     if kind == "INSERT":
         return "nothing in its block produced lines (every part skipped, hidden or empty)"
-    if kind in ("ACAD_PROXY_ENTITY", "ACAD_TABLE") or not hasattr(entity, "dxf"):
-        return "a custom object of another application without proxy graphic"
+    if kind == "ACAD_PROXY_ENTITY":
+        return "a custom object of another application, without proxy graphic"
+    if kind == "ACAD_TABLE":
+        return "a table: ezdxf draws tables only from their proxy graphic, which this one lacks"
     return "ezdxf's renderer produced nothing for it"
 
 
@@ -196,18 +206,18 @@ def describe(
             "outsideFrame": len(outside),
         },
         "notDrawn": [
-            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": e.dxf.get("layer", "0"), "reason": reason}
+            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": _layer(e), "reason": reason}
             for e, reason in not_drawn[:STRUCTURED]
         ],
         "partlyDrawn": [
-            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": e.dxf.get("layer", "0"), "reason": reason}
+            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": _layer(e), "reason": reason}
             for e, reason in partly[:STRUCTURED]
         ],
         "outsideFrame": [
             {
                 "handle": handle,
                 "type": entity.dxftype() if entity is not None else None,
-                "layer": entity.dxf.get("layer", "0") if entity is not None else None,
+                "layer": _layer(entity) if entity is not None else None,
                 "min": _round(lo),
                 "max": _round(hi),
             }

@@ -66,6 +66,7 @@ def render(
     drawn, and why; a picture with nothing in it says why it is blank.
     """
     from cadmcp.host.builtins.framing import main_frame
+    from cadmcp.host.builtins.raster import uniform_colour
     from cadmcp.hosts.dxf.coverage import describe, xref_blocks
 
     bg = _parse_background(background)
@@ -120,7 +121,10 @@ def render(
         ),
         **view,
     }
-    blank = _blank_reason(doc, target, shapes, coverage, view, window, layers, frame_lo, frame_hi)
+    blank = None
+    if uniform_colour(png) is not None:  # every pixel the background: say why
+        blank = _blank_reason(doc, target, shapes, coverage, view, window, layers, frame_lo, frame_hi)
+        blank = blank or "Nothing drawn is visible at this size."
     view["blank"] = blank is not None
     if blank is not None:
         notes.insert(0, f"[BLANK VIEW] {blank}")
@@ -172,7 +176,19 @@ def _draw(doc: Drawing, target: Any, bg: str, wanted: set[str] | None, pixel: fl
     frontend.skip_entity = coverage.skip  # type: ignore[method-assign]
     frontend.draw_layout(target, finalize=True, filter_func=_progress_filter(len(target), coverage))
     report_progress(0.9, "rasterising")
-    return coverage, _collect_shapes(recorder.player(), pixel / 2)
+    return coverage, _by_top_level(doc, _collect_shapes(recorder.player(), pixel / 2))
+
+
+def _by_top_level(doc: Drawing, shapes: list[Any]) -> list[Any]:
+    """Credit what an INSERT's attributes draw to the INSERT (the frontend records their own handle)."""
+    owners: dict[str, str] = {}
+    for handle in {shape[4] for shape in shapes}:
+        entity = doc.entitydb.get(handle) if handle else None
+        if entity is not None and entity.dxftype() == "ATTRIB" and entity.dxf.get("owner"):
+            owners[handle] = entity.dxf.owner
+    if not owners:
+        return shapes
+    return [(*shape[:4], owners.get(shape[4], shape[4])) for shape in shapes]
 
 
 def _entity_boxes(shapes: list[Any]) -> tuple[list[str], Any, Any] | None:
@@ -309,6 +325,8 @@ def _progress_filter(total: int, coverage: Any) -> Callable[[Any], bool]:
 
     def visit(entity: Any) -> bool:
         nonlocal seen
+        if not entity.is_alive:  # destroyed, still listed by a damaged file: nothing to draw
+            return False
         coverage.visit(entity)
         seen += 1
         if seen % PROGRESS_EVERY == 0:  # raises AppCallCancelled once the request is cancelled
@@ -334,7 +352,7 @@ def _collect_shapes(player: Any, flatten: float) -> list[tuple[str, Any, str, fl
         parts = path.sub_paths() if path.has_sub_paths else [path]
         out = []
         for part in parts:
-            points = part.np_vertices()[:, :2]
+            points = _xy(part.np_vertices())
             if part.has_curves and len(points) and np.ptp(points, axis=0).max() > tiny:
                 points = np.array([(v.x, v.y) for v in part.flattening(flatten)], dtype=float)
             if len(points):
@@ -345,11 +363,11 @@ def _collect_shapes(player: Any, flatten: float) -> list[tuple[str, Any, str, fl
     for record, props in player.recordings():
         color, weight, handle = props.color, props.lineweight, props.handle
         if isinstance(record, PointsRecord):
-            points = record.points.np_vertices()[:, :2]
+            points = _xy(record.points.np_vertices())
             if len(points):
                 shapes.append(("polyline" if len(points) <= 2 else "polygon", points, color, weight, handle))
         elif isinstance(record, SolidLinesRecord):
-            points = record.lines.np_vertices()[:, :2]
+            points = _xy(record.lines.np_vertices())
             if len(points) >= 2:
                 shapes.append(("segments", points, color, weight, handle))
         elif isinstance(record, PathRecord):
@@ -364,6 +382,26 @@ def _collect_shapes(player: Any, flatten: float) -> list[tuple[str, Any, str, fl
     return [shape for shape in shapes if np.isfinite(shape[1]).all()]
 
 
+def _xy(vertices: Any) -> Any:
+    """The x, y columns of recorded vertices (an empty record has a flat empty array)."""
+    return vertices[:, :2] if vertices.ndim == 2 else vertices.reshape(0, 2)
+
+
+def _sample_boxes(entities: Any) -> list[Any]:
+    """Bounding boxes of ``entities``, leaving out the ones ezdxf cannot measure (damaged content)."""
+    from ezdxf import bbox
+
+    boxes = []
+    for entity in entities:
+        try:
+            box = bbox.extents([entity], fast=True)
+        except Exception:  # e.g. an MTEXT whose columns reference destroyed entities
+            continue
+        if box.has_data:
+            boxes.append(box)
+    return boxes
+
+
 def _estimate_pixel_size(
     layout: Any, window: Sequence[float] | None, width: int, height: int | None, extents: str
 ) -> float:
@@ -373,13 +411,12 @@ def _estimate_pixel_size(
         span = max(abs(window[2] - window[0]), abs(window[3] - window[1]))
         return span / max(width, height or 0)
     import numpy as np
-    from ezdxf import bbox
 
     from cadmcp.host.builtins.framing import main_frame
 
     entities = layout.entity_space.entities
     step = max(1, len(entities) // _EXTENTS_SAMPLE)
-    boxes = [b for b in bbox.multi_flat(entities[::step], fast=True) if b.has_data]
+    boxes = _sample_boxes(entities[::step])
     if not boxes:
         return 1.0 / max(width, height or 0)
     lo = np.array([[b.extmin.x, b.extmin.y] for b in boxes])
