@@ -13,6 +13,8 @@ loaded without it).
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,12 @@ PALETTE = [
 ]
 TOLERANCE_FRACTION = 1 / 400
 """Tessellation deviation as a fraction of the document's size: fine enough for a screenshot."""
+TESSELLATION_BUDGET_S = 30.0
+"""Seconds one view may spend tessellating; the rest is named as not drawn (and meshed next time)."""
+MESH_CACHE_VERTICES = 6_000_000
+"""Triangle corners kept tessellated between views (about 140 MB)."""
+MAX_PARTIAL = 16
+"""Shapes whose tessellation a view left half done, kept to go on with."""
 MAX_LISTED = 8
 """Objects named one by one in a note."""
 MAX_STRUCTURED = 50
@@ -48,7 +56,7 @@ class Scene:
     """What a view of the document draws and what it leaves out, with the reason."""
 
     drawn: list[tuple[Any, Any]] = field(default_factory=list)
-    """(object, shape in world coordinates) for every object drawn."""
+    """(object, its shape in the coordinates of the container it sits in) for every object drawn."""
     omitted: list[tuple[Any, str]] = field(default_factory=list)
     """(object, reason) for visible objects with geometry that cannot be drawn."""
     hidden: int = 0
@@ -124,17 +132,58 @@ class _Visibility:
         return self.shown(user) or self.consumed(user)
 
 
-def _world(obj: Any, shape: Any) -> Any:
-    """A copy of ``shape`` moved by the placement of the App::Part / Body chain the object sits in.
-
-    A copy: tessellating the document's own shape would leave its mesh on it, and OpenCASCADE
-    then bounds the shape by that mesh (a box read after a picture would differ from one before).
-    """
-    placed = shape.copy()
+def _placement(obj: Any) -> np.ndarray | None:
+    """The 4x4 matrix of the App::Part / Body chain the object sits in, or None at the top level."""
     parent = _geo_parent(obj)
-    if parent is not None:
-        placed.Placement = parent.getGlobalPlacement().multiply(shape.Placement)
-    return placed
+    if parent is None:
+        return None
+    return np.array(parent.getGlobalPlacement().toMatrix().A, dtype=np.float64).reshape(4, 4)
+
+
+class _Meshes:
+    """Triangles of shapes already tessellated, by shape and tolerance (a second view is quick).
+
+    A copy is tessellated: the mesh left on the document's own shape made OpenCASCADE bound the
+    shape by it, so a bounding box read after a picture differed from one read before.
+    """
+
+    def __init__(self, budget: int = MESH_CACHE_VERTICES) -> None:
+        self.budget = budget
+        self._meshes: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+        self._partial: dict[tuple[Any, ...], tuple[int, list[np.ndarray]]] = {}
+
+    def triangles(self, obj: Any, shape: Any, tolerance: float, deadline: float) -> np.ndarray | None:
+        """``(n, 3, 3)`` triangles of ``shape`` in its own coordinates; None once ``deadline`` passed.
+
+        Face by face: OpenCASCADE holds Python's lock while it meshes, and one call for a big
+        shape kept the host's I/O thread from answering for seconds.
+        """
+        key = (obj.Document.Name, obj.Name, shape.hashCode(), round(tolerance, 9))
+        found = self._meshes.get(key)
+        if found is not None:
+            self._meshes.move_to_end(key)
+            return found
+        done, chunks = self._partial.pop(key, (0, []))
+        all_faces = shape.copy().Faces
+        for index in range(done, len(all_faces)):
+            if time.monotonic() > deadline:
+                if index > done or chunks:  # the next view goes on from here
+                    self._partial[key] = (index, chunks)
+                    while len(self._partial) > MAX_PARTIAL:
+                        self._partial.pop(next(iter(self._partial)))
+                return None
+            points, faces = all_faces[index].tessellate(tolerance)
+            if faces:
+                vertices = np.array([(p.x, p.y, p.z) for p in points], dtype=np.float64).reshape(-1, 3)
+                chunks.append(vertices[np.asarray(faces, dtype=np.int64).reshape(-1, 3)])
+        triangles = np.concatenate(chunks) if chunks else np.zeros((0, 3, 3))
+        self._meshes[key] = triangles
+        while sum(len(t) for t in self._meshes.values()) * 3 > self.budget and len(self._meshes) > 1:
+            self._meshes.popitem(last=False)
+        return triangles
+
+
+MESHES = _Meshes()
 
 
 def scene(doc: Any) -> Scene:
@@ -164,7 +213,7 @@ def scene(doc: Any) -> Scene:
                     (obj, "without faces (wires, sketches, lines; headless views draw faces only)")
                 )
             continue
-        out.drawn.append((obj, _world(obj, shape)))
+        out.drawn.append((obj, shape))
     return out
 
 
@@ -195,17 +244,29 @@ def render_document(
     parts: list[Part] = []
     drawn: list[Any] = []
     omitted = list(found.omitted)
+    deadline = time.monotonic() + TESSELLATION_BUDGET_S
     for index, (obj, shape) in enumerate(found.drawn):
         try:
-            points, triangles = shape.tessellate(tolerance)
+            triangles = MESHES.triangles(obj, shape, tolerance, deadline)
         except Exception as exc:
             omitted.append((obj, f"that FreeCAD could not tessellate ({echo(str(exc), 60)})"))
             continue
-        if not triangles:
+        if triangles is None:
+            omitted.append(
+                (
+                    obj,
+                    f"not tessellated within the {TESSELLATION_BUDGET_S:g} s a view may take (ask again: "
+                    "the next view goes on where this one stopped)",
+                )
+            )
+            continue
+        if not len(triangles):
             omitted.append((obj, "whose faces gave no triangles"))
             continue
-        vertices = np.array([(p.x, p.y, p.z) for p in points], dtype=np.float64)
-        parts.append(Part(vertices[np.asarray(triangles, dtype=np.int64)], PALETTE[index % len(PALETTE)]))
+        matrix = _placement(obj)
+        if matrix is not None:
+            triangles = triangles @ matrix[:3, :3].T + matrix[:3, 3]
+        parts.append(Part(triangles, PALETTE[index % len(PALETTE)]))
         drawn.append(obj)
     # FreeCAD's faces are not all wound outwards (sketch faces, open shells): keep back faces
     png = render_parts(
