@@ -147,3 +147,21 @@ async def test_an_ordinary_drawing_is_complete_and_says_nothing(client: Client) 
     _, text, view = await shot(client)
     assert text == "" and view["complete"] is True and view["blank"] is False
     assert view["entities"]["drawn"] == view["entities"]["visited"] > 0
+
+
+def test_attributes_count_as_their_insert_and_destroyed_entities_are_skipped() -> None:
+    """Shapes of LibreDWG's example drawings: a far INSERT with an ATTRIB; a damaged file whose
+    entity space still lists a destroyed entity."""
+    from cadmcp.hosts.dxf.screenshot import render
+
+    doc = ezdxf.new("R2010")
+    far_insert(doc)
+    msp = doc.modelspace()
+    stray = msp.query("INSERT").first
+    stray.add_attrib("TAG", "far away", (3_400_100, 1_200_100))
+    ghost = msp.add_line((0, 0), (10, 10))
+    ghost.destroy()  # gone, yet still in the entity space as a damaged file leaves it
+    shot = render(doc, width=400)
+    assert shot.coverage is not None
+    assert [item["type"] for item in shot.coverage["outsideFrame"]] == ["INSERT"]
+    assert shot.coverage["entities"]["visited"] == 68

@@ -176,16 +176,17 @@ def _draw(doc: Drawing, target: Any, bg: str, wanted: set[str] | None, pixel: fl
     frontend.skip_entity = coverage.skip  # type: ignore[method-assign]
     frontend.draw_layout(target, finalize=True, filter_func=_progress_filter(len(target), coverage))
     report_progress(0.9, "rasterising")
-    return coverage, _by_top_level(doc, _collect_shapes(recorder.player(), pixel / 2))
+    return coverage, _by_top_level(coverage, _collect_shapes(recorder.player(), pixel / 2))
 
 
-def _by_top_level(doc: Drawing, shapes: list[Any]) -> list[Any]:
+def _by_top_level(coverage: Any, shapes: list[Any]) -> list[Any]:
     """Credit what an INSERT's attributes draw to the INSERT (the frontend records their own handle)."""
-    owners: dict[str, str] = {}
-    for handle in {shape[4] for shape in shapes}:
-        entity = doc.entitydb.get(handle) if handle else None
-        if entity is not None and entity.dxftype() == "ATTRIB" and entity.dxf.get("owner"):
-            owners[handle] = entity.dxf.owner
+    owners = {
+        attrib.dxf.handle: entity.dxf.handle
+        for entity in coverage.visited
+        if entity.dxftype() == "INSERT"
+        for attrib in entity.attribs
+    }
     if not owners:
         return shapes
     return [(*shape[:4], owners.get(shape[4], shape[4])) for shape in shapes]
