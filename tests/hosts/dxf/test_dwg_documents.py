@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 from pathlib import Path
 
 import ezdxf
@@ -152,9 +151,7 @@ async def test_without_the_converter_a_dwg_says_what_to_install_and_file_info_st
         text = text_of(result)
         assert "No DWG reader is installed" in text and "npm install --prefix" in text
         assert "@mlightcad/libredwg-web@" in text and "convert the drawing to DXF" in text
-    started = time.perf_counter()
-    info = read_file_info(dwg)
-    assert time.perf_counter() - started < 5  # a header read, no converter involved
+    info = read_file_info(dwg)  # a header read: no converter involved
     assert info["format"] == "dwg" and "R2000" in str(info)
 
 
