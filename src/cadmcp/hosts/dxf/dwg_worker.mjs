@@ -147,6 +147,7 @@ const MATRICES = {
 };
 
 function dropUnreadable(text) {
+  if (!/\nAcDb(Extruded|Lofted|Revolved|Swept)Surface\r?\n/.test(text)) return text; // no scan needed
   const drop = scan(text).filter((entity) => {
     const wanted = MATRICES[entity.type];
     return wanted && entity.section === "ENTITIES" && wanted[1].some((code) => entity.matrix[code] !== 16);
@@ -161,6 +162,8 @@ function dropUnreadable(text) {
 // POLYLINE without vertices is left out (reported as not carried over), a missing SEQEND is
 // added, a VERTEX without its POLYLINE is left out.
 function repairSequences(text) {
+  const version = (text.match(/\$ACADVER\r?\n *1\r?\n(AC[\d.]+)/) || [])[1] || "";
+  if (version >= "AC1012" && version.startsWith("AC10")) return text; // seen in pre-R13 drawings only
   const objects = scan(text);
   const edits = []; // [start, end, replacement]
   const nl = text.includes("\r\n") ? "\r\n" : "\n";
