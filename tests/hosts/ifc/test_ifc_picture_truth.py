@@ -138,3 +138,18 @@ async def test_a_plan_with_nothing_at_the_cut_shows_the_storey_from_above(tmp_pa
         plan, note, view = await shot(client, view="plan")
         assert drawn_fraction(plan) > 0.01 and view["blank"] is False
         assert "[OVERHEAD]" in note and "IfcBeam x3" in note
+
+
+async def test_a_model_whose_geometry_is_only_in_types_says_so(tmp_path: Path) -> None:
+    """Shape of the IFC4.3 texture samples: a representation map on a type, no occurrence of it."""
+    project = new_project("Types only")
+    f, body = project.file, project.body
+    boiler = ifcopenshell.api.root.create_entity(f, ifc_class="IfcBoilerType", name="Boiler")
+    rep = ifcopenshell.api.geometry.add_wall_representation(f, context=body, length=1, thickness=1, height=1)
+    ifcopenshell.api.geometry.assign_representation(f, product=boiler, representation=rep)
+    path = tmp_path / "types.ifc"
+    f.write(str(path))
+    async with Client(create_server([str(path)]).server) as client:
+        _, note, view = await shot(client)
+        assert view["blank"] is True and "[BLANK VIEW]" in note
+        assert "1 type definitions (IfcBoilerType x1)" in note

@@ -193,9 +193,9 @@ def describe(
         listed = "; ".join(listed.split("; ")[:LISTED])
         more = f"; and {len(outside) - LISTED} more" if len(outside) > LISTED else ""
         notes.append(
-            f"[PARTLY FRAMED] Zoomed to where most of the drawing is; {len(outside)} entities far from it "
-            f"are left out of the frame: {listed}{more}. Call view_screenshot with extents='all' to see "
-            "everything, or window=[x1, y1, x2, y2] to look at a region."
+            f"[PARTLY FRAMED] Zoomed to where most of the drawing is; {len(outside)} entities far from it or "
+            f"much larger than it are left out of the frame: {listed}{more}. Call view_screenshot with "
+            "extents='all' to see everything, or window=[x1, y1, x2, y2] to look at a region."
         )
     structured = {
         "entities": {

@@ -143,8 +143,9 @@ def screenshot(
             f"{_label(e)} at ({', '.join(f'{v:.6g}' for v in where[e.id()])})" for e in left_out[:LISTED]
         )
         notes.append(
-            f"[PARTLY FRAMED] Zoomed to where most of the model is; {len(left_out)} elements far from it are "
-            f"left out of the frame: {listed}. Call view_screenshot with extents='all' to frame everything."
+            f"[PARTLY FRAMED] Zoomed to where most of the model is; {len(left_out)} elements far from it or "
+            f"much larger than it are left out of the frame: {listed}. Call view_screenshot with "
+            "extents='all' to frame everything."
         )
         structured["outsideFrame"] = [
             _item(e, at=[round(float(v), 3) for v in where[e.id()]]) for e in left_out[:STRUCTURED]
@@ -168,6 +169,12 @@ def screenshot(
                 + (" (its elements may belong to another storey or to none)" if level is not None else "")
                 + "."
             )
+            types = [t for t in f.by_type("IfcTypeProduct") if getattr(t, "RepresentationMaps", None)]
+            if types and level is None:
+                reason += (
+                    f" Its geometry is only in {len(types)} type definitions ({_classes(types)}), which no "
+                    "element instantiates."
+                )
         elif failed and len(failed) + len(no_body) >= len(by_id):
             reason = (
                 f"none of the {len(by_id)} products of {scope_name} could be built (see [INCOMPLETE VIEW])."
