@@ -31,6 +31,7 @@ SKIPPED = {
 SKIPPED_PROPERTIES = {
     "FullyConstrained",  # set only when the solver runs: a loaded sketch keeps what was saved
 }
+MOVED = " moved 10 mm along x"
 LENGTHS = ("Length", "Height", "Width", "Radius", "Thickness", "Depth", "Size")
 DATUMS = ("Distance", "DistanceX", "DistanceY", "Radius", "Diameter")
 
@@ -219,7 +220,7 @@ def _candidates(doc: Any) -> Any:
     for obj in doc.Objects:
         if "Placement" in obj.PropertiesList and hasattr(obj, "Shape") and "Placement" not in _bound(obj):
             yield (
-                f"{obj.Name}.Placement moved 10 mm along x",
+                f"{obj.Name}.Placement{MOVED}",
                 lambda o=obj: _move(o, 10),
                 lambda o=obj: _move(o, -10),
             )
@@ -235,16 +236,22 @@ def _move(obj: Any, dx: float) -> None:
 
 def change(doc: Any, tries: int = 40, budget: float = 25.0) -> str:
     """Change one driving value (a spreadsheet cell with an alias, a sketch dimension, a length
-    property, else a placement) and recompute; a value whose change moves no shape is put back
-    and the next one tried (at most ``tries`` values, none started after ``budget`` seconds)."""
+    property) and recompute; a value whose change moves no shape is put back and the next one
+    tried. Past half of ``budget`` seconds (or ``tries`` values) a placement is moved instead."""
     import time
 
     doc.recompute()
     start = _signature(doc)
-    deadline = time.monotonic() + budget
-    for description, do, undo in list(_candidates(doc))[:tries]:
-        if time.monotonic() > deadline:
-            break
+    began = time.monotonic()
+    candidates = list(_candidates(doc))
+    driving = [c for c in candidates if not c[0].endswith(MOVED)][:tries]
+    tried = 0
+    for description, do, undo in driving + [c for c in candidates if c[0].endswith(MOVED)][:3]:
+        if time.monotonic() - began > budget or (
+            not description.endswith(MOVED) and time.monotonic() - began > budget / 2
+        ):
+            continue
+        tried += 1
         try:
             do()
         except Exception:  # an unsolvable value: try the next one
@@ -255,6 +262,6 @@ def change(doc: Any, tries: int = 40, budget: float = 25.0) -> str:
         undo()
         doc.recompute()
     raise RuntimeError(
-        "no spreadsheet cell, sketch dimension, length property or placement changed a shape "
-        f"({min(tries, len(list(_candidates(doc))))} tried)"
+        f"no spreadsheet cell, sketch dimension, length property or placement changed a shape ({tried} tried "
+        f"of {len(candidates)} in {time.monotonic() - began:.0f} s)"
     )
