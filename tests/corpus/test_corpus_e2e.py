@@ -18,6 +18,7 @@ from cadmcp.hosts.ifc.modelgen import build_house
 from tests.conftest import require_component
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(600)
 
 
 def _dxf(path: Path) -> Path:
