@@ -5,7 +5,9 @@ already open in a host answers that host unless a second copy is asked for."""
 from __future__ import annotations
 
 import re
+import shutil
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +121,41 @@ async def test_a_drawing_that_fails_to_load_is_an_error_not_ready(infra_daemon: 
         assert document["opened"] is False and "not a readable DXF file" in document["problem"]
         assert "broken.dxf" in body["message"] and "The host was stopped" in body["message"]
         assert _wait_gone(body["pid"])
+
+
+async def test_a_file_refused_before_loading_is_document_not_opened_naming_what_the_host_opens(
+    infra_daemon: Any, tmp_path: Path
+) -> None:
+    fake = tmp_path / "notes.ifc"
+    fake.write_text("these are my notes, not a model\n" * 20)
+    async with infra_daemon() as session:
+        result = await call(session, "launch_host", {"filePath": str(fake)})
+        assert result.is_error
+        body = result.structured_content
+        assert body["type"] == "document_not_opened" and body["hostRunning"] is False
+        (document,) = body["documents"]
+        assert document["opened"] is False and "not an IFC-SPF file" in document["problem"]
+        assert body["supported"] == [".ifc"] and "notes.ifc" in body["message"]
+
+
+@pytest.mark.skipif(
+    shutil.which("freecadcmd") is None, reason="FreeCAD is not installed (bash .ci/deps/freecad.sh)"
+)
+async def test_a_freecad_document_that_does_not_open_is_an_error_not_ready(
+    infra_daemon: Any, tmp_path: Path
+) -> None:
+    part = tmp_path / "part.FCStd"
+    with zipfile.ZipFile(part, "w") as archive:  # a zip with Document.xml, but no FreeCAD document
+        archive.writestr("Document.xml", "<Document><Properties Count='")
+    async with infra_daemon() as session:
+        result = await call(session, "launch_host", {"filePath": str(part), "timeoutSeconds": 300})
+        assert result.is_error, _text(result)
+        body = result.structured_content
+        assert body["type"] == "document_not_opened" and body["hostApp"] == "FreeCAD"
+        (document,) = body["documents"]
+        assert document["opened"] is False and "damaged" in document["problem"]
+        assert "part.FCStd" in body["message"] and ".fcstd" in body["supported"]
+        assert _wait_gone(body["pid"], 30)
 
 
 async def test_one_host_per_file_unless_a_second_copy_is_asked_for_and_saves_never_overwrite_silently(

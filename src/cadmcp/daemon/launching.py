@@ -47,6 +47,8 @@ STDERR_TAIL = 2000
 MAX_SHOWN_PATH = 300
 _ARGS = ("hostApp", "version", "filePath", "timeoutSeconds", "detach", "newInstance")
 MAX_REPORTED_DOCUMENTS = 20
+BAD_START = 2
+"""The exit code of a built-in host that refused a document it was started with (its stderr says why)."""
 __all__ = [
     "CONFIG_ENV",
     "HostLauncher",
@@ -148,6 +150,8 @@ class Launched:
     detached: bool
     waiting: bool = True
     """Still in launch_host's wait (its stderr is needed for the error message)."""
+    files: tuple[str, ...] = ()
+    """The documents it was started with."""
 
     def stderr_tail(self) -> str:
         with contextlib.suppress(OSError, ValueError):
@@ -298,7 +302,7 @@ class HostLauncher:
         command = spec.command_for(version, files)
         before = set(self.directory.entries)
         started = time.monotonic()
-        launched = self._spawn(spec, command, detach)
+        launched = self._spawn(spec, command, detach, files)
         try:
             await _report(
                 progress, 0.1, f"started the {spec.name} host (pid {launched.proc.pid}); waiting for it"
@@ -432,7 +436,7 @@ class HostLauncher:
             "documentsReported": "documents" in state,
         }
 
-    def _spawn(self, spec: HostSpec, command: list[str], detach: bool) -> Launched:
+    def _spawn(self, spec: HostSpec, command: list[str], detach: bool, files: Sequence[str] = ()) -> Launched:
         self.reap()
         env = {**os.environ, RUNTIME_DIR_ENV: str(self.directory.directory)}
         env.pop(PARENT_PID_ENV, None)
@@ -457,7 +461,7 @@ class HostLauncher:
                 "Check the command in the host configuration.",
                 {"command": command},
             ) from None
-        launched = Launched(proc, spec, stderr, detach)
+        launched = Launched(proc, spec, stderr, detach, files=tuple(files))
         self.launched.append(launched)
         return launched
 
@@ -479,6 +483,8 @@ class HostLauncher:
                     and entry.host_app.casefold() == name
                 ):
                     return entry
+            if code == BAD_START and launched.files and launched.spec.origin == "built-in":
+                raise _refused_at_start(launched)
             if code not in (None, 0):
                 tail = launched.stderr_tail()
                 raise DaemonError(
@@ -532,6 +538,27 @@ class HostLauncher:
         for item in self.launched:
             item.waiting = False
         self.reap()
+
+
+def _refused_at_start(launched: Launched) -> DaemonError:
+    """A built-in host that exited at once over its documents: `document_not_opened`, in its words."""
+    said = [line for line in launched.stderr_tail().splitlines() if line.strip()]
+    problem = said[-1].split(": ", 1)[-1] if said else "it gave no reason"
+    documents = [{"path": path, "opened": False, "problem": problem[:600]} for path in launched.files]
+    names = ", ".join(Path(path).name for path in launched.files)
+    return DaemonError(
+        "document_not_opened",
+        f"{names} did not open: {problem} The {launched.spec.name} host checked it before loading and "
+        "stopped; it opens "
+        f"{', '.join(launched.spec.extensions) or 'its own files'}.",
+        {
+            "hostApp": launched.spec.name,
+            "pid": launched.proc.pid,
+            "hostRunning": False,
+            "documents": documents,
+            "supported": list(launched.spec.extensions),
+        },
+    )
 
 
 def _same_file_key(path: Path) -> str:

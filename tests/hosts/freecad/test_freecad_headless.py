@@ -171,9 +171,11 @@ async def test_a_bad_start_file_is_refused_with_a_reason(daemon: Any, tmp_path: 
     bad.write_bytes(bytes(1000))
     async with daemon() as session:
         result = await call(session, "launch_host", {"filePath": str(bad)})
-        assert result.is_error or result.structured_content.get("type") == "host_exited", result
+        assert result.is_error, result
         answer = result.structured_content
-        assert answer["type"] == "host_exited" and "broken.FCStd" in answer["message"]
+        assert answer["type"] == "document_not_opened" and "broken.FCStd" in answer["message"]
+        (document,) = answer["documents"]
+        assert document["opened"] is False and "not a FreeCAD document" in document["problem"]
 
 
 async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(

@@ -429,13 +429,21 @@ class FreeCADAdapter:
             return existing, False
         suffix = path.suffix.lower()
         if suffix == ".fcstd":
-            check_fcstd(path)
+            declared = check_fcstd(path)
             try:
                 doc = App.openDocument(str(path))
             except Exception as exc:
                 raise FreeCADError(
                     f"FreeCAD could not open {echo(path.name)}: {echo(str(exc), 120)}.", "invalid"
                 ) from None
+            if declared and not doc.Objects:  # FreeCAD read nothing of it, without a word
+                App.closeDocument(doc.Name)
+                raise FreeCADError(
+                    f"FreeCAD read none of the {declared} objects {echo(path.name)} declares: the document "
+                    "is damaged or from a FreeCAD much newer than this one. Open a backup (.FCBak) or "
+                    "save it again from the FreeCAD that made it.",
+                    "invalid",
+                )
         elif suffix in IMPORT_SUFFIXES:
             doc = self._import(path)
         else:
@@ -720,20 +728,39 @@ def choose_undo_depth(gui: bool) -> int:
     return max(1, group.GetInt("MaxUndoSize", HEADLESS_UNDO_DEPTH))
 
 
-def check_fcstd(path: Path) -> None:
-    """A FreeCAD document is a zip holding Document.xml: check that cheaply before FreeCAD reads it."""
+def check_fcstd(path: Path) -> int:
+    """A FreeCAD document is a zip holding Document.xml: check that cheaply before FreeCAD reads it.
+
+    Returns how many objects Document.xml declares (FreeCAD opens a damaged one as an empty
+    document without a word, so the caller compares).
+    """
+    import xml.etree.ElementTree as ET
     import zipfile
 
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
-    except (zipfile.BadZipFile, OSError, ValueError):
+            if "Document.xml" not in names:
+                raise FreeCADError(
+                    f"{echo(path.name)} is a zip archive without Document.xml: not a FreeCAD document.",
+                    "invalid",
+                )
+            with archive.open("Document.xml") as xml:
+                for _, element in ET.iterparse(xml, events=("start",)):
+                    if element.tag == "Objects":
+                        return int(element.get("Count") or 0)
+    except (zipfile.BadZipFile, OSError, ValueError, ET.ParseError) as exc:
+        if isinstance(exc, ET.ParseError):
+            line = exc.position[0] if exc.position else "?"
+            raise FreeCADError(
+                f"{echo(path.name)} is damaged: its Document.xml is not well-formed XML (line {line}), so "
+                "FreeCAD would open it as an empty document. Open a backup (.FCBak) or a saved copy "
+                "instead.",
+                "invalid",
+            ) from None
         raise FreeCADError(
             f"{echo(path.name)} is not a FreeCAD document (an .FCStd file is a zip archive; this one is "
             "not). It may be damaged.",
             "invalid",
         ) from None
-    if "Document.xml" not in names:
-        raise FreeCADError(
-            f"{echo(path.name)} is a zip archive without Document.xml: not a FreeCAD document.", "invalid"
-        )
+    return 0
