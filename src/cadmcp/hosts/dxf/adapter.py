@@ -188,7 +188,17 @@ class DxfAdapter:
                 f"available, so it was saved as DXF beside it ({entry.path.name}; AutoCAD opens DXF) and "
                 "later saves go there."
             )
-        return Saved(entry.title, Path(str(entry.path)), note=note)
+        if source is not None:
+            from cadmcp.hosts.dxf.dwg import hollow_solids
+
+            hollow = hollow_solids(entry.doc)
+            if hollow:
+                kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(hollow.items()))
+                note += (
+                    f" Not written: {kinds} that came from the DWG without their ACIS solid data (a DXF "
+                    "holds no solid without it)."
+                )
+        return Saved(entry.title, Path(str(entry.path)), note=note.strip())
 
     # code and history ----------------------------------------------------------------------------
     def script(self, step_name: str) -> Any:

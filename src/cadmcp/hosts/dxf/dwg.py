@@ -528,12 +528,7 @@ def not_carried_over(answer: dict[str, Any], doc: Drawing) -> list[dict[str, Any
             missing = count - have.get(kind, 0)
             if missing > 0:
                 lost.append({"type": kind, "count": missing, "where": where})
-    hollow: Counter[str] = Counter()  # ACIS entities kept, but without their solid data
-    for layout in doc.blocks:
-        for entity in layout:
-            if entity.dxftype() in _ACIS_KINDS and not _has_acis_data(entity):
-                hollow[entity.dxftype()] += 1
-    for kind, count in sorted(hollow.items()):
+    for kind, count in sorted(hollow_solids(doc).items()):
         lost.append({"type": kind, "count": count, "where": _HOLLOW})
     return lost
 
@@ -541,6 +536,19 @@ def not_carried_over(answer: dict[str, Any], doc: Drawing) -> list[dict[str, Any
 _ACIS_KINDS = {"3DSOLID", "REGION", "BODY", "EXTRUDEDSURFACE", "LOFTEDSURFACE", "NURBSURFACE",
                "PLANESURFACE", "REVOLVEDSURFACE", "SWEPTSURFACE"}  # fmt: skip
 _HOLLOW = "kept without its ACIS solid data (no shape)"
+
+
+def hollow_solids(doc: Drawing) -> Counter[str]:
+    """ACIS entities (3DSOLID, REGION, surfaces...) kept without their solid data, by type.
+
+    ezdxf writes no such entity when the drawing is saved.
+    """
+    hollow: Counter[str] = Counter()
+    for layout in doc.blocks:
+        for entity in layout:
+            if entity.dxftype() in _ACIS_KINDS and not _has_acis_data(entity):
+                hollow[entity.dxftype()] += 1
+    return hollow
 
 
 def _has_acis_data(entity: Any) -> bool:
