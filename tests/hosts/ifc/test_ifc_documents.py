@@ -26,7 +26,8 @@ async def test_catalog_has_exactly_the_builtin_tools_and_resources(client) -> No
         "navigate_history",
         "view_screenshot",
     }
-    assert set(tools["execute_python_code"].input_schema["properties"]) == {"code", "description"}
+    code_arguments = {"code", "description", "dryRun", "previewed"}
+    assert set(tools["execute_python_code"].input_schema["properties"]) == code_arguments
     assert tools["execute_python_code"].input_schema["required"] == ["code"]
     assert set(tools["open_document"].input_schema["properties"]) == {"filePath"}
     assert set(tools["activate_document"].input_schema["properties"]) == {"document"}
