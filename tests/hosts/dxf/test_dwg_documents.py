@@ -185,3 +185,17 @@ def test_the_second_reader_carries_a_drawing_and_says_it_read_it(tmp_path: Path)
     with pytest.raises(DwgError) as caught:  # damage pycadkit reads past is still a refusal
         _second_reader(tmp_path / "bad.dwg", "AC1015", "R2000", load_drawing, refusal, tmp_path)
     assert caught.value is refusal
+
+
+async def test_saving_names_what_the_dxf_version_cannot_hold(reader: Path, tmp_path: Path) -> None:
+    dwg, _ = write_pair(tmp_path)
+    async with Client(create_server([str(dwg)], exec_timeout=30).server) as client:
+        added = await client.call_tool(
+            "execute_python_code", {"code": "msp.new_entity('LIGHT', {}).dxftype()", "description": "Light"}
+        )
+        assert not added.is_error, text_of(added)
+        saved = await client.call_tool("save_document", {})
+        assert not saved.is_error, text_of(saved)
+        assert "Not written: 1 LIGHT" in saved.structured_content["message"]
+        assert "AC1015" in saved.structured_content["message"]
+    assert "LIGHT" not in {e.dxftype() for e in ezdxf.readfile(tmp_path / "plan.dxf").modelspace()}

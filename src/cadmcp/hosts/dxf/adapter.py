@@ -189,14 +189,14 @@ class DxfAdapter:
                 "later saves go there."
             )
         if source is not None:
-            from cadmcp.hosts.dxf.dwg import hollow_solids
+            from cadmcp.hosts.dxf.dwg import not_written
 
-            hollow = hollow_solids(entry.doc)
-            if hollow:
-                kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(hollow.items()))
+            skipped = not_written(entry.doc)
+            if skipped:
+                kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(skipped.items()))
                 note += (
-                    f" Not written: {kinds} that came from the DWG without their ACIS solid data (a DXF "
-                    "holds no solid without it)."
+                    f" Not written: {kinds} (solids that came from the DWG without their ACIS data, or "
+                    f"kinds that DXF of this drawing's version, {entry.doc.dxfversion}, cannot hold)."
                 )
         return Saved(entry.title, Path(str(entry.path)), note=note.strip())
 

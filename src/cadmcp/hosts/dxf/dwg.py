@@ -539,16 +539,24 @@ _HOLLOW = "kept without its ACIS solid data (no shape)"
 
 
 def hollow_solids(doc: Drawing) -> Counter[str]:
-    """ACIS entities (3DSOLID, REGION, surfaces...) kept without their solid data, by type.
-
-    ezdxf writes no such entity when the drawing is saved.
-    """
+    """ACIS entities (3DSOLID, REGION, surfaces...) kept without their solid data, by type."""
     hollow: Counter[str] = Counter()
     for layout in doc.blocks:
         for entity in layout:
             if entity.dxftype() in _ACIS_KINDS and not _has_acis_data(entity):
                 hollow[entity.dxftype()] += 1
     return hollow
+
+
+def not_written(doc: Drawing) -> Counter[str]:
+    """Entities ezdxf leaves out when it saves the drawing, by type: solids without their ACIS data
+    and kinds newer than the drawing's DXF version (a LIGHT in an R2000 drawing)."""
+    skipped = hollow_solids(doc)
+    for layout in doc.blocks:
+        for entity in layout:
+            if getattr(entity, "MIN_DXF_VERSION_FOR_EXPORT", "AC1009") > doc.dxfversion:
+                skipped[entity.dxftype()] += 1
+    return skipped
 
 
 def _has_acis_data(entity: Any) -> bool:
