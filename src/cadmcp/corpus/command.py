@@ -53,8 +53,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = os.path.commonpath([str(f.path.parent) for f in files]) if len(files) > 1 else None
     print(report.HEADER, flush=True)
 
+    done: list[FileResult] = []
+
     def each(result: FileResult) -> None:
         print(report.row(result, base), flush=True)
+        done.append(result)
+        if args.json:  # kept up to date, so a run stopped half-way still has its figures
+            _write_json(args.json, done)
 
     results = run_all(files, Settings(args.launch_timeout, args.call_timeout, args.jobs), each)
     print()
@@ -65,6 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, paths in classes.items():
             print(f"  {name}: {len(paths)}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(report.as_json(results), fh, indent=1)
+        _write_json(args.json, results)
     return 0 if not classes else 1
+
+
+def _write_json(path: str, results: list[FileResult]) -> None:
+    partial = f"{path}.part"
+    with open(partial, "w", encoding="utf-8") as fh:
+        json.dump(report.as_json(results), fh, indent=1)
+    os.replace(partial, path)
