@@ -391,6 +391,26 @@ async def _run_in(session: Any, file: CorpusFile, work: Path, settings: Settings
     return result
 
 
+MAX_FAILED_STARTS = 3
+"""Daemons in a row that may fail to start before the next file is failed with the reason."""
+CONNECT_TIMEOUT = 180.0
+
+
+async def _connect(session: Any) -> None:
+    """Discover the daemon, asking again while it is still starting (a loaded machine can take
+    longer than the SDK's discover time-out to import it)."""
+    from mcp.shared.exceptions import MCPError
+
+    with anyio.fail_after(CONNECT_TIMEOUT):
+        while True:
+            try:
+                await session.discover()
+                return
+            except MCPError as exc:
+                if "timed out" not in str(exc):
+                    raise
+
+
 async def _worker(
     pending: list[tuple[int, CorpusFile]],
     settings: Settings,
@@ -408,6 +428,7 @@ async def _worker(
     params = StdioServerParameters(
         command=settings.python, args=["-m", "cadmcp", "daemon"], env=daemon_env(runtime), cwd=root
     )
+    failed_starts = 0
     while pending:
         current: tuple[int, CorpusFile] | None = None
         try:
@@ -416,8 +437,8 @@ async def _worker(
                     stdio_client(params, errlog=quiet) as (read, write),
                     ClientSession(read, write) as session,
                 ):
-                    with anyio.fail_after(60):
-                        await session.discover()
+                    await _connect(session)
+                    failed_starts = 0
                     while pending:
                         current = pending.pop(0)
                         result = await _run_in(session, current[1], root / str(current[0]), settings)
@@ -427,7 +448,10 @@ async def _worker(
                             break  # the daemon may still be busy with what timed out: start afresh
         except Exception as exc:  # the daemon itself failed: the file it was on gets the blame
             if current is None:
-                continue
+                failed_starts += 1
+                if failed_starts < MAX_FAILED_STARTS or not pending:
+                    continue
+                current, failed_starts = pending.pop(0), 0  # no daemon starts here: say so per file
             result = FileResult(str(current[1].path), current[1].app, current[1].size)
             result.error = "the daemon failed: " + _describe(exc, settings)
             done(current[0], result)
