@@ -35,6 +35,8 @@ PALETTE = [
 ]
 TOLERANCE_FRACTION = 1 / 400
 """Tessellation deviation as a fraction of the document's size: fine enough for a screenshot."""
+ANGULAR_DEFLECTION = 0.35
+"""Radians a curved face's mesh may turn between facets (a cylinder becomes about 18 sides)."""
 TESSELLATION_BUDGET_S = 30.0
 """Seconds one view may spend tessellating; the rest is named as not drawn (and meshed next time)."""
 MESH_CACHE_VERTICES = 6_000_000
@@ -155,14 +157,17 @@ class _Meshes:
     def triangles(self, obj: Any, shape: Any, tolerance: float, deadline: float) -> np.ndarray | None:
         """``(n, 3, 3)`` triangles of ``shape`` in its own coordinates; None once ``deadline`` passed.
 
-        Face by face: OpenCASCADE holds Python's lock while it meshes, and one call for a big
-        shape kept the host's I/O thread from answering for seconds.
+        Face by face with MeshPart and a bounded angle: OpenCASCADE holds Python's lock while it
+        meshes, and ``Shape.tessellate`` of one shape took 92 s (568,000 triangles where 31,000
+        do) on a third-party model, during which the host's I/O thread could not answer.
         """
         key = (obj.Document.Name, obj.Name, shape.hashCode(), round(tolerance, 9))
         found = self._meshes.get(key)
         if found is not None:
             self._meshes.move_to_end(key)
             return found
+        import MeshPart
+
         done, chunks = self._partial.pop(key, (0, []))
         all_faces = shape.copy().Faces
         for index in range(done, len(all_faces)):
@@ -172,7 +177,11 @@ class _Meshes:
                     while len(self._partial) > MAX_PARTIAL:
                         self._partial.pop(next(iter(self._partial)))
                 return None
-            points, faces = all_faces[index].tessellate(tolerance)
+            mesh = MeshPart.meshFromShape(
+                Shape=all_faces[index], LinearDeflection=tolerance, AngularDeflection=ANGULAR_DEFLECTION,
+                Relative=False,
+            )  # fmt: skip
+            points, faces = mesh.Topology
             if faces:
                 vertices = np.array([(p.x, p.y, p.z) for p in points], dtype=np.float64).reshape(-1, 3)
                 chunks.append(vertices[np.asarray(faces, dtype=np.int64).reshape(-1, 3)])
