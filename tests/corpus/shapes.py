@@ -70,3 +70,16 @@ def acis_solids(path: Path) -> Path:
         acis.export_dxf(msp.add_3dsolid(), [acis.body_from_mesh(forms.cube().translate(i * 3, 0, 0))])
     doc.saveas(path)
     return path
+
+
+def ifc_without_project(path: Path) -> Path:
+    """An IFC2X3 file holding only geometry (points, a loop, a face) and no IfcProject or other
+    IfcRoot (web-ifc's test.ifc)."""
+    import ifcopenshell
+
+    model = ifcopenshell.file(schema="IFC2X3")
+    points = [model.createIfcCartesianPoint(p) for p in ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0), (7.0, 8.0, 9.0))]
+    loop = model.createIfcPolyLoop(points)
+    model.createIfcFace([model.createIfcFaceOuterBound(loop, True)])
+    model.write(str(path))
+    return path
