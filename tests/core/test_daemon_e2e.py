@@ -275,8 +275,8 @@ BAD_REQUESTS: list[tuple[str, dict[str, Any], str]] = [
     ("search_dynamic", {"hostInstanceId": "nope-1"}, "list_host_instances"),
     ("invoke_dynamic", {"id": "not an id!"}, "not a capability id"),
     ("invoke_dynamic", {"id": "c" + "a" * 12, "reads": [{"id": "c" + "a" * 12}]}, "either"),
-    ("invoke_dynamic", {"reads": [{"id": "c" + "a" * 12}] * 17}, "At most 16"),
-    ("invoke_dynamic", {"id": "c" + "a" * 12, "arguments": [1]}, "arguments must be an object"),
+    ("invoke_dynamic", {"reads": [{"id": "c" + "a" * 12}] * 17}, "at most 16"),
+    ("invoke_dynamic", {"id": "c" + "a" * 12, "arguments": [1]}, "expected an object"),
     ("invoke_dynamic", {}, "Pass id"),
 ]
 

@@ -23,6 +23,7 @@ log = logging.getLogger("cadmcp.daemon")
 MAX_REPORTED = 8
 """Bad fields listed in one error (the count says how many there were)."""
 _INVALID_SCHEMA = object()
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 
 class ArgumentChecker:
@@ -37,26 +38,30 @@ class ArgumentChecker:
         if cap.kind == "resource_template":
             _check_template(cap, arguments)
         elif cap.kind == "tool":
-            validator = self._validator(cap)
-            if validator is not _INVALID_SCHEMA:
-                _check_tool(cap, validator, arguments)
+            self.check_schema(cap.id, cap.target, cap.raw.get("inputSchema"), arguments)
 
-    def _validator(self, cap: Capability) -> Any:
-        validator = self._validators.get(cap.id)
+    def check_schema(self, key: str, target: str, schema: Any, arguments: dict[str, Any]) -> None:
+        """Raise a `validation_error` when `arguments` do not fit the tool ``target``'s ``schema``
+        (a host tool's, or one of the daemon's own); ``key`` names the compiled validator."""
+        validator = self._validator(key, target, schema)
+        if validator is not _INVALID_SCHEMA:
+            _check_tool(target, schema, validator, arguments)
+
+    def _validator(self, key: str, target: str, schema: Any) -> Any:
+        validator = self._validators.get(key)
         if validator is None:
-            validator = _compile(cap)
-            self._validators[cap.id] = validator
+            validator = _compile(target, schema)
+            self._validators[key] = validator
             if len(self._validators) > self._capacity:
                 self._validators.popitem(last=False)
         else:
-            self._validators.move_to_end(cap.id)
+            self._validators.move_to_end(key)
         return validator
 
 
-def _compile(cap: Capability) -> Any:
+def _compile(target: str, schema: Any) -> Any:
     from jsonschema import Draft202012Validator, SchemaError, validators
 
-    schema = cap.raw.get("inputSchema")
     if not isinstance(schema, dict):
         return _INVALID_SCHEMA
     try:
@@ -64,17 +69,16 @@ def _compile(cap: Capability) -> Any:
         cls.check_schema(schema)
         return cls(schema)
     except (SchemaError, Exception) as exc:  # a host's broken schema: the host checks for itself
-        log.info("inputSchema of %s is not valid JSON Schema (%s); not checked", cap.target, exc)
+        log.info("inputSchema of %s is not valid JSON Schema (%s); not checked", target, exc)
         return _INVALID_SCHEMA
 
 
-def _check_tool(cap: Capability, validator: Any, arguments: dict[str, Any]) -> None:
+def _check_tool(target: str, schema: dict[str, Any], validator: Any, arguments: dict[str, Any]) -> None:
     try:
         errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path])
     except Exception as exc:  # e.g. a pattern the regex engine rejects: leave it to the host
-        log.info("checking arguments of %s failed (%s); not checked", cap.target, exc)
+        log.info("checking arguments of %s failed (%s); not checked", target, exc)
         return
-    schema = cap.raw.get("inputSchema") or {}
     problems = [problem for error in errors for problem in _describe(error)]
     problems.extend(_unknown_arguments(schema, arguments, {p["field"] for p in problems}))
     if not problems:
@@ -84,7 +88,7 @@ def _check_tool(cap: Capability, validator: Any, arguments: dict[str, Any]) -> N
     more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
     example = example_arguments(schema)
     raise validation_error(
-        f"Invalid arguments for {cap.target}: {summary}{more}. Fix them and call again; "
+        f"Invalid arguments for {target}: {summary}{more}. Fix them and call again; "
         f"for example arguments={_compact(example)}. Nothing ran.",
         errors=shown,
         example=example,
@@ -118,11 +122,15 @@ def _describe(error: Any) -> list[dict[str, Any]]:
             if name not in known
         ][:MAX_REPORTED]
     expected = _expected(error.schema)  # what fits, in words; the problem says what was wrong
+    if kind in ("minItems", "maxItems") and isinstance(error.instance, list):
+        problem = f"has {len(error.instance)} items, expected {expected}"
+        return [{"field": path or "(arguments)", "problem": problem, "expected": _clip(expected)}]
+    worded = kind in ("type", "enum", "const", *_BOUNDS)
     return [
         {
             "field": path or "(arguments)",
             "problem": f"got {echo(error.instance, 40)}, expected {expected}"
-            if kind in ("type", "enum", "const")
+            if worded
             else _clip(error.message),
             "expected": _clip(str(expected)),
         }

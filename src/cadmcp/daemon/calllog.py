@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from cadmcp.daemon.hosts import HostDirectory
-from cadmcp.daemon.surface import INVOKE_DYNAMIC, SEARCH_DYNAMIC
+from cadmcp.daemon.tools.invoke_dynamic import NAME as INVOKE_DYNAMIC
+from cadmcp.daemon.tools.search_dynamic import NAME as SEARCH_DYNAMIC
 from cadmcp.wire.calllog import CallLogFile, CallLogger
 
 

@@ -11,6 +11,11 @@ from typing import Any
 
 from cadmcp.daemon.errors import validation_error
 
+MAX_LIMIT = 32
+"""Items one `search_dynamic` answers at most."""
+DEFAULT_LIMIT = 12
+MAX_READS = 16
+"""Reads in one `invoke_dynamic` call."""
 MAX_QUERY_CHARS = 1000
 """`search_dynamic` query length (a request in words; longer text is not a search)."""
 MAX_ID_CHARS = 64

@@ -1,4 +1,4 @@
-"""`search_dynamic`: validate the request, query the index, shape items for agents."""
+"""`search_dynamic`'s answer: query the index, shape items for agents (`tools.search_dynamic`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 from cadmcp.daemon.catalog import KINDS, Capability
 from cadmcp.daemon.errors import validation_error
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.limits import DEFAULT_LIMIT
 from cadmcp.daemon.search.catalog import template_params
-from cadmcp.daemon.surface import DEFAULT_LIMIT, MAX_LIMIT
 from cadmcp.wire.echo import echo
 
 _DESCRIPTION_CHARS = 200
@@ -87,34 +87,12 @@ def item(
 
 
 def parse_request(args: dict[str, Any]) -> tuple[str | None, str | None, list[str] | None, int, str]:
-    unknown = sorted(set(args) - {"query", "hostInstanceId", "machineId", "kinds", "limit", "detail"})
-    if unknown:
-        raise validation_error(
-            f"Unknown argument(s) {unknown}; "
-            "search_dynamic takes query, hostInstanceId, machineId, kinds, limit, detail."
-        )
-    query = args.get("query")
-    if query is not None and not isinstance(query, str):
-        raise validation_error("query must be a string (or omitted to list everything).")
-    host = args.get("hostInstanceId")
-    if host is not None and not isinstance(host, str):
-        raise validation_error("hostInstanceId must be a string from list_host_instances.")
+    """The request's parts, defaults filled in (the types were checked against the tool's schema)."""
     kinds = args.get("kinds")
-    if kinds is not None:
-        if isinstance(kinds, str):
-            kinds = [kinds]
-        if not isinstance(kinds, list) or not kinds:
-            raise validation_error(f"kinds must be a non-empty list drawn from {list(KINDS)}.")
-        bad = [k for k in kinds if k not in KINDS]
-        if bad:
-            raise validation_error(f"Unknown kind(s) {bad}; use any of {list(KINDS)}.")
+    if kinds is not None and not kinds:
+        raise validation_error(f"kinds must be a non-empty list drawn from {list(KINDS)}.")
     limit = args.get("limit", DEFAULT_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise validation_error(f"limit must be an integer from 1 to {MAX_LIMIT} (got {limit!r}).")
-    detail = args.get("detail", "summary")
-    if detail not in ("summary", "schema"):
-        raise validation_error(f"detail must be 'summary' or 'schema' (got {detail!r}).")
-    return query, host, kinds, limit, detail
+    return args.get("query"), args.get("hostInstanceId"), kinds, limit, args.get("detail", "summary")
 
 
 def search(directory: HostDirectory, args: dict[str, Any], machine: str | None = None) -> dict[str, Any]:

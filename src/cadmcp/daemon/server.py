@@ -17,37 +17,20 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from cadmcp import __version__
-from cadmcp.daemon import fileinfo_tool, httpauth, invoking, machines, prompts, searching, tasks
+from cadmcp.daemon import httpauth, prompts, tasks
 from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.calllog import daemon_call_log
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import HostLauncher
-from cadmcp.daemon.limits import (
-    MAX_ARGUMENTS_BYTES,
-    MAX_ID_CHARS,
-    MAX_PATH_CHARS,
-    MAX_QUERY_CHARS,
-    MAX_REQUEST_BYTES,
-    check_text,
-    json_size,
-)
+from cadmcp.daemon.limits import MAX_REQUEST_BYTES
 from cadmcp.daemon.policy import Policy
 from cadmcp.daemon.policy.gate import Gate
 from cadmcp.daemon.search import SearchIndex
-from cadmcp.daemon.surface import (
-    INVOKE_DYNAMIC,
-    LAUNCH_HOST,
-    LIST_HOST_INSTANCES,
-    LIST_MACHINES,
-    READ_FILE_INFO,
-    SEARCH_DYNAMIC,
-    TOOLS,
-)
 from cadmcp.daemon.tasks import TaskEngine, TaskSupport
+from cadmcp.daemon.tools import BY_NAME, TOOLS, Services, structured
+from cadmcp.daemon.tools.base import unknown_tool_message
 from cadmcp.wire.echo import echo
-from cadmcp.wire.jsonwire import dumps
-from cadmcp.wire.meta import TASK_SUPPORT
 
 if TYPE_CHECKING:
     from cadmcp.daemon.gateway import Gateway
@@ -64,15 +47,6 @@ INSTRUCTIONS = (
     "which hosts are running; launch_host starts one (for example on a .dxf or .ifc file); "
     "read_file_info reads a file's metadata (.rvt, .rfa, .dwg, .dxf, .ifc) with no host running."
 )
-
-
-def structured(value: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
-    """A daemon tool result: structured content plus its compact JSON text mirror."""
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=dumps(value))],
-        structured_content=value,
-        is_error=is_error,
-    )
 
 
 def _quiet_cancellation_races() -> None:
@@ -134,69 +108,22 @@ class Daemon:
 
             self.gateway = Gateway(gateway, self.directory, self.launcher, self.gate)
         self.tasks = TaskEngine(self.directory, self.task_policy)
+        self.services = Services(
+            self.directory, self.launcher, self.checker, self.tasks, self.gate, self.gateway
+        )
         self.server = self._build_server(state_ttl)
 
     def task_policy(self, name: Any, arguments: Any, refine: bool) -> tuple[TaskSupport, str]:
-        """Whether a call may run as a task, and how to name it in its status.
-
-        `invoke_dynamic` and `launch_host` may (`optional`); with `refine` (2026-07-28, where the
-        daemon decides), a host tool's own `execution.taskSupport` of `forbidden` or `required`
-        applies. The other tools answer quickly and never become tasks.
-        """
-        if name == LAUNCH_HOST:
-            what = (
-                arguments.get("hostApp") or arguments.get("filePath") if isinstance(arguments, dict) else None
-            )
-            return "optional", f"launch_host {echo(what, 60)}" if isinstance(what, str) else "launch_host"
-        if name != INVOKE_DYNAMIC:
+        """Whether a call may run as a task, and how to name it in its status: the tool's own
+        policy (`invoke_dynamic` and `launch_host`); the other tools answer quickly, never tasks."""
+        tool = BY_NAME.get(name) if isinstance(name, str) else None
+        if tool is None or tool.task_policy is None:
             return "forbidden", str(name)
-        found = invoking.live(self.directory, arguments.get("id") if isinstance(arguments, dict) else None)
-        if found is None:
-            return "optional", "invoke_dynamic"
-        entry, cap = found
-        label = f"{cap.target} on {entry.host_app} {entry.version}"
-        declared = None
-        if cap.kind == "tool":
-            declared = (cap.raw.get("_meta") or {}).get(TASK_SUPPORT) or (cap.raw.get("execution") or {}).get(
-                "taskSupport"
-            )
-        if refine and declared in ("forbidden", "required"):
-            return declared, label
-        return "optional", label
-
-    def host_instances(self) -> dict[str, Any]:
-        hosts = [
-            {
-                **entry.routing(),
-                "pid": entry.key.pid,
-                "machineId": entry.key.machine_id,
-                "protocolVersion": entry.protocol_version,
-                "serverName": entry.server_name,
-                "capabilities": len(entry.capabilities),
-                "endpoint": entry.endpoint,
-                **({"state": entry.state} if entry.state else {}),
-            }
-            for entry in sorted(
-                self.directory.entries.values(), key=lambda e: (e.host_app, e.version, e.key.pid)
-            )
-        ]
-        discovered = [
-            {
-                "hostApp": s.endpoint.host_app,
-                "version": s.endpoint.version,
-                "pid": s.endpoint.pid,
-                "endpoint": str(s.endpoint.path),
-                "status": s.status,
-                **({"error": s.error} if s.error else {}),
-            }
-            for s in sorted(self.directory.states.values(), key=lambda s: s.endpoint.name)
-        ]
-        return {"count": len(hosts), "hosts": hosts, "endpoints": discovered}
+        return tool.task_policy(self.services, arguments if isinstance(arguments, dict) else {}, refine)
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
-        args = params.arguments or {}
         try:
-            return await self._dispatch(ctx, params, args)
+            return await self._dispatch(ctx, params)
         except DaemonError as err:
             self.tasks.note_failure(err)
             return structured(err.body(), is_error=True)
@@ -213,58 +140,16 @@ class Daemon:
                 is_error=True,
             )
 
-    async def _dispatch(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, args: dict[str, Any]
-    ) -> Any:
-        json_size(args, f"{echo(params.name, 40)} arguments", MAX_ARGUMENTS_BYTES + 64 * 1024)
-        check_text(args.get("query"), "query", MAX_QUERY_CHARS)
-        for field in ("hostInstanceId", "machineId", "hostApp", "version"):
-            check_text(args.get(field), field, MAX_ID_CHARS)
-        check_text(args.get("filePath"), "filePath", MAX_PATH_CHARS)
-        if params.name in (SEARCH_DYNAMIC, LIST_HOST_INSTANCES, LIST_MACHINES):
-            await self.directory.caught_up()
-        if params.name == SEARCH_DYNAMIC:
-            machine = machines.resolve_machine(self.directory, self.gateway, args)
-            return structured(searching.search(self.directory, args, machine))
-        if params.name == INVOKE_DYNAMIC:
-            responses = (
-                {
-                    k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
-                    for k, v in params.input_responses.items()
-                }
-                if params.input_responses
-                else None
+    async def _dispatch(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+        tool = BY_NAME.get(params.name)
+        if tool is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=unknown_tool_message(params.name, list(BY_NAME))
             )
-            return await invoking.invoke(
-                self.directory,
-                ctx,
-                args,
-                responses,
-                params.request_state,
-                self.checker,
-                self.tasks.hooks(ctx),
-                self.gate,
-            )
-        if params.name == LIST_HOST_INSTANCES:
-            listing = self.host_instances()
-            return structured(machines.filter_host_instances(listing, self.directory, self.gateway, args))
-        if params.name == LAUNCH_HOST:
-            progress = self.tasks.hooks(ctx).progress
-            return structured(
-                await machines.launch_host(self.launcher, self.directory, self.gateway, args, progress)
-            )
-        if params.name == READ_FILE_INFO:
-            return structured(await fileinfo_tool.read_file_info(args))
-        if params.name == LIST_MACHINES:
-            return structured(machines.list_machines(self.directory, self.gateway))
-        raise MCPError(
-            code=types.INVALID_PARAMS,
-            message=f"Unknown tool {echo(params.name, 40)}. The daemon serves {[t['name'] for t in TOOLS]}; "
-            "host tools are reached through search_dynamic and invoke_dynamic.",
-        )
+        return await tool.call(self.services, ctx, params)
 
     def _build_server(self, state_ttl: float) -> Server[Any]:
-        tools = [types.Tool.model_validate(t) for t in TOOLS]
+        tools = [types.Tool.model_validate(t.definition) for t in TOOLS]
 
         async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
             return types.ListToolsResult(tools=tools)
