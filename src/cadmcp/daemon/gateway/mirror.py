@@ -22,12 +22,10 @@ import anyio.abc
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.gateway import frames
-from cadmcp.daemon.gateway.connection import Connection
+from cadmcp.daemon.gateway.context import GatewayContext, GatewayPart
 from cadmcp.daemon.gateway.remotelink import RemoteLink
 from cadmcp.daemon.gateway.rpc import Deadlines, Inbox, RequestFailed
-from cadmcp.daemon.gateway.settings import TOKEN_RE, Settings
-from cadmcp.daemon.gateway.subjects import Subjects
-from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.gateway.settings import TOKEN_RE
 from cadmcp.wire.echo import echo
 
 log = logging.getLogger("cadmcp.daemon.gateway")
@@ -128,21 +126,11 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)][:MAX_CAPABILITIES] if isinstance(value, list) else []
 
 
-class Mirror:
+class Mirror(GatewayPart):
     """Follows every machine's presence in the space and keeps their hosts in the directory."""
 
-    def __init__(
-        self,
-        connection: Connection,
-        settings: Settings,
-        subjects: Subjects,
-        directory: HostDirectory,
-        inbox: Inbox,
-    ) -> None:
-        self.connection = connection
-        self.settings = settings
-        self.subjects = subjects
-        self.directory = directory
+    def __init__(self, context: GatewayContext, inbox: Inbox) -> None:
+        super().__init__(context)
         self.inbox = inbox
         self.machines: dict[str, RemoteMachine] = {}
         self.synced: dict[HostKey, str] = {}

@@ -26,11 +26,9 @@ import anyio.abc
 
 from cadmcp import __version__
 from cadmcp.daemon.gateway import frames
-from cadmcp.daemon.gateway.connection import Connection
+from cadmcp.daemon.gateway.context import GatewayContext, GatewayPart
 from cadmcp.daemon.gateway.responder import Responder
 from cadmcp.daemon.gateway.settings import Settings
-from cadmcp.daemon.gateway.subjects import Subjects
-from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.wire.endpoints import pid_alive
 
 log = logging.getLogger("cadmcp.daemon.gateway")
@@ -89,23 +87,13 @@ def _user() -> str:
         return ""
 
 
-class Registrar:
+class Registrar(GatewayPart):
     """Holds (or waits for) the registration lock; while held, announces and serves the machine."""
 
-    def __init__(
-        self,
-        connection: Connection,
-        settings: Settings,
-        subjects: Subjects,
-        directory: HostDirectory,
-        responder: Responder,
-    ) -> None:
-        self.connection = connection
-        self.settings = settings
-        self.subjects = subjects
-        self.directory = directory
+    def __init__(self, context: GatewayContext, responder: Responder) -> None:
+        super().__init__(context)
         self.responder = responder
-        self.lock = RegistrationLock(directory.directory, settings)
+        self.lock = RegistrationLock(context.directory.directory, context.settings)
         self.instance = secrets.token_hex(6)
         self.registered = False
         self.seq = 0

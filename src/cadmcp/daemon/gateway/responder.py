@@ -26,12 +26,9 @@ from cadmcp.daemon import invoking
 from cadmcp.daemon.catalog import Capability, HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, stale, validation_error
 from cadmcp.daemon.gateway import frames
-from cadmcp.daemon.gateway.connection import Connection
+from cadmcp.daemon.gateway.context import GatewayContext, GatewayPart
 from cadmcp.daemon.gateway.rpc import Reply
-from cadmcp.daemon.gateway.settings import Settings
-from cadmcp.daemon.gateway.subjects import Subjects
 from cadmcp.daemon.hostlink import Link
-from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import HostLauncher
 from cadmcp.daemon.policy.gate import Gate, preview_summary
 from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
@@ -51,25 +48,16 @@ def _text(value: Any, limit: int = 64) -> str:
     return str(value)[:limit] if isinstance(value, str | int) else ""
 
 
-class Responder:
+class Responder(GatewayPart):
     """Serves `cadmcp.<space>.m.<this machine>.*` for the registration holder."""
 
     def __init__(
-        self,
-        connection: Connection,
-        settings: Settings,
-        subjects: Subjects,
-        directory: HostDirectory,
-        launcher: HostLauncher | None,
-        gate: Gate | None = None,
+        self, context: GatewayContext, launcher: HostLauncher | None, gate: Gate | None = None
     ) -> None:
-        self.connection = connection
-        self.settings = settings
-        self.subjects = subjects
-        self.directory = directory
+        super().__init__(context)
         self.launcher = launcher
         self.gate = gate
-        self.machine_id = settings.machine_id
+        self.machine_id = context.settings.machine_id
         self._running: dict[str, anyio.CancelScope] = {}
         self._alive: dict[int, Reply] = {}
         self._tg: anyio.abc.TaskGroup | None = None

@@ -17,6 +17,7 @@ import anyio.abc
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.gateway.connection import Connection
+from cadmcp.daemon.gateway.context import GatewayContext
 from cadmcp.daemon.gateway.mirror import Mirror
 from cadmcp.daemon.gateway.registration import Registrar
 from cadmcp.daemon.gateway.remotelink import ACCEPT_SECONDS
@@ -53,9 +54,10 @@ class Gateway:
         root = self.subjects.inbox(settings.machine_id, new_nonce())
         self.connection = Connection(settings, self.subjects, inbox_prefix=f"{root}.x")
         self.inbox = Inbox(self.connection, root)
-        self.responder = Responder(self.connection, settings, self.subjects, directory, launcher, gate)
-        self.registrar = Registrar(self.connection, settings, self.subjects, directory, self.responder)
-        self.mirror = Mirror(self.connection, settings, self.subjects, directory, self.inbox)
+        context = GatewayContext(self.connection, settings, self.subjects, directory)
+        self.responder = Responder(context, launcher, gate)
+        self.registrar = Registrar(context, self.responder)
+        self.mirror = Mirror(context, self.inbox)
         self.mirror.own_instance = self.registrar.instance
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
