@@ -27,7 +27,7 @@ from typing import Any, Protocol, TypeVar
 import anyio
 from mcp.shared.exceptions import MCPError
 
-from cadmcp.host.progress import ProgressRelay, current_relay
+from cadmcp.host.relay import ProgressRelay, current_relay
 
 T = TypeVar("T")
 

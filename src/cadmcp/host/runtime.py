@@ -40,8 +40,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.host.appthread import AppThread, Dispatcher, HostBusy, QueueAppThread
 from cadmcp.host.catalog import CatalogStore
-from cadmcp.host.progress import relaying
 from cadmcp.host.providers import Provider, bind_to_app_thread
+from cadmcp.host.relay import relaying
 from cadmcp.wire import endpoints
 from cadmcp.wire.calllog import CallLogger
 from cadmcp.wire.endpoints import pid_alive

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cadmcp.host.builtins.adapter import RecordedStep
 from cadmcp.host.builtins.scripts import run_transaction, step_name
-from cadmcp.host.history import Step
+from cadmcp.host.history import History, Step
 from cadmcp.host.pyexec import ExecResult
-from cadmcp.hosts.dxf.documents import DxfDocument
 from cadmcp.hosts.dxf.tracking import ChangeSet, ChangeTracker, tracked
+
+if TYPE_CHECKING:
+    from ezdxf.document import Drawing
 
 __all__ = ["DxfScriptRun", "execute", "namespace", "run_tracked", "transaction"]
 
 T = TypeVar("T")
+
+
+class DxfDocument(Protocol):
+    """What a run needs of an open drawing: ``documents.DxfDocument``, which runs its
+    transactions through this module (so this one does not import it back)."""
+
+    doc: Drawing
+    history: History
+    modified: bool
 
 
 class DxfScriptRun:
