@@ -19,18 +19,25 @@ SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 
 class Link(Protocol):
-    """What invoking needs of a host connection: one raw request, and why the connection was
-    lost if it was. A `HostLink` reaches a host on this machine; the gateway's `RemoteLink` one
-    on another machine, through its daemon."""
+    """What invoking needs of a host connection: one raw request (with the host's progress for
+    it), and why the connection was lost if it was. A `HostLink` reaches a host on this machine;
+    the gateway's `RemoteLink` one on another machine, through its daemon."""
 
     lost_reason: str | None
+    """Why the daemon gave up on this connection, for callers whose requests it cut short."""
 
     async def raw_request(
-        self, method: str, params: dict[str, Any] | None, timeout: float | None = None
-    ) -> dict[str, Any]: ...
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float | None = None,
+        on_progress: ProgressFnT | None = None,
+    ) -> dict[str, Any]:
+        """The host's result dict as it arrived; `on_progress` hears the host's progress for it."""
+        ...
 
 
-class HostLink(ClientSession):
+class HostLink(ClientSession, Link):
     """A `ClientSession` for pass-through: raw results, no hidden requests."""
 
     lost_reason: str | None = None
@@ -64,10 +71,7 @@ class HostLink(ClientSession):
         timeout: float | None = None,
         on_progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
-        """Send a request and return the host's result dict as it arrived (serverInfo stamp removed).
-
-        `on_progress` receives the host's progress notifications for this request.
-        """
+        """Send a request and return the host's result dict as it arrived (serverInfo stamp removed)."""
         data: dict[str, Any] = {"method": method, "params": dict(params or {})}
         opts: dict[str, Any] = {}
         self._stamp(data, opts)  # the SDK's per-era envelope (protocol version, client info)

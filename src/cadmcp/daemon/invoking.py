@@ -31,7 +31,7 @@ from cadmcp.daemon import replay
 from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.catalog import ID_RE, Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validation_error
-from cadmcp.daemon.hostlink import HostLink
+from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_READS, MAX_RESPONSES_BYTES, MAX_STATE_CHARS, check_text, json_size
 from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, preview_summary, question
@@ -56,7 +56,7 @@ class CallHooks:
     """Receives the host's progress notifications for the call."""
     on_sent: Callable[[], None] | None = None
     """Told just before the request goes to the host (from then on it may have run)."""
-    input_channel: Callable[[HostEntry, HostLink], InputAnswerer | None] | None = None
+    input_channel: Callable[[HostEntry, Link], InputAnswerer | None] | None = None
     """Asked when the host answers `input_required`: an answerer for the rounds (a task's own
     channel), or None to hand the rounds to the original request as usual."""
 
@@ -68,7 +68,7 @@ class HostLost(DaemonError):
     """The host went away during the call (exited, closed its connection, stopped answering)."""
 
 
-def _live(directory: HostDirectory, cap_id: str) -> tuple[HostEntry, Capability, HostLink] | None:
+def _live(directory: HostDirectory, cap_id: str) -> tuple[HostEntry, Capability, Link] | None:
     for entry in directory.entries.values():
         cap = entry.by_id.get(cap_id)
         if cap is not None:
@@ -83,7 +83,7 @@ def live(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability] 
     return (found[0], found[1]) if found is not None else None
 
 
-async def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability, HostLink]:
+async def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Capability, Link]:
     """The live capability an id names, or a stale / validation error saying what to do.
 
     An id nobody has issued yet may belong to a host this daemon has not finished connecting to
@@ -132,7 +132,7 @@ HOST_MESSAGE_CHARS = 2000
 """How much of a host's own error message is passed on."""
 
 
-def _host_failure(exc: BaseException, entry: HostEntry, link: HostLink, *, started: bool) -> DaemonError:
+def _host_failure(exc: BaseException, entry: HostEntry, link: Link, *, started: bool) -> DaemonError:
     if isinstance(exc, MCPError) and exc.error.code not in (types.CONNECTION_CLOSED,):
         data = exc.error.data
         if isinstance(data, dict) and data.get("type") == "host_busy":
@@ -183,7 +183,7 @@ def host_busy(entry: HostEntry, report: dict[str, Any], message: str) -> DaemonE
 
 
 async def _host_call(
-    link: HostLink, entry: HostEntry, method: str, params: dict[str, Any], hooks: CallHooks = NO_HOOKS
+    link: Link, entry: HostEntry, method: str, params: dict[str, Any], hooks: CallHooks = NO_HOOKS
 ) -> dict[str, Any]:
     if hooks.on_sent is not None:
         hooks.on_sent()
@@ -327,7 +327,7 @@ async def _police(
     hooks: CallHooks,
     entry: HostEntry,
     cap: Capability,
-    link: HostLink,
+    link: Link,
     arguments: dict[str, Any],
     state: dict[str, Any] | None,
     input_responses: dict[str, Any] | None,
@@ -409,7 +409,7 @@ def _approval_round(
 
 async def _drive_rounds(
     answer: InputAnswerer,
-    link: HostLink,
+    link: Link,
     entry: HostEntry,
     params: dict[str, Any],
     result: dict[str, Any],
@@ -532,7 +532,7 @@ async def read_many(
         raise validation_error(
             f"At most {MAX_READS} reads per call (got {len(reads)}); split them into batches."
         )
-    targets: list[tuple[HostEntry, Capability, HostLink, str]] = []
+    targets: list[tuple[HostEntry, Capability, Link, str]] = []
     for n, read in enumerate(reads):
         if not isinstance(read, dict) or "id" not in read or set(read) - {"id", "arguments"}:
             raise validation_error(f"reads[{n}] must be an object {{id, arguments?}}.")
@@ -552,7 +552,7 @@ async def read_many(
 
     outcomes: list[dict[str, Any] | DaemonError | None] = [None] * len(targets)
 
-    async def one(n: int, entry: HostEntry, link: HostLink, uri: str) -> None:
+    async def one(n: int, entry: HostEntry, link: Link, uri: str) -> None:
         try:
             outcomes[n] = await _host_call(link, entry, "resources/read", {"uri": uri}, hooks)
         except DaemonError as err:

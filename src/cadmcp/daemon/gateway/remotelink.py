@@ -1,6 +1,6 @@
 """`RemoteLink`: a host on another machine, reached through that machine's daemon.
 
-It has the one method invoking needs of a link (`raw_request`), so `invoke_dynamic`,
+It implements the `Link` invoking depends on (`raw_request`, progress included), so `invoke_dynamic`,
 batch reads, sealed `input_required` rounds and stale rules work for remote hosts
 unchanged. What it adds is telling the ways a remote call can fail apart: the machine is
 gone (stale, nothing ran), it never accepted the call (nothing ran), it went silent or
@@ -24,12 +24,13 @@ from cadmcp.daemon.gateway.responder import KEEPALIVE
 from cadmcp.daemon.gateway.rpc import Deadlines, Inbox, RequestFailed
 from cadmcp.daemon.gateway.settings import Settings
 from cadmcp.daemon.gateway.subjects import Subjects
+from cadmcp.daemon.hostlink import Link
 
 ACCEPT_SECONDS = 5.0
 """How long a machine has to accept a call before the caller says nothing ran."""
 
 
-class RemoteLink:
+class RemoteLink(Link):
     """Calls one host of another machine (`entry`, as mirrored here) through the gateway."""
 
     lost_reason: str | None = None

@@ -42,7 +42,7 @@ from pydantic import BaseModel
 
 from cadmcp.daemon.catalog import HostEntry
 from cadmcp.daemon.errors import DaemonError
-from cadmcp.daemon.hostlink import HostLink
+from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.invoking import CallHooks, HostLost, InputAnswerer, host_lost
 from cadmcp.daemon.tasks.owner import Owner, owner_of
@@ -305,14 +305,14 @@ class TaskEngine:
             record.touch()
             self._publish(record, status_changed=False)
 
-    def _input_channel(self, job: Job, entry: HostEntry, link: HostLink) -> InputAnswerer | None:
+    def _input_channel(self, job: Job, entry: HostEntry, link: Link) -> InputAnswerer | None:
         if job.task is None:
             job.direct = True  # not a task (yet): the request answers this round as usual
             return None
         return partial(self._ask, job, job.task, entry, link)
 
     async def _ask(
-        self, job: Job, record: TaskRecord, entry: HostEntry, link: HostLink, requests: dict[str, Any]
+        self, job: Job, record: TaskRecord, entry: HostEntry, link: Link, requests: dict[str, Any]
     ) -> dict[str, Any]:
         """One input round of a task: show the requests, wait for the client's answers."""
         round_ = record.open_round(requests)
