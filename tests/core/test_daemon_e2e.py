@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from typing import Any
@@ -13,6 +14,7 @@ from mcp.client.session import ClientSession
 
 from cadmcp.wire.sockets import connect
 from tests.core.helpers import call, find, find_target, structured, wait_for_hosts
+from tests.tasks.helpers import raw
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -320,3 +322,21 @@ async def test_daemon_surface_is_fixed(daemon_client: Any) -> None:
         assert all(t.output_schema is None for t in tools.tools)
         caps = session.discover_result.capabilities if session.discover_result else None
         assert caps is not None and caps.tools is not None and not caps.tools.list_changed
+
+
+MAX_TOOLS_LIST_BYTES = 6144
+"""What the daemon's whole fixed surface may cost an agent's context, whatever hosts run."""
+
+
+async def test_the_tool_list_fits_in_6_kb_and_still_says_what_each_tool_is_for(
+    hosts: Any, daemon_client: Any
+) -> None:
+    hosts.start("demo")
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        listed = await raw(session, "tools/list", {})
+        size = len(json.dumps(listed, separators=(",", ":"), ensure_ascii=False).encode())
+        assert size <= MAX_TOOLS_LIST_BYTES, f"tools/list is {size} bytes"
+        for tool in listed["tools"]:
+            assert tool["title"] and len(tool["description"]) >= 250, tool["name"]
+            assert all(spec.get("description") for spec in tool["inputSchema"]["properties"].values())

@@ -15,14 +15,12 @@ DEFINITION: dict[str, Any] = {
     "name": NAME,
     "title": "Invoke a host capability",
     "description": (
-        "Runs a capability found with search_dynamic. Pass `id` (from search_dynamic) and `arguments` "
-        "(the tool's arguments, or a resource template's {params}); the host's own result comes back "
-        "unchanged. To read several resources at once pass `reads=[{id, arguments?}, ...]` (at most "
-        f"{MAX_READS}, resources and templates only) instead of `id`. Calls that change a model must not "
-        "run in parallel against the same host: wait for one to finish before the next. If the answer is "
-        "an error of type 'stale', nothing ran: search again and use the new id. If the host asks for "
-        "input (input_required), answer it and retry with the same id and arguments. On clients that "
-        "support MCP tasks, a call still running after a few seconds continues as a task."
+        "Runs a capability found with search_dynamic: pass its `id` and `arguments` (the tool's, or a "
+        "template's {params}); the host's own result comes back unchanged. To read several resources at "
+        f"once, pass `reads=[{{id, arguments?}}, ...]` (at most {MAX_READS}) instead. Never run changes to "
+        "one host in parallel: wait for each to finish. A 'stale' error means nothing ran: search again. "
+        "If the host asks for input (input_required), answer and retry with the same id and arguments. "
+        "A long call continues as an MCP task where the client supports tasks."
     ),
     "execution": {"taskSupport": "optional"},
     "inputSchema": {
@@ -33,7 +31,7 @@ DEFINITION: dict[str, Any] = {
             "reads": {
                 "type": "array",
                 "maxItems": MAX_READS,
-                "description": "Several resource/template reads in one call (instead of id).",
+                "description": "Several resource reads at once (instead of id).",
                 "items": {
                     "type": "object",
                     "properties": {"id": {"type": "string"}, "arguments": {"type": "object"}},

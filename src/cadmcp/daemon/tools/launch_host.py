@@ -16,16 +16,13 @@ DEFINITION: dict[str, Any] = {
     "title": "Start a CAD/BIM host",
     "description": (
         "Starts a host application and waits until the daemon is connected to it, so its tools are "
-        "searchable right away. Pass filePath alone to open a drawing or model with the host for its "
-        "extension (.dxf -> DXF, .ifc -> IFC), or hostApp (DXF, IFC, Demo or a configured host) with an "
-        "optional version and filePath. Answers pid, hostApp, version, hostInstanceId, "
-        "bridgeConnected, phase and documents (it waits while the host opens its documents, and says "
-        "so if it is still loading at the timeout); a document that did not open is an error "
-        "(document_not_opened) naming why, what the host opens and the fix. A file already open in a "
-        "running host answers that host (alreadyOpen) unless newInstance asks for a second copy. "
-        "The host stops when the daemon exits unless detach is true. "
-        "restartHostInstanceId restarts a host that is stuck (host_busy) or stopped answering: it is "
-        "stopped and started again with its saved documents; the answer lists unsaved changes lost."
+        "searchable at once. Pass filePath alone to open it with the host for its extension (.dxf, "
+        ".ifc, .fcstd...), or hostApp (DXF, IFC, FreeCAD, Demo or a configured host) with an optional "
+        "version and filePath. Answers pid, hostApp, version, hostInstanceId, phase and documents (it "
+        "waits while the host opens them); a document that did not open is an error "
+        "(document_not_opened) saying why and the fix. A file already open answers that host "
+        "(alreadyOpen) unless newInstance. The host stops with the daemon unless detach. "
+        "restartHostInstanceId restarts a stuck host with its saved documents, listing unsaved changes lost."
     ),
     "execution": {"taskSupport": "optional"},
     "inputSchema": {
@@ -48,18 +45,15 @@ DEFINITION: dict[str, Any] = {
             "newInstance": {
                 "type": "boolean",
                 "default": False,
-                "description": "Start another host even if filePath is already open in one (a second "
-                "copy; by default that host is answered instead).",
+                "description": "Open a second copy even if filePath is open in a host.",
             },
             "restartHostInstanceId": {
                 "type": "string",
-                "description": "Restart this stuck host (from a host_busy error or list_host_instances) "
-                "instead of starting a new one.",
+                "description": "Restart this stuck host (from host_busy or list_host_instances).",
             },
             "machineId": {
                 "type": "string",
-                "description": "Start it on this machine (from list_machines), with that machine's "
-                "launch configuration; filePath is a path there.",
+                "description": "Start it on this machine (from list_machines); filePath is a path there.",
             },
         },
     },

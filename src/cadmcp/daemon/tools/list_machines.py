@@ -13,11 +13,10 @@ DEFINITION: dict[str, Any] = {
     "name": NAME,
     "title": "List machines",
     "description": (
-        "Lists the workstations this daemon reaches: this one, and through a NATS gateway the other "
-        "machines of your space, each with machineId, name, online/lastSeen, connectedHosts, hostApps "
-        "and latencyMs. Their hosts are searched and invoked like local ones; pass machineId to "
-        "search_dynamic, list_host_instances or launch_host to pick a machine. The gateway object says "
-        "whether the gateway is configured and connected, with a typed error when it is not."
+        "Lists the workstations this daemon reaches: this one and, through a NATS gateway, the other "
+        "machines of your space (machineId, name, online/lastSeen, connectedHosts, hostApps, latencyMs). "
+        "Their hosts are searched and invoked like local ones; pass machineId to search_dynamic, "
+        "list_host_instances or launch_host to pick one. `gateway` says whether it is connected."
     ),
     "inputSchema": {"type": "object", "properties": {}},
 }

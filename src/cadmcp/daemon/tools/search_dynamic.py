@@ -15,15 +15,13 @@ DEFINITION: dict[str, Any] = {
     "name": NAME,
     "title": "Search host capabilities",
     "description": (
-        "Call this first. Searches the tools, resources and resource templates of every running "
-        "CAD/BIM host (DXF drawings, IFC models, Revit, AutoCAD...) and answers ranked items, each "
-        "with an opaque `id` to pass to invoke_dynamic, its host (hostApp, version, hostInstanceId, "
-        "and the open `document` when the host tells), a short description, requiredArgs and argsHint; "
-        "`why` says what put an item first among twins (the same capability on several hosts) or made "
-        "a general-purpose tool the answer. Write the query as you would ask a colleague "
-        "('count walls per storey', 'undo', 'screenshot of the plan'); an empty query lists everything. "
-        "Use detail='schema' to get each tool's full inputSchema before calling it. Ids stay valid while "
-        "the capability is unchanged; if invoke_dynamic says an id is stale, search again."
+        "Call this first. Searches the tools, resources and templates of every running CAD/BIM host "
+        "(DXF, IFC, FreeCAD, Revit...) and answers ranked items: an opaque `id` for invoke_dynamic, the "
+        "host (hostApp, version, hostInstanceId, open `document`), a short description, requiredArgs, "
+        "argsHint, and `why` an item ranked first among twins. Ask as you would a colleague ('count "
+        "walls per storey', 'undo', 'screenshot of the plan'); an empty query lists everything. "
+        "detail='schema' adds each tool's inputSchema. An id stays valid while its capability is "
+        "unchanged; if invoke_dynamic says stale, search again."
     ),
     "inputSchema": {
         "type": "object",
@@ -31,7 +29,7 @@ DEFINITION: dict[str, Any] = {
             "query": {"type": "string", "description": "What you want to do or read, in plain words."},
             "hostInstanceId": {
                 "type": "string",
-                "description": "Only this host instance (from list_host_instances or an earlier result).",
+                "description": "Only this host (from list_host_instances or a result).",
             },
             "machineId": {
                 "type": "string",
@@ -47,7 +45,7 @@ DEFINITION: dict[str, Any] = {
                 "minimum": 1,
                 "maximum": MAX_LIMIT,
                 "default": DEFAULT_LIMIT,
-                "description": f"How many items (1-{MAX_LIMIT}).",
+                "description": "How many items.",
             },
             "detail": {
                 "type": "string",
