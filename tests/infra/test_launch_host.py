@@ -75,7 +75,7 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
 
         by_ext = await _error(session, {"filePath": str(notes)})
         assert by_ext["type"] == "unsupported_extension"
-        assert by_ext["supported"] == [".abc", ".dxf", ".fcstd", ".ifc"]
+        assert by_ext["supported"] == [".abc", ".dwg", ".dxf", ".fcstd", ".ifc"]
 
         wrong_host = await _error(session, {"hostApp": "IFC", "filePath": str(plan)})
         assert wrong_host["type"] == "unsupported_extension" and wrong_host["supported"] == [".ifc"]
