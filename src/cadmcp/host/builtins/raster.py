@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from cadmcp.host.builtins.surface import fit_height
+from cadmcp.host.builtins.images import fit_height
 
 __all__ = [
     "DIRECTIONS",
@@ -122,24 +122,11 @@ def axonometric(azimuth_deg: float = -60.0, elevation_deg: float = 30.0) -> np.n
 
 
 def render_parts(
-    parts: Sequence[Part],
-    width: int,
-    height: int | None,
-    view: np.ndarray,
-    *,
-    caption: str | None = None,
-    cut_z: float | None = None,
-    cull_back_faces: bool = True,
-    background: tuple[int, int, int] = BACKGROUND,
-    empty_text: str = "No geometry to show",
-    depth_edges: bool = False,
+    parts: Sequence[Part], width: int, height: int | None, view: np.ndarray, **options: Any
 ) -> bytes:
-    """Render ``parts`` seen through camera ``view`` (see :func:`camera`) to PNG bytes, framing all
-    (see :func:`render_view`)."""
-    return render_view(
-        parts, width, height, view, caption=caption, cut_z=cut_z, cull_back_faces=cull_back_faces,
-        background=background, empty_text=empty_text, depth_edges=depth_edges, framing="all",
-    ).png  # fmt: skip
+    """Render ``parts`` seen through camera ``view`` (see :func:`camera`) to PNG bytes, framing all;
+    ``options`` are :func:`render_view`'s (caption, cut_z, background, ...)."""
+    return render_view(parts, width, height, view, framing="all", **options).png
 
 
 def render_view(

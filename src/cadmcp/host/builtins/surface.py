@@ -28,6 +28,7 @@ from typing_extensions import TypedDict
 
 from cadmcp.host.appthread import AppCallCancelled
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, DocumentAdapter, DocumentInfo, HostError
+from cadmcp.host.builtins.images import MAX_IMAGE_SIDE, MIN_IMAGE_SIDE, fit_height
 from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS, keywords_meta
 from cadmcp.host.builtins.navigation import navigate
 from cadmcp.host.builtins.ondisk import DiskStamps
@@ -56,8 +57,6 @@ __all__ = [
 
 log = logging.getLogger("cadmcp.host.builtins")
 
-MIN_IMAGE_SIDE = 64
-MAX_IMAGE_SIDE = 4096
 DEFAULT_WIDTH = 1280
 WARM_UP_ENV = "CADMCP_WARM_UP"
 """``0`` stops a host preparing its views in the background once ready (documents still open first)."""
@@ -96,12 +95,6 @@ class SaveResult(TypedDict):
     message: str
     path: str
     savedAs: bool
-
-
-def fit_height(width: int, aspect: float, low: float = 0.0, high: float = float("inf")) -> int:
-    """A height for ``width`` following ``aspect`` (height / width), kept within the image limits."""
-    height = round(width * min(max(aspect, low), high))
-    return int(min(max(height, MIN_IMAGE_SIDE), MAX_IMAGE_SIDE))
 
 
 def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> types.ToolAnnotations:
@@ -272,11 +265,27 @@ class BuiltinSurface:
 
     # -- tools -------------------------------------------------------------------------------------
     def _add_tool(
-        self, fn: Callable[..., Any], *, name: str, meta: dict[str, Any] | None = None, **kw: Any
+        self,
+        fn: Callable[..., Any],
+        title: str,
+        description: str,
+        annotations: types.ToolAnnotations,
+        *,
+        meta: dict[str, Any] | None = None,
+        **kw: Any,
     ) -> None:
-        """`server.add_tool` with the tool's search keywords in its `_meta`."""
+        """`server.add_tool` under the function's name, with the tool's search keywords in its `_meta`."""
+        name = fn.__name__
         meta = {**(keywords_meta(TOOL_KEYWORDS.get(name)) or {}), **(meta or {})}
-        self.server.add_tool(fn, name=name, meta=meta or None, **kw)
+        self.server.add_tool(
+            fn,
+            name=name,
+            title=title,
+            description=description,
+            annotations=annotations,
+            meta=meta or None,
+            **kw,
+        )
 
     def _tools(self) -> None:
         adapter = self.adapter
@@ -312,19 +321,16 @@ class BuiltinSurface:
             execute_python_code = previewing_tool(self, adapter)  # type: ignore[assignment]
         self._add_tool(
             execute_python_code,
-            name="execute_python_code",
-            title=f"Run Python in the {p.app} {noun}",
-            description=(
-                f"Run Python against the active {noun} of the live {p.app} host, like a notebook cell: what "
-                f"it prints and the value of a final expression come back. In scope: {p.scope} Each call "
-                "starts with a fresh namespace: variables do not carry over between calls, so look objects "
-                f"up again. {p.step_rule} A run that raises, or runs past the time limit, is rolled back "
-                "completely ([ROLLBACK], [TIMEOUT]), and so is a cancelled one ([CANCELLED]); a long script "
-                "can report progress(fraction, message). PEP 723 '# /// script' dependencies are installed "
-                f"with uv first. Read {p.scheme}://python-cheatsheet for recipes and "
-                f"{p.scheme}://model/context for the current state.{PREVIEW_NOTE if previews else ''}"
-            ),
-            annotations=_hints(read_only=False, destructive=True, idempotent=False),
+            f"Run Python in the {p.app} {noun}",
+            f"Run Python against the active {noun} of the live {p.app} host, like a notebook cell: what "
+            f"it prints and the value of a final expression come back. In scope: {p.scope} Each call "
+            "starts with a fresh namespace: variables do not carry over between calls, so look objects "
+            f"up again. {p.step_rule} A run that raises, or runs past the time limit, is rolled back "
+            "completely ([ROLLBACK], [TIMEOUT]), and so is a cancelled one ([CANCELLED]); a long script "
+            "can report progress(fraction, message). PEP 723 '# /// script' dependencies are installed "
+            f"with uv first. Read {p.scheme}://python-cheatsheet for recipes and "
+            f"{p.scheme}://model/context for the current state.{PREVIEW_NOTE if previews else ''}",
+            _hints(read_only=False, destructive=True, idempotent=False),
             meta={FALLBACK_META: ["change", "query"]},
         )
 
@@ -358,15 +364,14 @@ class BuiltinSurface:
 
         self._add_tool(
             open_document,
-            name="open_document",
-            title=f"Open a {noun}",
-            description=(
+            f"Open a {noun}",
+            (
                 f"Open {p.file_kinds} and make it the active {noun}. Several {noun}s can be open at once: "
                 "list_documents shows them, activate_document switches. A file that is already open is not "
                 f"read again: it just becomes the active {noun} again and its unsaved changes stay (the "
                 f"message starts with 'Already open'). {p.open_note}"
             ).strip(),
-            annotations=_hints(read_only=False, destructive=False, idempotent=True),
+            _hints(read_only=False, destructive=False, idempotent=True),
         )
 
         def list_documents() -> DocumentList:
@@ -378,13 +383,10 @@ class BuiltinSurface:
 
         self._add_tool(
             list_documents,
-            name="list_documents",
-            title=f"List open {noun}s",
-            description=(
-                f"List the open {noun}s: title, path (null for a new one never saved), which one is active "
-                "(code, screenshots and resources work on it) and which have unsaved changes."
-            ),
-            annotations=_hints(read_only=True, destructive=False, idempotent=True),
+            f"List open {noun}s",
+            f"List the open {noun}s: title, path (null for a new one never saved), which one is active "
+            "(code, screenshots and resources work on it) and which have unsaved changes.",
+            _hints(read_only=True, destructive=False, idempotent=True),
         )
 
         def activate_document(
@@ -409,13 +411,10 @@ class BuiltinSurface:
 
         self._add_tool(
             activate_document,
-            name="activate_document",
-            title=f"Switch the active {noun}",
-            description=(
-                f"Make another open {noun} the active one, by its title or path (see list_documents). "
-                "execute_python_code, view_screenshot, navigate_history and the resources then work on it."
-            ),
-            annotations=_hints(read_only=False, destructive=False, idempotent=True),
+            f"Switch the active {noun}",
+            f"Make another open {noun} the active one, by its title or path (see list_documents). "
+            "execute_python_code, view_screenshot, navigate_history and the resources then work on it.",
+            _hints(read_only=False, destructive=False, idempotent=True),
         )
 
         def save_document(
@@ -462,15 +461,12 @@ class BuiltinSurface:
 
         self._add_tool(
             save_document,
-            name="save_document",
-            title=f"Save the {noun} (or save as)",
-            description=(
-                f"Save the active {noun}. Without filePath it is written to its own file. With filePath it "
-                f"is saved as that file (save as): the {noun} then is that file, its title and path change "
-                "and later saves go there, while the file it came from keeps its last saved state. A new "
-                f"{noun} needs filePath the first time. The undo history is kept."
-            ),
-            annotations=_hints(read_only=False, destructive=True, idempotent=True),
+            f"Save the {noun} (or save as)",
+            f"Save the active {noun}. Without filePath it is written to its own file. With filePath it "
+            f"is saved as that file (save as): the {noun} then is that file, its title and path change "
+            "and later saves go there, while the file it came from keeps its last saved state. A new "
+            f"{noun} needs filePath the first time. The undo history is kept.",
+            _hints(read_only=False, destructive=True, idempotent=True),
         )
 
         def navigate_history(
@@ -488,29 +484,23 @@ class BuiltinSurface:
 
         self._add_tool(
             navigate_history,
-            name="navigate_history",
-            title="Undo / redo",
-            description=(
-                f"Undo ('back') or redo ('forward') whole steps of the active {noun}'s history; every "
-                f"execute_python_code run that changed the {noun} is one step. {history_note}Moves at most "
-                "as many steps as exist (an empty history is not an error) and returns the names of the "
-                "steps moved and how many remain each way."
-            ),
-            annotations=_hints(read_only=False, destructive=False, idempotent=False),
+            "Undo / redo",
+            f"Undo ('back') or redo ('forward') whole steps of the active {noun}'s history; every "
+            f"execute_python_code run that changed the {noun} is one step. {history_note}Moves at most "
+            "as many steps as exist (an empty history is not an error) and returns the names of the "
+            "steps moved and how many remain each way.",
+            _hints(read_only=False, destructive=False, idempotent=False),
         )
 
         self._add_tool(
             self._screenshot_tool(),
-            name="view_screenshot",
-            title=f"Screenshot of the {noun}",
-            description=(
-                f"Render the active {noun} to a PNG image to check what it looks like. {p.screenshot_view} "
-                f"Width and height are pixels ({MIN_IMAGE_SIDE}-{MAX_IMAGE_SIDE}); without a height the "
-                f"image follows the view's proportions. When part of the {noun} cannot be drawn or is "
-                "left out of the frame, a text note beside the image and structuredContent say which part "
-                "and why."
-            ),
-            annotations=_hints(read_only=True, destructive=False, idempotent=True),
+            f"Screenshot of the {noun}",
+            f"Render the active {noun} to a PNG image to check what it looks like. {p.screenshot_view} "
+            f"Width and height are pixels ({MIN_IMAGE_SIDE}-{MAX_IMAGE_SIDE}); without a height the "
+            f"image follows the view's proportions. When part of the {noun} cannot be drawn or is "
+            "left out of the frame, a text note beside the image and structuredContent say which part "
+            "and why.",
+            _hints(read_only=True, destructive=False, idempotent=True),
         )
 
     def _screenshot_tool(self) -> Callable[..., types.CallToolResult]:
