@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cadmcp.daemon.search import SearchIndex
@@ -24,9 +26,9 @@ from .conftest import tool
 @pytest.fixture(scope="module")
 def lexicon() -> Lexicon:
     index = SearchIndex()
-    index.replace_host(
-        "d", [tool("list_layers", host="d", app="DXF")], domain=HostDomain(terms=("layer", "block"))
-    )
+    code = dataclasses.replace(tool("execute_python_code", host="d", app="DXF"), fallback=("change", "query"))
+    layers = tool("list_layers", host="d", app="DXF")
+    index.replace_host("d", [layers, code], domain=HostDomain(terms=("layer", "block")))
     index.replace_host(
         "i", [tool("list_storeys", host="i", app="IFC")], domain=HostDomain(terms=("storey", "slab"))
     )
@@ -124,6 +126,13 @@ def test_a_request_is_read_once_into_a_frozen_record(lexicon: Lexicon) -> None:
     assert request.apps == {"dxf"} and "change" in request.intents and not request.question
     with pytest.raises(AttributeError):
         request.text = "other"  # type: ignore[misc]
+
+
+def test_the_kind_of_request_is_read_only_where_a_general_purpose_tool_may_take_it() -> None:
+    index = SearchIndex()
+    index.replace_host("d", [tool("list_layers", host="d", app="DXF")])
+    request = read_request("rename the layer by 5 mm", index.lexicon())
+    assert not request.intents and not request.amounts  # no fallback tool: nothing reads them
 
 
 @pytest.mark.parametrize(

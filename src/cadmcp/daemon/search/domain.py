@@ -104,6 +104,8 @@ class DomainTable:
             token_key(token) for texts in merged.values() for text in texts.values() for token in text.split()
         )
         """Declared words as tokens: typed as names would be (STEP, IGES, 3D), they stay domain words."""
+        self.contested = len(self._merged) >= 2
+        """Whether two apps or more declare a domain (else no request is told apart by one)."""
 
     def _apps(self, stem: Callable[[str], str], code: str) -> list[tuple[str, _Phrases]]:
         found = self._by_language.get(code)

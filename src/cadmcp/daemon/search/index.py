@@ -339,9 +339,8 @@ class SearchIndex:
             for seg in self._segments.values():
                 if seg.domain is not None and seg.domain.terms:
                     declared.setdefault(seg.app, []).append(seg.domain)
-            self._lexicon = Lexicon(
-                self.vocabulary, self._aliases(), DomainTable(declared, self.analyzer.stop_words)
-            )
+            domains = DomainTable(declared, self.analyzer.stop_words)
+            self._lexicon = Lexicon(self.vocabulary, self._aliases(), domains, bool(self.fallbacks))
         return self._lexicon
 
     def app_codes(self, apps: Collection[str]) -> list[int]:

@@ -29,6 +29,7 @@ class Lexicon:
     vocabulary: Vocabulary
     aliases: Mapping[tuple[str, ...], str]
     domains: DomainTable
+    fallbacks: bool = True  # whether any host declares a general-purpose tool (what reads the intents)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,8 @@ def read_domains(
     language), and the words used. A numbered object says its kind (Sketch001 is about a
     sketch); declared words typed as names stay."""
     table = lexicon.domains
+    if not table.contested:
+        return frozenset(), {}
     stop = lexicon.vocabulary.analyzer.stop_words
     kept = without_names(text, keep=table.tokens)
     typed = [w for w in split_words(kept) if w not in stop]
@@ -151,7 +154,9 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
     language = read_language(words, vocabulary)
     synonyms = BY_NAME["synonyms"].weight if "synonyms" not in off else 0.0
     terms = read_terms(words, vocabulary, synonyms, off)
-    amounts = read_amounts(words, vocabulary) if "amount_is_change" not in off else ()
+    # what a kind of request says is read only where a general-purpose tool may take it
+    kinds = lexicon.fallbacks
+    amounts = read_amounts(words, vocabulary) if kinds and "amount_is_change" not in off else ()
     apps, app_terms = read_apps(words, lexicon)
     domains, domain_words = read_domains(text, language, lexicon)
     question = read_question(text, words, vocabulary)
@@ -166,8 +171,8 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
         domains=domains,
         domain_words=MappingProxyType(domain_words),
         question=question,
-        intents=read_intents(words, question, amounts, vocabulary),
-        quantities=read_quantities(words, vocabulary),
+        intents=read_intents(words, question, amounts, vocabulary) if kinds else MappingProxyType({}),
+        quantities=read_quantities(words, vocabulary) if kinds else (),
         amounts=amounts,
         off=off,
     )

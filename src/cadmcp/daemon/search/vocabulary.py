@@ -46,6 +46,7 @@ class Language:
         """Its change verbs make a change wherever they stand (German, Dutch: "Layer umbenennen")."""
         self._stemmer = Stemmer.Stemmer(str(data.get("language", "english")))
         self._stems: dict[str, str] = {}
+        self._runs: dict[tuple[str, ...], list[str]] = {}
         self.known: set[str] = set()  # stems of every word it lists, to tell the request's language
         self.words: set[str] = set()  # every word it lists
 
@@ -59,8 +60,15 @@ class Language:
         return stem
 
     def stems(self, words: Sequence[str]) -> list[str]:
-        """Stems of several words."""
-        return [self.stem(w) for w in words]
+        """Stems of several words (cached: one request's words are stemmed by several readers)."""
+        key = tuple(words)
+        found = self._runs.get(key)
+        if found is None:
+            found = [self.stem(w) for w in words]
+            if len(self._runs) >= 4096:
+                self._runs.clear()
+            self._runs[key] = found
+        return found
 
     def texts(self, key: str) -> list[str]:
         """The strings listed under `key` (a list, or the values of a mapping of lists)."""
@@ -156,7 +164,12 @@ class Vocabulary:
         if best is None:
             best, count = self.languages[0], 0.0
             for lang in self.languages:
-                n = sum(1.0 if w in lang.words else 0.5 for w in words if lang.stem(w) in lang.known)
+                known, listed = lang.known, lang.words
+                n = sum(
+                    1.0 if w in listed else 0.5
+                    for w, t in zip(words, lang.stems(words), strict=True)
+                    if t in known
+                )
                 if n > count:
                     best, count = lang, n
             if len(self._spoken) >= 1024:
