@@ -68,7 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     toolset.add_argument("rest", nargs=argparse.REMAINDER)
 
     policy = sub.add_parser(
-        "policy", help="the policy over agents' calls: show|approvals|answer", add_help=False
+        "policy",
+        help="the policy over agents' calls: show|approvals|answer|checkpoints|revert",
+        add_help=False,
     )
     policy.add_argument("rest", nargs=argparse.REMAINDER)
 

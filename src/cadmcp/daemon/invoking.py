@@ -292,14 +292,15 @@ async def invoke(
         params["requestState"] = host_state
     result = await _host_call(link, entry, "tools/call", params, hooks)
     if result.get("resultType") != "input_required":
-        return result
+        return gate.checkpoints.record(entry, result) if gate is not None else result
     answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
     if answer is None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             granted = "granted" if approval == "granted" else None
             return {**result, "requestState": _seal_state(cap, result.get("requestState"), granted)}
         answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
-    return await _drive_rounds(answer, link, entry, params, result, hooks)
+    result = await _drive_rounds(answer, link, entry, params, result, hooks)
+    return gate.checkpoints.record(entry, result) if gate is not None else result
 
 
 @dataclass(frozen=True, slots=True)

@@ -223,10 +223,9 @@ class Daemon:
             if self.gateway is not None:
                 await tg.start(self.gateway.run)
             await tg.start(self.tasks.run)
-            if not self.gate.trusting:  # the door exists only when something can wait for a person
-                from cadmcp.daemon.policy import control
+            from cadmcp.daemon.policy import control  # the person's door: approvals, checkpoints
 
-                await tg.start(control.serve, self.gate.queue, self.directory.directory)
+            await tg.start(control.serve, self.gate, self.directory)
             try:
                 yield
             finally:

@@ -61,7 +61,14 @@ async def test_every_host_serves_the_same_tools_resources_and_schemas() -> None:
         assert set(tools) == TOOLS, app
         assert resources == {
             f"{scheme}://{name}"
-            for name in ("python-cheatsheet", "version", "model/context", "model/warnings", "schedules")
+            for name in (
+                "python-cheatsheet",
+                "version",
+                "model/context",
+                "model/warnings",
+                "model/history",
+                "schedules",
+            )
         }
         assert templates == {
             f"{scheme}://element/{{elementId}}",

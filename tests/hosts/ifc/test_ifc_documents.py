@@ -42,6 +42,7 @@ async def test_catalog_has_exactly_the_builtin_tools_and_resources(client) -> No
         "ifc://version",
         "ifc://model/context",
         "ifc://model/warnings",
+        "ifc://model/history",
         "ifc://schedules",
     }
     templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}

@@ -1,10 +1,12 @@
-"""`cadmcp policy show|approvals|answer`: what the policy decides, and the approval queue.
+"""`cadmcp policy show|approvals|answer|checkpoints|revert`: the policy, the queue, reverting.
 
 `show [PATTERN]` lists the capabilities of the hosts running on this machine whose name,
 URI or id matches PATTERN (a glob; all when omitted), each with the decision, the rule
 that makes it and why. A pattern no running host offers is decided as a tool that declares
 nothing (a change). `approvals` lists the confirmations waiting in every running daemon;
-`answer ID accept|decline` answers one.
+`answer ID accept|decline` answers one. `checkpoints` lists what agents changed through the
+running daemons; `revert CALL [--since]` reverts that call (or it and every later one) on
+every host it touched, or says who changed the document since and stops.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     answer = sub.add_parser("answer", help="answer a waiting confirmation")
     answer.add_argument("approval_id")
     answer.add_argument("answer", choices=["accept", "decline"])
+    sub.add_parser("checkpoints", help="what agents changed through the running daemons")
+    revert = sub.add_parser("revert", help="revert a call (or everything since it) on every host it touched")
+    revert.add_argument("call_id", help="a callId from `cadmcp policy checkpoints` (like 4242-1)")
+    revert.add_argument("--since", action="store_true", help="that call and every later one")
     return parser
 
 
@@ -156,6 +162,31 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if args.action == "approvals":
         return _print_pending(anyio.run(_doors, {"op": "list"}))
+    if args.action == "checkpoints":
+        count = 0
+        for answer in anyio.run(_doors, {"op": "checkpoints"}):
+            for c in answer.get("checkpoints") or []:
+                count += 1
+                state = " (reverted)" if c["reverted"] else ""
+                print(
+                    f"{c['callId']}  daemon pid {answer.get('pid')}  {c['host']}  {c['document']}: "
+                    f"{c['step']}{state}"
+                )
+        if not count:
+            print("no agent change is recorded")
+        return 0
+    if args.action == "revert":
+        answers = anyio.run(_doors, {"op": "revert", "callId": args.call_id, "since": args.since})
+        done = next((a for a in answers if a.get("ok")), None)
+        if done is None:
+            known = [a for a in answers if "No checkpoint" not in str(a.get("error"))]
+            errors = {str(a.get("error")) for a in (known or answers)} or {"no daemon is running"}
+            print(f"cadmcp policy revert: {'; '.join(sorted(errors))}", file=sys.stderr)
+            return 1
+        for undone in done["undone"]:
+            print(f"{undone['host']}: {undone['document']} went back {undone['steps']} step(s)")
+        print(f"reverted {', '.join(done['reverted'])}")
+        return 0
     if args.action == "answer":
         request = {
             "op": "answer",

@@ -1,7 +1,9 @@
-"""The approval queue's local door: a Unix socket in the runtime directory (mode 0600).
+"""The person's local door into the daemon: a Unix socket in the runtime directory (mode 0600).
 
 One JSON line in, one JSON line out: `{"op": "list"}` answers the pending confirmations,
-`{"op": "answer", "approvalId": ..., "answer": "accept"|"decline", "by": ...}` answers one.
+`{"op": "answer", "approvalId": ..., "answer": "accept"|"decline", "by": ...}` answers one,
+`{"op": "checkpoints"}` lists what agents changed, `{"op": "revert", "callId": ..., "since":
+true|false}` reverts a call (or everything since it) on every host it touched.
 Only the user's own processes reach the runtime directory (0700). Agents never get this
 door from the daemon's MCP surface, so an agent cannot confirm its own calls through it.
 """
@@ -18,10 +20,12 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from cadmcp.daemon.policy.approvals import ApprovalQueue
+from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.policy.gate import Gate
 
 PREFIX = "cadmcp-approvals-"
 MAX_LINE = 64 * 1024
+REVERT_SECONDS = 300.0
 
 
 def socket_path(directory: Path, pid: int | None = None) -> Path:
@@ -36,8 +40,9 @@ def doors(directory: Path) -> list[Path]:
     return []
 
 
-def handle(queue: ApprovalQueue, request: Any) -> dict[str, Any]:
+async def handle(gate: Gate, directory: HostDirectory, request: Any) -> dict[str, Any]:
     """One request of the door, answered."""
+    queue = gate.queue
     if not isinstance(request, dict):
         return {"ok": False, "error": 'Send a JSON object such as {"op": "list"}.'}
     op = request.get("op")
@@ -48,14 +53,21 @@ def handle(queue: ApprovalQueue, request: Any) -> dict[str, Any]:
         if not isinstance(approval_id, str) or not isinstance(answer, str):
             return {"ok": False, "error": "answer needs approvalId and answer (accept or decline)."}
         return queue.answer(approval_id, answer, by if isinstance(by, str) and by else "approval queue")
-    return {"ok": False, "error": f"Unknown op {str(op)[:40]!r}; use list or answer."}
+    if op == "checkpoints":
+        return {"ok": True, "pid": os.getpid(), "checkpoints": gate.checkpoints.listing()}
+    if op == "revert":
+        call_id = request.get("callId")
+        if not isinstance(call_id, str) or len(call_id) > 40:
+            return {"ok": False, "error": "revert needs callId (from checkpoints) and since (true/false)."}
+        return await gate.checkpoints.revert(directory, call_id, request.get("since") is True)
+    return {"ok": False, "error": f"Unknown op {str(op)[:40]!r}; use list, answer, checkpoints or revert."}
 
 
 async def serve(
-    queue: ApprovalQueue, directory: Path, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
+    gate: Gate, hosts: HostDirectory, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
 ) -> None:
-    """Listen on this daemon's approval socket until cancelled; the file goes on the way out."""
-    path = socket_path(directory)
+    """Listen on this daemon's socket until cancelled; the file goes on the way out."""
+    path = socket_path(hosts.directory)
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     listener = await anyio.create_unix_listener(path)
@@ -66,7 +78,8 @@ async def serve(
             try:
                 with anyio.fail_after(10):
                     line = await BufferedByteReceiveStream(stream).receive_until(b"\n", MAX_LINE)
-                answer = handle(queue, json.loads(line))
+                with anyio.fail_after(REVERT_SECONDS):
+                    answer = await handle(gate, hosts, json.loads(line))
             except (ValueError, anyio.IncompleteRead, anyio.DelimiterNotFound, TimeoutError):
                 answer = {"ok": False, "error": "Send one JSON object on one line (at most 64 KiB)."}
             with contextlib.suppress(Exception):
@@ -81,7 +94,7 @@ async def serve(
             path.unlink()
 
 
-async def ask(path: Path, request: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+async def ask(path: Path, request: dict[str, Any], timeout: float = 310.0) -> dict[str, Any]:
     """Send one request to a daemon's approval socket and read its answer."""
     with anyio.fail_after(timeout):
         stream = await anyio.connect_unix(path)

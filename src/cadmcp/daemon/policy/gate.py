@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from cadmcp.daemon.catalog import Capability, HostEntry
+from cadmcp.daemon.checkpoints import Checkpoints
 from cadmcp.daemon.policy.approvals import ApprovalQueue
 from cadmcp.daemon.policy.engine import Policy, subject_for
 from cadmcp.daemon.policy.envelopes import denied, not_confirmed, where
@@ -153,6 +154,8 @@ class Gate:
         self.policy = policy
         self.machine_name = machine_name
         self.queue = queue or ApprovalQueue()
+        self.checkpoints = Checkpoints()
+        """What agents changed through this daemon, for reverting (`cadmcp.daemon.checkpoints`)."""
         self.trusting = policy.is_trusting
         self._decided: dict[Subject, Decision] = {}
 

@@ -10,6 +10,7 @@ import mcp_types as types
 from pydantic import Field
 
 from cadmcp.host.builtins.adapter import DocumentAdapter, HostError
+from cadmcp.host.builtins.checkpoint import position, stamped
 from cadmcp.host.builtins.preview import apply_previewed, preview_script
 from cadmcp.host.builtins.scripts import run_script
 
@@ -58,6 +59,7 @@ def previewing_tool(surface: Any, adapter: DocumentAdapter) -> Any:
                 raise HostError("Pass dryRun or previewed, not both.", "invalid")
             if dryRun:
                 return preview_script(adapter, code, description)
+            before = position(adapter)
             if previewed:
                 applied = apply_previewed(adapter, code, description, previewed)
                 if isinstance(applied, str):
@@ -67,9 +69,10 @@ def previewing_tool(surface: Any, adapter: DocumentAdapter) -> Any:
                 result = applied
             else:
                 result = run_script(adapter, code, description)
-            return types.CallToolResult(
+            answer = types.CallToolResult(
                 content=[types.TextContent(type="text", text=result.text())], is_error=result.is_error
             )
+            return stamped(adapter, before, answer)
 
         return surface._tool_call("execute_python_code", run)
 

@@ -28,6 +28,7 @@ from typing_extensions import TypedDict
 
 from cadmcp.host.appthread import AppCallCancelled
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, DocumentAdapter, DocumentInfo, HostError
+from cadmcp.host.builtins.checkpoint import position, stamped
 from cadmcp.host.builtins.images import MAX_IMAGE_SIDE, MIN_IMAGE_SIDE, fit_height
 from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS, keywords_meta
 from cadmcp.host.builtins.navigation import navigate
@@ -309,10 +310,12 @@ class BuiltinSurface:
             def run() -> types.CallToolResult:
                 if not isinstance(code, str) or not code.strip():
                     raise HostError("code is empty: pass the Python source to run.", "invalid")
+                before = position(adapter)
                 result = run_script(adapter, code, description)
-                return types.CallToolResult(
+                answer = types.CallToolResult(
                     content=[types.TextContent(type="text", text=result.text())], is_error=result.is_error
                 )
+                return stamped(adapter, before, answer)
 
             return self._tool_call("execute_python_code", run)
 
@@ -630,6 +633,9 @@ class BuiltinSurface:
         def schedule_preview(scheduleId: str) -> str:
             return self._resource_read(lambda: adapter.schedule_preview(scheduleId))
 
+        def model_history() -> str:
+            return self._resource_read(lambda: dumps(position(adapter)))
+
         add(
             f"{scheme}://python-cheatsheet",
             "python-cheatsheet",
@@ -662,6 +668,14 @@ class BuiltinSurface:
             f"Problems in the active {noun}: {p.warnings_fields}. Read it when something looks wrong or "
             "before saving.",
             model_warnings,
+        )
+        add(
+            f"{scheme}://model/history",
+            "model-history",
+            f"{noun.capitalize()} history",
+            f"Where the active {noun}'s step list stands, as JSON: its path and the names of the steps "
+            "behind and ahead, most recent first (to see whether anyone changed it since a call).",
+            model_history,
         )
         add(
             f"{scheme}://schedules",

@@ -1,0 +1,93 @@
+"""Reverting what an agent did, across a DXF and an IFC host, through a real daemon."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.core.helpers import call, find_target, wait_for_hosts
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+COUNT_DXF = "len(msp.query('CIRCLE')), len(msp.query('LINE'))"
+COUNT_IFC = "len([w for w in model.by_type('IfcWall') if w.Name == 'Agent wall'])"
+ADD_WALL = "api.root.create_entity(model, ifc_class='IfcWall', name='Agent wall')"
+
+
+def _policy(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cadmcp", "policy", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
+
+
+async def _code(session: Any, cap: dict[str, Any], code: str) -> str:
+    result = await call(session, "invoke_dynamic", {"id": cap["id"], "arguments": {"code": code}})
+    assert not result.is_error, result
+    return str(result.content[0].text)
+
+
+async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_someone_elses_change(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    drawing, model = tmp_path / "plan.dxf", tmp_path / "house.ifc"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    shutil.copy(SAMPLES / "house.ifc", model)
+    hosts.start("dxf", str(drawing))
+    hosts.start("ifc", str(model))
+    async with daemon_client() as agent, daemon_client(era="legacy") as colleague:
+        await wait_for_hosts(agent, 2)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        ifc = await find_target(agent, "execute_python_code", "IFC")
+        before_dxf = await _code(agent, dxf, COUNT_DXF)
+        first = await call(
+            agent, "invoke_dynamic", {"id": dxf["id"], "arguments": {"code": "msp.add_circle((0, 0), 5)"}}
+        )
+        k1 = first.meta["io.cadmcp/call"]["callId"]
+        daemon_pid = k1.split("-")[0]
+        assert first.meta["io.cadmcp/checkpoint"]["added"] == 1
+        await _code(agent, ifc, ADD_WALL)
+        await _code(agent, dxf, "msp.add_line((0, 0), (1, 1))")
+        assert await _code(agent, ifc, COUNT_IFC) == "Result: 1"
+        calls = [f"{daemon_pid}-{n}" for n in (1, 2, 3)]
+
+        listed = await anyio.to_thread.run_sync(_policy, "checkpoints")
+        assert [line.split()[0] for line in listed.stdout.splitlines()] == calls, listed.stdout
+        assert "IFC" in listed.stdout.splitlines()[1] and "house.ifc" in listed.stdout.splitlines()[1]
+
+        one = await anyio.to_thread.run_sync(_policy, "revert", k1)
+        assert one.returncode == 1 and "later agent calls changed" in one.stderr and calls[2] in one.stderr
+
+        # a colleague changes the drawing: nothing is undone anywhere
+        other = await find_target(colleague, "execute_python_code", "DXF")
+        await _code(colleague, other, "msp.add_point((3, 3))")
+        stopped = await anyio.to_thread.run_sync(_policy, "revert", k1, "--since")
+        assert stopped.returncode == 1 and "someone changed" in stopped.stderr and "DXF" in stopped.stderr
+        assert "their work stays" in stopped.stderr
+        assert await _code(agent, ifc, COUNT_IFC) == "Result: 1"
+
+        # once their change is undone, the agent's three calls go back on both hosts
+        back = await find_target(colleague, "navigate_history", "DXF")
+        assert not (
+            await call(colleague, "invoke_dynamic", {"id": back["id"], "arguments": {"direction": "back"}})
+        ).is_error
+        done = await anyio.to_thread.run_sync(_policy, "revert", k1, "--since")
+        assert done.returncode == 0, done.stderr
+        assert "went back 2 step(s)" in done.stdout and "went back 1 step(s)" in done.stdout
+        assert f"reverted {', '.join(calls)}" in done.stdout
+        assert await _code(agent, dxf, COUNT_DXF) == before_dxf
+        assert await _code(agent, ifc, COUNT_IFC) == "Result: 0"
+        again = await anyio.to_thread.run_sync(_policy, "checkpoints")
+        mine = [line for line in again.stdout.splitlines() if line.startswith(f"{daemon_pid}-")]
+        assert len(mine) == 3 and all(line.endswith("(reverted)") for line in mine)
