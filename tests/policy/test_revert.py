@@ -12,9 +12,11 @@ from typing import Any
 import anyio
 import pytest
 
+from cadmcp.daemon.policy import control
 from tests.core.helpers import call, find_target, wait_for_hosts
+from tests.policy.helpers import log_lines
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]  # two hosts, two daemons
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 COUNT_DXF = "len(msp.query('CIRCLE')), len(msp.query('LINE'))"
@@ -39,7 +41,7 @@ async def _code(session: Any, cap: dict[str, Any], code: str) -> str:
 
 
 async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_someone_elses_change(
-    hosts: Any, daemon_client: Any, tmp_path: Path
+    hosts: Any, daemon_client: Any, tmp_path: Path, runtime_dir: Path
 ) -> None:
     drawing, model = tmp_path / "plan.dxf", tmp_path / "house.ifc"
     shutil.copy(SAMPLES / "floorplan.dxf", drawing)
@@ -66,15 +68,16 @@ async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_so
         assert [line.split()[0] for line in listed.stdout.splitlines()] == calls, listed.stdout
         assert "IFC" in listed.stdout.splitlines()[1] and "house.ifc" in listed.stdout.splitlines()[1]
 
-        one = await anyio.to_thread.run_sync(_policy, "revert", k1)
-        assert one.returncode == 1 and "later agent calls changed" in one.stderr and calls[2] in one.stderr
+        door = control.socket_path(runtime_dir, int(daemon_pid))
+        one = await control.ask(door, {"op": "revert", "callId": k1})
+        assert not one["ok"] and "later agent calls changed" in one["error"] and calls[2] in one["error"]
 
         # a colleague changes the drawing: nothing is undone anywhere
         other = await find_target(colleague, "execute_python_code", "DXF")
         await _code(colleague, other, "msp.add_point((3, 3))")
-        stopped = await anyio.to_thread.run_sync(_policy, "revert", k1, "--since")
-        assert stopped.returncode == 1 and "someone changed" in stopped.stderr and "DXF" in stopped.stderr
-        assert "their work stays" in stopped.stderr
+        stopped = await control.ask(door, {"op": "revert", "callId": k1, "since": True})
+        assert not stopped["ok"] and "someone changed" in stopped["error"] and "DXF" in stopped["error"]
+        assert "their work stays" in stopped["error"]
         assert await _code(agent, ifc, COUNT_IFC) == "Result: 1"
 
         # once their change is undone, the agent's three calls go back on both hosts
@@ -88,6 +91,8 @@ async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_so
         assert f"reverted {', '.join(calls)}" in done.stdout
         assert await _code(agent, dxf, COUNT_DXF) == before_dxf
         assert await _code(agent, ifc, COUNT_IFC) == "Result: 0"
-        again = await anyio.to_thread.run_sync(_policy, "checkpoints")
-        mine = [line for line in again.stdout.splitlines() if line.startswith(f"{daemon_pid}-")]
-        assert len(mine) == 3 and all(line.endswith("(reverted)") for line in mine)
+        again = (await control.ask(door, {"op": "checkpoints"}))["checkpoints"]
+        assert [c["callId"] for c in again if c["reverted"]] == calls
+    audit = [line for line in log_lines("policy/revert") if line["file"].startswith(f"log_{daemon_pid}_")]
+    assert [line["outcome"] for line in audit] == ["refused", "refused", "ok"]
+    assert audit[-1]["reverted"] == calls and audit[1]["host"].startswith("DXF")

@@ -11,6 +11,7 @@ agent's steps with its own `navigate_history`.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -21,6 +22,7 @@ from typing import Any
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.wire.calllog import format_line, shared_log
 
 CHECKPOINT_META = "io.cadmcp/checkpoint"
 CALL_META = "io.cadmcp/call"
@@ -86,7 +88,15 @@ class Checkpoints:
         return [c.view() for c in self._items.values()]
 
     async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
-        """Undo call `call_id` (with `since`, it and every later one) on every host it touched."""
+        """Undo call `call_id` (with `since`, it and every later one) on every host it touched; the
+        outcome is a `policy/revert` line in the call log."""
+        answer = await self._revert(directory, call_id, since)
+        fields = {"callId": call_id, "since": since, **answer}
+        with contextlib.suppress(Exception):  # logging never breaks a revert
+            shared_log().write(format_line("policy/revert", "ok" if answer.get("ok") else "refused", fields))
+        return answer
+
+    async def _revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
         if call_id not in self._items:
             return _refused(f"No checkpoint {call_id!r}: `cadmcp policy checkpoints` lists them.")
         order = list(self._items)
