@@ -92,7 +92,7 @@ class Vocabulary:
         self.analyzer = analyzer or Analyzer(stop)
         self._groups: list[tuple[_Member, ...]] = []
         self._by_first: dict[str, dict[str, list[tuple[_Member, int]]]] = {}  # lang → first stem → ...
-        self._by_word: dict[str, dict[str, list[tuple[_Member, int]]]] = {}  # lang → first word → ...
+        self._by_word: dict[str, list[tuple[_Member, int]]] = {}  # first word as listed → ...
         concepts: dict[str, list[_Member]] = {}
         for lang in self.languages:
             for concept, texts in lang.data.get("synonyms", {}).items():
@@ -104,7 +104,7 @@ class Vocabulary:
             self._groups.append(tuple(members))
             for m in members:
                 self._by_first.setdefault(m.lang, {}).setdefault(m.stems[0], []).append((m, gid))
-                self._by_word.setdefault(m.lang, {}).setdefault(m.words[0], []).append((m, gid))
+                self._by_word.setdefault(m.words[0], []).append((m, gid))
         self._intents: dict[str, dict[str, list[tuple[str, _Member]]]] = {}  # lang → first stem → ...
         for lang in self.languages:
             for intent, texts in lang.data.get("intents", {}).items():
@@ -181,18 +181,21 @@ class Vocabulary:
         """Synonym groups the words name: stemmed in the request's language (and the first, the
         index's), as typed in any other: a German word in an English request is the word itself."""
         hit: set[int] = set()
-        spoken = {self.languages[0].code, self.language(words).code}
-        for lang in self.languages:
-            stemmed = lang.code in spoken
-            table = (self._by_first if stemmed else self._by_word).get(lang.code)
-            if not table:
-                continue
-            seq = lang.stems(words) if stemmed else list(words)
-            for i, key in enumerate(seq):
-                for member, gid in table.get(key, ()):
-                    listed = member.stems if stemmed else member.words
-                    if tuple(seq[i : i + len(listed)]) == listed:
-                        hit.add(gid)
+        spoken = (self.languages[0], self.language(words))
+        for lang in dict.fromkeys(spoken):
+            table = self._by_first.get(lang.code)
+            if table:
+                seq = lang.stems(words)
+                for i, key in enumerate(seq):
+                    for member, gid in table.get(key, ()):
+                        if tuple(seq[i : i + len(member.stems)]) == member.stems:
+                            hit.add(gid)
+        codes = {lang.code for lang in spoken}
+        by_word = self._by_word
+        for i, word in enumerate(words):
+            for member, gid in by_word.get(word, ()):
+                if member.lang not in codes and tuple(words[i : i + len(member.words)]) == member.words:
+                    hit.add(gid)
         return sorted(hit)
 
     def synonym_terms(self, words: Sequence[str]) -> list[str]:
