@@ -27,6 +27,7 @@ import anyio.abc
 from mcp.client.subscriptions import listen
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from cadmcp.daemon import pulse
 from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
 from cadmcp.daemon.hostlink import HostLink, Link
 from cadmcp.daemon.search import SearchIndex, capability_docs, meta_domain
@@ -244,16 +245,31 @@ class HostDirectory:
         """Fail the connection (and with it every call in flight) once the host stops answering.
 
         A host's MCP I/O runs on its own thread, so a live host answers probes even while a tool
-        runs for minutes; only a stopped, hung or unreachable process misses `PROBE_MISSES` in a row.
+        runs for minutes, except while its application thread holds the GIL in one long C call
+        (a tessellation, a recompute). A probe missed while the process is running and its CPU
+        time advances (`pulse`) is that: a slow tool on a healthy host, not a miss. Only a
+        stopped, hung or unreachable process misses `PROBE_MISSES` in a row.
         """
+        pid = state.endpoint.pid
         misses = 0
+        busy_since: float | None = None
         while True:
             await anyio.sleep(self.probe_interval)
+            before = pulse.sample(pid, time.monotonic())
             try:
                 with anyio.fail_after(self.probe_timeout):
                     await link.probe()
                 misses = 0
+                if busy_since is not None:
+                    busy, busy_since = time.monotonic() - busy_since, None
+                    log.info("host pid=%s answers again after %.1f s busy", pid, busy)
             except TimeoutError:
+                if pulse.working(before, pulse.sample(pid, time.monotonic())):
+                    misses = 0
+                    if busy_since is None:
+                        busy_since = time.monotonic()
+                        log.info("host pid=%s is busy (holds the GIL, CPU advancing): kept", pid)
+                    continue
                 misses += 1
                 if misses >= PROBE_MISSES:
                     waited = misses * self.probe_timeout + self.probe_interval
