@@ -71,4 +71,9 @@ async def test_a_host_holding_the_gil_without_cpu_progress_still_fails_its_call_
         body = result.structured_content
         assert body["type"] == "invocation_failed" and "stopped answering" in body["message"], body
         assert anyio.current_time() - started < 20  # cut by the probes, not when the sleep ends
+        meanwhile = await call(session, "invoke_dynamic", {"id": run["id"], "arguments": {"code": "1"}})
+        body = meanwhile.structured_content  # still asleep: not connected, but not called gone
+        assert body["reason"] == "host_disconnected" and "still runs" in body["message"], body
         await wait_for_hosts(session, 1, timeout=60)  # back once it answers again
+        again = await call(session, "invoke_dynamic", {"id": run["id"], "arguments": {"code": "1 + 1"}})
+        assert again.content[0].text.removeprefix("Result: ") == "2", again.content[0].text

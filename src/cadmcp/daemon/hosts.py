@@ -359,6 +359,16 @@ class HostDirectory:
                 return entry.key, entry.host_app, entry.version, entry.state
         return self._last_seen.get(instance_id)
 
+    def not_connected(self, key: HostKey) -> str | None:
+        """Why a host of this machine whose process still runs is not connected right now (it
+        stopped answering and the daemon retries it), or None when no such process is known."""
+        if key.machine_id != self.machine_id:
+            return None
+        for state in self.states.values():
+            if state.endpoint.pid == key.pid and endpoints.pid_alive(key.pid):
+                return state.error or state.status
+        return None
+
     def note_invoked(self, key: HostKey) -> None:
         """Remember that a capability of this host was just invoked (search prefers recent hosts)."""
         self._recent.pop(key.instance_id, None)

@@ -108,6 +108,14 @@ async def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Cap
     host, kind, target = issued
     entry = directory.entries.get(host)
     if entry is None:
+        why = directory.not_connected(host)
+        if why is not None:
+            raise stale(
+                "host_disconnected",
+                f"The host (pid {host.pid}) that served this capability still runs but is not "
+                f"connected ({why}); nothing ran. The daemon reconnects once it answers again: "
+                "list_host_instances shows it back, and this id works again then.",
+            )
         raise stale(
             "host_disconnected",
             f"The host (pid {host.pid}) that served this capability is gone; nothing ran. "
