@@ -83,3 +83,37 @@ def ifc_without_project(path: Path) -> Path:
     model.createIfcFace([model.createIfcFaceOuterBound(loop, True)])
     model.write(str(path))
     return path
+
+
+def ifc4x3_rc2_road(path: Path) -> Path:
+    """An IFC4X3 model whose header names the release candidate IFC4X3_RC2 (web-ifc's
+    KIT-Simple-Road-Test-Web-IFC4x3_RC2.ifc): a project, a site and one wall with a body."""
+    import ifcopenshell
+    import ifcopenshell.api.aggregate as aggregate
+    import ifcopenshell.api.context as context
+    import ifcopenshell.api.geometry as geometry
+    import ifcopenshell.api.root as root
+    import ifcopenshell.api.spatial as spatial
+    import ifcopenshell.api.unit as unit
+
+    model = ifcopenshell.file(schema="IFC4X3")
+    project = root.create_entity(model, ifc_class="IfcProject", name="Road")
+    unit.assign_unit(model)
+    model_context = context.add_context(model, context_type="Model")
+    body = context.add_context(
+        model, context_type="Model", context_identifier="Body", target_view="MODEL_VIEW", parent=model_context
+    )
+    site = root.create_entity(model, ifc_class="IfcSite", name="Site")
+    aggregate.assign_object(model, relating_object=project, products=[site])
+    wall = root.create_entity(model, ifc_class="IfcWall", name="Barrier")
+    geometry.edit_object_placement(model, product=wall)
+    shape = geometry.add_wall_representation(model, context=body, length=5, height=1, thickness=0.2)
+    geometry.assign_representation(model, product=wall, representation=shape)
+    spatial.assign_container(model, relating_structure=site, products=[wall])
+    text = model.to_string()
+    for written in ("FILE_SCHEMA(('IFC4X3'))", "FILE_SCHEMA(('IFC4X3_ADD2'))"):
+        text = text.replace(written, "FILE_SCHEMA(('IFC4X3_RC2'))")
+    if "IFC4X3_RC2" not in text:
+        raise RuntimeError("the header's schema was not found to rename")
+    path.write_text(text, encoding="utf-8")
+    return path

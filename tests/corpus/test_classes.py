@@ -23,6 +23,7 @@ CLASSES: dict[str, tuple[str, Callable[[Path], Path], bool]] = {
     "freecad-undo-dependent-sketch": ("dependent.FCStd", shapes.dependent_sketch, True),
     "dxf-acis-only-picture": ("solids.dxf", shapes.acis_solids, False),
     "ifc-no-project-context": ("geometry-only.ifc", shapes.ifc_without_project, False),
+    "ifc-4x3-rc2-launch": ("road-rc2.ifc", shapes.ifc4x3_rc2_road, False),
 }
 
 
@@ -80,3 +81,11 @@ def test_an_ifc_without_a_project_answers_its_model_context(results: dict[str, F
     assert r.launched and r.listed, r
     assert r.context_error is None, r.context_error
     assert not any(p.unexplained_blank for p in r.pictures), r.pictures
+
+
+def test_an_ifc4x3_release_candidate_model_opens_and_passes_every_step(
+    results: dict[str, FileResult],
+) -> None:
+    r = _result(results, "ifc-4x3-rc2-launch")
+    assert r.launched and r.opened, r.launch_error or r.context_error or r.dump_error
+    assert r.failures() == []
