@@ -267,7 +267,7 @@ class HostDirectory:
                 if pulse.working(before, pulse.sample(pid, time.monotonic())):
                     misses = 0
                     if busy_since is None:
-                        busy_since = time.monotonic()
+                        busy_since = before.at if before else time.monotonic()  # since the probe went
                         log.info("host pid=%s is busy (holds the GIL, CPU advancing): kept", pid)
                     continue
                 misses += 1
