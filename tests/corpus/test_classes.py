@@ -54,9 +54,6 @@ def _result(results: dict[str, FileResult], name: str) -> FileResult:
     return results[name]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="open class: undo leaves a dependent sketch's geometry where the change put it"
-)
 def test_undo_restores_a_sketch_that_follows_another_sketchs_edge(results: dict[str, FileResult]) -> None:
     r = _result(results, "freecad-undo-dependent-sketch")
     assert r.opened and r.changed, r

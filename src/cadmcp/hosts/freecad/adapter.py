@@ -37,8 +37,7 @@ from cadmcp.hosts.freecad.undo import (
     DocumentSteps,
     FreeCADUndoStack,
     StepMarks,
-    refresh_derived,
-    restore_marks,
+    settle,
     touched,
 )
 from cadmcp.wire.echo import echo
@@ -280,11 +279,10 @@ class FreeCADScriptRun:
         changed = self._changes.any
         try:
             self.doc.abortTransaction()
-            refresh_derived()
-            restore_marks(self.doc, self._touched)
         finally:
             _close_application_transaction(abort=True)
             self._end()
+        settle(self.doc, self._touched)  # after the transaction is closed: its recompute records nothing
         return changed
 
 

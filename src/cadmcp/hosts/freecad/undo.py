@@ -1,12 +1,16 @@
 """FreeCAD's own undo stack as the surface's UndoStack, giving back the whole state of each step.
 
-FreeCAD's undo restores every property a transaction recorded, shapes computed by its
-recompute included. Two things it does not give back: the shapes it derives from others and
-caches (a group's, an App::Part's, a link's: ``Part.getShape``), and which objects needed a
-recompute in that state (it marks every restored object touched). :class:`DocumentSteps`
-remembers, for each step a script made, which objects were touched before and after it, so
-an undo or redo ends with the cache dropped and exactly those marks; a step made elsewhere
-(in FreeCAD's window) keeps the marks FreeCAD set.
+FreeCAD's undo restores every property a transaction recorded, most shapes computed by its
+recompute included. What it does not give back: the shapes it derives from others and caches
+(a group's, an App::Part's, a link's: ``Part.getShape``), outputs its recompute wrote without
+recording them (a sketch's geometry that follows another sketch's edge through external
+geometry, a placement an attachment computes), and which objects needed a recompute in that
+state (it marks every restored object touched, and only a recompute brings those outputs back).
+:class:`DocumentSteps` remembers, for each step a script made, which objects were touched
+before and after it; an undo or redo of such a step recomputes the objects FreeCAD touched that
+were up to date in the state it goes back to, then leaves exactly the recorded marks
+(:func:`settle`). A step made elsewhere (in FreeCAD's window) keeps the marks FreeCAD set, so
+the next recompute brings its outputs back.
 
 FreeCAD keeps a fixed number of steps per document (``MaxUndoSize`` of its preferences, read
 when its window makes a document; 20 without the window); the oldest one falls off silently,
@@ -22,7 +26,15 @@ from typing import Any
 
 from cadmcp.host.builtins import HostError
 
-__all__ = ["DocumentSteps", "FreeCADUndoStack", "StepMarks", "refresh_derived", "restore_marks", "touched"]
+__all__ = [
+    "DocumentSteps",
+    "FreeCADUndoStack",
+    "StepMarks",
+    "refresh_derived",
+    "restore_marks",
+    "settle",
+    "touched",
+]
 
 MAX_RECORDS = 256
 """Steps remembered per document (more than FreeCAD keeps)."""
@@ -53,6 +65,26 @@ def refresh_derived() -> None:
     import Part
 
     Part.clearShapeCache()
+
+
+def settle(doc: Any, names: Collection[str]) -> None:
+    """End an undo, redo or abort in the recorded state: derived outputs current, ``names`` touched.
+
+    The objects FreeCAD's restore touched that were up to date in that state are recomputed
+    (the others keep their values: they were waiting for a recompute then too), so outputs its
+    transactions do not record follow their restored inputs; then exactly ``names`` are marked.
+    No transaction is open here, so the recompute adds no undo step and keeps the redo steps.
+    """
+    refresh_derived()
+    waiting = set(names)
+    if touched(doc) - waiting:
+        for obj in doc.Objects:
+            if obj.Name in waiting and "Touched" in obj.State:
+                with contextlib.suppress(Exception):
+                    obj.purgeTouched()
+        doc.recompute()
+        refresh_derived()
+    restore_marks(doc, waiting)
 
 
 @dataclass(frozen=True)
@@ -135,9 +167,10 @@ class FreeCADUndoStack:
         self.doc.undo() if back else self.doc.redo()
         if len(self.doc.UndoNames) != expected:
             raise HostError("FreeCAD did not move its undo stack (a transaction may be open in the GUI).")
-        refresh_derived()
-        if marks is not None:
-            restore_marks(self.doc, marks)
+        if marks is None:
+            refresh_derived()
+        else:
+            settle(self.doc, marks)
 
     def undo(self) -> None:
         self._move(True)
