@@ -68,11 +68,6 @@ def test_a_drawing_of_acis_solids_is_drawn_or_says_why_not(results: dict[str, Fi
     assert r.failures() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="open class: the model context of an IFC without IfcProject fails with IndexError",
-)
 def test_an_ifc_without_a_project_answers_its_model_context(results: dict[str, FileResult]) -> None:
     r = _result(results, "ifc-no-project-context")
     assert r.launched and r.listed, r

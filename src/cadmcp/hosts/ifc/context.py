@@ -34,9 +34,12 @@ def element_counts(f: ifcopenshell.file) -> dict[str, int]:
 
 
 def length_unit(f: ifcopenshell.file) -> str | None:
-    """The project's length unit, e.g. ``METRE`` or ``MILLIMETRE``."""
+    """The project's length unit, e.g. ``METRE`` or ``MILLIMETRE``; None without a project (a
+    file of bare geometry declares no units)."""
     import ifcopenshell.util.unit
 
+    if not f.by_type("IfcProject"):
+        return None
     unit = ifcopenshell.util.unit.get_project_unit(f, "LENGTHUNIT")
     return ifcopenshell.util.unit.get_full_unit_name(unit) if unit is not None else None
 
