@@ -83,6 +83,8 @@ def _check_tool(target: str, schema: dict[str, Any], validator: Any, arguments: 
     problems.extend(_unknown_arguments(schema, arguments, {p["field"] for p in problems}))
     if not problems:
         return
+    for p in problems:  # field names are the caller's text: a 50,000-character key comes back clipped
+        p["field"] = _field_name(p["field"])
     shown = problems[:MAX_REPORTED]
     summary = "; ".join(f"{p['field']}: {p['problem']}" for p in shown)
     more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
@@ -288,6 +290,11 @@ def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
         f"For example arguments={_compact(example)}. Nothing was read.",
         example=example,
     )
+
+
+def _field_name(name: str, limit: int = 64) -> str:
+    """A field's path as the caller wrote it, or a clipped echo of it when it is too long to repeat."""
+    return name if len(name) <= limit and name.isprintable() else echo(name, 40)
 
 
 def _clip(text: str, limit: int = 160) -> str:
