@@ -53,6 +53,8 @@ LAST_SEEN_HOSTS = 256
 """Hosts remembered after they go (to restart one that stopped answering, with its documents)."""
 PROBE_MISSES = 2
 """Probes in a row a host may miss before its connection is failed (see `_watch_liveness`)."""
+REFRESH_BUSY_RETRIES = 30
+"""Catalog listings retried (each up to `list_timeout`) while a busy host holds the GIL."""
 
 
 class HostUnresponsive(ConnectionError):
@@ -230,15 +232,15 @@ class HostDirectory:
                 tg.start_soon(self._watch_liveness, link, state)
                 if version in MODERN_PROTOCOL_VERSIONS:
                     async with listen(link, tools_list_changed=True, resources_list_changed=True) as events:
-                        await self._refresh(ep, key, link, version)
+                        await self._refresh_patiently(ep, key, link, version)
                         state.status, state.error, state.attempts = "connected", None, 0
                         async for _ in events:
-                            await self._refresh(ep, key, link, version)
+                            await self._refresh_patiently(ep, key, link, version)
                 else:
-                    await self._refresh(ep, key, link, version)
+                    await self._refresh_patiently(ep, key, link, version)
                     state.status, state.error, state.attempts = "connected", None, 0
                     async for _ in changes_recv:
-                        await self._refresh(ep, key, link, version)
+                        await self._refresh_patiently(ep, key, link, version)
                 tg.cancel_scope.cancel()
 
     async def _watch_liveness(self, link: HostLink, state: EndpointState) -> None:
@@ -276,6 +278,26 @@ class HostDirectory:
                     reason = f"the host stopped answering (no reply to {misses} probes in {waited:g} s)"
                     state.error = link.lost_reason = reason
                     raise HostUnresponsive(reason) from None
+
+    async def _refresh_patiently(
+        self, ep: endpoints.Endpoint, key: HostKey, link: HostLink, version: str
+    ) -> None:
+        """`_refresh`, listed again while the host is busy in one long C call.
+
+        A list request that reaches a host whose application thread holds the GIL waits for it as
+        probes do; its timeout must not tear the connection (and the call in flight) down while
+        the process runs and does work. A host that is not working lets the timeout through.
+        """
+        for _ in range(REFRESH_BUSY_RETRIES):
+            before = pulse.sample(ep.pid, time.monotonic())
+            try:
+                await self._refresh(ep, key, link, version)
+                return
+            except TimeoutError:
+                if not pulse.working(before, pulse.sample(ep.pid, time.monotonic())):
+                    raise
+                log.info("host pid=%s is busy; its catalog is listed again", ep.pid)
+        await self._refresh(ep, key, link, version)
 
     async def _refresh(self, ep: endpoints.Endpoint, key: HostKey, link: HostLink, version: str) -> None:
         """List the host's whole catalog and swap its entry (and search segment) at once."""
