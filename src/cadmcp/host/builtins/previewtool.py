@@ -22,21 +22,26 @@ PREVIEW_NOTE = (
 )
 MAX_PREVIEWED_CHARS = 100
 
+ScriptCode = Annotated[
+    str, Field(description="Python source to run; a final expression's value is returned.")
+]
+"""execute_python_code's `code` parameter, the same with or without previews."""
+StepName = Annotated[
+    str | None,
+    Field(
+        description="Short name of the undo step, e.g. 'Add grid lines A-D' (default: the "
+        "script's leading comment or first line)."
+    ),
+]
+"""execute_python_code's `description` parameter."""
+
 
 def previewing_tool(surface: Any, adapter: DocumentAdapter) -> Any:
     """The execute_python_code function of a host whose adapter can preview."""
 
     def execute_python_code(
-        code: Annotated[
-            str, Field(description="Python source to run; a final expression's value is returned.")
-        ],
-        description: Annotated[
-            str | None,
-            Field(
-                description="Short name of the undo step, e.g. 'Add grid lines A-D' (default: the "
-                "script's leading comment or first line)."
-            ),
-        ] = None,
+        code: ScriptCode,
+        description: StepName = None,
         dryRun: Annotated[
             bool,
             Field(

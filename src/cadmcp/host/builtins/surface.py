@@ -35,7 +35,7 @@ from cadmcp.host.builtins.navigation import navigate
 from cadmcp.host.builtins.ondisk import DiskStamps
 from cadmcp.host.builtins.paths import check_document_path
 from cadmcp.host.builtins.preview import Previewable
-from cadmcp.host.builtins.previewtool import PREVIEW_NOTE, previewing_tool
+from cadmcp.host.builtins.previewtool import PREVIEW_NOTE, ScriptCode, StepName, previewing_tool
 from cadmcp.host.builtins.scripts import run_script
 from cadmcp.host.history import NavigationResult
 from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
@@ -296,16 +296,8 @@ class BuiltinSurface:
         history_note = f"{p.history_note} " if p.history_note else ""
 
         def execute_python_code(
-            code: Annotated[
-                str, Field(description="Python source to run; a final expression's value is returned.")
-            ],
-            description: Annotated[
-                str | None,
-                Field(
-                    description="Short name of the undo step, e.g. 'Add grid lines A-D' (default: the "
-                    "script's leading comment or first line)."
-                ),
-            ] = None,
+            code: ScriptCode,
+            description: StepName = None,
         ) -> types.CallToolResult:
             def run() -> types.CallToolResult:
                 if not isinstance(code, str) or not code.strip():
