@@ -110,7 +110,29 @@ class Application:
         """The version this application's host serves as (imports ``version_from`` when set)."""
         if self.version_from is not None:
             return str(importlib.import_module(self.version_from).HOST_VERSION)
-        return self.version or "1.0"
+        return self.version or next(iter(self.versions), "1.0")
+
+    def known_versions(self) -> list[str]:
+        """The versions a configured application names (empty: any version is passed through)."""
+        return sorted({*self.versions, *([self.version] if self.version else [])})
+
+    def command_for(self, version: str, files: Sequence[str] = ()) -> list[str]:
+        """The command line; a `{filePath}` slot takes the first file, other files are appended
+        when the command has no slot (built-in hosts open every file they are given)."""
+        template = list(self.versions.get(version) or self.launch_command())
+        first = files[0] if files else ""
+        out = [
+            part.replace("{version}", version).replace("{filePath}", first)
+            for part in template
+            if files or part != "{filePath}"
+        ]
+        if self.opens_several(version):
+            out.extend(files)
+        return out
+
+    def opens_several(self, version: str) -> bool:
+        """Whether the command takes more than one file (no `{filePath}` slot)."""
+        return not any("{filePath}" in part for part in (self.versions.get(version) or self.launch_command()))
 
 
 BUILTIN: tuple[Application, ...] = (

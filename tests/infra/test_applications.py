@@ -21,11 +21,9 @@ NOTES_HOST = Path(__file__).resolve().parents[2] / "samples" / "adapters" / "not
 
 
 def test_launch_host_the_cli_and_the_walkthrough_read_the_one_registry() -> None:
-    specs = {s.name: s for s in builtin_hosts()}
-    assert list(specs) == [a.name for a in applications.BUILTIN]
+    assert builtin_hosts() == list(applications.BUILTIN)
     for app in applications.BUILTIN:
-        assert specs[app.name].extensions == app.extensions
-        assert specs[app.name].command[3:5] == ("host", app.key)  # python -m cadmcp host KEY
+        assert app.command_for(app.host_version())[3:5] == ["host", app.key]  # python -m cadmcp host KEY
     assert SAMPLES == {"dxf": "floorplan.dxf", "ifc": "house.ifc"}
     root = Path(__file__).resolve().parents[2] / "samples"
     assert all((root / app.sample).is_file() for app in applications.BUILTIN if app.sample)
@@ -39,8 +37,8 @@ def test_a_configured_adapter_is_a_document_application(tmp_path: Path) -> None:
     (app,) = applications.configured(config)
     assert app.kind == applications.DOCUMENT and app.extensions == (".json",) and app.version == "1.0"
     assert app.adapter == f"{tmp_path / 'notes_host.py'}:open_notebooks"  # relative to the file
-    (spec,) = configured_hosts(config)
-    assert spec.command_for("1.0", ["/x/a.json"])[-3:] == ["host", "Notes", "/x/a.json"]
+    (configured,) = configured_hosts(config)
+    assert configured.command_for("1.0", ["/x/a.json"])[-3:] == ["host", "Notes", "/x/a.json"]
     config.write_text(json.dumps({"hosts": {"Notes": {"adapter": "no-colon", "extensions": [".json"]}}}))
     with pytest.raises(DaemonError) as refused:
         configured_hosts(config)

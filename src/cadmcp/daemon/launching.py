@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -52,92 +52,39 @@ BAD_START = 2
 __all__ = [
     "CONFIG_ENV",
     "HostLauncher",
-    "HostSpec",
     "builtin_hosts",
     "config_path",
     "configured_hosts",
     "parse_config_file",
-    "spec_for",
 ]
 
 
-@dataclass(frozen=True)
-class HostSpec:
-    """How to start one kind of host."""
-
-    name: str
-    command: tuple[str, ...]
-    extensions: tuple[str, ...] = ()
-    version: str | None = None
-    versions: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    takes_files: bool = True
-    module: str | None = None
-    """For built-in hosts: the adapter module whose HOST_VERSION names the version."""
-    origin: str = "built-in"
-
-    def default_version(self) -> str:
-        if self.module is not None:
-            import importlib
-
-            module = importlib.import_module(self.module)
-            if not hasattr(module, "HOST_APP"):
-                raise DaemonError(
-                    "host_unavailable",
-                    f"The {self.name} host is not available in this cadmcp installation "
-                    f"({self.module} has no host adapter). Update cadmcp or pick another hostApp.",
-                )
-            return str(module.HOST_VERSION)
-        return self.version or next(iter(self.versions), "1.0")
-
-    def known_versions(self) -> list[str]:
-        """The versions a configured host names (empty: any version is passed through)."""
-        return sorted({*self.versions, *([self.version] if self.version else [])})
-
-    def command_for(self, version: str, files: Sequence[str] = ()) -> list[str]:
-        """The command line; a `{filePath}` slot takes the first file, other files are appended
-        when the command has no slot (built-in hosts open every file they are given)."""
-        template = list(self.versions.get(version) or self.command)
-        has_slot = any("{filePath}" in part for part in template)
-        first = files[0] if files else ""
-        out = [
-            part.replace("{version}", version).replace("{filePath}", first)
-            for part in template
-            if files or part != "{filePath}"
-        ]
-        if not has_slot:
-            out.extend(files)
-        return out
-
-    def opens_several(self, version: str) -> bool:
-        """Whether the command takes more than one file (no `{filePath}` slot)."""
-        return not any("{filePath}" in part for part in (self.versions.get(version) or self.command))
-
-
-def spec_for(app: Application) -> HostSpec:
-    """How `launch_host` starts one application of the registry."""
-    return HostSpec(
-        app.name,
-        app.launch_command(),
-        app.extensions,
-        version=app.version,
-        versions=dict(app.versions),
-        takes_files=app.takes_files,
-        module=app.version_from,
-        origin=app.origin,
-    )
-
-
-def builtin_hosts() -> list[HostSpec]:
+def builtin_hosts() -> list[Application]:
     """The hosts that ship with cadmcp (:data:`cadmcp.applications.BUILTIN`), started with this Python."""
-    return [spec_for(app) for app in applications.BUILTIN]
+    return list(applications.BUILTIN)
 
 
-def configured_hosts(path: Path | None = None) -> list[HostSpec]:
+def configured_hosts(path: Path | None = None) -> list[Application]:
     """Hosts from the configuration file (none when there is no file)."""
     try:
-        return [spec_for(app) for app in applications.configured(path)]
+        return applications.configured(path)
     except applications.ConfigError as exc:
         raise DaemonError("config_error", str(exc), {"configPath": str(exc.path)}) from None
+
+
+def _default_version(app: Application) -> str:
+    """The version a host starts as when none is asked; a built-in missing from this installation
+    is refused with what to do."""
+    if app.version_from is not None:
+        import importlib
+
+        if not hasattr(importlib.import_module(app.version_from), "HOST_APP"):
+            raise DaemonError(
+                "host_unavailable",
+                f"The {app.name} host is not available in this cadmcp installation "
+                f"({app.version_from} has no host adapter). Update cadmcp or pick another hostApp.",
+            )
+    return app.host_version()
 
 
 @dataclass
@@ -145,7 +92,7 @@ class Launched:
     """A host process this daemon started."""
 
     proc: subprocess.Popen[bytes]
-    spec: HostSpec
+    app: Application
     stderr: IO[bytes]
     detached: bool
     waiting: bool = True
@@ -171,46 +118,47 @@ class HostLauncher:
         self._file_locks: dict[str, anyio.Lock] = {}
 
     # -- choosing what to start ----------------------------------------------------------------
-    def specs(self) -> list[HostSpec]:
+    def applications(self) -> list[Application]:
+        """What can be started: the configured applications, then the built-ins they do not replace."""
         configured = configured_hosts()
         names = {s.name.casefold() for s in configured}
         return configured + [s for s in builtin_hosts() if s.name.casefold() not in names]
 
-    def _choose(self, host_app: str | None, file_path: Path | None) -> HostSpec:
-        specs = self.specs()
-        supported = sorted({e for s in specs for e in s.extensions})
+    def _choose(self, host_app: str | None, file_path: Path | None) -> Application:
+        apps = self.applications()
+        supported = sorted({e for s in apps for e in s.extensions})
         if host_app is not None:
-            spec = next((s for s in specs if s.name.casefold() == host_app.casefold()), None)
-            if spec is None:
+            app = next((s for s in apps if s.name.casefold() == host_app.casefold()), None)
+            if app is None:
                 raise DaemonError(
                     "unknown_host_app",
-                    f"No host app named {echo(host_app, 40)}. Supported: {[s.name for s in specs]}; "
+                    f"No host app named {echo(host_app, 40)}. Supported: {[s.name for s in apps]}; "
                     f"add others to the host configuration ({CONFIG_ENV} or hosts.json in the cadmcp "
                     "config folder).",
-                    {"supported": [s.name for s in specs]},
+                    {"supported": [s.name for s in apps]},
                 )
             if file_path is not None:
-                if not spec.takes_files:
+                if not app.takes_files:
                     raise validation_error(
-                        f"The {spec.name} host opens no files; omit filePath or pick a hostApp that does."
+                        f"The {app.name} host opens no files; omit filePath or pick a hostApp that does."
                     )
                 suffix = file_path.suffix.lower()
-                if spec.extensions and suffix not in spec.extensions:
+                if app.extensions and suffix not in app.extensions:
                     shown = suffix or "files without an extension"
                     raise DaemonError(
                         "unsupported_extension",
-                        f"The {spec.name} host opens {list(spec.extensions)} files, not {shown}. Pick the "
+                        f"The {app.name} host opens {list(app.extensions)} files, not {shown}. Pick the "
                         "host for this file, or pass only filePath.",
-                        {"supported": list(spec.extensions)},
+                        {"supported": list(app.extensions)},
                     )
-            return spec
+            return app
         if file_path is None:
             raise validation_error(
-                f"Pass hostApp (one of {[s.name for s in specs]}) or filePath (a {supported} file)."
+                f"Pass hostApp (one of {[s.name for s in apps]}) or filePath (a {supported} file)."
             )
         suffix = file_path.suffix.lower()
-        spec = next((s for s in specs if suffix in s.extensions), None)
-        if spec is None:
+        app = next((s for s in apps if suffix in s.extensions), None)
+        if app is None:
             shown = f"{suffix} files" if suffix else "files without an extension"
             raise DaemonError(
                 "unsupported_extension",
@@ -218,7 +166,7 @@ class HostLauncher:
                 f"{supported}. Pass hostApp to choose a host yourself, or configure one for this type.",
                 {"supported": supported},
             )
-        return spec
+        return app
 
     # -- the tool ------------------------------------------------------------------------------
     async def launch(self, args: dict[str, Any], progress: ProgressFnT | None = None) -> dict[str, Any]:
@@ -232,10 +180,10 @@ class HostLauncher:
         if args.get("restartHostInstanceId") is not None:
             return await self.restart(args, progress)
         host_app, version, file_path, timeout, detach, new_instance = _parse(args)
-        spec = self._choose(host_app, file_path)
-        version = self._version(spec, version)
+        app = self._choose(host_app, file_path)
+        version = self._version(app, version)
         if file_path is None:
-            return {**await self._start(spec, version, [], timeout, detach, progress), "filePath": None}
+            return {**await self._start(app, version, [], timeout, detach, progress), "filePath": None}
         key = _same_file_key(file_path)
         lock = self._file_locks.setdefault(key, anyio.Lock())
         try:
@@ -243,7 +191,7 @@ class HostLauncher:
                 holders = self.hosts_with(file_path)
                 if holders and not new_instance:
                     return _already_open(holders[0], file_path)
-                answer = await self._start(spec, version, [str(file_path)], timeout, detach, progress)
+                answer = await self._start(app, version, [str(file_path)], timeout, detach, progress)
         finally:
             if not lock.locked() and not lock.statistics().tasks_waiting:
                 self._file_locks.pop(key, None)
@@ -270,49 +218,49 @@ class HostLauncher:
                     break
         return found
 
-    def _version(self, spec: HostSpec, version: str | None) -> str:
-        default = spec.default_version()
+    def _version(self, app: Application, version: str | None) -> str:
+        default = _default_version(app)
         if version is None:
             return default
-        if spec.module is not None and version != default:
+        if app.version_from is not None and version != default:
             raise DaemonError(
                 "unknown_version",
-                f"The built-in {spec.name} host is version {default}; "
+                f"The built-in {app.name} host is version {default}; "
                 f"it cannot start as {echo(version, 40)}. Omit version, or configure that version in "
                 "the host configuration.",
                 {"available": [default]},
             )
-        if spec.module is None and (available := spec.known_versions()) and version not in available:
+        if app.version_from is None and (available := app.known_versions()) and version not in available:
             raise DaemonError(
                 "unknown_version",
-                f"{spec.name} {echo(version, 40)} is not configured; available versions: {available}.",
+                f"{app.name} {echo(version, 40)} is not configured; available versions: {available}.",
                 {"available": available},
             )
         return version
 
     async def _start(
         self,
-        spec: HostSpec,
+        app: Application,
         version: str,
         files: list[str],
         timeout: float,
         detach: bool,
         progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
-        command = spec.command_for(version, files)
+        command = app.command_for(version, files)
         before = set(self.directory.entries)
         started = time.monotonic()
-        launched = self._spawn(spec, command, detach, files)
+        launched = self._spawn(app, command, detach, files)
         try:
             await _report(
-                progress, 0.1, f"started the {spec.name} host (pid {launched.proc.pid}); waiting for it"
+                progress, 0.1, f"started the {app.name} host (pid {launched.proc.pid}); waiting for it"
             )
             try:
                 entry = await self._wait_connected(launched, before, timeout)
             finally:
                 launched.waiting = False
             if entry.state.get("phase") == "loading":
-                await _report(progress, 0.5, f"the {spec.name} host is connected and loading its documents")
+                await _report(progress, 0.5, f"the {app.name} host is connected and loading its documents")
             entry = await self._wait_ready(entry, started + timeout)
         except anyio.get_cancelled_exc_class():
             with contextlib.suppress(OSError):  # nobody will be told about this host: stop it
@@ -330,7 +278,7 @@ class HostLauncher:
             "detached": detach,
             "capabilities": len(entry.capabilities),
             "startupMs": round((time.monotonic() - started) * 1000),
-            "source": spec.origin,
+            "source": app.origin,
         }
         if documents is not None:
             answer["documents"] = documents
@@ -407,8 +355,8 @@ class HostLauncher:
                 f"Host {echo(instance, 40)} runs on another machine; launch_host restarts it there "
                 "when that machine is online (list_machines).",
             )
-        spec = next((s for s in self.specs() if s.name.casefold() == host_app.casefold()), None)
-        if spec is None:
+        app = next((s for s in self.applications() if s.name.casefold() == host_app.casefold()), None)
+        if app is None:
             raise DaemonError(
                 "cannot_restart",
                 f"No launch configuration starts {host_app} hosts, so this one cannot be restarted from "
@@ -416,7 +364,7 @@ class HostLauncher:
             )
         documents = [d for d in state.get("documents") or [] if isinstance(d, dict)]
         saved = [str(d["path"]) for d in documents if d.get("path")]
-        if not spec.opens_several(version):
+        if not app.opens_several(version):
             saved = saved[:1]
         lost = [str(d.get("title")) for d in documents if d.get("modified")]
         not_reopened = [str(d.get("title")) for d in documents if not d.get("path")]
@@ -424,9 +372,7 @@ class HostLauncher:
         # belong to another of the user's processes by now)
         serving = any(ep.pid == key.pid for ep in list_endpoints(self.directory.directory))
         stopped = await _stop_process(key.pid) if serving else "already gone"
-        answer = await self._start(
-            spec, version, saved if spec.takes_files else [], timeout, detach, progress
-        )
+        answer = await self._start(app, version, saved if app.takes_files else [], timeout, detach, progress)
         return {
             **answer,
             "restartedFrom": {"hostInstanceId": instance, "pid": key.pid, "stopped": stopped},
@@ -436,7 +382,9 @@ class HostLauncher:
             "documentsReported": "documents" in state,
         }
 
-    def _spawn(self, spec: HostSpec, command: list[str], detach: bool, files: Sequence[str] = ()) -> Launched:
+    def _spawn(
+        self, app: Application, command: list[str], detach: bool, files: Sequence[str] = ()
+    ) -> Launched:
         self.reap()
         env = {**os.environ, RUNTIME_DIR_ENV: str(self.directory.directory)}
         env.pop(PARENT_PID_ENV, None)
@@ -457,16 +405,16 @@ class HostLauncher:
             stderr.close()
             raise DaemonError(
                 "launch_failed",
-                f"Could not start the {spec.name} host ({command[0]}): {exc.strerror or exc}. "
+                f"Could not start the {app.name} host ({command[0]}): {exc.strerror or exc}. "
                 "Check the command in the host configuration.",
                 {"command": command},
             ) from None
-        launched = Launched(proc, spec, stderr, detach, files=tuple(files))
+        launched = Launched(proc, app, stderr, detach, files=tuple(files))
         self.launched.append(launched)
         return launched
 
     async def _wait_connected(self, launched: Launched, before: set[HostKey], timeout: float) -> HostEntry:
-        proc, name = launched.proc, launched.spec.name.casefold()
+        proc, name = launched.proc, launched.app.name.casefold()
         deadline = time.monotonic() + timeout
         next_wake = 0.0
         while True:
@@ -483,13 +431,13 @@ class HostLauncher:
                     and entry.host_app.casefold() == name
                 ):
                     return entry
-            if code == BAD_START and launched.files and launched.spec.origin == "built-in":
+            if code == BAD_START and launched.files and launched.app.origin == "built-in":
                 raise _refused_at_start(launched)
             if code not in (None, 0):
                 tail = launched.stderr_tail()
                 raise DaemonError(
                     "host_exited",
-                    f"The {launched.spec.name} host (pid {proc.pid}) exited with code {code} before "
+                    f"The {launched.app.name} host (pid {proc.pid}) exited with code {code} before "
                     f"connecting. Its stderr ends with: {tail or '(nothing)'}",
                     {"pid": proc.pid, "exitCode": code, "stderrTail": tail},
                 )
@@ -497,7 +445,7 @@ class HostLauncher:
             if now >= deadline:
                 raise DaemonError(
                     "launch_timeout",
-                    f"The {launched.spec.name} host (pid {proc.pid}) did not connect within {timeout:g} s. "
+                    f"The {launched.app.name} host (pid {proc.pid}) did not connect within {timeout:g} s. "
                     "It is still starting or hung: call list_host_instances later, or launch again with "
                     f"a larger timeoutSeconds. {self._endpoint_note(proc.pid)}",
                     {"pid": proc.pid, "running": proc.poll() is None, "stderrTail": launched.stderr_tail()},
@@ -548,15 +496,15 @@ def _refused_at_start(launched: Launched) -> DaemonError:
     names = ", ".join(Path(path).name for path in launched.files)
     return DaemonError(
         "document_not_opened",
-        f"{names} did not open: {problem} The {launched.spec.name} host checked it before loading and "
+        f"{names} did not open: {problem} The {launched.app.name} host checked it before loading and "
         "stopped; it opens "
-        f"{', '.join(launched.spec.extensions) or 'its own files'}.",
+        f"{', '.join(launched.app.extensions) or 'its own files'}.",
         {
-            "hostApp": launched.spec.name,
+            "hostApp": launched.app.name,
             "pid": launched.proc.pid,
             "hostRunning": False,
             "documents": documents,
-            "supported": list(launched.spec.extensions),
+            "supported": list(launched.app.extensions),
         },
     )
 
