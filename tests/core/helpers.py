@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
+
+from cadmcp.wire.endpoints import pid_alive
 
 
 async def call(session: ClientSession, name: str, args: dict[str, Any] | None = None, **kw: Any) -> Any:
@@ -42,3 +45,13 @@ async def find_target(
         if it["target"] == target and (host_app is None or it["hostApp"] == host_app):
             return it
     raise AssertionError(f"{target} not found in {[i['target'] for i in items]}")
+
+
+def wait_gone(pid: int, timeout: float = 15.0) -> bool:
+    """Whether process ``pid`` has exited within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return not pid_alive(pid)

@@ -16,20 +16,11 @@ import pytest
 
 from cadmcp.daemon.search.semantic import SEMANTIC_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, pid_alive
-from tests.core.helpers import structured
+from tests.core.helpers import structured, wait_gone
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-
-
-def _gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.05)
-    return not pid_alive(pid)
 
 
 async def test_launches_in_a_row_with_the_semantic_layer_busy_never_hang(
@@ -51,7 +42,7 @@ async def test_launches_in_a_row_with_the_semantic_layer_busy_never_hang(
             assert answer["bridgeConnected"] and answer["phase"] == "ready", (n, answer)
             launched.append(answer["pid"])
         assert len(set(launched)) == len(drawings)
-    assert all(_gone(pid, 15) for pid in launched), "attached hosts outlived the daemon"
+    assert all(wait_gone(pid, 15) for pid in launched), "attached hosts outlived the daemon"
 
 
 def _launch_then(runtime_dir: Path, ending: str) -> tuple[list[int], int]:
@@ -83,11 +74,11 @@ def test_attached_hosts_stop_however_the_daemon_ends(runtime_dir: Path, ending: 
     attached, detached = _launch_then(runtime_dir, ending)
     try:
         for pid in attached:
-            assert _gone(pid, 15), f"host {pid} outlived a daemon that ended by {ending}"
+            assert wait_gone(pid, 15), f"host {pid} outlived a daemon that ended by {ending}"
         assert pid_alive(detached), "the detached host stopped with the daemon"
     finally:
         os.kill(detached, signal.SIGTERM)
-        _gone(detached, 10)
+        wait_gone(detached, 10)
 
 
 def test_a_host_shutdown_survives_repeated_signals(runtime_dir: Path) -> None:

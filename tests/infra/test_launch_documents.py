@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,7 @@ import anyio
 import ezdxf
 import pytest
 
-from cadmcp.wire.endpoints import pid_alive
-from tests.core.helpers import call, find, structured
+from tests.core.helpers import call, find, structured, wait_gone
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -41,15 +39,6 @@ def _ifc(path: Path, schema: str, extra: str = "") -> Path:
     text = text.replace("ENDSEC;\nEND-ISO", f"{extra}ENDSEC;\nEND-ISO", 1)
     path.write_text(text)
     return path
-
-
-def _wait_gone(pid: int, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 async def _python(session: Any, host: str, code: str) -> str:
@@ -103,7 +92,7 @@ async def test_a_schema_no_library_reads_is_refused_naming_what_is_read_and_the_
         assert "IFC4X1" in body["message"] and "not damaged" in body["message"]
         assert "Export the model again as IFC2X3 or IFC4 or IFC4X3_ADD2" in document["fix"]
         assert "ready" not in body.get("phase", "")
-        assert _wait_gone(body["pid"]), "a host with nothing open was left running"
+        assert wait_gone(body["pid"]), "a host with nothing open was left running"
         with anyio.fail_after(10):
             while (await structured(session, "list_host_instances"))["count"]:
                 await anyio.sleep(0.1)
@@ -120,7 +109,7 @@ async def test_a_drawing_that_fails_to_load_is_an_error_not_ready(infra_daemon: 
         (document,) = body["documents"]
         assert document["opened"] is False and "not a readable DXF file" in document["problem"]
         assert "broken.dxf" in body["message"] and "The host was stopped" in body["message"]
-        assert _wait_gone(body["pid"])
+        assert wait_gone(body["pid"])
 
 
 async def test_a_file_refused_before_loading_is_document_not_opened_naming_what_the_host_opens(
@@ -155,7 +144,7 @@ async def test_a_freecad_document_that_does_not_open_is_an_error_not_ready(
         (document,) = body["documents"]
         assert document["opened"] is False and "damaged" in document["problem"]
         assert "part.FCStd" in body["message"] and ".fcstd" in body["supported"]
-        assert _wait_gone(body["pid"], 30)
+        assert wait_gone(body["pid"], 30)
 
 
 async def test_one_host_per_file_unless_a_second_copy_is_asked_for_and_saves_never_overwrite_silently(

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import HostLauncher
 from cadmcp.daemon.search import SearchIndex
 from cadmcp.wire.endpoints import pid_alive
-from tests.core.helpers import call, find, structured
+from tests.core.helpers import call, find, structured, wait_gone
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -34,15 +33,6 @@ async def _error(session: Any, args: dict[str, Any]) -> dict[str, Any]:
     assert result.is_error, result
     assert result.structured_content is not None
     return result.structured_content
-
-
-def _wait_gone(pid: int, timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, tmp_path: Path) -> None:
@@ -112,7 +102,7 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
         broken = await _error(session, {"hostApp": "Demo"})
         assert broken["type"] == "config_error" and str(infra_env.config) in broken["message"]
 
-    assert _wait_gone(sleepy), "the daemon left a host it launched running after it exited"
+    assert wait_gone(sleepy), "the daemon left a host it launched running after it exited"
 
 
 def _dxf_available() -> bool:
@@ -202,13 +192,13 @@ async def test_launched_hosts_are_searchable_and_stop_with_the_daemon_unless_det
             code = await find(session, "execute python code", hostInstanceId=doc["hostInstanceId"])
             assert "execute_python_code" in [i["target"] for i in code]
 
-        assert _wait_gone(demo["pid"]) and _wait_gone(doc["pid"]), "attached hosts outlived the daemon"
+        assert wait_gone(demo["pid"]) and wait_gone(doc["pid"]), "attached hosts outlived the daemon"
         assert pid_alive(detached_pid), "a detached host stopped with the daemon"
     finally:
         if detached_pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(detached_pid, signal.SIGTERM)
-            _wait_gone(detached_pid, 5)
+            wait_gone(detached_pid, 5)
 
 
 async def test_restarting_a_host_that_exited_leaves_whatever_has_its_pid_now(tmp_path: Path) -> None:

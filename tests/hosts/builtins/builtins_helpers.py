@@ -10,6 +10,18 @@ from typing import Any
 from cadmcp.host.builtins import build_server
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
+BUILTIN_TOOLS = frozenset(
+    {
+        "execute_python_code",
+        "open_document",
+        "list_documents",
+        "activate_document",
+        "save_document",
+        "navigate_history",
+        "view_screenshot",
+    }
+)
+"""The tools every document host's built-in surface serves, written out (not read from the code)."""
 
 
 def notes_module() -> Any:

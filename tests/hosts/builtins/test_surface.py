@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builtins_helpers import SAMPLES, notes_server
+from builtins_helpers import BUILTIN_TOOLS, SAMPLES, notes_server
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -21,16 +21,6 @@ from cadmcp.hosts import dxf, ifc
 from cadmcp.wire.meta import FALLBACK, KEYWORDS
 
 pytestmark = pytest.mark.anyio
-
-TOOLS = {
-    "execute_python_code",
-    "open_document",
-    "list_documents",
-    "activate_document",
-    "save_document",
-    "navigate_history",
-    "view_screenshot",
-}
 
 
 def servers() -> dict[str, Callable[[], Any]]:
@@ -58,7 +48,7 @@ async def test_every_host_serves_the_same_tools_resources_and_schemas() -> None:
     for app, make in servers().items():
         tools, resources, templates = await catalog(make)
         scheme = app.lower()
-        assert set(tools) == TOOLS, app
+        assert set(tools) == BUILTIN_TOOLS, app
         assert resources == {
             f"{scheme}://{name}"
             for name in (
@@ -99,7 +89,7 @@ async def test_every_host_serves_the_same_tools_resources_and_schemas() -> None:
     # everything but the application's own words is identical across applications
     first = next(iter(shapes.values()))
     for app, shape in shapes.items():
-        for name in TOOLS:
+        for name in BUILTIN_TOOLS:
             assert shape[name][0] == first[name][0], f"{app} {name} annotations differ"
             assert shape[name][2] == first[name][2], f"{app} {name} result shape differs"
             if name == "view_screenshot":  # the size is common; each application adds its own views
@@ -216,7 +206,7 @@ async def test_every_capability_says_what_users_call_it() -> None:
     assert tools["navigate_history"][KEYWORDS] == list(TOOL_KEYWORDS["navigate_history"])
     assert "roll back" in tools["navigate_history"][KEYWORDS]
     assert tools["execute_python_code"][FALLBACK] == ["change", "query"]  # kept beside the keywords
-    for name in TOOLS:
+    for name in BUILTIN_TOOLS:
         assert tools[name][KEYWORDS], name
     scheme = next(u for u in resources if u.endswith("://version")).split("://")[0]
     for path, words in RESOURCE_KEYWORDS.items():

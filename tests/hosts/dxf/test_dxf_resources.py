@@ -11,6 +11,7 @@ import pytest
 from dxf_helpers import text_of
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from tests.hosts.builtins.builtins_helpers import BUILTIN_TOOLS
 
 pytestmark = pytest.mark.anyio
 
@@ -32,15 +33,7 @@ async def test_catalog_lists_every_resource_and_template(client: Client) -> None
     templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
     assert {"dxf://element/{elementId}", "dxf://schedule/{scheduleId}/preview"} <= templates
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {
-        "execute_python_code",
-        "open_document",
-        "list_documents",
-        "activate_document",
-        "save_document",
-        "navigate_history",
-        "view_screenshot",
-    }
+    assert set(tools) == BUILTIN_TOOLS
     assert all(len(tool.description or "") > 40 for tool in tools.values())
 
 

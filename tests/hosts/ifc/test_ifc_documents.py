@@ -9,6 +9,7 @@ import ifcopenshell
 import pytest
 from ifc_helpers import ADD_WALL, counts, read_json, run, text
 from mcp import Client
+from tests.hosts.builtins.builtins_helpers import BUILTIN_TOOLS
 
 from cadmcp.hosts.ifc import HOST_APP, HOST_VERSION, create_server
 
@@ -17,15 +18,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_catalog_has_exactly_the_builtin_tools_and_resources(client) -> None:
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {
-        "execute_python_code",
-        "open_document",
-        "list_documents",
-        "activate_document",
-        "save_document",
-        "navigate_history",
-        "view_screenshot",
-    }
+    assert set(tools) == BUILTIN_TOOLS
     code_arguments = {"code", "description", "dryRun", "previewed"}
     assert set(tools["execute_python_code"].input_schema["properties"]) == code_arguments
     assert tools["execute_python_code"].input_schema["required"] == ["code"]
