@@ -12,7 +12,10 @@ revision (someone may have changed it meanwhile: then nothing runs), runs the sc
 commits only if the document ends at the previewed after-revision; otherwise it is rolled back.
 
 An adapter offers previews by having `inventory()` (and `forget_views()` when it caches
-renderings); others answer that this host cannot preview.
+renderings); others answer that this host cannot preview. An inventory whose entries carry
+their parts (:class:`Entry`, e.g. FreeCAD's properties) names the parts of each modified object
+that changed; a script run with `prepare()` (e.g. FreeCAD's recompute) is brought to what its
+commit would record before the after-inventory and -picture are taken.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import mcp_types as types
 
@@ -34,8 +37,23 @@ SAMPLE = 12
 """Objects named per change kind (the count is always complete)."""
 PICTURE_WIDTH = 640
 
-Inventory = Mapping[str, tuple[str, str, str]]
-"""Object id -> (kind, name, digest of its content)."""
+MAX_PARTS = 24
+"""Changed parts named per modified object in the sample."""
+
+
+class Entry(NamedTuple):
+    """One object of an inventory whose parts (e.g. properties) are told apart."""
+
+    kind: str
+    name: str
+    digest: str
+    """Digest of the whole content (its parts included)."""
+    parts: Mapping[str, str]
+    """Part name -> digest of that part."""
+
+
+Inventory = Mapping[str, tuple[str, str, str] | Entry]
+"""Object id -> (kind, name, digest of its content), or an :class:`Entry` with its parts."""
 
 
 @runtime_checkable
@@ -49,11 +67,25 @@ class Previewable(Protocol):
         ...
 
 
+@runtime_checkable
+class Preparable(Protocol):
+    """A script run that has work to do between the code and the commit (e.g. a recompute)."""
+
+    def prepare(self) -> None:
+        """Bring the document to what a commit would record, leaving the transaction open."""
+        ...
+
+
+def _prepare(run: object) -> None:
+    if isinstance(run, Preparable):
+        run.prepare()
+
+
 def revision(inventory: Inventory) -> str:
     """The document's revision: a digest of its whole inventory (equal content, equal revision)."""
     h = hashlib.blake2b(digest_size=12)
     for key in sorted(inventory):
-        kind, name, digest = inventory[key]
+        kind, name, digest = inventory[key][:3]
         h.update(f"{key}\x1f{kind}\x1f{name}\x1f{digest}\x1e".encode())
     return h.hexdigest()
 
@@ -65,6 +97,8 @@ class Difference:
     created: list[tuple[str, str, str]]
     modified: list[tuple[str, str, str]]
     deleted: list[tuple[str, str, str]]
+    parts: Mapping[str, list[str]]
+    """Modified object id -> the parts that changed (where the inventory tells parts apart)."""
 
     @classmethod
     def between(cls, before: Inventory, after: Inventory) -> Difference:
@@ -73,8 +107,14 @@ class Difference:
 
         created = after.keys() - before.keys()
         deleted = before.keys() - after.keys()
-        modified = {k for k in before.keys() & after.keys() if before[k] != after[k]}
-        return cls(rows(created, after), rows(modified, after), rows(deleted, before))
+        modified = {k for k in before.keys() & after.keys() if before[k][:3] != after[k][:3]}
+        parts: dict[str, list[str]] = {}
+        for key in modified:
+            old, new = before[key], after[key]
+            if isinstance(old, Entry) and isinstance(new, Entry):
+                names = old.parts.keys() | new.parts.keys()
+                parts[key] = sorted(n for n in names if old.parts.get(n) != new.parts.get(n))
+        return cls(rows(created, after), rows(modified, after), rows(deleted, before), parts)
 
     @property
     def is_empty(self) -> bool:
@@ -85,7 +125,15 @@ class Difference:
             return {
                 "count": len(rows),
                 "byKind": dict(Counter(kind for _, kind, _ in rows).most_common()),
-                "sample": [{"id": i, "kind": k, **({"name": n} if n else {})} for i, k, n in rows[:SAMPLE]],
+                "sample": [
+                    {
+                        "id": i,
+                        "kind": k,
+                        **({"name": n} if n else {}),
+                        **({"changed": self.parts[i][:MAX_PARTS]} if self.parts.get(i) else {}),
+                    }
+                    for i, k, n in rows[:SAMPLE]
+                ],
             }
 
         return {"created": part(self.created), "modified": part(self.modified), "deleted": part(self.deleted)}
@@ -106,7 +154,7 @@ def _previewable(adapter: DocumentAdapter) -> Previewable:
     if not isinstance(adapter, Previewable):
         raise HostError(
             f"The {adapter.profile.app} host cannot preview scripts (dryRun); run it without dryRun, "
-            "or preview on a DXF or IFC host.",
+            "or preview on a DXF, IFC or FreeCAD host.",
             "invalid",
         )
     return adapter
@@ -140,6 +188,7 @@ def preview_script(adapter: DocumentAdapter, code: str, description: str | None)
     run = adapter.script(step_name(code, description))
 
     def report(_token: object) -> str | None:
+        _prepare(run)
         after = dict(source.inventory(before))
         found["difference"] = Difference.between(before, after)
         found["after"] = revision(after)
@@ -212,6 +261,7 @@ def apply_previewed(
             run.begin()
 
         def commit(self) -> Any:
+            _prepare(run)
             after = revision(source.inventory(current))
             if after != expected_after:
                 mismatch.append(after)

@@ -235,10 +235,15 @@ class FreeCADScriptRun:
             App.removeDocumentObserver(self._changes)
         self.adapter.gui_busy(False, self.name)
 
+    def prepare(self) -> None:
+        """Recompute what the code changed, as the commit would, with the transaction still open
+        (a preview takes its inventory and after-picture of this, then rolls back)."""
+        if self._changes.any:
+            self.doc.recompute()
+
     def commit(self) -> RecordedStep | None:
         try:
-            if self._changes.any:
-                self.doc.recompute()
+            self.prepare()
             self.doc.commitTransaction()
         finally:
             _close_application_transaction(abort=False)
@@ -579,6 +584,12 @@ class FreeCADAdapter:
         if steps is None:
             steps = self._steps[doc.Name] = DocumentSteps(self.undo_depth)
         return steps
+
+    def inventory(self, baseline: Any = None) -> dict[str, Any]:
+        """Every object of the active document, for previews (:mod:`cadmcp.host.builtins.preview`)."""
+        from cadmcp.hosts.freecad.inventory import inventory
+
+        return inventory(self.active_document())
 
     def history(self) -> FreeCADUndoStack:
         doc = self.active_document()

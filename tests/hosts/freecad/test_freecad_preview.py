@@ -1,0 +1,161 @@
+"""Previews of execute_python_code (dryRun) on real FreeCAD hosts through a real daemon: the script
+runs in a FreeCAD transaction, the answer names what it creates, modifies (with the properties) and
+deletes and pictures it, and the transaction is aborted; a rejected preview leaves the document and
+its saved file as they were, an approved one gives exactly the previewed result."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from freecad_helpers import FreeCAD, text_of, wait_for_freecad
+from PIL import Image, ImageChops
+
+from cadmcp.corpus.runner import dump_script
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+SPARE = "doc.addObject('Part::Cylinder', 'Spare').Radius = 3"
+BOSS = """# Thicker plate, a boss on it
+doc.getObject('Params').set('B3', '12')
+boss = doc.addObject('Part::Box', 'Boss')
+boss.Label = 'Boss block'
+boss.Placement.Base = Vector(5, 5, 12)
+"""
+CHANGE = BOSS.replace("a boss on it", "a boss on it, the spare cylinder gone") + "doc.removeObject('Spare')\n"
+FAILING = "doc.addObject('Part::Box', 'Stray')\ndoc.getObject('Params').set('B3', '30')\n1 / 0\n"
+STATE = "(doc.UndoNames, doc.RedoNames, sorted(o.Name for o in doc.Objects))"
+SAVE_STAMP = re.compile(rb'(<Property name="LastModifiedDate"[^>]*>\s*<String value=")[^"]*')
+STATUS = re.compile(rb' status="\d+"')
+
+
+async def _preview(fc: FreeCAD, code: str) -> Any:
+    return await fc.invoke("execute_python_code", {"code": code, "dryRun": True})
+
+
+async def _revision(fc: FreeCAD) -> str:
+    found = (await _preview(fc, "len(doc.Objects)")).structured_content
+    assert found["revision"]["before"] == found["revision"]["after"]
+    return str(found["revision"]["before"])
+
+
+async def _dump(fc: FreeCAD, out: Path, code: str = "", dry: bool = False) -> dict[str, Any]:
+    """The corpus runner's canonical dump of the document (after ``code``, in a preview when ``dry``)."""
+    out.unlink(missing_ok=True)
+    anchor = "import json as _json\n"
+    script = dump_script("freecad", out).replace(anchor, f"{code}\n{anchor}", 1)
+    arguments: dict[str, Any] = {"code": script}
+    if dry:
+        arguments["dryRun"] = True
+    result = await fc.invoke("execute_python_code", arguments)
+    assert not result.is_error and "[UNDO STEP]" not in text_of(result), text_of(result)
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _saved(path: Path) -> dict[str, bytes]:
+    """The saved document's Document.xml without its save time and FreeCAD's property status bits."""
+    with zipfile.ZipFile(path) as archive:
+        xml = archive.read("Document.xml")
+        names = sorted(archive.namelist())
+    return {"names": repr(names).encode(), "Document.xml": STATUS.sub(b"", SAVE_STAMP.sub(rb"\1", xml))}
+
+
+def _image(result: Any, n: int) -> Image.Image:
+    data = [c.data for c in result.content if c.type == "image"][n]
+    return Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
+
+
+async def test_a_rejected_freecad_preview_leaves_the_saved_document_and_approval_applies_exactly_it(
+    hosts: Any, daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    hosts.start("freecad", str(sample))
+    async with daemon() as session:
+        await wait_for_freecad(session)
+        fc = FreeCAD(session)
+        assert not (await fc.run(SPARE, "Add a spare cylinder")).is_error
+        assert not (await fc.invoke("save_document", {})).is_error
+        saved = _saved(sample)
+        before = await _dump(fc, tmp_path / "dump.json")
+        state = await fc.value(STATE)
+        start = await _revision(fc)
+
+        preview = await _preview(fc, CHANGE)
+        assert not preview.is_error, text_of(preview)
+        found = preview.structured_content
+        assert found["created"]["byKind"] == {"Part::Box": 1}
+        assert found["created"]["sample"] == [{"id": "Boss", "kind": "Part::Box", "name": "Boss block"}]
+        assert found["deleted"]["sample"] == [{"id": "Spare", "kind": "Part::Cylinder", "name": "Spare"}]
+        modified = {s["id"]: s for s in found["modified"]["sample"]}
+        assert modified["Plate"]["kind"] == "PartDesign::Pad" and {"Length", "Shape"} <= set(
+            modified["Plate"]["changed"]
+        )
+        assert "cells" in modified["Params"]["changed"] and "Hole" in modified and "Bracket" in modified
+        assert found["revision"]["before"] == start != found["revision"]["after"]
+        said = text_of(preview)
+        assert "creates 1 (1 Part::Box)" in said and "deletes 1 (1 Part::Cylinder)" in said
+        assert ImageChops.difference(_image(preview, 0), _image(preview, 1)).getbbox() is not None
+
+        # rejected: the same document (objects, undo and redo stacks), its canonical
+        # dump unchanged, still saved, and saving it again writes what was saved
+        assert await fc.value(STATE) == state
+        assert await _revision(fc) == start
+        assert await _dump(fc, tmp_path / "dump.json") == before
+        listed = (await fc.invoke("list_documents", {})).structured_content
+        assert listed["documents"][0]["modified"] is False
+        assert not (await fc.invoke("save_document", {})).is_error
+        assert _saved(sample) == saved
+
+        # approved: exactly what the preview showed (its canonical dump taken inside the preview)
+        shown = await _dump(fc, tmp_path / "shown.json", CHANGE, dry=True)
+        applied = await fc.invoke(
+            "execute_python_code", {"code": CHANGE, "previewed": found["applyWith"]["previewed"]}
+        )
+        assert not applied.is_error, text_of(applied)
+        assert "[UNDO STEP] Recorded 'Thicker plate, a boss on it, the spare" in text_of(applied)
+        assert await _revision(fc) == found["revision"]["after"]
+        result = await _dump(fc, tmp_path / "dump.json")
+        assert result["objects"] == shown["objects"]  # (the preview's dump ran before its recompute)
+        assert shown["objects"]["Plate"]["props"]["Length"][0] == 12.0
+
+
+async def test_a_concurrent_change_stops_the_approval_and_a_failing_preview_leaves_nothing(
+    hosts: Any, daemon: Any, daemon_client: Any, freecad_env: dict[str, str], sample: Path
+) -> None:
+    hosts.start("freecad", str(sample))
+    async with daemon() as session, daemon_client(era="legacy", env=freecad_env) as other:
+        await wait_for_freecad(session)
+        await wait_for_freecad(other)
+        fc, colleague = FreeCAD(session), FreeCAD(other)
+        state = await fc.value(STATE)
+        start = await _revision(fc)
+
+        failed = await _preview(fc, FAILING)
+        assert failed.is_error and "ZeroDivisionError" in text_of(failed)
+        assert "Preview only: nothing was changed." in text_of(failed)
+        assert await fc.value(STATE) == state and await _revision(fc) == start
+        assert ast.literal_eval(await fc.value("doc.addObject('Part::Box', 'Stray').Name")) == "Stray"
+        await fc.invoke("navigate_history", {"direction": "back"})
+        assert await _revision(fc) == start
+
+        preview = await _preview(fc, BOSS)
+        previewed = preview.structured_content["applyWith"]["previewed"]
+        moved = await colleague.run("doc.getObject('Params').set('B1', '70')", "Longer plate")
+        assert not moved.is_error, text_of(moved)
+        changed = await _revision(fc)
+        refused = await fc.invoke(
+            "execute_python_code",
+            {"code": BOSS, "previewed": previewed},
+        )
+        assert refused.is_error
+        assert "[NOT APPLIED] The document changed since the preview" in text_of(refused)
+        assert "nothing ran" in text_of(refused) and "Preview again (dryRun)" in text_of(refused)
+        assert await _revision(fc) == changed
+        names = ast.literal_eval(await fc.value("doc.UndoNames"))
+        assert names == ["Longer plate", *ast.literal_eval(state)[0]]  # the colleague's step, and no other
