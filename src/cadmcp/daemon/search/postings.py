@@ -8,8 +8,9 @@ compacted. numpy is imported on first use, not when the daemon starts.
 
 from __future__ import annotations
 
+import math
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,6 +37,30 @@ class Postings:
         self._app = array("i")
         self.size = 0  # doc numbers handed out, dead ones included
         self.live = 0
+        # per-search reads, kept until the lists change: numpy views of each term's list, its
+        # IDF, and the per-doc arrays (a view pins its array, so they go before any change)
+        self._views: dict[str, tuple[Any, Any]] = {}
+        self._idf: dict[str, float] = {}
+        self._arrays: dict[str, Any] = {}
+        self._idf_sums: dict[frozenset[str], float] = {}
+
+    def _changed(self) -> None:
+        self._views.clear()
+        self._idf.clear()
+        self._arrays.clear()
+        self._idf_sums.clear()
+
+    def mask(self, name: str, docs: Collection[int]) -> Any:
+        """A boolean array by doc number of `docs`, kept under `name` until the lists change
+        (`docs` must change only with them)."""
+        found = self._arrays.get(name)
+        if found is None:
+            np = numpy_module()
+            found = np.zeros(self.size, dtype=bool)
+            found[list(docs)] = True
+            found.flags.writeable = False
+            self._arrays[name] = found
+        return found
 
     def add(
         self,
@@ -47,6 +72,7 @@ class Postings:
         """Append one host's docs, numbered from `base` (which must be `size`): term → (numbers, weights)."""
         if base != self.size:
             raise ValueError(f"docs must be numbered from {self.size}, not {base}")
+        self._changed()
         n = len(kinds)
         lists = self._lists
         df = self._df
@@ -66,6 +92,7 @@ class Postings:
 
     def remove(self, base: int, n: int, term_counts: Mapping[str, int]) -> None:
         """Mark docs base..base+n-1 dead; `term_counts` is how many of them hold each term."""
+        self._changed()
         self._alive[base : base + n] = array("b", bytes(n))
         df = self._df
         for term, c in term_counts.items():
@@ -80,6 +107,24 @@ class Postings:
         """How many live docs hold `term`."""
         return self._df.get(term, 0)
 
+    def idf_sum(self, terms: frozenset[str]) -> float:
+        """The summed IDF of a set of terms (cached: twins on several hosts share their sets)."""
+        found = self._idf_sums.get(terms)
+        if found is None:
+            found = sum(map(self.idf, terms))
+            if len(self._idf_sums) < 100_000:
+                self._idf_sums[terms] = found
+        return found
+
+    def idf(self, term: str) -> float:
+        """BM25's IDF of `term` over the live docs (0 for a term no live doc holds)."""
+        found = self._idf.get(term)
+        if found is None:
+            df = self._df.get(term, 0)
+            found = math.log(1.0 + (self.live - df + 0.5) / (df + 0.5)) if df else 0.0
+            self._idf[term] = found
+        return found
+
     def terms(self) -> list[str]:
         """Every term some live doc holds."""
         return list(self._df)
@@ -91,6 +136,7 @@ class Postings:
 
     def compact(self) -> np.ndarray:
         """Drop dead docs and renumber the live ones in order; returns old number → new (-1 if dead)."""
+        self._changed()
         np = numpy_module()
         alive = np.frombuffer(self._alive, dtype=np.int8).astype(bool)
         remap = np.full(self.size, -1, dtype=np.int64)
@@ -112,28 +158,54 @@ class Postings:
         self.size = self.live
         return remap
 
-    def score(self, weighted: Sequence[tuple[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per doc number: summed w × saturation, summed w of the terms it holds, and whether
-        the doc is live. `weighted` is (term, w) pairs."""
-        np = numpy_module()
-        acc = np.zeros(self.size, dtype=np.float64)
-        cov = np.zeros(self.size, dtype=np.float64)
-        for term, w in weighted:
+    def _view(self, term: str) -> tuple[Any, Any] | None:
+        found = self._views.get(term)
+        if found is None:
             pair = self._lists.get(term)
             if pair is None:
-                continue
-            g = np.frombuffer(pair[0], dtype=np.int32)
-            acc[g] += w * np.frombuffer(pair[1], dtype=np.float32)
-            cov[g] += w
-            del g
-        return acc, cov, np.frombuffer(self._alive, dtype=np.int8).astype(bool)
+                return None
+            np = numpy_module()
+            found = (np.frombuffer(pair[0], dtype=np.int32), np.frombuffer(pair[1], dtype=np.float32))
+            self._views[term] = found
+        return found
+
+    def _array(self, name: str) -> Any:
+        found = self._arrays.get(name)
+        if found is None:
+            np = numpy_module()
+            if name == "alive":
+                found = np.frombuffer(self._alive, dtype=np.int8).astype(bool)
+            elif name == "kind":
+                found = np.frombuffer(self._kind, dtype=np.int8).copy()
+            else:
+                found = np.frombuffer(self._app, dtype=np.int32).copy()
+            found.flags.writeable = False
+            self._arrays[name] = found
+        return found
+
+    def score(self, weighted: Sequence[tuple[str, float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per doc number: summed w × saturation, summed w of the terms it holds, and whether
+        the doc is live (read-only). `weighted` is (term, w) pairs."""
+        np = numpy_module()
+        found = [(v, w) for v, w in ((self._view(t), w) for t, w in weighted) if v is not None]
+        if not found:
+            zeros = np.zeros(self.size, dtype=np.float64)
+            return zeros, zeros.copy(), self._array("alive")
+        if len(found) == 1:
+            (g, sat), w = found[0]
+            gids, sats, ws = g, sat * w, np.full(len(g), w)
+        else:  # one pass over every list: cheaper than one scatter-add per term
+            gids = np.concatenate([v[0] for v, _ in found])
+            sats = np.concatenate([v[1] * w for v, w in found])
+            ws = np.repeat([w for _, w in found], [len(v[0]) for v, _ in found])
+        acc = np.bincount(gids, weights=sats, minlength=self.size)
+        cov = np.bincount(gids, weights=ws, minlength=self.size)
+        return acc, cov, self._array("alive")
 
     def kind_codes(self) -> np.ndarray:
-        """Kind code per doc number (a copy)."""
-        np = numpy_module()
-        return np.frombuffer(self._kind, dtype=np.int8).copy()
+        """Kind code per doc number (read-only)."""
+        return self._array("kind")
 
     def app_codes(self) -> np.ndarray:
-        """App code per doc number (a copy)."""
-        np = numpy_module()
-        return np.frombuffer(self._app, dtype=np.int32).copy()
+        """App code per doc number (read-only)."""
+        return self._array("app")

@@ -7,7 +7,6 @@ named for what was asked; twins (one capability on several hosts) ordered.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -89,16 +88,15 @@ def rank(
     out = Ranked()
     np = numpy_module()
     postings = store.postings
-    n = len(store)
     qterms = request.terms
     app_terms = request.app_terms
     weighted: list[tuple[str, float]] = []
     total_w = 0.0
     for t, qw in qterms.items():
-        df = postings.df(t)
-        if not df:
+        idf = postings.idf(t)
+        if not idf:
             continue
-        w = qw * math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        w = qw * idf
         weighted.append((t, w))
         if qw >= 1.0 and t not in app_terms:  # coverage is measured against the words typed
             total_w += w
@@ -133,16 +131,14 @@ def rank(
     if inferred or question:
         fused_boost = np.ones(len(final))
         if inferred:
-            fused_boost[np.isin(postings.app_codes(), store.app_codes(inferred))] *= features.weight(
-                "domain_app"
-            )
+            fused_boost[_of_apps(postings, store.app_codes(inferred))] *= features.weight("domain_app")
         if question:
-            fused_boost[list(store.read_only)] *= features.weight("question_reads")
+            fused_boost[postings.mask("read_only", store.read_only)] *= features.weight("question_reads")
         boost = fused_boost.copy()
     pref_ids = store.app_codes(preferred)
     if pref_ids:
         boost = np.ones(len(final)) if boost is None else boost
-        boost[np.isin(postings.app_codes(), pref_ids)] *= features.weight("app_named")
+        boost[_of_apps(postings, pref_ids)] *= features.weight("app_named")
     if boost is not None:
         final = final * boost
     idx = np.flatnonzero(mask)
@@ -153,7 +149,7 @@ def rank(
         vals = final[idx]
         cut = len(idx) - depth
         idx = idx[vals >= np.partition(vals, cut)[cut]]
-    pool: dict[int, float] = {int(g): float(final[g]) for g in idx}
+    pool: dict[int, float] = dict(zip(idx.tolist(), final[idx].tolist(), strict=True))
     if coverage and pool:
         pool = _name_coverage(store, pool, qterms, features.weight("name_coverage"))
     tiers = {g: t for g, t in tiers.items() if scope[g]}
@@ -187,6 +183,15 @@ def rank(
     return out
 
 
+def _of_apps(postings: Postings, codes: list[int]) -> Any:
+    """Per doc number: whether its app is one of `codes`."""
+    np = numpy_module()
+    apps = postings.app_codes()
+    table = np.zeros(int(apps.max(initial=0)) + 1, dtype=bool)
+    table[codes] = True
+    return table[apps]
+
+
 def _score(store: Store, weighted: list[tuple[str, float]], numbers_need_words: bool) -> tuple[Any, Any, Any]:
     """BM25F scores, matched weight and liveness per doc number. With `numbers_need_words`, the
     request's numbers (sizes, coordinates, ids) count only where one of its words matched too:
@@ -206,20 +211,13 @@ def _name_coverage(store: Store, pool: dict[int, float], qterms: Any, weight: fl
     """Boost matches whose name words the request covers (IDF-weighted share)."""
     out: dict[int, float] = {}
     postings = store.postings
-    n = len(store)
+    idf = postings.idf
+    typed = {t for t, w in qterms.items() if w >= 1.0}
+    entries = store.entries
     for gid, score in pool.items():
-        names = store.entries[gid].name_terms
-        if not names:
-            out[gid] = score
-            continue
-        have = want = 0.0
-        for t in names:
-            df = postings.df(t)
-            w = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            want += w
-            if qterms.get(t, 0.0) >= 1.0:
-                have += w
-        out[gid] = score * (1.0 + weight * have / want) if want else score
+        names = entries[gid].name_terms
+        want = postings.idf_sum(names)
+        out[gid] = score * (1.0 + weight * sum(map(idf, names & typed)) / want) if want else score
     return out
 
 
@@ -380,7 +378,8 @@ def _order_twins(
                 and any(m[0].doc.host_key in rank_of for m in tied)
             ):
                 tied.sort(key=lambda m: rank_of.get(m[0].doc.host_key, len(rank_of)))
-                members = tied + [m for m in members if m not in tied]
+                chosen_ids = {id(m) for m in tied}
+                members = tied + [m for m in members if id(m) not in chosen_ids]
                 if members[0][0].doc.host_key in rank_of:
                     why = BY_NAME["twins_recent"].reason
                     feature = "twins_recent"
