@@ -28,7 +28,7 @@ from cadmcp.daemon.search.ranking import TIER_EXACT, TIER_PREFIX, Ranked, rank
 from cadmcp.daemon.search.request import Lexicon, read_request
 from cadmcp.daemon.search.semantic import semantic_text
 from cadmcp.daemon.search.suggestions import suggest
-from cadmcp.daemon.search.vocabulary import Vocabulary, alias_forms, default_vocabulary
+from cadmcp.daemon.search.vocabulary import Vocabulary, alias_forms, default_vocabulary, shipped_stop_words
 
 if TYPE_CHECKING:
     from cadmcp.daemon.search.semantic import SemanticLayer
@@ -204,12 +204,13 @@ class SearchIndex:
         semantic: SemanticLayer | None = None,
         features: FeatureSet | None = None,
     ) -> None:
-        self.vocabulary = vocabulary or default_vocabulary()
+        self._vocabulary = vocabulary
         self.features = features or FeatureSet()
         """The ranking features on (switch some off to measure them: `FeatureSet(off=...)`)."""
         self.semantic = semantic
         self._vectors = _VectorTable() if semantic is not None else None
-        self.analyzer = self.vocabulary.analyzer
+        # the word lists are stemmed on the first search, not when the daemon starts
+        self.analyzer = vocabulary.analyzer if vocabulary is not None else Analyzer(shipped_stop_words())
         self._analysis = _Analysis(self.analyzer)
         self._segments: dict[str, _Segment] = {}
         self.postings = Postings()
@@ -225,6 +226,13 @@ class SearchIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary the request readers use (the shipped one unless given), made on first use."""
+        if self._vocabulary is None:
+            self._vocabulary = default_vocabulary(self.analyzer)
+        return self._vocabulary
 
     @property
     def host_keys(self) -> list[str]:

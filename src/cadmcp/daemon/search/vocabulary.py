@@ -72,7 +72,12 @@ class Language:
 
     def texts(self, key: str) -> list[str]:
         """The strings listed under `key` (a list, or the values of a mapping of lists)."""
-        value = self.data.get(key, ())
+        return self.listed(self.data, key)
+
+    @staticmethod
+    def listed(data: Mapping[str, Any], key: str) -> list[str]:
+        """The strings a language's data lists under `key`."""
+        value = data.get(key, ())
         if isinstance(value, Mapping):
             return [t for texts in value.values() for t in texts]
         return list(value)
@@ -353,6 +358,12 @@ def load_vocabulary_data() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     return shared, languages
 
 
-def default_vocabulary() -> Vocabulary:
-    """A fresh vocabulary from the shipped data."""
-    return Vocabulary(*load_vocabulary_data())
+def default_vocabulary(analyzer: Analyzer | None = None) -> Vocabulary:
+    """A fresh vocabulary from the shipped data (with `analyzer`, which must drop its stop words)."""
+    return Vocabulary(*load_vocabulary_data(), analyzer=analyzer)
+
+
+def shipped_stop_words() -> list[str]:
+    """The stop words of every shipped language (what the index's analyser drops)."""
+    _, languages = load_vocabulary_data()
+    return [w for data in languages.values() for w in Language.listed(data, "stopWords")]
