@@ -70,6 +70,26 @@ def test_generated_drawing_model_and_part_pass_every_step(tmp_path: Path, runtim
     assert dxf.timings["launch_host"] > 0 and dxf.seconds > 0
 
 
+def test_a_dwg_drawing_runs_as_a_dxf_host_document_and_is_saved_as_dxf(
+    tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sys.path.insert(0, str(ROOT / "tests" / "hosts" / "dxf"))
+    from dwg_helpers import require_reader, write_pair
+
+    from cadmcp.hosts.dxf.dwg import READER_ENV
+
+    monkeypatch.setenv(READER_ENV, str(require_reader()))
+    folder = tmp_path / "models"
+    folder.mkdir()
+    dwg, _twin = write_pair(tmp_path)
+    shutil.copyfile(dwg, folder / "plan.dwg")
+    files = find([folder])
+    assert [(f.path.name, f.app) for f in files] == [("plan.dwg", "dxf")]
+    (result,) = run_all(files, Settings(launch_timeout=120, call_timeout=180))
+    _assert_exact(result)
+    assert "added LINE" in (result.change or "")
+
+
 def test_the_command_prints_a_row_per_file_totals_and_json(tmp_path: Path, runtime_dir: Path) -> None:
     folder = tmp_path / "models"
     folder.mkdir()

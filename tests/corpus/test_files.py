@@ -20,10 +20,12 @@ def test_files_are_found_recursively_by_extension_in_the_order_of_the_paths(tmp_
     _touch(tmp_path / "a" / "notes.txt")
     b = _touch(tmp_path / "b" / "deep" / "house.ifc")
     c = _touch(tmp_path / "b" / "part.FCStd")
+    d = _touch(tmp_path / "b" / "site.dwg")
     found = find([tmp_path / "b", tmp_path / "a"])
     assert [(f.path, f.app) for f in found] == [
         (b.resolve(), "ifc"),
         (c.resolve(), "freecad"),
+        (d.resolve(), "dxf"),
         (a.resolve(), "dxf"),
     ]
 
@@ -38,7 +40,7 @@ def test_a_file_given_twice_runs_once_and_apps_filter(tmp_path: Path) -> None:
 def test_a_missing_path_and_an_empty_folder_say_what_to_pass(tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match=r"does not exist; pass files or folders"):
         find([tmp_path / "nowhere"])
-    with pytest.raises(CorpusError, match=r"No \.dxf, \.ifc or \.FCStd file"):
+    with pytest.raises(CorpusError, match=r"No \.dxf, \.dwg, \.ifc or \.FCStd file"):
         find([tmp_path])
     with pytest.raises(CorpusError, match="Unknown application"):
         find([tmp_path], apps=["revit"])

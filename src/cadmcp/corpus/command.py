@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cadmcp eval corpus",
         description=(
-            "Run each .dxf, .ifc and .FCStd file under PATH through a real daemon as an agent would: "
+            "Run each .dxf, .dwg, .ifc and .FCStd file under PATH through a real daemon as an agent would: "
             "launch, model context, default and top screenshots (blank check), one typical change, undo, "
             "an exact compare of the canonical state, save-as, reopen and compare. Prints one row per "
             "file and totals per application."

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-APPS = {".dxf": "dxf", ".ifc": "ifc", ".fcstd": "freecad"}
+APPS = {".dxf": "dxf", ".dwg": "dxf", ".ifc": "ifc", ".fcstd": "freecad"}
+"""Which host opens a file, by extension (a DWG drawing is a DXF-host document)."""
 MAX_FILES = 5000
 
 
@@ -40,7 +41,9 @@ def find(paths: Iterable[str | os.PathLike[str]], apps: Iterable[str] | None = N
     for raw in paths:
         path = Path(raw).expanduser()
         if not path.exists():
-            raise CorpusError(f"{path} does not exist; pass files or folders of .dxf, .ifc or .FCStd files.")
+            raise CorpusError(
+                f"{path} does not exist; pass files or folders of .dxf, .dwg, .ifc or .FCStd files."
+            )
         candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         for candidate in candidates:
             app = app_of(candidate)
@@ -51,5 +54,5 @@ def find(paths: Iterable[str | os.PathLike[str]], apps: Iterable[str] | None = N
             if len(found) > MAX_FILES:
                 raise CorpusError(f"More than {MAX_FILES} files under {path}; pass a smaller folder.")
     if not found:
-        raise CorpusError("No .dxf, .ifc or .FCStd file found under the given paths.")
+        raise CorpusError("No .dxf, .dwg, .ifc or .FCStd file found under the given paths.")
     return list(found.values())

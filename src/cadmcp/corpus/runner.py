@@ -41,6 +41,8 @@ SAVED_CALL = {"dxf": "dump(doc, normalized=True)", "ifc": "dump(model)", "freeca
 """The dump to compare a reopened file with: the document as a save writes it."""
 CHANGE_CALL = {"dxf": "change(doc, msp)", "ifc": "change(model)", "freecad": "change(doc)"}
 SHOWN_ERROR = 300
+SAVED_SUFFIX = {".dwg": ".dxf"}
+"""The extension a file is saved as when it is not its own (a DWG-opened drawing saves as DXF)."""
 UNDO_STEP = "[UNDO STEP]"
 """What execute_python_code's answer says when a run recorded an undo step."""
 
@@ -327,11 +329,12 @@ async def run_file(
     result.undo_exact, result.undo_diff = diff.equal, None if diff.equal else _clip(diff.describe())
     result.dump_steps = list(agent.dump_steps)
 
-    saved = work / f"saved{file.path.suffix}"
+    suffix = SAVED_SUFFIX.get(file.path.suffix.lower(), file.path.suffix)
+    saved = work / f"saved{suffix}"
     try:
         written = await _dump(agent, app, work, "written", saved=True)
         await agent.invoke("save_document", {"filePath": str(saved)})
-        copy = work / f"reopened{file.path.suffix}"
+        copy = work / f"reopened{suffix}"
         shutil.copyfile(saved, copy)
         await agent.invoke("open_document", {"filePath": str(copy)})
         reopened = await _dump(agent, app, work, "reopened", saved=True)
