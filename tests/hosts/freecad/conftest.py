@@ -74,6 +74,13 @@ def freecad_env(freecad: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict
 
 
 @pytest.fixture
+def gui_env(display: str, freecad_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """FreeCAD's environment with the private display, for hosts started with --gui."""
+    monkeypatch.setenv("DISPLAY", display)
+    return {**freecad_env, "DISPLAY": display}
+
+
+@pytest.fixture
 def sample(tmp_path: Path) -> Path:
     """A writable copy of samples/bracket.FCStd."""
     target = tmp_path / "bracket.FCStd"

@@ -23,12 +23,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 GUI_START_S = 120.0
 
 
-@pytest.fixture
-def gui_env(display: str, freecad_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("DISPLAY", display)
-    return {**freecad_env, "DISPLAY": display}
-
-
 async def test_calls_run_on_the_gui_thread_and_the_screenshot_shows_the_new_part(
     gui_env: dict[str, str], hosts: Any, daemon: Any, sample: Path
 ) -> None:

@@ -214,6 +214,7 @@ class FreeCADScriptRun:
         self._changes = _Changes(doc)
         self._touched: set[str] = set()
         self._undo_before: list[str] = []
+        self._was_modified = False
 
     def begin(self) -> None:
         active = App.getActiveTransaction()
@@ -224,6 +225,7 @@ class FreeCADScriptRun:
                 "unavailable",
             )
         self.doc.UndoMode = 1
+        self._was_modified = self.adapter.modified(self.doc)
         self._touched = touched(self.doc)
         self._undo_before = list(self.doc.UndoNames)
         App.addDocumentObserver(self._changes)
@@ -288,6 +290,7 @@ class FreeCADScriptRun:
             _close_application_transaction(abort=True)
             self._end()
         settle(self.doc, self._touched)  # after the transaction is closed: its recompute records nothing
+        self.adapter.rolled_back(self.doc, self._was_modified)
         return changed
 
 
@@ -310,6 +313,7 @@ class FreeCADAdapter:
         self._requested: list[RequestedDocument] = []
         self._sources: dict[str, Path] = {}
         self._saved: dict[str, tuple[str, ...]] = {}
+        self._unmodified_at: dict[str, tuple[str, ...]] = {}
         self._modules: dict[str, Any] | None = None
         self._order: list[str] = []
         self._steps: dict[str, DocumentSteps] = {}
@@ -378,8 +382,17 @@ class FreeCADAdapter:
         if self.gui is not None:
             gui_doc = self.gui.document(doc)
             if gui_doc is not None:
-                return bool(gui_doc.Modified)
+                if not gui_doc.Modified:
+                    return False
+                # set only by a rolled-back run (FreeCAD marks every change, and Python cannot clear it)
+                return self._unmodified_at.get(doc.Name) != tuple(doc.UndoNames)
         return tuple(doc.UndoNames) != self._saved.get(doc.Name, ())
+
+    def rolled_back(self, doc: Any, was_modified: bool) -> None:
+        """A run on ``doc`` was rolled back: an unmodified document stays unmodified in our answers
+        (FreeCAD's window marks it modified all the same) until its undo stack moves."""
+        if self.gui is not None and not was_modified:
+            self._unmodified_at[doc.Name] = tuple(doc.UndoNames)
 
     def documents(self) -> list[DocumentInfo]:
         docs = self._documents()

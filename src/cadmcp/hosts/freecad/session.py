@@ -77,6 +77,20 @@ class GuiBridge:
             with contextlib.suppress(Exception):  # the window is closing
                 Gui.getMainWindow().setActiveWindow(views[0])
 
+    def saved(self, doc: Any) -> None:
+        """After a save from Python: the window's document is unmodified (its title loses the '*').
+
+        FreeCAD 0.20 keeps the window's flag set after ``App.Document.save`` (it is read-only in
+        Python) and clears it only in the window's own save: Std_Save writes the active document
+        once more, to the file just written, so no dialog opens.
+        """
+        gui_doc = self.document(doc)
+        if gui_doc is None or not gui_doc.Modified or not doc.FileName:
+            return
+        active = Gui.ActiveDocument
+        if active is not None and active.Document is doc:
+            Gui.runCommand("Std_Save")
+
     def screenshot(self, doc: Any, width: int, height: int | None, view: str) -> bytes:
         """The document's 3D view rendered off-screen at the size asked, the user's camera kept."""
         v = self.view3d(doc)
