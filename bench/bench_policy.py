@@ -8,8 +8,9 @@ decide (trusted default; a profile; 100 configured glob rules, the last one matc
 same with the audit line queued). The answer-to-run figure is the approval queue's: a
 confirmation answered from another task, until the waiting call goes on. The preview figures
 run a typical script (three lines and a deletion on the DXF sample; a wall and a rename on
-the IFC sample) in the real adapters: directly, as a preview (inventories, two pictures,
-rollback) and applied from its preview (revision checks around the run).
+the IFC sample; a spreadsheet value and a box on the FreeCAD sample, inside freecadcmd) in the
+real adapters: directly, as a preview (inventories, two pictures, rollback) and applied from
+its preview (revision checks around the run).
 """
 
 from __future__ import annotations
@@ -115,6 +116,53 @@ IFC_SCRIPT = (
     "api.spatial.assign_container(model, products=[wall], relating_structure=storey)\n"
     "model.by_type('IfcDoor')[0].Name = 'Renamed'\n"
 )
+FREECAD_SCRIPT = (
+    "doc.getObject('Params').set('thickness', '12')\n"
+    "boss = doc.addObject('Part::Box', 'Boss')\n"
+    "boss.Placement.Base = Vector(5, 5, 12)\n"
+)
+FREECAD_LOOP = """
+import importlib.util, json, os, sys, time
+from pathlib import Path
+
+paths = json.loads(os.environ["CADMCP_FREECAD_PATHS"])
+where = Path(paths["cadmcp"]) / "hosts" / "freecad" / "siteimport.py"
+spec = importlib.util.spec_from_file_location("cadmcp_freecad_siteimport", where)
+siteimport = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = siteimport
+spec.loader.exec_module(siteimport)
+siteimport.install(Path(paths["cadmcp"]), [Path(p) for p in paths["site"]])
+
+from cadmcp.host.builtins.preview import apply_previewed, preview_script
+from cadmcp.host.builtins.scripts import run_script
+from cadmcp.hosts.freecad.adapter import FreeCADAdapter
+
+script = os.environ["CADMCP_BENCH_SCRIPT"]
+adapter = FreeCADAdapter()
+adapter.open(Path(os.environ["CADMCP_BENCH_DOCUMENT"]))
+adapter.screenshot(640, None, {})
+found = {"direct": [], "preview": [], "applied": [], "inventory": []}
+for _ in range(3):
+    started = time.perf_counter()
+    assert not run_script(adapter, script, None).is_error
+    found["direct"].append(time.perf_counter() - started)
+    adapter.history().undo()
+    started = time.perf_counter()
+    shown = preview_script(adapter, script, None)
+    found["preview"].append(time.perf_counter() - started)
+    token = shown.structured_content["applyWith"]["previewed"]
+    started = time.perf_counter()
+    result = apply_previewed(adapter, script, None, token)
+    found["applied"].append(time.perf_counter() - started)
+    assert not isinstance(result, str), result
+    adapter.history().undo()
+    started = time.perf_counter()
+    found["objects"] = len(adapter.inventory())
+    found["inventory"].append(time.perf_counter() - started)
+print("BENCH " + json.dumps(found), flush=True)
+os._exit(0)
+"""
+"""Run by freecadcmd: the preview loop on FreeCAD's adapter, figures as one JSON line."""
 
 
 def _preview_costs() -> None:
@@ -151,10 +199,43 @@ def _preview_costs() -> None:
             assert not isinstance(result, str), result
             adapter.history().undo()
         print(
-            f"  {label:<20} direct {statistics.median(direct):.3f}  "
+            f"  {label:<21} direct {statistics.median(direct):.3f}  "
             f"preview {statistics.median(preview):.3f}  "
             f"apply previewed {statistics.median(applied):.3f}  ({len(adapter.inventory())} objects)"
         )
+    _freecad_preview_costs(folder)
+
+
+def _freecad_preview_costs(folder: Path) -> None:
+    """The same loop inside FreeCAD's own Python (freecadcmd), on the bracket sample."""
+    import json
+    import shutil
+    import subprocess
+
+    from cadmcp.hosts.freecad.launcher import FreeCADNotFound, environment, find_freecad
+
+    try:
+        binary = find_freecad(gui=False)
+    except FreeCADNotFound as exc:
+        print(f"  FreeCAD bracket.FCStd skipped: {exc}")
+        return
+    document = folder / "bracket.FCStd"
+    shutil.copy(SAMPLES / "bracket.FCStd", document)
+    script = folder / "freecad_preview.py"
+    script.write_text(FREECAD_LOOP, encoding="utf-8")
+    env = {**environment({}), "CADMCP_BENCH_DOCUMENT": str(document), "CADMCP_BENCH_SCRIPT": FREECAD_SCRIPT}
+    env["HOME"] = str(folder)  # FreeCAD's preferences stay out of the user's
+    done = subprocess.run([binary, str(script)], env=env, capture_output=True, text=True, timeout=600)
+    found = [line for line in done.stdout.splitlines() if line.startswith("BENCH ")]
+    if not found:
+        print(f"  FreeCAD bracket.FCStd failed: {(done.stderr or done.stdout)[-400:]}")
+        return
+    f = json.loads(found[-1][6:])
+    med = {k: statistics.median(v) for k, v in f.items() if isinstance(v, list)}
+    print(
+        f"  {'FreeCAD bracket.FCStd':<21} direct {med['direct']:.3f}  preview {med['preview']:.3f}  "
+        f"apply previewed {med['applied']:.3f}  ({f['objects']} objects; inventory {med['inventory']:.3f})"
+    )
 
 
 def main() -> None:

@@ -19,6 +19,8 @@ from freecad_helpers import FreeCAD, text_of, wait_for_freecad
 from PIL import Image, ImageChops
 
 from cadmcp.corpus.runner import dump_script
+from cadmcp.daemon.policy import Policy, Subject
+from cadmcp.daemon.policy.gate import preview_summary, question
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -67,6 +69,14 @@ def _saved(path: Path) -> dict[str, bytes]:
     return {"names": repr(names).encode(), "Document.xml": STATUS.sub(b"", SAVE_STAMP.sub(rb"\1", xml))}
 
 
+def _asked(preview: Any) -> str:
+    """The question a confirmation of the previewed call puts to the person."""
+    subject = Subject("execute_python_code", host_app="FreeCAD", document="bracket.FCStd")
+    decision = Policy("confirm-changes").decide(subject)
+    summary = preview_summary(preview.model_dump(by_alias=True, mode="json"))
+    return str(question(decision, subject, {"code": CHANGE}, summary)["message"])
+
+
 def _image(result: Any, n: int) -> Image.Image:
     data = [c.data for c in result.content if c.type == "image"][n]
     return Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
@@ -101,6 +111,8 @@ async def test_a_rejected_freecad_preview_leaves_the_saved_document_and_approval
         said = text_of(preview)
         assert "creates 1 (1 Part::Box)" in said and "deletes 1 (1 Part::Cylinder)" in said
         assert ImageChops.difference(_image(preview, 0), _image(preview, 1)).getbbox() is not None
+        asked = _asked(preview)  # what a confirmation shows the person
+        assert "creates 1 (1 Part::Box): Boss block" in asked and re.search(r"Plate \([^)]*Length", asked)
 
         # rejected: the same document (objects, undo and redo stacks), its canonical
         # dump unchanged, still saved, and saving it again writes what was saved
@@ -159,3 +171,34 @@ async def test_a_concurrent_change_stops_the_approval_and_a_failing_preview_leav
         assert await _revision(fc) == changed
         names = ast.literal_eval(await fc.value("doc.UndoNames"))
         assert names == ["Longer plate", *ast.literal_eval(state)[0]]  # the colleague's step, and no other
+
+
+async def test_a_preview_in_freecads_window_pictures_the_3d_view_and_leaves_the_document_unmodified(
+    gui_env: dict[str, str], hosts: Any, daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    hosts.start("freecad", "--gui", str(sample), timeout=120.0)
+    async with daemon(**gui_env) as session:
+        await wait_for_freecad(session)
+        fc = FreeCAD(session)
+        assert (await fc.read("freecad://version"))["gui"] is True
+        assert not (await fc.invoke("save_document", {})).is_error
+        before = await _dump(fc, tmp_path / "dump.json")
+        state = await fc.value(STATE)
+        start = await _revision(fc)
+
+        preview = await _preview(fc, BOSS)
+        assert not preview.is_error, text_of(preview)
+        found = preview.structured_content
+        assert found["created"]["sample"] == [{"id": "Boss", "kind": "Part::Box", "name": "Boss block"}]
+        assert not any(note.startswith("The") for note in found["notes"]), found["notes"]
+        assert ImageChops.difference(_image(preview, 0), _image(preview, 1)).getbbox() is not None
+
+        assert await fc.value(STATE) == state and await _revision(fc) == start
+        assert await _dump(fc, tmp_path / "dump.json") == before
+        listed = (await fc.invoke("list_documents", {})).structured_content
+        assert listed["documents"][0]["modified"] is False  # the window's own flag (the title's asterisk)
+        applied = await fc.invoke(
+            "execute_python_code", {"code": BOSS, "previewed": found["applyWith"]["previewed"]}
+        )
+        assert not applied.is_error, text_of(applied)
+        assert await _revision(fc) == found["revision"]["after"]

@@ -54,6 +54,16 @@ def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
     return {**parts, "previewed": previewed if isinstance(previewed, str) else None, "pictures": pictures[:2]}
 
 
+def _sampled(entry: dict[str, Any]) -> str:
+    """An object of a preview's sample: its name, and the properties that changed where known."""
+    name = str(entry.get("name") or entry.get("id"))
+    changed = entry.get("changed")
+    if isinstance(changed, list) and changed:
+        more = f", +{len(changed) - 4}" if len(changed) > 4 else ""
+        return f"{name} ({', '.join(str(c) for c in changed[:4])}{more})"
+    return name
+
+
 def _preview_lines(preview: dict[str, Any]) -> list[str]:
     lines = ["Preview (run in the document's transaction and rolled back):"]
     for key, verb in (("created", "creates"), ("modified", "modifies"), ("deleted", "deletes")):
@@ -63,8 +73,8 @@ def _preview_lines(preview: dict[str, Any]) -> list[str]:
             lines.append(f"  {verb} nothing")
             continue
         kinds = ", ".join(f"{n} {k}" for k, n in list((part.get("byKind") or {}).items())[:6])
-        names = [s.get("name") or s.get("id") for s in (part.get("sample") or [])[:6]]
-        lines.append(f"  {verb} {count} ({kinds}): {', '.join(str(n) for n in names)}")
+        names = [_sampled(s) for s in (part.get("sample") or [])[:6] if isinstance(s, dict)]
+        lines.append(f"  {verb} {count} ({kinds}): {', '.join(names)}")
     if preview.get("pictures"):
         lines.append("  before- and after-pictures are in the approval queue's entry")
     return lines
