@@ -88,3 +88,21 @@ def test_ifc_typed_values_and_references_are_canonical() -> None:
     value = model.createIfcPropertySingleValue("Height", None, model.createIfcLengthMeasure(2.5), None)
     assert ifc_probe.canon(wall) == f"#{wall.id()}"
     assert ifc_probe.canon(value.NominalValue) == ["IfcLengthMeasure", 2.5]
+
+
+def test_the_ifc_change_moves_an_element_with_a_local_placement_not_one_on_a_grid() -> None:
+    model = build_house()
+    first = min(model.by_type("IfcElement"), key=lambda e: e.id())
+    axes = [
+        model.createIfcGridAxis(
+            name, model.createIfcPolyline([model.createIfcCartesianPoint(p) for p in pts]), True
+        )
+        for name, pts in (("A", [(0.0, 0.0), (0.0, 10.0)]), ("1", [(0.0, 0.0), (10.0, 0.0)]))
+    ]
+    grid = model.createIfcGrid(ifcopenshell.guid.new(), None, "Grid", UAxes=[axes[0]], VAxes=[axes[1]])
+    grid.ObjectPlacement = first.ObjectPlacement
+    intersection = model.createIfcVirtualGridIntersection(axes, [0.0, 0.0, 0.0])
+    first.ObjectPlacement = model.createIfcGridPlacement(PlacementLocation=intersection)
+    message = ifc_probe.change(model)
+    assert message.startswith("renamed and moved Ifc")
+    assert f"#{first.id()}" not in message and "(changed)" not in (first.Name or "")

@@ -31,13 +31,19 @@ def dump(model: Any) -> dict[str, Any]:
 
 
 def change(model: Any) -> str:
-    """Rename the first element with a placement and move it 1 unit along x (else rename any root)."""
+    """Rename the first element with a local placement and move it 1 unit along x (else rename any
+    root). An element placed on a grid (IfcGridPlacement) is not moved: its place is a grid
+    intersection, which has no matrix to edit."""
     import ifcopenshell.api.attribute
     import ifcopenshell.api.geometry
     import ifcopenshell.util.placement
 
     elements = sorted(
-        (e for e in model.by_type("IfcProduct") if e.ObjectPlacement is not None and e.is_a("IfcElement")),
+        (
+            e
+            for e in model.by_type("IfcElement")
+            if e.ObjectPlacement is not None and e.ObjectPlacement.is_a("IfcLocalPlacement")
+        ),
         key=lambda e: e.id(),
     )
     target = (
