@@ -72,6 +72,17 @@ def acis_solids(path: Path) -> Path:
     return path
 
 
+def points_only(path: Path) -> Path:
+    """A drawing whose model space holds only POINT entities, drawn as dots ($PDMODE 0), inside
+    extents of +-100 (ezdxf's integration_tests/data/MODEL.dxf; LibreDWG's 2000/Point.dwg)."""
+    doc = ezdxf.new("R2000")
+    doc.header["$EXTMIN"] = (-100, -100, -100)
+    doc.header["$EXTMAX"] = (100, 100, 100)
+    doc.modelspace().add_point((0, 0, 0))
+    doc.saveas(path)
+    return path
+
+
 def ifc_without_project(path: Path) -> Path:
     """An IFC2X3 file holding only geometry (points, a loop, a face) and no IfcProject or other
     IfcRoot (web-ifc's test.ifc)."""
