@@ -159,6 +159,15 @@ for _ in range(3):
     started = time.perf_counter()
     found["objects"] = len(adapter.inventory())
     found["inventory"].append(time.perf_counter() - started)
+doc = adapter.active_document()
+for n in range(300):  # a larger document: 300 more boxes
+    doc.addObject("Part::Box", "Box").Placement.Base.x = 20 * n
+doc.recompute()
+found["large_objects"], found["large"] = len(doc.Objects), []
+for _ in range(3):
+    started = time.perf_counter()
+    adapter.inventory()
+    found["large"].append(time.perf_counter() - started)
 print("BENCH " + json.dumps(found), flush=True)
 os._exit(0)
 """
@@ -236,6 +245,7 @@ def _freecad_preview_costs(folder: Path) -> None:
         f"  {'FreeCAD bracket.FCStd':<21} direct {med['direct']:.3f}  preview {med['preview']:.3f}  "
         f"apply previewed {med['applied']:.3f}  ({f['objects']} objects; inventory {med['inventory']:.3f})"
     )
+    print(f"  {'':<21} inventory of {f['large_objects']} objects (300 boxes added) {med['large']:.3f}")
 
 
 def main() -> None:
