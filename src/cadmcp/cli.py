@@ -1,4 +1,5 @@
-"""The `cadmcp` command line: `daemon`, `host`, `freecad`, `toolset`, `policy`, `eval`, `demo`."""
+"""The `cadmcp` command line: `daemon`, `host`, `freecad`, `toolset`, `policy`, `dashboard`, `eval`,
+`demo`."""
 
 from __future__ import annotations
 
@@ -73,6 +74,11 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     policy.add_argument("rest", nargs=argparse.REMAINDER)
+
+    dash = sub.add_parser(
+        "dashboard", help="print a one-time login link to this machine's live dashboard", add_help=False
+    )
+    dash.add_argument("rest", nargs=argparse.REMAINDER)
 
     ev = sub.add_parser("eval", help="evaluate search quality on a query set, or run a corpus of files")
     ev.add_argument("what", choices=["search", "dump-catalog", "corpus"])
@@ -210,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "host" and not any(e.startswith("-") for e in extra):
         args.files += extra  # documents given after an option: `cadmcp host freecad --gui part.FCStd`
+    elif extra and args.command == "dashboard":
+        args.rest = [*extra, *args.rest]  # its options come first: `cadmcp dashboard --no-open`
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(
@@ -233,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadmcp.daemon.policy.cli import main as policy_main
 
         return policy_main(list(args.rest))
+    if args.command == "dashboard":
+        from cadmcp.daemon.dashboard.cli import main as dashboard_main
+
+        return dashboard_main(list(args.rest))
     if args.command == "eval" and args.what == "corpus":
         from cadmcp.corpus.command import main as corpus_main
 

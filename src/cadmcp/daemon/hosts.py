@@ -70,6 +70,8 @@ class EndpointState:
     error: str | None = None
     attempts: int = 0
     retry_at: float = 0.0
+    busy_since: float | None = None
+    """Wall-clock time since which the connected host holds its GIL in one long call (None: not busy)."""
 
 
 class HostDirectory:
@@ -255,6 +257,7 @@ class HostDirectory:
         pid = state.endpoint.pid
         misses = 0
         busy_since: float | None = None
+        state.busy_since = None
         while True:
             await anyio.sleep(self.probe_interval)
             before = pulse.sample(pid, time.monotonic())
@@ -264,12 +267,14 @@ class HostDirectory:
                 misses = 0
                 if busy_since is not None:
                     busy, busy_since = time.monotonic() - busy_since, None
+                    state.busy_since = None
                     log.info("host pid=%s answers again after %.1f s busy", pid, busy)
             except TimeoutError:
                 if pulse.working(before, pulse.sample(pid, time.monotonic())):
                     misses = 0
                     if busy_since is None:
                         busy_since = before.at if before else time.monotonic()  # since the probe went
+                        state.busy_since = time.time() - (time.monotonic() - busy_since)
                         log.info("host pid=%s is busy (holds the GIL, CPU advancing): kept", pid)
                     continue
                 misses += 1

@@ -25,7 +25,7 @@ import secrets
 import socket
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,8 +157,18 @@ def protected_resource_metadata(resource: str) -> dict[str, Any]:
     }
 
 
-def guarded_app(server: Any, resource: str, token: str, *, transport_security: Any = None) -> Any:
-    """The SDK's streamable HTTP app behind the bearer check, plus the public metadata document."""
+def guarded_app(
+    server: Any,
+    resource: str,
+    token: str,
+    *,
+    transport_security: Any = None,
+    dashboard: Callable[[], Any] | None = None,
+) -> Any:
+    """The SDK's streamable HTTP app behind the bearer check, plus the public metadata document.
+
+    `dashboard` makes the dashboard's own app (on its first request), served under `/dashboard`
+    with its own checks (a session cookie, not the bearer token: see `cadmcp.daemon.dashboard`)."""
     from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
     from pydantic import AnyHttpUrl
@@ -187,10 +197,15 @@ def guarded_app(server: Any, resource: str, token: str, *, transport_security: A
     )
     metadata = JSONResponse(protected_resource_metadata(resource), headers={"Cache-Control": "no-store"})
     public = {METADATA_PATH, METADATA_PATH + MCP_PATH}
+    page: list[Any] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"] in public and scope["method"] in ("GET", "HEAD"):
             await metadata(scope, receive, send)
+        elif dashboard is not None and scope["type"] == "http" and scope["path"].startswith("/dashboard"):
+            if not page:
+                page.append(dashboard())
+            await page[0](scope, receive, send)
         elif scope["type"] == "lifespan":
             await inner(scope, receive, send)
         else:

@@ -112,6 +112,9 @@ class Daemon:
             self.directory, self.launcher, self.checker, self.tasks, self.gate, self.gateway
         )
         self.server = self._build_server(state_ttl)
+        from cadmcp.daemon.dashboard import DashboardDoor  # cheap: the page itself loads on demand
+
+        self.dashboard = DashboardDoor(self)
 
     def task_policy(self, name: Any, arguments: Any, refine: bool) -> tuple[TaskSupport, str]:
         """Whether a call may run as a task, and how to name it in its status: the tool's own
@@ -193,7 +196,15 @@ class Daemon:
         listener = httpauth.listen(host, port, unix_socket)
         token = token or httpauth.ensure_token()[0]
         security = httpauth.unix_transport_security() if unix_socket is not None else None
-        app = httpauth.guarded_app(self.server, listener.url, token, transport_security=security)
+        app = httpauth.guarded_app(
+            self.server,
+            listener.url,
+            token,
+            transport_security=security,
+            dashboard=self.dashboard.asgi if unix_socket is None else None,
+        )
+        if unix_socket is None:
+            self.dashboard.shared_http = listener.url.removesuffix(httpauth.MCP_PATH)
         if on_listening is not None:
             on_listening(listener)
         async with self._running():
@@ -225,10 +236,12 @@ class Daemon:
             await tg.start(self.tasks.run)
             from cadmcp.daemon.policy import control  # the person's door: approvals, checkpoints
 
-            await tg.start(control.serve, self.gate, self.directory)
+            self.dashboard.bind(tg)
+            await tg.start(control.serve, self.gate, self.directory, self.dashboard.handle)
             try:
                 yield
             finally:
+                self.dashboard.release()
                 self.launcher.shutdown()
                 self.index.close()
             tg.cancel_scope.cancel()

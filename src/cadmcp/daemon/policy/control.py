@@ -3,7 +3,8 @@
 One JSON line in, one JSON line out: `{"op": "list"}` answers the pending confirmations,
 `{"op": "answer", "approvalId": ..., "answer": "accept"|"decline", "by": ...}` answers one,
 `{"op": "checkpoints"}` lists what agents changed, `{"op": "revert", "callId": ..., "since":
-true|false}` reverts a call (or everything since it) on every host it touched.
+true|false}` reverts a call (or everything since it) on every host it touched, and
+`{"op": "dashboard"}` answers a one-time login link to the dashboard (started on demand).
 Only the user's own processes reach the runtime directory (0700). Agents never get this
 door from the daemon's MCP surface, so an agent cannot confirm its own calls through it.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ from cadmcp.daemon.policy.gate import Gate
 PREFIX = "cadmcp-approvals-"
 MAX_LINE = 64 * 1024
 REVERT_SECONDS = 300.0
+DashboardOp = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 def socket_path(directory: Path, pid: int | None = None) -> Path:
@@ -40,7 +43,9 @@ def doors(directory: Path) -> list[Path]:
     return []
 
 
-async def handle(gate: Gate, directory: HostDirectory, request: Any) -> dict[str, Any]:
+async def handle(
+    gate: Gate, directory: HostDirectory, request: Any, dashboard: DashboardOp | None = None
+) -> dict[str, Any]:
     """One request of the door, answered."""
     queue = gate.queue
     if not isinstance(request, dict):
@@ -60,11 +65,20 @@ async def handle(gate: Gate, directory: HostDirectory, request: Any) -> dict[str
         if not isinstance(call_id, str) or len(call_id) > 40:
             return {"ok": False, "error": "revert needs callId (from checkpoints) and since (true/false)."}
         return await gate.checkpoints.revert(directory, call_id, request.get("since") is True)
-    return {"ok": False, "error": f"Unknown op {str(op)[:40]!r}; use list, answer, checkpoints or revert."}
+    if op == "dashboard" and dashboard is not None:
+        return await dashboard(request)
+    return {
+        "ok": False,
+        "error": f"Unknown op {str(op)[:40]!r}; use list, answer, checkpoints, revert or dashboard.",
+    }
 
 
 async def serve(
-    gate: Gate, hosts: HostDirectory, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED
+    gate: Gate,
+    hosts: HostDirectory,
+    dashboard: DashboardOp | None = None,
+    *,
+    task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Listen on this daemon's socket until cancelled; the file goes on the way out."""
     path = socket_path(hosts.directory)
@@ -79,7 +93,7 @@ async def serve(
                 with anyio.fail_after(10):
                     line = await BufferedByteReceiveStream(stream).receive_until(b"\n", MAX_LINE)
                 with anyio.fail_after(REVERT_SECONDS):
-                    answer = await handle(gate, hosts, json.loads(line))
+                    answer = await handle(gate, hosts, json.loads(line), dashboard)
             except (ValueError, anyio.IncompleteRead, anyio.DelimiterNotFound, TimeoutError):
                 answer = {"ok": False, "error": "Send one JSON object on one line (at most 64 KiB)."}
             with contextlib.suppress(Exception):

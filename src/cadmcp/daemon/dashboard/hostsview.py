@@ -1,0 +1,114 @@
+"""The machines-and-hosts panel: what the daemon's host directory already knows, shaped for the page."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cadmcp import __version__
+from cadmcp.daemon import machines
+
+if TYPE_CHECKING:
+    from cadmcp.daemon.gateway import Gateway
+    from cadmcp.daemon.hosts import HostDirectory
+
+_BOOT: float | None = None
+
+
+def started_at(pid: int) -> float | None:
+    """When process `pid` started (Linux /proc), as a Unix time; None where that cannot be told."""
+    global _BOOT
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])
+        if _BOOT is None:
+            for line in Path("/proc/stat").read_text().splitlines():
+                if line.startswith("btime "):
+                    _BOOT = float(line.split()[1])
+        return None if _BOOT is None else _BOOT + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def hosts(directory: HostDirectory, toolsets: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every connected host (local and through the gateway) and every endpoint not connected."""
+    now = time.time()
+    by_endpoint = {str(s.endpoint.path): s for s in directory.states.values()}
+    out = []
+    for entry in sorted(directory.entries.values(), key=lambda e: (e.machine or "", e.host_app, e.key.pid)):
+        state = entry.state or {}
+        link_state = by_endpoint.get(entry.endpoint)
+        started = started_at(entry.key.pid) if entry.machine is None else None
+        busy_since = link_state.busy_since if link_state is not None else None
+        wedged = state.get("wedged") if isinstance(state.get("wedged"), dict) else None
+        documents = state.get("documents") if isinstance(state.get("documents"), list) else []
+        out.append(
+            {
+                "instanceId": entry.key.instance_id,
+                "hostApp": entry.host_app,
+                "version": entry.version,
+                "pid": entry.key.pid,
+                "machine": entry.machine,
+                "logName": f"{entry.host_app}/{entry.version}/{entry.key.pid}",
+                "uptimeSeconds": round(now - started) if started else None,
+                "phase": state.get("phase"),
+                "status": "wedged" if wedged else "busy" if busy_since else "connected",
+                "busySince": busy_since,
+                "wedged": wedged,
+                "documents": [
+                    {k: d.get(k) for k in ("title", "path", "active", "modified")}
+                    for d in documents[:50]
+                    if isinstance(d, dict)
+                ],
+                "problem": state.get("problem"),
+                "capabilities": len(entry.capabilities),
+                "toolsets": toolsets.get(entry.key.instance_id),
+                "canView": entry.machine is None and entry.find("tool", "view_screenshot") is not None,
+                "viewOptions": view_options(entry) if entry.machine is None else [],
+                "canUndo": entry.machine is None and entry.find("tool", "navigate_history") is not None,
+            }
+        )
+    connected = {e.endpoint for e in directory.entries.values()}
+    for path, s in sorted(by_endpoint.items()):
+        if path in connected:
+            continue
+        out.append(
+            {
+                "instanceId": None,
+                "hostApp": s.endpoint.host_app,
+                "version": s.endpoint.version,
+                "pid": s.endpoint.pid,
+                "machine": None,
+                "status": s.status,
+                "problem": s.error,
+                "documents": [],
+            }
+        )
+    return out
+
+
+def view_options(entry: Any) -> list[dict[str, Any]]:
+    """The choices of a host's `view_screenshot` the page offers (its options with a fixed set of values)."""
+    cap = entry.find("tool", "view_screenshot")
+    props = ((cap.raw.get("inputSchema") or {}).get("properties") or {}) if cap is not None else {}
+    out = []
+    for name, spec in list(props.items())[:12]:
+        if isinstance(spec, dict) and isinstance(spec.get("enum"), list) and name not in ("width", "height"):
+            values = [str(v) for v in spec["enum"][:12] if isinstance(v, str)]
+            out.append({"name": name, "enum": values, "default": spec.get("default")})
+    return out
+
+
+def machine_panel(directory: HostDirectory, gateway: Gateway | None) -> dict[str, Any]:
+    """This machine and the others the gateway knows (or why there are none)."""
+    listing: dict[str, Any] = {}
+    with contextlib.suppress(Exception):
+        listing = machines.list_machines(directory, gateway)
+    return {
+        "daemon": {"pid": os.getpid(), "version": __version__},
+        "machines": listing.get("machines", []),
+        "gateway": listing.get("gateway", {}),
+    }

@@ -1,0 +1,329 @@
+// cadmcp dashboard: renders what the daemon reports and sends the person's answers back.
+// Everything shown is set as text (never as HTML); changes carry the page's CSRF token.
+"use strict";
+
+const CSRF = document.querySelector('meta[name="csrf"]').content;
+const API = "/dashboard/api";
+const state = { hosts: [], calls: [], approvals: [], checkpoints: [], machines: [], views: {} };
+const MAX_ROWS = 300;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+const $ = (id) => document.getElementById(id);
+
+async function getJSON(path) {
+  const response = await fetch(API + path, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(await response.text());
+  return response.json();
+}
+
+async function post(path, body) {
+  const response = await fetch(API + path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-Cadmcp-Csrf": CSRF },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  try { return JSON.parse(text); } catch { return { ok: false, error: text }; }
+}
+
+function ago(seconds) {
+  if (seconds === null || seconds === undefined) return "";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 90) return `${s} s`;
+  if (s < 5400) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}
+
+// -- machines and hosts --------------------------------------------------------------------
+function renderHosts(panel) {
+  state.hosts = panel.hosts || [];
+  state.machines = panel.machines || [];
+  const me = state.machines.find((m) => m.local);
+  $("machine").textContent = me ? `${me.name} · daemon pid ${panel.daemon.pid} · cadmcp ${panel.daemon.version}` : "";
+  const machines = $("machine-list");
+  machines.replaceChildren(
+    ...state.machines.map((m) =>
+      el("li", {}, `${m.local ? "This machine" : "Machine"} ${m.name}: `, el("span", { class: m.online ? "ok" : "error", text: m.online ? "online" : "offline" }),
+        ` · ${m.connectedHosts ?? (m.hosts || []).length ?? 0} host(s)`)),
+    ...(panel.gateway && panel.gateway.state === "not_configured" ? [el("li", { class: "muted", text: "No gateway: only this machine's hosts are shown." })] : []),
+  );
+  const list = $("host-list");
+  list.replaceChildren(...state.hosts.map(hostCard));
+  const filter = $("filter-host");
+  const chosen = filter.value;
+  filter.replaceChildren(el("option", { value: "", text: "all" }),
+    ...state.hosts.filter((h) => h.logName).map((h) => el("option", { value: h.logName, text: `${h.hostApp} ${h.version} pid ${h.pid}` })));
+  filter.value = chosen;
+  renderViews();
+}
+
+function hostCard(h) {
+  const status = h.status === "busy" && h.busySince ? `busy since ${ago(Date.now() / 1000 - h.busySince)}`
+    : h.status === "wedged" && h.wedged ? `wedged running ${h.wedged.running || "a call"}` : h.status;
+  const docs = (h.documents || []).map((d) => el("li", {}, d.title || d.path || "untitled", d.active ? " (active)" : "", d.modified ? " · modified" : ""));
+  const toolsets = h.toolsets && h.toolsets.errors && h.toolsets.errors.length
+    ? el("p", { class: "error" }, `Toolset errors: ${h.toolsets.errors.map((e) => `${e.path}: ${e.message || e.type}`).join("; ")}`) : null;
+  return el("li", { "data-host": h.instanceId || "" },
+    el("h3", {}, `${h.hostApp} ${h.version}`, h.machine ? ` on ${h.machine}` : ""),
+    el("p", {}, `pid ${h.pid}`, h.uptimeSeconds ? ` · up ${ago(h.uptimeSeconds)}` : "", " · ",
+      el("span", { class: h.status, text: status }), h.phase && h.phase !== "ready" ? ` · ${h.phase}` : "",
+      h.capabilities !== undefined ? ` · ${h.capabilities} capabilities` : ""),
+    h.problem ? el("p", { class: "error", text: h.problem }) : null,
+    docs.length ? el("ul", { class: "plain", "aria-label": "Open documents" }, ...docs) : el("p", { class: "muted", text: "no document open" }),
+    toolsets);
+}
+
+// -- live document views -------------------------------------------------------------------
+function renderViews() {
+  const box = $("view-list");
+  const viewable = state.hosts.filter((h) => h.canView && h.instanceId);
+  for (const node of [...box.children]) {
+    if (!viewable.some((h) => h.instanceId === node.dataset.host)) node.remove();
+  }
+  for (const h of viewable) {
+    let node = box.querySelector(`[data-host="${CSS.escape(h.instanceId)}"]`);
+    if (!node) {
+      node = viewCard(h);
+      box.append(node);
+      refreshView(h.instanceId);
+    }
+    const active = (h.documents || []).find((d) => d.active);
+    node.querySelector("h3").textContent = `${h.hostApp} pid ${h.pid}: ${active ? active.title : "no document"}`;
+  }
+}
+
+function viewCard(h) {
+  const view = (state.views[h.instanceId] = { zoom: 1, x: 0, y: 0, options: {} });
+  const img = el("img", { alt: `Picture of the active document of ${h.hostApp} pid ${h.pid}` });
+  const frame = el("div", { class: "frame", tabindex: "0", role: "img", "aria-label": `${h.hostApp} view: drag or arrow keys pan, + and − zoom, 0 resets` }, img);
+  const apply = () => { img.style.transform = `translate(${view.x}px, ${view.y}px) scale(${view.zoom})`; };
+  const zoom = (factor) => { view.zoom = Math.min(20, Math.max(0.25, view.zoom * factor)); apply(); };
+  frame.addEventListener("wheel", (e) => { e.preventDefault(); zoom(e.deltaY < 0 ? 1.2 : 1 / 1.2); });
+  frame.addEventListener("pointerdown", (e) => {
+    const start = { x: e.clientX - view.x, y: e.clientY - view.y };
+    frame.setPointerCapture(e.pointerId);
+    const move = (m) => { view.x = m.clientX - start.x; view.y = m.clientY - start.y; apply(); };
+    frame.addEventListener("pointermove", move);
+    frame.addEventListener("pointerup", () => frame.removeEventListener("pointermove", move), { once: true });
+  });
+  frame.addEventListener("keydown", (e) => {
+    const step = 40;
+    const keys = { ArrowLeft: [step, 0], ArrowRight: [-step, 0], ArrowUp: [0, step], ArrowDown: [0, -step] };
+    if (keys[e.key]) { view.x += keys[e.key][0]; view.y += keys[e.key][1]; apply(); e.preventDefault(); }
+    else if (e.key === "+" || e.key === "=") zoom(1.25);
+    else if (e.key === "-") zoom(0.8);
+    else if (e.key === "0") { view.zoom = 1; view.x = 0; view.y = 0; apply(); }
+  });
+  const controls = el("div", { class: "row" },
+    el("button", { type: "button", onclick: () => zoom(1.25), "aria-label": "Zoom in", text: "+" }),
+    el("button", { type: "button", onclick: () => zoom(0.8), "aria-label": "Zoom out", text: "−" }),
+    el("button", { type: "button", onclick: () => { view.zoom = 1; view.x = 0; view.y = 0; apply(); }, text: "Fit" }),
+    ...(h.viewOptions || []).map((o) => {
+      const select = el("select", { onchange: () => { view.options[o.name] = select.value; refreshView(h.instanceId); } },
+        ...o.enum.map((v) => el("option", { value: v, text: v, selected: v === o.default })));
+      return el("label", {}, `${o.name} `, select);
+    }),
+    h.canUndo ? el("button", { type: "button", onclick: () => history(h.instanceId, "back"), text: "Undo" }) : null,
+    h.canUndo ? el("button", { type: "button", onclick: () => history(h.instanceId, "forward"), text: "Redo" }) : null);
+  return el("article", { class: "view", "data-host": h.instanceId },
+    el("h3", {}, h.hostApp), frame, controls,
+    el("p", { class: "muted note", role: "status", "aria-live": "polite" }));
+}
+
+function refreshView(instanceId, revision) {
+  const node = $("view-list").querySelector(`[data-host="${CSS.escape(instanceId)}"]`);
+  if (!node) return;
+  const view = state.views[instanceId];
+  const query = new URLSearchParams({ ...view.options, r: String(revision ?? Date.now()) });
+  const url = `${API}/view/${encodeURIComponent(instanceId)}?${query}`;
+  const note = node.querySelector(".note");
+  fetch(url, { credentials: "same-origin" }).then(async (response) => {
+    if (response.status === 200) {
+      const blob = await response.blob();
+      const img = node.querySelector("img");
+      if (img.src.startsWith("blob:")) URL.revokeObjectURL(img.src);
+      img.src = URL.createObjectURL(blob);
+      img.dataset.revision = response.headers.get("X-View-Revision") || "";
+      note.textContent = `updated ${new Date().toLocaleTimeString()}`;
+    } else if (response.status === 202) {
+      note.textContent = "drawing the first picture…";
+    } else {
+      note.textContent = await response.text();
+    }
+  }).catch(() => { note.textContent = "the picture could not be fetched"; });
+}
+
+async function history(instanceId, direction) {
+  const answer = await post("/history", { instanceId, direction });
+  const node = $("view-list").querySelector(`[data-host="${CSS.escape(instanceId)}"] .note`);
+  if (node) node.textContent = answer.ok ? answer.message : `Not done: ${answer.error}`;
+}
+
+function markTouched(call) {
+  const host = state.hosts.find((h) => h.logName && h.logName === call.host);
+  if (!host) return;
+  const node = $("view-list").querySelector(`[data-host="${CSS.escape(host.instanceId)}"] .frame`);
+  if (!node) return;
+  node.classList.add("touched");
+  node.title = `last changed by ${call.hostTarget || call.target} at ${call.time}`;
+  setTimeout(() => node.classList.remove("touched"), 4000);
+}
+
+// -- calls ---------------------------------------------------------------------------------
+function callShown(call) {
+  const host = $("filter-host").value, outcome = $("filter-outcome").value;
+  if (!$("filter-side").checked && call.source !== "daemon") return false;
+  if (host && call.host !== host) return false;
+  if (outcome && call.outcome !== outcome) return false;
+  return true;
+}
+
+function callRow(call) {
+  const who = `${call.client || (call.source === "host" ? "host" : "daemon")} ${call.pid}${call.machine ? " via " + call.machine : ""}`;
+  const what = call.hostTarget ? `${call.target} → ${call.hostTarget}` : call.target || call.method;
+  const images = (call.images || []).map((i) => ` [image ${i.mimeType || ""} ${Math.round((i.length || 0) / 1024)} KB]`).join("");
+  const row = el("tr", { class: "call", tabindex: "0", "data-call": call.id, onclick: () => showCall(call.id),
+    onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); showCall(call.id); } } },
+    el("td", { text: (call.time || "").slice(11, 23) }),
+    el("td", { text: who }),
+    el("td", {}, what, call.document ? ` (${call.document})` : "", images),
+    el("td", { text: call.host || "" }),
+    el("td", { class: call.outcome, text: call.method.startsWith("policy/") ? `${call.method.slice(7)}: ${call.outcome}` : call.outcome }),
+    el("td", { text: call.durationMs ?? "" }),
+    el("td", { text: call.undoStep ? `${call.undoStep}${call.callId ? " (" + call.callId + ")" : ""}` : "" }));
+  return row;
+}
+
+function renderCalls() {
+  $("call-rows").replaceChildren(...state.calls.filter(callShown).slice(0, MAX_ROWS).map(callRow));
+}
+
+function addCall(call) {
+  state.calls.unshift(call);
+  state.calls.length = Math.min(state.calls.length, 1000);
+  if (callShown(call)) {
+    $("call-rows").prepend(callRow(call));
+    const rows = $("call-rows");
+    while (rows.children.length > MAX_ROWS) rows.lastChild.remove();
+  }
+  if (call.undoStep) markTouched(call);
+}
+
+async function showCall(id) {
+  const dialog = $("call-dialog");
+  $("call-dialog-body").textContent = "…";
+  dialog.showModal();
+  try {
+    const whole = await getJSON(`/calls/${id}`);
+    $("call-dialog-title").textContent = `${whole.method} ${whole.outcome}: ${whole.hostTarget || whole.target || ""}`;
+    $("call-dialog-body").textContent = JSON.stringify(whole.line, null, 2);
+  } catch (err) {
+    $("call-dialog-body").textContent = String(err.message || err);
+  }
+}
+
+// -- approvals -----------------------------------------------------------------------------
+function renderApprovals(items) {
+  state.approvals = items;
+  $("approvals-empty").hidden = items.length > 0;
+  $("approval-count").textContent = items.length ? String(items.length) : "";
+  $("approval-list").replaceChildren(...items.map((a) => {
+    const call = a.call || {};
+    const preview = call.preview || {};
+    const changes = ["created", "modified", "deleted"].filter((k) => preview[k]).map((k) => `${k} ${preview[k].count || 0}`);
+    const pictures = (a.pictures || []).map((data, i) => el("figure", {},
+      el("img", { src: `data:image/png;base64,${data}`, alt: i === 0 ? "Before the change" : "After the change (previewed)" }),
+      el("figcaption", { text: i === 0 ? "before" : "after" })));
+    const answer = async (verdict) => {
+      const done = await post("/approvals/answer", { approvalId: a.approvalId, answer: verdict });
+      if (!done.ok) alert(done.error);
+    };
+    return el("li", { class: "approval", "data-approval": a.approvalId },
+      el("h3", {}, `${call.capability || "a call"} on ${call.hostApp || ""} ${call.version || ""}`, call.document ? ` (${call.document})` : ""),
+      changes.length ? el("p", { text: `Preview: ${changes.join(", ")}` }) : null,
+      pictures.length ? el("div", { class: "pictures" }, ...pictures) : null,
+      el("pre", { text: a.message }),
+      el("p", { class: "muted", text: `daemon pid ${a.daemonPid} · ${a.secondsLeft} s left, then it counts as no` }),
+      el("div", { class: "row" },
+        el("button", { type: "button", class: "yes", onclick: () => answer("accept"), text: "Approve" }),
+        el("button", { type: "button", class: "no", onclick: () => answer("decline"), text: "Reject" })));
+  }));
+}
+
+// -- history -------------------------------------------------------------------------------
+function renderCheckpoints(items) {
+  state.checkpoints = items;
+  $("history-empty").hidden = items.length > 0;
+  $("checkpoint-table").hidden = items.length === 0;
+  $("checkpoint-rows").replaceChildren(...items.slice().reverse().map((c) => el("tr", { "data-checkpoint": c.callId },
+    el("td", { text: c.callId }), el("td", { text: c.host }), el("td", { text: c.document }),
+    el("td", { text: `${c.step || ""}${c.reverted ? " (reverted)" : ""}` }),
+    el("td", {}, c.reverted ? "" : el("div", { class: "row" },
+      el("button", { type: "button", onclick: () => revert(c.callId, false), text: "Revert", "aria-label": `Revert ${c.callId}` }),
+      el("button", { type: "button", onclick: () => revert(c.callId, true), text: "Revert since", "aria-label": `Revert ${c.callId} and every later call` }))))));
+}
+
+async function revert(callId, since) {
+  const answer = await post("/revert", { callId, since });
+  $("history-message").textContent = answer.ok
+    ? `Reverted ${answer.reverted.join(", ")}: ${answer.undone.map((u) => `${u.document} back ${u.steps} step(s)`).join("; ")}`
+    : `Nothing was reverted: ${answer.error}`;
+}
+
+// -- catalog -------------------------------------------------------------------------------
+async function searchCatalog(event) {
+  event.preventDefault();
+  const q = $("catalog-query").value;
+  const answer = await getJSON(`/catalog?q=${encodeURIComponent(q)}`);
+  const items = answer.items || [];
+  $("catalog-list").replaceChildren(...(items.length ? items.map((i) => el("li", {},
+    el("strong", { text: i.title || i.target }), ` · ${i.kind} · ${i.hostApp} ${i.version}`,
+    el("br"), el("span", { text: i.description }),
+    i.why ? el("p", { class: "muted", text: `why: ${i.why}` }) : null,
+    i.argsHint ? el("code", { text: i.argsHint }) : null))
+    : [el("li", { class: "muted", text: (answer.guidance && answer.guidance.message) || answer.error || "Nothing matched." })]));
+}
+
+// -- live ----------------------------------------------------------------------------------
+async function reload() {
+  const all = await getJSON("/state");
+  renderHosts(all);
+  state.calls = all.calls || [];
+  renderCalls();
+  renderApprovals(all.approvals || []);
+  renderCheckpoints(all.checkpoints || []);
+}
+
+function connect() {
+  const events = new EventSource(`${API}/events`);
+  events.addEventListener("hello", () => { $("live").textContent = "live"; reload(); });
+  events.addEventListener("resync", reload);
+  events.addEventListener("call", (e) => addCall(JSON.parse(e.data)));
+  events.addEventListener("hosts", (e) => renderHosts(JSON.parse(e.data)));
+  events.addEventListener("approvals", (e) => renderApprovals(JSON.parse(e.data)));
+  events.addEventListener("checkpoints", (e) => renderCheckpoints(JSON.parse(e.data)));
+  events.addEventListener("view", (e) => { const v = JSON.parse(e.data); refreshView(v.instanceId, v.revision); });
+  events.onerror = () => { $("live").textContent = "reconnecting…"; };
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  for (const id of ["filter-host", "filter-outcome", "filter-side"]) $(id).addEventListener("change", renderCalls);
+  $("catalog-form").addEventListener("submit", searchCatalog);
+  $("call-dialog-close").addEventListener("click", () => $("call-dialog").close());
+  reload().catch((err) => { $("live").textContent = String(err.message || err); });
+  connect();
+});

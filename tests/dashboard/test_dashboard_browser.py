@@ -1,0 +1,163 @@
+"""The dashboard in a real browser: a real daemon, real DXF and IFC hosts, real MCP SDK clients."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.core.helpers import call, find_target, wait_for_hosts
+from tests.dashboard.conftest import Rig
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(600)]
+
+COUNT_CIRCLES = "len(msp.query('CIRCLE'))"
+ADD_WALL = "api.root.create_entity(model, ifc_class='IfcWall', name='Reviewed wall')"
+
+
+async def until(check: Callable[[], Any], timeout: float = 20.0) -> Any:
+    """Poll `check` (run in a thread: Selenium blocks) until it returns something true; an element
+    the page re-rendered meanwhile counts as not yet."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    with anyio.fail_after(timeout):
+        while True:
+            try:
+                found = await anyio.to_thread.run_sync(check)
+            except (StaleElementReferenceException, IndexError):
+                found = None
+            if found:
+                return found
+            await anyio.sleep(0.1)
+
+
+def css(driver: Any, selector: str) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, selector)
+
+
+async def code(session: Any, cap: dict[str, Any], text: str) -> Any:
+    return await call(session, "invoke_dynamic", {"id": cap["id"], "arguments": {"code": text}})
+
+
+async def test_the_login_link_opens_the_page_once_and_it_shows_both_hosts(rig: Rig, browser: Any) -> None:
+    cards = await until(lambda: [c.text for c in css(browser, "#host-list > li")] or None)
+    assert any("DXF" in c and f"pid {rig.dxf_pid}" in c and "plan.dxf" in c for c in cards), cards
+    assert any("IFC" in c and f"pid {rig.ifc_pid}" in c and "house.ifc" in c for c in cards), cards
+    assert "live" in browser.find_element("id", "live").text
+    cookie = browser.get_cookie("cadmcp_dashboard")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/dashboard"
+
+
+async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: Rig, browser: Any) -> None:
+    view = await until(lambda: css(browser, f'.view[data-host$="-{rig.dxf_pid}"] img[data-revision]'))
+    before = view[0].get_attribute("data-revision")
+    async with rig.agent() as agent:
+        await wait_for_hosts(agent, 2)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        added = await code(agent, dxf, "msp.add_circle((5, 5), 2)")
+        assert not added.is_error, added
+        call_id = added.meta["io.cadmcp/call"]["callId"]
+        row = await until(
+            lambda: [r.text for r in css(browser, "#call-rows tr") if call_id in r.text] or None
+        )
+        assert "invoke_dynamic → execute_python_code" in row[0] and "ok" in row[0]
+        await until(
+            lambda: (
+                css(browser, f'.view[data-host$="-{rig.dxf_pid}"] img[data-revision]')[0].get_attribute(
+                    "data-revision"
+                )
+                != before
+            )
+        )
+        # the whole call, as the log keeps it, one click away
+        css(browser, f'#call-rows tr[data-call="{_row_id(browser, call_id)}"]')[0].click()
+        body = await until(lambda: browser.find_element("id", "call-dialog-body").text.count("add_circle"))
+        assert body
+        browser.find_element("id", "call-dialog-close").click()
+        # undo from the page restores the drawing (checked through the host)
+        before_count = (await code(agent, dxf, COUNT_CIRCLES)).content[0].text
+        undo = [b for b in css(browser, f'.view[data-host$="-{rig.dxf_pid}"] button') if b.text == "Undo"]
+        undo[0].click()
+        await until(lambda: "Undid" in _note(browser, rig.dxf_pid) or "undid" in _note(browser, rig.dxf_pid))
+        after = (await code(agent, dxf, COUNT_CIRCLES)).content[0].text
+        assert _number(after) == _number(before_count) - 1, (before_count, after)
+
+
+def _row_id(browser: Any, call_id: str) -> str:
+    rows = [r for r in css(browser, "#call-rows tr") if call_id in r.text]
+    return str(rows[0].get_attribute("data-call"))
+
+
+def _note(browser: Any, pid: int) -> str:
+    notes = css(browser, f'.view[data-host$="-{pid}"] .note')
+    return str(notes[0].text) if notes else ""
+
+
+def _number(text: str) -> int:
+    return int(text.rsplit(" ", 1)[-1])
+
+
+async def test_revert_from_the_history_list_undoes_that_call_on_its_host(rig: Rig, browser: Any) -> None:
+    async with rig.agent() as agent:
+        await wait_for_hosts(agent, 2)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        before = _number((await code(agent, dxf, COUNT_CIRCLES)).content[0].text)
+        added = await code(agent, dxf, "msp.add_circle((9, 9), 1)")
+        call_id = added.meta["io.cadmcp/call"]["callId"]
+        row = f'tr[data-checkpoint="{call_id}"] button'
+        buttons = await until(lambda: [b for b in css(browser, row) if b.text == "Revert"])
+        buttons[0].click()
+        said = await until(lambda: browser.find_element("id", "history-message").text)
+        assert f"Reverted {call_id}" in said and "back 1 step(s)" in said
+        assert _number((await code(agent, dxf, COUNT_CIRCLES)).content[0].text) == before
+        await until(lambda: "(reverted)" in css(browser, f'tr[data-checkpoint="{call_id}"]')[0].text)
+
+
+async def ifc_walls(session: Any) -> int:
+    """The IFC model's wall count, read from the host (reads are not confirmed)."""
+    found = await call(session, "search_dynamic", {"query": "model context", "limit": 32})
+    cap = next(i for i in found.structured_content["items"] if i["target"] == "ifc://model/context")
+    read = await call(session, "invoke_dynamic", {"id": cap["id"]})
+    return int(json.loads(read.content[0].resource.text)["elementCounts"].get("IfcWall", 0))
+
+
+async def test_a_queued_change_runs_when_approved_and_leaves_the_model_as_it_was_when_rejected(
+    rig: Rig, browser: Any
+) -> None:
+    async with rig.agent(era="legacy") as unaskable:  # no elicitation: its confirmations wait in the queue
+        await wait_for_hosts(unaskable, 2)
+        ifc = await find_target(unaskable, "execute_python_code", "IFC")
+        walls = await ifc_walls(unaskable)
+        for verdict, added in (("Reject", 0), ("Approve", 1)):
+            results: list[Any] = []
+
+            async def ask(cap: dict[str, Any] = ifc, into: list[Any] = results) -> None:
+                into.append(await code(unaskable, cap, ADD_WALL))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ask)
+                cards = await until(lambda: css(browser, "#approval-list > li"), timeout=200)
+                text = cards[0].text
+                assert "execute_python_code on IFC" in text and "Reviewed wall" in text, text
+                assert "Preview: created 1" in text  # what the preview says the change does
+                pictures = css(browser, "#approval-list .pictures img")
+                assert [p.get_attribute("alt").split()[0] for p in pictures] == ["Before", "After"]
+                next(b for b in css(browser, "#approval-list button") if b.text == verdict).click()
+            assert results[0].is_error == (verdict == "Reject"), results[0]
+            assert await ifc_walls(unaskable) == walls + added
+            await until(lambda: not css(browser, "#approval-list > li"))
+
+
+async def test_the_catalog_searches_as_the_agent_does_and_says_why(rig: Rig, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    box = browser.find_element(By.ID, "catalog-query")
+    box.clear()
+    box.send_keys("undo the last change\n")
+    items = await until(lambda: [i.text for i in css(browser, "#catalog-list > li")] or None)
+    assert any("navigate_history" in i or "Undo" in i for i in items[:3]), items
