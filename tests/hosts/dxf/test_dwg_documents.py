@@ -199,3 +199,21 @@ async def test_saving_names_what_the_dxf_version_cannot_hold(reader: Path, tmp_p
         assert "Not written: 1 LIGHT" in saved.structured_content["message"]
         assert "AC1015" in saved.structured_content["message"]
     assert "LIGHT" not in {e.dxftype() for e in ezdxf.readfile(tmp_path / "plan.dxf").modelspace()}
+
+
+def test_a_converted_drawing_decodes_unicode_escapes_as_a_saved_and_reopened_one_does(tmp_path: Path) -> None:
+    """LibreDWG writes characters outside the code page as \\U+XXXX (TS1.dwg's diameter sign): the
+    live drawing reads them as the characters, as the same drawing does once saved and reopened."""
+    from cadmcp.hosts.dxf.documents import load_converted, load_drawing
+
+    doc = ezdxf.new("R2000")
+    doc.modelspace().add_mtext("\\A1;\u22052.3794 \u00b0 plain")
+    doc.modelspace().add_text("\u2300 50")
+    path = tmp_path / "converted.dxf"
+    doc.saveas(path)
+    assert b"\\U+2205" in path.read_bytes()
+    converted, _ = load_converted(path)
+    reopened, _, _ = load_drawing(str(path))
+    texts = [e.dxf.text if e.dxftype() == "TEXT" else e.text for e in converted.modelspace()]
+    assert texts == ["\\A1;\u22052.3794 \u00b0 plain", "\u2300 50"]
+    assert texts == [e.dxf.text if e.dxftype() == "TEXT" else e.text for e in reopened.modelspace()]
