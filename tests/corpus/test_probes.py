@@ -106,3 +106,18 @@ def test_the_ifc_change_moves_an_element_with_a_local_placement_not_one_on_a_gri
     message = ifc_probe.change(model)
     assert message.startswith("renamed and moved Ifc")
     assert f"#{first.id()}" not in message and "(changed)" not in (first.Name or "")
+
+
+def test_the_ifc_change_moves_a_point_of_a_model_without_any_root_and_undo_restores_it(
+    tmp_path: Path,
+) -> None:
+    from tests.corpus import shapes
+
+    model = ifcopenshell.open(str(shapes.ifc_without_project(tmp_path / "bare.ifc")))
+    before = ifc_probe.dump(model)
+    model.begin_transaction()
+    assert ifc_probe.change(model).startswith("moved IfcCartesianPoint #")
+    model.end_transaction()
+    assert not compare(before, ifc_probe.dump(model)).equal
+    model.undo()
+    assert compare(before, ifc_probe.dump(model)).equal

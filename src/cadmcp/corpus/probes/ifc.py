@@ -32,8 +32,8 @@ def dump(model: Any) -> dict[str, Any]:
 
 def change(model: Any) -> str:
     """Rename the first element with a local placement and move it 1 unit along x (else rename any
-    root). An element placed on a grid (IfcGridPlacement) is not moved: its place is a grid
-    intersection, which has no matrix to edit."""
+    root; in bare geometry, move a point). An element placed on a grid (IfcGridPlacement) is not
+    moved: its place is a grid intersection, which has no matrix to edit."""
     import ifcopenshell.api.attribute
     import ifcopenshell.api.geometry
     import ifcopenshell.util.placement
@@ -49,8 +49,12 @@ def change(model: Any) -> str:
     target = (
         elements[0] if elements else next(iter(sorted(model.by_type("IfcRoot"), key=lambda e: e.id())), None)
     )
-    if target is None:
-        raise RuntimeError("the model has no IfcRoot to change")
+    if target is None:  # bare geometry (web-ifc's test.ifc): move one point of it
+        point = min(model.by_type("IfcCartesianPoint"), key=lambda p: p.id(), default=None)
+        if point is None:
+            raise RuntimeError("the model has no IfcRoot and no IfcCartesianPoint to change")
+        point.Coordinates = (point.Coordinates[0] + 1.0, *point.Coordinates[1:])
+        return f"moved IfcCartesianPoint #{point.id()} 1 unit along x (no IfcRoot in the model)"
     name = f"{target.Name or ''} (changed)"
     ifcopenshell.api.attribute.edit_attributes(model, product=target, attributes={"Name": name})
     if not elements:
