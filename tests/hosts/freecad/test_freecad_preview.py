@@ -14,9 +14,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
 from freecad_helpers import FreeCAD, text_of, wait_for_freecad
 from PIL import Image, ImageChops
+from tests.policy.helpers import policy_env
 
 from cadmcp.corpus.runner import dump_script
 from cadmcp.daemon.policy import Policy, Subject
@@ -138,7 +140,7 @@ async def test_a_rejected_freecad_preview_leaves_the_saved_document_and_approval
 
 
 async def test_a_concurrent_change_stops_the_approval_and_a_failing_preview_leaves_nothing(
-    hosts: Any, daemon: Any, daemon_client: Any, freecad_env: dict[str, str], sample: Path
+    hosts: Any, daemon: Any, daemon_client: Any, freecad_env: dict[str, str], sample: Path, tmp_path: Path
 ) -> None:
     hosts.start("freecad", str(sample))
     async with daemon() as session, daemon_client(era="legacy", env=freecad_env) as other:
@@ -161,16 +163,37 @@ async def test_a_concurrent_change_stops_the_approval_and_a_failing_preview_leav
         moved = await colleague.run("doc.getObject('Params').set('B1', '70')", "Longer plate")
         assert not moved.is_error, text_of(moved)
         changed = await _revision(fc)
-        refused = await fc.invoke(
-            "execute_python_code",
-            {"code": BOSS, "previewed": previewed},
-        )
+        refused = await fc.invoke("execute_python_code", {"code": BOSS, "previewed": previewed})
         assert refused.is_error
         assert "[NOT APPLIED] The document changed since the preview" in text_of(refused)
         assert "nothing ran" in text_of(refused) and "Preview again (dryRun)" in text_of(refused)
         assert await _revision(fc) == changed
         names = ast.literal_eval(await fc.value("doc.UndoNames"))
         assert names == ["Longer plate", *ast.literal_eval(state)[0]]  # the colleague's step, and no other
+
+    # a person asked under confirm-changes sees the preview; a no changes nothing, a yes applies it
+    asked: list[str] = []
+    answers = ["decline", "accept"]
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        answer = answers.pop(0)
+        return types.ElicitResult(action=answer, content={"approve": True} if answer == "accept" else None)
+
+    env = {**freecad_env, **policy_env(tmp_path, {"profile": "confirm-changes"})}
+    async with daemon_client(era="legacy", env=env, elicitation_callback=elicit) as confirming:
+        await wait_for_freecad(confirming)
+        person = FreeCAD(confirming)
+        declined = await person.run(BOSS)
+        assert declined.structured_content["type"] == "not_confirmed"
+        assert "Preview (run in the document's transaction and rolled back):" in asked[0]
+        assert "creates 1 (1 Part::Box): Boss block" in asked[0]
+        assert re.search(r"Plate \([^)]*Length", asked[0])
+        async with daemon() as session:
+            assert await _revision(FreeCAD(session)) == changed
+        accepted = await person.run(BOSS)
+        assert not accepted.is_error, text_of(accepted)
+        assert "[UNDO STEP] Recorded 'Thicker plate, a boss on it'" in text_of(accepted)
 
 
 async def test_a_preview_in_freecads_window_pictures_the_3d_view_and_leaves_the_document_unmodified(
