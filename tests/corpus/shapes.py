@@ -7,6 +7,7 @@ Each maker writes one small file with the structure that mattered on the third-p
 from __future__ import annotations
 
 import subprocess
+import zipfile
 from pathlib import Path
 
 import ezdxf
@@ -51,9 +52,80 @@ doc.saveAs(sys.argv[-1])
 def dependent_sketch(path: Path) -> Path:
     """A PartDesign body whose second sketch is placed by external geometry from the first
     (FreeCAD's PartDesignExample.FCStd: Sketch003 follows Sketch's Edge4)."""
-    script = path.with_suffix(".py")
-    script.write_text(DEPENDENT_SKETCH, encoding="utf-8")
-    subprocess.run(["freecadcmd", str(script), str(path)], check=True, capture_output=True, timeout=120)
+    return freecad_file(DEPENDENT_SKETCH, path)
+
+
+SAVED_OUTPUTS = """
+import sys
+import FreeCAD as App, Part, Sketcher
+V = App.Vector
+doc = App.newDocument("Saved")
+body = doc.addObject("PartDesign::Body", "Body")
+xy = body.Origin.OriginFeatures[3]
+base = body.newObject("Sketcher::SketchObject", "Base")
+base.Support, base.MapMode = (xy, [""]), "FlatFace"
+corners = [V(0, 0, 0), V(60, 0, 0), V(60, 40, 0), V(0, 40, 0)]
+for i in range(4):
+    base.addGeometry(Part.LineSegment(corners[i], corners[(i + 1) % 4]))
+for i in range(4):
+    base.addConstraint(Sketcher.Constraint("Coincident", i, 2, (i + 1) % 4, 1))
+for kind, edge in (("Horizontal", 0), ("Horizontal", 2), ("Vertical", 1), ("Vertical", 3)):
+    base.addConstraint(Sketcher.Constraint(kind, edge))
+base.addConstraint(Sketcher.Constraint("Coincident", 0, 1, -1, 1))
+base.addConstraint(Sketcher.Constraint("DistanceX", 0, 1, 0, 2, 60))
+base.addConstraint(Sketcher.Constraint("DistanceY", 1, 1, 1, 2, 40))
+pad = body.newObject("PartDesign::Pad", "Pad")
+pad.Profile, pad.Length = base, 10
+doc.recompute()
+top = body.newObject("Sketcher::SketchObject", "OnTop")
+face = next(f"Face{i + 1}" for i, f in enumerate(pad.Shape.Faces) if abs(f.CenterOfMass.z - 10) < 1e-6)
+top.Support, top.MapMode = (pad, [face]), "FlatFace"  # attached to the pad's top, as the keycap's sketches
+top.addGeometry(Part.Circle(V(20, 20, 0), V(0, 0, 1), 5))
+top.addConstraint(Sketcher.Constraint("Radius", 0, 5))
+pocket = body.newObject("PartDesign::Pocket", "Pocket")
+pocket.Profile, pocket.Length = top, 4
+doc.recompute()
+doc.saveAs(sys.argv[-1])
+"""
+STALE_OUTPUTS = {
+    # object: (property element as this FreeCAD writes it, as an older one left it)
+    "Pad": (
+        'valueX="0.0000000000000000" valueY="0.0000000000000000" valueZ="1.0000000000000000"',
+        'valueX="1.0000000000000000" valueY="1.0000000000000000" valueZ="1.0000000000000000"',
+    ),
+    "OnTop": ('Pz="10.0000000000000000"', 'Pz="9.5000000000000000"'),
+}
+
+
+def saved_outputs(path: Path) -> Path:
+    """A PartDesign body saved with outputs that differ from what a recompute gives, as files an older
+    FreeCAD wrote do (XYZ-Cube.FCStd: Pad.Direction (1, 1, 1) where a recompute writes the sketch's
+    normal; B3F-40XX-keycap.FCStd: a sketch attached to a face saved 0.13 mm from where its
+    attachment puts it). Opening does not recompute, so the saved values are the document's state."""
+    freecad_file(SAVED_OUTPUTS, path)
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    document = members["Document.xml"].decode("utf-8")
+    data = document.index("<ObjectData")
+    for name, (written, stale) in STALE_OUTPUTS.items():
+        start = document.index(f'<Object name="{name}"', data)
+        end = document.index("</Object>", start)
+        block = document[start:end]
+        if block.count(written) != 1:
+            raise RuntimeError(f"{name} in the generated file does not hold {written} once")
+        document = document[:start] + block.replace(written, stale) + document[end:]
+    members["Document.xml"] = document.encode("utf-8")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return path
+
+
+def freecad_file(script: str, path: Path) -> Path:
+    """Run ``script`` in freecadcmd with ``path`` as its last argument; it saves the document there."""
+    source = path.with_suffix(".py")
+    source.write_text(script, encoding="utf-8")
+    subprocess.run(["freecadcmd", str(source), str(path)], check=True, capture_output=True, timeout=120)
     if not path.exists():
         raise RuntimeError(f"FreeCAD did not write {path}")
     return path

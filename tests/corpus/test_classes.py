@@ -21,6 +21,7 @@ pytestmark = pytest.mark.timeout(900)  # the module's files are generated and ru
 CLASSES: dict[str, tuple[str, Callable[[Path], Path], bool]] = {
     # name: (file name, maker, needs FreeCAD)
     "freecad-undo-dependent-sketch": ("dependent.FCStd", shapes.dependent_sketch, True),
+    "freecad-undo-saved-outputs": ("saved-outputs.FCStd", shapes.saved_outputs, True),
     "dxf-acis-only-picture": ("solids.dxf", shapes.acis_solids, False),
     "dxf-points-only-picture": ("points.dxf", shapes.points_only, False),
     "ifc-no-project-context": ("geometry-only.ifc", shapes.ifc_without_project, False),
@@ -59,6 +60,14 @@ def test_undo_restores_a_sketch_that_follows_another_sketchs_edge(results: dict[
     r = _result(results, "freecad-undo-dependent-sketch")
     assert r.opened and r.changed, r
     assert r.undo_exact, r.undo_diff
+    assert r.failures() == []
+
+
+def test_undo_gives_back_saved_values_that_a_recompute_would_change(results: dict[str, FileResult]) -> None:
+    r = _result(results, "freecad-undo-saved-outputs")
+    assert r.opened and r.changed, r
+    assert r.undo_exact, r.undo_diff
+    assert r.reopen_exact, r.reopen_diff
     assert r.failures() == []
 
 

@@ -23,28 +23,28 @@ def steps_of(*names: str, depth: int = 3) -> tuple[DocumentSteps, list[str]]:
 def test_undo_and_redo_find_the_marks_of_that_state() -> None:
     steps, fell = steps_of("a", "b")
     assert fell == ["", ""] and steps.dropped == 0
-    assert steps.after_undo(("b", "a")) == {"before1"}
-    assert steps.after_undo(("a",)) == {"before0"}
-    assert steps.after_redo(("a",), "b") == {"after1"}
-    assert steps.after_redo((), "a") == {"after0"}
+    assert steps.for_undo(("b", "a")).touched_before == {"before1"}
+    assert steps.for_undo(("a",)).touched_before == {"before0"}
+    assert steps.for_redo(("a",), "b").touched_after == {"after1"}
+    assert steps.for_redo((), "a").touched_after == {"after0"}
 
 
 def test_a_step_made_elsewhere_keeps_freecads_marks() -> None:
     steps, _ = steps_of("a")
-    assert steps.after_undo(("Edit in the window", "a")) is None
-    assert steps.after_redo(("a",), "Edit in the window") is None
+    assert steps.for_undo(("Edit in the window", "a")) is None
+    assert steps.for_redo(("a",), "Edit in the window") is None
 
 
 def test_steps_fallen_off_the_bottom_do_not_hide_the_records_above() -> None:
     steps, fell = steps_of("a", "b", "c", "d", "e")
     assert fell == ["", "", "", "a", "b"] and steps.dropped == 2 and steps.depth == 3
-    assert steps.after_undo(("e", "d", "c")) == {"before4"}
-    assert steps.after_undo(("d", "c")) == {"before3"}  # recorded when 'b' was still below
-    assert steps.after_redo(("d", "c"), "e") == {"after4"}
+    assert steps.for_undo(("e", "d", "c")).touched_before == {"before4"}
+    assert steps.for_undo(("d", "c")).touched_before == {"before3"}  # recorded when 'b' was still below
+    assert steps.for_redo(("d", "c"), "e").touched_after == {"after4"}
 
 
 def test_the_newest_branch_wins_when_names_repeat() -> None:
     steps, _ = steps_of("a", "b")
     steps.record(StepMarks("b", ("a",), ("b", "a"), frozenset({"again"}), frozenset({"again after"})))
-    assert steps.after_undo(("b", "a")) == {"again"}
-    assert steps.after_redo(("a",), "b") == {"again after"}
+    assert steps.for_undo(("b", "a")).touched_before == {"again"}
+    assert steps.for_redo(("a",), "b").touched_after == {"again after"}

@@ -37,6 +37,8 @@ from cadmcp.hosts.freecad.undo import (
     DocumentSteps,
     FreeCADUndoStack,
     StepMarks,
+    ValueLog,
+    restore_state,
     settle,
     touched,
 )
@@ -212,6 +214,8 @@ class FreeCADScriptRun:
         self.name = name
         self.namespace = adapter.namespace(doc)
         self._changes = _Changes(doc)
+        self._values = ValueLog(doc)
+        """What the code, its recompute and an abort changed, as it was before."""
         self._touched: set[str] = set()
         self._undo_before: list[str] = []
         self._was_modified = False
@@ -229,12 +233,14 @@ class FreeCADScriptRun:
         self._touched = touched(self.doc)
         self._undo_before = list(self.doc.UndoNames)
         App.addDocumentObserver(self._changes)
+        App.addDocumentObserver(self._values)
         self.doc.openTransaction(self.name)
         self.adapter.gui_busy(True, self.name)
 
     def _end(self) -> None:
-        with contextlib.suppress(Exception):
-            App.removeDocumentObserver(self._changes)
+        for observer in (self._changes, self._values):
+            with contextlib.suppress(Exception):
+                App.removeDocumentObserver(observer)
         self.adapter.gui_busy(False, self.name)
 
     def prepare(self) -> None:
@@ -261,6 +267,7 @@ class FreeCADScriptRun:
                 tuple(after),
                 frozenset(self._touched),
                 frozenset(touched(self.doc)),
+                None if self._values.overflowed else self._values.values,
             )
         )
         c = self._changes
@@ -289,7 +296,10 @@ class FreeCADScriptRun:
         finally:
             _close_application_transaction(abort=True)
             self._end()
-        settle(self.doc, self._touched)  # after the transaction is closed: its recompute records nothing
+        if self._values.overflowed:  # after the transaction is closed: its recompute records nothing
+            settle(self.doc, self._touched)
+        else:
+            restore_state(self.doc, self._values.values, self._touched)
         self.adapter.rolled_back(self.doc, self._was_modified)
         return changed
 

@@ -1,16 +1,20 @@
 """FreeCAD's own undo stack as the surface's UndoStack, giving back the whole state of each step.
 
-FreeCAD's undo restores every property a transaction recorded, most shapes computed by its
-recompute included. What it does not give back: the shapes it derives from others and caches
-(a group's, an App::Part's, a link's: ``Part.getShape``), outputs its recompute wrote without
-recording them (a sketch's geometry that follows another sketch's edge through external
-geometry, a placement an attachment computes), and which objects needed a recompute in that
-state (it marks every restored object touched, and only a recompute brings those outputs back).
-:class:`DocumentSteps` remembers, for each step a script made, which objects were touched
-before and after it; an undo or redo of such a step recomputes the objects FreeCAD touched that
-were up to date in the state it goes back to, then leaves exactly the recorded marks
-(:func:`settle`). A step made elsewhere (in FreeCAD's window) keeps the marks FreeCAD set, so
-the next recompute brings its outputs back.
+FreeCAD's undo pastes back every property its transaction recorded, in no set order, and each
+paste runs that object's change handlers: an attachment places its object again from a support
+not yet restored, a sketch solves again against the external geometry of the change, a feature
+writes its direction from a profile. So some outputs end where the change put them, marked fresh
+or touched; the shapes it derives and caches (a group's, an App::Part's, a link's:
+``Part.getShape``) keep the undone geometry too.
+
+While a script runs, a :class:`ValueLog` keeps each property's saved content from before its
+first change (FreeCAD's own serialisation, ``dumpPropertyContent``); an undo, redo or abort of
+that step puts back, after FreeCAD's own restore, every property that step or the restore changed
+to its content in the state it goes back to, then exactly the recorded "touched" marks
+(:func:`restore_state`). Nothing is recomputed: a file whose saved values differ from what a
+recompute would give (written by another FreeCAD version) gets its saved values back. A step made
+elsewhere (in FreeCAD's window) keeps what FreeCAD restored and marked; a step whose values
+outgrew :data:`MAX_STEP_BYTES` falls back to recomputing what the restore touched (:func:`settle`).
 
 FreeCAD keeps a fixed number of steps per document (``MaxUndoSize`` of its preferences, read
 when its window makes a document; 20 without the window); the oldest one falls off silently,
@@ -20,7 +24,7 @@ so each recorded step checks and says so.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,14 +34,27 @@ __all__ = [
     "DocumentSteps",
     "FreeCADUndoStack",
     "StepMarks",
+    "ValueLog",
+    "listening",
     "refresh_derived",
     "restore_marks",
+    "restore_state",
+    "restore_values",
     "settle",
     "touched",
 ]
 
 MAX_RECORDS = 256
 """Steps remembered per document (more than FreeCAD keeps)."""
+MAX_STEP_BYTES = 64 * 2**20
+"""Saved property content kept for one step; past it the step falls back to :func:`settle`."""
+MAX_DOCUMENT_BYTES = 256 * 2**20
+"""Saved property content kept per document; the oldest steps' values are let go first."""
+RESTORE_PASSES = 3
+"""Rounds of putting values back: a put-back value's change handler can move another one."""
+
+Key = tuple[str, str]
+"""An object's internal name and one of its property names."""
 
 
 def touched(doc: Any) -> set[str]:
@@ -67,8 +84,174 @@ def refresh_derived() -> None:
     Part.clearShapeCache()
 
 
+SHAPE = "Part::PropertyPartShape"
+EXPRESSIONS = "App::PropertyExpressionEngine"
+Saved = Any
+"""A property's value as it was: its saved content (bytes); for a shape the shape itself (FreeCAD
+replaces a shape rather than changing it, and a shape read back from its content can differ in the
+last bit of a coordinate); for the expressions their (path, expression) pairs (read back from
+content, expressions on a sketch's constraints are dropped)."""
+
+
+def _type(obj: Any, prop: str) -> str:
+    try:
+        return str(obj.getTypeIdOfProperty(prop))
+    except Exception:
+        return ""
+
+
+def _save(obj: Any, prop: str) -> Saved | None:
+    """``prop``'s value as it is now (None: it cannot be kept)."""
+    try:
+        kind = _type(obj, prop)
+        if kind == SHAPE:
+            return getattr(obj, prop)
+        if kind == EXPRESSIONS:
+            return tuple((str(path), str(expression)) for path, expression in getattr(obj, prop))
+        return bytes(obj.dumpPropertyContent(prop))
+    except Exception:
+        return None
+
+
+def _same(obj: Any, prop: str, saved: Saved) -> bool:
+    """``prop`` holds ``saved`` again (a property that cannot be read counts as the same)."""
+    try:
+        if isinstance(saved, bytes | tuple):
+            return _save(obj, prop) == saved
+        current = getattr(obj, prop)
+        return current.isNull() if saved.isNull() else bool(current.isSame(saved))
+    except Exception:
+        return True
+
+
+def _put(obj: Any, prop: str, saved: Saved) -> bool:
+    """Give ``prop`` the value ``saved``; whether that worked."""
+    try:
+        if isinstance(saved, bytes):
+            obj.restorePropertyContent(prop, saved)
+        elif isinstance(saved, tuple):
+            wanted = dict(saved)
+            for path, _ in getattr(obj, prop):
+                if str(path) not in wanted:
+                    obj.setExpression(str(path), None)
+            for path, expression in saved:
+                obj.setExpression(path, expression)
+        else:
+            setattr(obj, prop, saved)
+        return True
+    except Exception:
+        return False
+
+
+def _size(saved: Saved) -> int:
+    if isinstance(saved, tuple):
+        return sum(len(a) + len(b) for a, b in saved)
+    return len(saved) if isinstance(saved, bytes) else 0  # a shape is shared with FreeCAD's own undo
+
+
+class ValueLog:
+    """A document observer keeping, for each property of one document that changes while it
+    listens, its saved content from before its first change."""
+
+    def __init__(self, doc: Any, limit: int = MAX_STEP_BYTES) -> None:
+        self.doc = doc
+        self.limit = limit
+        self.values: dict[Key, Saved] = {}
+        self.size = 0
+        self.overflowed = False
+        """More content changed than ``limit``: ``values`` was let go."""
+
+    def slotBeforeChangeObject(self, obj: Any, prop: str) -> None:
+        if self.overflowed or obj.Document is not self.doc:
+            return
+        key = (obj.Name, prop)
+        if key in self.values:
+            return
+        saved = _save(obj, prop)
+        if saved is None:
+            return  # FreeCAD's own restore is all there is for it
+        self.values[key] = saved
+        self.size += _size(saved)
+        if self.size > self.limit:
+            self.values, self.size, self.overflowed = {}, 0, True
+
+
+@contextlib.contextmanager
+def listening(observer: Any) -> Iterator[Any]:
+    """``observer`` hears FreeCAD's document signals inside the block."""
+    import FreeCAD as App
+
+    App.addDocumentObserver(observer)
+    try:
+        yield observer
+    finally:
+        with contextlib.suppress(Exception):
+            App.removeDocumentObserver(observer)
+
+
+def snapshot(doc: Any, keys: Collection[Key]) -> dict[Key, Saved]:
+    """The current values of the properties ``keys`` of ``doc`` (objects gone are left out)."""
+    out = {}
+    for name, prop in keys:
+        obj = doc.getObject(name)
+        saved = None if obj is None else _save(obj, prop)
+        if saved is not None:
+            out[(name, prop)] = saved
+    return out
+
+
+def restore_values(doc: Any, values: Mapping[Key, Saved]) -> int:
+    """Put back every property of ``values`` that holds another value; return how many were put back.
+
+    Shapes go first, once: an object's placement moves its shape along without FreeCAD recording
+    it, and a shape put back moves the placement to its own, so the placement must follow. A
+    put-back value runs its object's change handlers, which can move another property (an
+    attachment its placement; a sketch's constraints read back drop the expressions on them), so
+    what they moved is put back as it was too, and the rest gone over again until none differs.
+    """
+    targets = dict(values)
+    shapes = [key for key, saved in targets.items() if not isinstance(saved, bytes | tuple)]
+    others = [key for key, saved in targets.items() if isinstance(saved, bytes | tuple)]
+    moved_by_handlers = ValueLog(doc, limit=2**62)
+    restored = 0
+    with listening(moved_by_handlers):
+        for round_ in range(RESTORE_PASSES):
+            moved = 0
+            for name, prop in shapes + others if round_ == 0 else others:
+                obj = doc.getObject(name)
+                if obj is None or prop not in obj.PropertiesList:
+                    continue
+                saved = targets[(name, prop)]
+                if not _same(obj, prop, saved) and _put(obj, prop, saved):
+                    moved += 1
+            for key, saved in moved_by_handlers.values.items():
+                if key not in targets and isinstance(saved, bytes | tuple):
+                    targets[key] = saved
+                    others.append(key)
+                    moved += 1
+            restored += moved
+            if not moved:
+                break
+    return restored
+
+
+def restore_state(doc: Any, values: Mapping[Key, Saved], names: Collection[str]) -> None:
+    """End an undo, redo or abort in the recorded state: ``values`` back, exactly ``names`` touched.
+
+    Some objects need a recompute without being marked (a spreadsheet whose cells were read back
+    keeps them dirty), so the next recompute would redo them and what follows from them: they are
+    recomputed here, with no object marked, and what that moved is put back again.
+    """
+    restore_values(doc, values)
+    restore_marks(doc, ())
+    if doc.recompute():
+        restore_values(doc, values)
+    refresh_derived()
+    restore_marks(doc, names)
+
+
 def settle(doc: Any, names: Collection[str]) -> None:
-    """End an undo, redo or abort in the recorded state: derived outputs current, ``names`` touched.
+    """End an undo, redo or abort whose values were not kept: derived outputs current, ``names`` touched.
 
     The objects FreeCAD's restore touched that were up to date in that state are recomputed
     (the others keep their values: they were waiting for a recompute then too), so outputs its
@@ -89,13 +272,22 @@ def settle(doc: Any, names: Collection[str]) -> None:
 
 @dataclass(frozen=True)
 class StepMarks:
-    """One step a script recorded: the undo stack and the touched objects before and after it."""
+    """One step a script recorded: the undo stack and the touched objects before and after it, and
+    the saved content of what it changed before it (``values``; None: not kept) and after it
+    (``after``, taken at its first undo)."""
 
     name: str
     before: tuple[str, ...]
     after: tuple[str, ...]
     touched_before: frozenset[str]
     touched_after: frozenset[str]
+    values: dict[Key, Saved] | None = None
+    values_after: dict[Key, Saved] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        kept = [*(self.values or {}).values(), *self.values_after.values()]
+        return sum(_size(v) for v in kept)
 
 
 def _starts(names: tuple[str, ...], recorded: tuple[str, ...]) -> bool:
@@ -117,24 +309,38 @@ class DocumentSteps:
         """Remember a committed step; return the name of the step that fell off for it, or ''."""
         self.records.append(marks)
         del self.records[:-MAX_RECORDS]
+        self.trim()
         if marks.before and len(marks.after) <= len(marks.before):
             self.dropped += 1
             self.depth = len(marks.after)
             return marks.before[-1]
         return ""
 
-    def after_undo(self, undo_names: tuple[str, ...]) -> frozenset[str] | None:
-        """The touched objects of the state that undoing the top of ``undo_names`` gives back."""
+    def trim(self, limit: int = MAX_DOCUMENT_BYTES) -> None:
+        """Let the oldest steps' values go until what is kept fits ``limit`` (they fall back to
+        :func:`settle`)."""
+        total = sum(m.size for m in self.records)
+        for i, marks in enumerate(self.records):
+            if total <= limit:
+                return
+            if marks.values is not None:
+                total -= marks.size
+                self.records[i] = StepMarks(
+                    marks.name, marks.before, marks.after, marks.touched_before, marks.touched_after
+                )
+
+    def for_undo(self, undo_names: tuple[str, ...]) -> StepMarks | None:
+        """The record of the step that undoing the top of ``undo_names`` undoes."""
         for marks in reversed(self.records):
             if undo_names and _starts(undo_names, marks.after):
-                return marks.touched_before
+                return marks
         return None
 
-    def after_redo(self, undo_names: tuple[str, ...], redo_name: str) -> frozenset[str] | None:
-        """The touched objects of the state that redoing ``redo_name`` gives back."""
+    def for_redo(self, undo_names: tuple[str, ...], redo_name: str) -> StepMarks | None:
+        """The record of the step ``redo_name`` that a redo on top of ``undo_names`` redoes."""
         for marks in reversed(self.records):
             if marks.name == redo_name and _starts(undo_names, marks.before):
-                return marks.touched_after
+                return marks
         return None
 
 
@@ -160,17 +366,26 @@ class FreeCADUndoStack:
     def _move(self, back: bool) -> None:
         names = tuple(self.doc.UndoNames)
         redo = tuple(self.doc.RedoNames)
-        marks = (
-            self.steps.after_undo(names) if back else self.steps.after_redo(names, redo[0] if redo else "")
-        )
+        marks = self.steps.for_undo(names) if back else self.steps.for_redo(names, redo[0] if redo else "")
+        if back and marks is not None and marks.values is not None and not marks.values_after:
+            marks.values_after.update(snapshot(self.doc, marks.values))
         expected = len(names) + (-1 if back else 1)
-        self.doc.undo() if back else self.doc.redo()
+        log = ValueLog(self.doc)
+        with listening(log):
+            self.doc.undo() if back else self.doc.redo()
         if len(self.doc.UndoNames) != expected:
             raise HostError("FreeCAD did not move its undo stack (a transaction may be open in the GUI).")
         if marks is None:
             refresh_derived()
-        else:
-            settle(self.doc, marks)
+            return
+        names_then = marks.touched_before if back else marks.touched_after
+        if marks.values is None or log.overflowed:
+            settle(self.doc, names_then)
+            return
+        # what the restore moved and the step did not change was the same before and after it
+        moved = {k: v for k, v in log.values.items() if k not in marks.values}
+        restore_state(self.doc, {**moved, **(marks.values if back else marks.values_after)}, names_then)
+        self.steps.trim()
 
     def undo(self) -> None:
         self._move(True)
