@@ -121,3 +121,12 @@ def test_the_ifc_change_moves_a_point_of_a_model_without_any_root_and_undo_resto
     assert not compare(before, ifc_probe.dump(model)).equal
     model.undo()
     assert compare(before, ifc_probe.dump(model)).equal
+
+
+def test_a_freecad_rotation_dumps_the_same_whichever_sign_its_quaternion_has() -> None:
+    from cadmcp.corpus.probes import freecad as freecad_probe
+
+    turned = freecad_probe.rotation((0.5, 0.5, 0.5, 0.5))
+    assert turned == freecad_probe.rotation((-0.5, -0.5, -0.5, -0.5))
+    assert freecad_probe.rotation((1e-17, 0.0, -0.6, 0.8)) == [0.0, 0.0, 0.6, -0.8]  # noise decides nothing
+    assert turned != freecad_probe.rotation((0.5, 0.5, 0.5, -0.5))  # another rotation stays another

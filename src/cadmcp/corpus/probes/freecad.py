@@ -7,6 +7,10 @@ from typing import Any
 
 DIGITS = 10
 DECIMALS = 6
+UNBOUNDED = 1e99
+"""A box side this far out is OpenCASCADE's infinity (1e100)."""
+SIGN_CLEAR = 1e-9
+"""A quaternion component this far from 0 decides the sign of the rotation's canonical form."""
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 NEGATIVE_ZERO = re.compile(r"(?<![\d.])-0(?![\d.])")
 GEOMETRY = (
@@ -41,6 +45,13 @@ def number(value: float) -> float:
     return float(f"{round(value, DECIMALS):.{DIGITS}g}") + 0.0
 
 
+def rotation(q: Any) -> list[float]:
+    """A rotation's quaternion with its first clear component positive: q and -q are one rotation,
+    and FreeCAD's matrix-to-quaternion conversion gives either on a last-bit difference."""
+    lead = next((c for c in q if abs(c) > SIGN_CLEAR), 1.0)
+    return [number(c if lead > 0 else -c) for c in q]
+
+
 def canon(value: Any) -> Any:
     """A JSON-ready value for a property: objects by name, placements and vectors as numbers."""
     if isinstance(value, bool) or value is None or isinstance(value, int | str):
@@ -57,7 +68,7 @@ def canon(value: Any) -> Any:
     if kind == "Vector":
         return [number(value.x), number(value.y), number(value.z)]
     if kind == "Rotation":
-        return [number(q) for q in value.Q]
+        return rotation(value.Q)
     if kind == "Placement":
         return [canon(value.Base), canon(value.Rotation)]
     if kind == "Matrix":
@@ -77,8 +88,10 @@ def shape_measures(shape: Any) -> Any:
     if shape is None or shape.isNull():
         return None
     box = _exact_box(shape)
+    corners = (box.XMin, box.YMin, box.ZMin, box.XMax, box.YMax, box.ZMax)
     measures: dict[str, Any] = {
-        "bbox": [number(v) for v in (box.XMin, box.YMin, box.ZMin, box.XMax, box.YMax, box.ZMax)],
+        # an infinite face (a datum plane) has no box: a last-bit turn of it moves a side to infinity
+        "bbox": "unbounded" if max(abs(v) for v in corners) >= UNBOUNDED else [number(v) for v in corners],
         "placement": canon(shape.Placement),
         "topology": [len(shape.Solids), len(shape.Faces), len(shape.Edges), len(shape.Vertexes)],
     }
