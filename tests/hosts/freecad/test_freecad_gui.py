@@ -5,6 +5,8 @@ already running."""
 from __future__ import annotations
 
 import ast
+import base64
+import io
 import os
 import signal
 import subprocess
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 from freecad_helpers import FreeCAD, padded_sketch, text_of, wait_for_freecad
-from PIL import ImageChops
+from PIL import Image, ImageChops
 
 from cadmcp.wire.endpoints import list_endpoints
 
@@ -63,6 +65,44 @@ async def test_calls_run_on_the_gui_thread_and_the_screenshot_shows_the_new_part
         titles = [d["title"] for d in listed["documents"]]
         assert titles[0] == "bracket.FCStd" and titles[1].startswith("Blank")
         assert listed["active"] == titles[1]
+
+
+ROW_FAR_AND_EMPTY = """
+doc = App.newDocument("Row")
+for i in range(12):
+    box = doc.addObject("Part::Box", f"Box{i}")
+    box.Placement.Base = Vector(i * 20, 0, 0)
+doc.addObject("Part::Box", "Far").Placement.Base = Vector(1e6, 0, 0)
+doc.addObject("Part::Feature", "Empty")
+doc.recompute()
+doc.getObject("Box0").Length = 0  # its recompute fails: the window keeps drawing the last box
+"""
+
+
+async def test_a_window_picture_frames_the_model_and_names_what_it_leaves_out(
+    gui_env: dict[str, str], hosts: Any, daemon: Any
+) -> None:
+    hosts.start("freecad", "--gui", timeout=GUI_START_S)
+    async with daemon(**gui_env) as session:
+        await wait_for_freecad(session)
+        fc = FreeCAD(session)
+        assert not (await fc.run(ROW_FAR_AND_EMPTY)).is_error
+        result = await fc.invoke("view_screenshot", {"width": 400, "height": 300, "view": "isometric"})
+        assert not result.is_error, text_of(result)
+        seen = result.structured_content
+        reasons = {o["object"]: o["reason"] for o in seen["omitted"]}
+        assert reasons.keys() == {"Far", "Empty"} and "far from the rest" in reasons["Far"], reasons
+        assert "empty shape" in reasons["Empty"]
+        assert seen["drawnCount"] == 12 and [o["object"] for o in seen["outdated"]] == ["Box0"]
+        notes = text_of(result)
+        assert "[INCOMPLETE VIEW]" in notes and "Far" in notes and "[OUTDATED VIEW]" in notes
+        image = next(c for c in result.content if c.type == "image")
+        picture = Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")
+        left, _, right, _ = ImageChops.difference(picture, Image.new("RGB", picture.size, "white")).getbbox()
+        assert right - left > 200, "the row of boxes fills the frame instead of shrinking to a dot"
+        current = (await fc.invoke("view_screenshot", {"width": 400, "view": "current"})).structured_content
+        assert current["view"] == "current"  # the user's camera: nothing is framed out, only outside it
+        assert not [o for o in current["omitted"] if "far from the rest" in o["reason"]]
 
 
 TICKER = """

@@ -643,7 +643,7 @@ class FreeCADAdapter:
         view = options.get("view", "isometric")
         if self.gui is not None:
             try:
-                return Shot(self.gui.screenshot(doc, width, height, view))
+                return Shot(*self.gui.screenshot(doc, width, height, view))
             except Exception as exc:  # no usable 3D view: fall back to the tessellation, and say so
                 shot = self._rendered(doc, width, height, view)
                 shot.notes.insert(

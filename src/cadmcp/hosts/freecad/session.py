@@ -26,6 +26,7 @@ from PySide2 import QtWidgets
 
 from cadmcp.host.builtins import fit_height
 from cadmcp.hosts.freecad.qtloop import EventPump, QtPoster, StatusLabel
+from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
     from cadmcp.host.hosting import DocumentHost
@@ -91,8 +92,13 @@ class GuiBridge:
         if active is not None and active.Document is doc:
             Gui.runCommand("Std_Save")
 
-    def screenshot(self, doc: Any, width: int, height: int | None, view: str) -> bytes:
-        """The document's 3D view rendered off-screen at the size asked, the user's camera kept."""
+    def screenshot(
+        self, doc: Any, width: int, height: int | None, view: str
+    ) -> tuple[bytes, list[str], dict[str, Any] | None]:
+        """The document's 3D view rendered off-screen at the size asked, the user's camera kept, with
+        notes and the coverage of what the picture leaves out (:mod:`cadmcp.hosts.freecad.gui_view`)."""
+        from cadmcp.hosts.freecad import gui_view
+
         v = self.view3d(doc)
         if height is None:
             try:
@@ -108,8 +114,20 @@ class GuiBridge:
             if view != "current":
                 getattr(v, VIEW_METHODS[view])()
                 v.fitAll()
+            notes: list[str] = []
+            coverage: dict[str, Any] | None = None
+            try:
+                scene = gui_view.window_scene(doc)
+                framed_out = gui_view.frame(scene, v.getCameraNode(), width / height, view == "current")
+                notes, coverage = gui_view.coverage(scene, view, framed_out)
+            except Exception as exc:
+                notes = [
+                    f"[UNCHECKED VIEW] What this picture leaves out could not be worked out "
+                    f"({type(exc).__name__}: {echo(str(exc), 120)}); the model context lists the visible "
+                    "objects."
+                ]
             v.saveImage(name, width, height, "White")
-            return Path(name).read_bytes()
+            return Path(name).read_bytes(), notes, coverage
         finally:
             v.setCamera(camera)
             Path(name).unlink(missing_ok=True)
