@@ -8,7 +8,11 @@ names) declares more, each of one kind:
 - ``document``: an adapter behind the built-in surface, started by cadmcp's own host
   runtime (``"adapter": "path/to/notes_host.py:open_notebooks"`` in the file);
 - ``command``: any program that serves a cadmcp endpoint, started as configured
-  (``"command": ["mycad", "--cadmcp", "{filePath}"]``).
+  (``"command": ["mycad", "--cadmcp", "{filePath}"]``);
+- ``mcp``: someone else's MCP server, fronted by a small cadmcp proxy process that serves it on
+  our endpoint like any host (``"server": {"command": "mcp-server-time", "args": [...]}`` or
+  ``"server": {"url": "https://.../mcp", "headers": {"Authorization": "Bearer env:TOKEN"}}``;
+  docs/hosts/foreign.md).
 
 Importing this module is cheap (the daemon does): adapters are named, never imported, here.
 """
@@ -32,8 +36,10 @@ __all__ = [
     "COMMAND",
     "CONFIG_ENV",
     "DOCUMENT",
+    "FOREIGN",
     "Application",
     "ConfigError",
+    "ForeignServer",
     "StartRequest",
     "applications",
     "config_path",
@@ -48,7 +54,42 @@ DOCUMENT = "document"
 """An adapter behind the built-in surface, served by cadmcp's host runtime."""
 COMMAND = "command"
 """A program started as configured; it serves its own endpoint."""
-KINDS = (DOCUMENT, COMMAND)
+FOREIGN = "mcp"
+"""Someone else's MCP server (stdio command or streamable HTTP URL) behind a cadmcp proxy process."""
+KINDS = (DOCUMENT, COMMAND, FOREIGN)
+MAX_CONFIG_ITEMS = 256
+"""Arguments, environment variables or headers one foreign server entry may name."""
+
+
+@dataclass(frozen=True)
+class ForeignServer:
+    """How to reach one foreign MCP server: a stdio command, or a streamable HTTP URL.
+
+    Values in ``env`` and ``headers`` may be references resolved only when the proxy connects:
+    ``env:VAR`` (an environment variable of the proxy) or ``file:PATH`` (a private file, mode 0600),
+    alone or after a prefix word (``"Bearer env:TOKEN"``); the configuration holds no secret.
+    """
+
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    call_timeout: float = 120.0
+    """Seconds one call may take before the proxy fails it (a hung server fails only its calls)."""
+    connect_timeout: float = 30.0
+    """Seconds to start, connect and list before an attempt counts as failed."""
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    def describe(self) -> str:
+        """What the server is, for the host state and messages (never a header's value)."""
+        if self.url:
+            return self.url
+        return " ".join([self.command or "", *self.args])[:300]
 
 
 @dataclass(frozen=True)
@@ -99,11 +140,15 @@ class Application:
     origin: str = "built-in"
     """Where it was declared: ``built-in`` or the configuration file's path."""
     summary: str = ""
+    server: ForeignServer | None = None
+    """For ``mcp`` applications: the foreign server the proxy fronts."""
 
     def launch_command(self) -> tuple[str, ...]:
         """The command `launch_host` runs (before its slots are filled in)."""
         if self.kind == COMMAND:
             return self.command
+        if self.kind == FOREIGN:
+            return (sys.executable, "-m", "cadmcp", "host", self.key)
         return (sys.executable, "-m", "cadmcp", "host", self.key, *self.launch_args)
 
     def host_version(self) -> str:
@@ -214,9 +259,74 @@ def _command(path: Path, name: str, value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _strings(path: Path, where: str, value: Any, kind: type) -> Any:
+    if value is None:
+        return kind()
+    if kind is tuple:
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    else:
+        ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    if not ok or len(value) > MAX_CONFIG_ITEMS:
+        shape = "a list of strings" if kind is tuple else 'an object of strings like {"K": "env:VAR"}'
+        raise ConfigError(path, f"{where} must be {shape} (at most {MAX_CONFIG_ITEMS})")
+    return tuple(value) if kind is tuple else {str(k): v for k, v in value.items()}
+
+
+def _seconds(path: Path, where: str, value: Any, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.1 <= value <= 3600:
+        raise ConfigError(path, f"{where} must be a number of seconds between 0.1 and 3600")
+    return float(value)
+
+
+def _foreign_server(path: Path, name: str, raw: Any) -> ForeignServer:
+    where = f"hosts.{name}.server"
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            path, f'{where} must be an object: {{"command": "...", "args": [...]}} or {{"url": "..."}}'
+        )
+    command, url = raw.get("command"), raw.get("url")
+    if (command is None) == (url is None):
+        raise ConfigError(path, f"{where} needs exactly one of command (stdio) or url (streamable HTTP)")
+    if command is not None and (not isinstance(command, str) or not command.strip()):
+        raise ConfigError(path, f"{where}.command must be the program to run (put its arguments in args)")
+    if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+        raise ConfigError(path, f"{where}.url must be an http:// or https:// URL")
+    cwd = raw.get("cwd")
+    if cwd is not None and not isinstance(cwd, str):
+        raise ConfigError(path, f"{where}.cwd must be a folder path")
+    return ForeignServer(
+        command=command,
+        args=_strings(path, f"{where}.args", raw.get("args"), tuple),
+        env=_strings(path, f"{where}.env", raw.get("env"), dict),
+        cwd=str((path.parent / Path(cwd).expanduser()).resolve()) if cwd else None,
+        url=url,
+        headers=_strings(path, f"{where}.headers", raw.get("headers"), dict),
+        call_timeout=_seconds(path, f"{where}.callTimeoutSeconds", raw.get("callTimeoutSeconds"), 120.0),
+        connect_timeout=_seconds(
+            path, f"{where}.connectTimeoutSeconds", raw.get("connectTimeoutSeconds"), 30.0
+        ),
+    )
+
+
 def _configured_one(path: Path, name: str, entry: Any) -> Application:
     if not isinstance(entry, dict):
         raise ConfigError(path, f"hosts.{name} must be an object with a command")
+    if "server" in entry:
+        if "command" in entry or "adapter" in entry:
+            raise ConfigError(path, f"hosts.{name} names a server, so it takes no command or adapter")
+        version = str(entry["version"]) if entry.get("version") is not None else None
+        return Application(
+            str(name),
+            str(name),
+            kind=FOREIGN,
+            takes_files=False,
+            version=version,
+            origin=str(path),
+            server=_foreign_server(path, str(name), entry["server"]),
+            summary=str(entry.get("summary") or "")[:200],
+        )
     extensions = entry.get("extensions") or []
     if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
         raise ConfigError(path, f'hosts.{name}.extensions must be a list like [".abc"]')

@@ -108,7 +108,9 @@ def _run_host(args: argparse.Namespace) -> int:
     # a built-in first: a configured command named like one may well run `cadmcp host KEY` itself
     app = applications.find(args.kind, applications.BUILTIN)
     try:
-        configured = [a for a in applications.configured() if a.kind == applications.DOCUMENT]
+        configured = [
+            a for a in applications.configured() if a.kind in (applications.DOCUMENT, applications.FOREIGN)
+        ]
     except applications.ConfigError as exc:
         if app is None:
             print(f"cadmcp host {args.kind}: {exc}", file=sys.stderr)
@@ -132,6 +134,10 @@ def _run_host(args: argparse.Namespace) -> int:
     )
     if app.starter is not None:
         return int(applications.resolve(app.starter)(request))
+    if app.kind == applications.FOREIGN:
+        from cadmcp.foreign.proxy import serve
+
+        return serve(app, request)
     from cadmcp.host.hosting import serve_application
 
     return serve_application(app, request)
@@ -212,6 +218,11 @@ def _run_daemon(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] in (["host", "add"], ["host", "remove"]):
+        from cadmcp.foreign.cli import main as foreign_main
+
+        return foreign_main(argv[1:])
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "host" and not any(e.startswith("-") for e in extra):

@@ -30,6 +30,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from cadmcp.daemon import pulse
 from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
 from cadmcp.daemon.hostlink import HostLink, Link
+from cadmcp.daemon.limits import MAX_HOST_RESOURCES, MAX_HOST_TOOLS, catalog_problem, clip_descriptions
 from cadmcp.daemon.search import SearchIndex, capability_docs, meta_domain
 from cadmcp.wire import endpoints, sockets
 from cadmcp.wire.meta import DOMAIN, HOST_STATE
@@ -55,6 +56,10 @@ PROBE_MISSES = 2
 """Probes in a row a host may miss before its connection is failed (see `_watch_liveness`)."""
 REFRESH_BUSY_RETRIES = 30
 """Catalog listings retried (each up to `list_timeout`) while a busy host holds the GIL."""
+
+
+class CatalogRefused(ValueError):
+    """A host's listing is over the daemon's bounds (`cadmcp.daemon.limits`); the message says why."""
 
 
 class HostUnresponsive(ConnectionError):
@@ -308,11 +313,17 @@ class HostDirectory:
         """List the host's whole catalog and swap its entry (and search segment) at once."""
         started = time.perf_counter()
         with anyio.fail_after(self.list_timeout):
-            tools, meta = await link.list_all("tools/list", "tools", self.list_timeout)
-            resources, _ = await link.list_all("resources/list", "resources", self.list_timeout)
-            templates, _ = await link.list_all(
-                "resources/templates/list", "resourceTemplates", self.list_timeout
+            tools, meta = await link.list_all("tools/list", "tools", self.list_timeout, MAX_HOST_TOOLS)
+            resources, _ = await link.list_all(
+                "resources/list", "resources", self.list_timeout, MAX_HOST_RESOURCES
             )
+            templates, _ = await link.list_all(
+                "resources/templates/list", "resourceTemplates", self.list_timeout, MAX_HOST_RESOURCES
+            )
+        problem = catalog_problem(tools, resources, templates)
+        if problem is not None:
+            raise CatalogRefused(f"catalog refused: {problem}; ask its author for a smaller one")
+        tools, resources, templates = (clip_descriptions(x) for x in (tools, resources, templates))
         state = meta.get(HOST_STATE)
         info = link.server_info
         entry = HostEntry.build(

@@ -8,6 +8,7 @@ from cadmcp.daemon.catalog import KINDS, Capability
 from cadmcp.daemon.errors import validation_error
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import DEFAULT_LIMIT
+from cadmcp.daemon.screening import flag
 from cadmcp.daemon.search.catalog import template_params
 from cadmcp.wire.echo import echo
 
@@ -81,6 +82,8 @@ def item(
         out["why"] = why
     if cap.title:
         out["title"] = cap.title
+    if (warning := flag(cap.raw)) is not None:
+        out["flag"] = warning
     if detail == "schema" and cap.kind == "tool":
         out["inputSchema"] = cap.raw.get("inputSchema") or {"type": "object"}
     return out

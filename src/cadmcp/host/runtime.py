@@ -496,8 +496,17 @@ class HostRuntime:
             if self._tg is not None:  # warm-ups waiting for an application thread that has stopped
                 self._tg.cancel_scope.cancel()
 
-    def start(self, timeout: float = 10.0) -> Path:
-        """Start MCP I/O on a background thread; returns the endpoint once it accepts connections."""
+    def start(
+        self,
+        timeout: float = 10.0,
+        prepare: Callable[[anyio.abc.TaskGroup], Any] | None = None,
+    ) -> Path:
+        """Start MCP I/O on a background thread; returns the endpoint once it accepts connections.
+
+        ``prepare(task_group)``, when given, is awaited on the I/O loop before the endpoint serves:
+        it may start tasks that live as long as the host (a link to an outside server) and may set
+        :attr:`version`, which names the endpoint.
+        """
         global _current
         _current = self
 
@@ -507,6 +516,8 @@ class HostRuntime:
                 self._loaded = anyio.Event()
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
+                    if prepare is not None:
+                        await prepare(tg)
                     with self._warm_up_lock:
                         loads = list(self._loads)
                     self._loads_pending = len(loads)
@@ -553,8 +564,9 @@ class HostRuntime:
         if self._io_thread is not None and self._io_thread is not threading.current_thread():
             self._io_thread.join(timeout=5)
 
-    def run(self) -> None:
-        """Serve until SIGINT/SIGTERM with the calling thread as the application thread.
+    def run(self, timeout: float = 10.0, prepare: Callable[[anyio.abc.TaskGroup], Any] | None = None) -> None:
+        """Serve until SIGINT/SIGTERM with the calling thread as the application thread
+        (``timeout`` and ``prepare`` as for :meth:`start`).
 
         The signal handler only sets flags (no locks), so a second signal while stopping cannot
         deadlock; a third one ends the process at once, endpoint removed.
@@ -577,7 +589,7 @@ class HostRuntime:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError):
                 signal.signal(sig, on_signal)
-        self.start()
+        self.start(timeout, prepare)
         try:
             app_thread.run_forever()
         finally:

@@ -1,0 +1,438 @@
+"""The foreign-host proxy: someone else's MCP server served on a cadmcp endpoint like any host.
+
+One proxy process per configured ``mcp`` application. It keeps one client session to the server
+(started as a child over stdio, or reached over streamable HTTP, in either protocol era), keeps
+the server's last good catalog, and serves it through the host runtime, which gives it the
+endpoint, call logs, list-change announcements and the host state every host has.
+
+- The server is supervised: when it exits, closes its connection or stops answering probes, its
+  calls in flight fail, the host state says ``phase: down`` with the reason, and it is started
+  again with backoff (1 s doubling to 30 s). Its ids stay valid while it comes back with the same
+  catalog (the proxy's host instance id does not change).
+- Every call is bounded by the server's ``callTimeoutSeconds``: a hung server fails only its own
+  calls. Listing never waits on the server: the daemon lists the proxy's copy.
+- A server that asks for input mid-call (``elicitation/create``, 2025 era) gets it through the
+  protocol's own multi-round results: the call answers ``input_required`` and its retry carries
+  the answer back to the waiting server (:mod:`cadmcp.foreign.rounds`). A 2026-era server's own
+  ``input_required`` passes through untouched.
+- Prompts are served as resource templates ``prompt://NAME{?arg,...}``: reading one returns the
+  server's ``prompts/get`` result as JSON, so they are found and read like any resource.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import tempfile
+import time
+from typing import Any
+from urllib.parse import quote, unquote
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.client.subscriptions import listen
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp.shared.uri_template import UriTemplate
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from cadmcp.applications import Application, ForeignServer, StartRequest
+from cadmcp.foreign import link
+from cadmcp.foreign.rounds import Rounds
+from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.passthrough import PassThroughSession
+
+log = logging.getLogger("cadmcp.foreign")
+
+PROMPT_SCHEME = "prompt://"
+BACKOFF_START = 1.0
+BACKOFF_MAX = 30.0
+PROBE_INTERVAL = 1.0
+PROBE_TIMEOUT = 3.0
+PROBE_MISSES = 2
+MAX_LIST_ITEMS = 10_000
+"""Items of one kind the proxy pages through; the daemon's catalog bounds are far smaller
+(`cadmcp.daemon.limits`), so a longer list is refused there with its size."""
+MAX_REASON_CHARS = 600
+
+
+class ForeignSession(PassThroughSession):
+    """The proxy's session to the foreign server."""
+
+
+class ServerDown(MCPError):
+    """The foreign server is not connected right now."""
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text[:MAX_REASON_CHARS]
+
+
+def _complete(result: dict[str, Any], *, read: bool = False) -> dict[str, Any]:
+    """A result as the 2026-07-28 wire needs it: a 2025-era server's result names no resultType,
+    and its reads no cache hint (a read without one is not a read result on that wire)."""
+    out = result if "resultType" in result else {**result, "resultType": "complete"}
+    if read and "ttlMs" not in out:
+        out = {"ttlMs": 0, "cacheScope": "private", **out}
+    return out
+
+
+def _prompt_template(prompt: dict[str, Any]) -> dict[str, Any]:
+    """A foreign prompt as the resource template its reads go through."""
+    name = str(prompt.get("name") or "")
+    args = [a.get("name") for a in prompt.get("arguments") or [] if isinstance(a, dict) and a.get("name")]
+    query = "{?" + ",".join(args) + "}" if args else ""
+    described = [
+        f"{a['name']}{'' if a.get('required') else ' (optional)'}: {a.get('description') or ''}".strip()
+        for a in prompt.get("arguments") or []
+        if isinstance(a, dict) and a.get("name")
+    ]
+    description = str(prompt.get("description") or f"The {name} prompt")
+    if described:
+        description += " Arguments: " + "; ".join(described)
+    return {
+        "uriTemplate": f"{PROMPT_SCHEME}{quote(name, safe='')}{query}",
+        "name": name,
+        "title": prompt.get("title"),
+        "description": f"Prompt. {description}",
+        "mimeType": "application/json",
+    }
+
+
+def _validated(kind: type, items: list[Any], what: str) -> list[Any]:
+    out = []
+    for n, item in enumerate(items):
+        try:
+            out.append(kind.model_validate(item))
+        except ValidationError as exc:
+            name = item.get("name") if isinstance(item, dict) else None
+            first = exc.errors()[0] if exc.errors() else {}
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise CatalogRefused(
+                f"its {what} list is malformed: item {n}{f' ({str(name)[:60]!r})' if name else ''} "
+                f"{where or ''}: {str(first.get('msg', exc))[:200]}"
+            ) from None
+    return out
+
+
+class CatalogRefused(ValueError):
+    """The server's catalog cannot be served as it is; the message says why."""
+
+
+class ForeignHost:
+    """Supervises one foreign server and serves its catalog to the host runtime."""
+
+    def __init__(self, app: Application) -> None:
+        if app.server is None:
+            raise ValueError(f"{app.name} is not a foreign server")
+        self.app = app
+        self.config: ForeignServer = app.server
+        self.session: ForeignSession | None = None
+        self.tools: list[types.Tool] = []
+        self.resources: list[types.Resource] = []
+        self.templates: list[types.ResourceTemplate] = []
+        self.prompts: dict[str, dict[str, Any]] = {}
+        self.server_info: types.Implementation | None = None
+        self.protocol_version: str | None = None
+        self.rounds = Rounds()
+        self.state: dict[str, Any] = {"phase": "starting"}
+        self.down_reason: str | None = None
+        self.retry_at: float | None = None
+        self.restarts = 0
+        self.server_pid: int | None = None
+        self.first_attempt = anyio.Event()
+        self._changed: list[Any] = []
+        # the server's stderr, for the reason it went down (open as long as the proxy runs)
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+
+    # -- what the runtime is told --------------------------------------------------------------
+    def on_change(self, notify: Any) -> None:
+        """Call ``notify(state)`` whenever the catalog or the state changes."""
+        self._changed.append(notify)
+
+    def _publish(self, **state: Any) -> None:
+        self.state = {k: v for k, v in state.items() if v is not None}
+        for notify in self._changed:
+            notify(self.state)
+
+    def _server_state(self, phase: str, **more: Any) -> None:
+        info = self.server_info
+        self._publish(
+            phase=phase,
+            foreign={
+                "transport": self.config.transport,
+                "server": self.config.describe(),
+                **({"serverName": info.name, "serverVersion": info.version} if info else {}),
+                **({"protocolVersion": self.protocol_version} if self.protocol_version else {}),
+                **({"pid": self.server_pid} if self.server_pid else {}),
+                "restarts": self.restarts,
+            },
+            **more,
+        )
+
+    # -- supervision ---------------------------------------------------------------------------
+    async def supervise(self) -> None:
+        """Connect, serve, and start the server again with backoff whenever it goes, forever."""
+        delay = BACKOFF_START
+        while True:
+            started = time.monotonic()
+            try:
+                await self._connect_once()
+                reason = "the server closed its connection"
+            except CatalogRefused as exc:
+                reason = f"refused: {exc}"
+            except Exception as exc:
+                reason = _describe(exc)
+            self.session = None
+            tail = link.tail(self._stderr)
+            if tail and self.config.transport == "stdio":
+                reason = f"{reason}; its stderr ends with: {tail[-400:]}"
+            self.rounds.fail_all(reason)
+            if time.monotonic() - started > 2 * BACKOFF_MAX:
+                delay = BACKOFF_START  # it had been up for a while: a fresh failure
+            self.down_reason = reason
+            self.retry_at = time.monotonic() + delay
+            refused = reason.startswith("refused:")
+            self._server_state("refused" if refused else "down", error=reason, retryInSeconds=round(delay, 1))
+            log.warning("%s is %s: %s (again in %.0f s)", self.app.name, self.state["phase"], reason, delay)
+            self.first_attempt.set()
+            await anyio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
+            self.restarts += 1
+
+    async def _connect_once(self) -> None:
+        changes_send, changes_recv = anyio.create_memory_object_stream[str](8)
+
+        async def on_message(message: Any) -> None:
+            root = getattr(message, "root", message)
+            method = getattr(root, "method", "") or ""
+            if method.endswith("list_changed"):
+                with contextlib.suppress(anyio.WouldBlock):
+                    changes_send.send_nowait(method)
+
+        before = link.children(set())
+        self._stderr.seek(0)
+        self._stderr.truncate()
+        async with (
+            link.transport(self.config, self._stderr) as (read, write),
+            ForeignSession(
+                read, write, elicitation_callback=self.rounds.elicit, message_handler=on_message
+            ) as session,
+        ):
+            if self.config.transport == "stdio":
+                new = link.children(before)
+                self.server_pid = min(new) if new else None
+            with anyio.fail_after(self.config.connect_timeout):
+                self.protocol_version = await session.connect()
+                self.server_info = session.server_info
+                await self._list(session)
+            self.session = session
+            self.down_reason = self.retry_at = None
+            self._server_state("ready")
+            log.info("%s connected: %d tools", self.app.name, len(self.tools))
+            self.first_attempt.set()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_liveness, session)
+                if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    with contextlib.suppress(MCPError):  # a server with nothing to listen to
+                        async with listen(
+                            session, tools_list_changed=True, resources_list_changed=True
+                        ) as events:
+                            async for _ in events:
+                                await self._relist(session)
+                async for _ in changes_recv:
+                    await self._relist(session)
+                tg.cancel_scope.cancel()
+
+    async def _relist(self, session: ForeignSession) -> None:
+        with anyio.fail_after(self.config.connect_timeout):
+            await self._list(session)
+        self._server_state("ready")
+
+    async def _watch_liveness(self, session: ForeignSession) -> None:
+        misses = 0
+        while True:
+            await anyio.sleep(PROBE_INTERVAL)
+            try:
+                with anyio.fail_after(PROBE_TIMEOUT):
+                    await session.probe()
+                misses = 0
+            except TimeoutError:
+                misses += 1
+                if misses >= PROBE_MISSES:
+                    raise ConnectionError(
+                        f"the server stopped answering (no reply to {misses} probes in "
+                        f"{misses * PROBE_TIMEOUT:g} s)"
+                    ) from None
+            except Exception as exc:
+                raise ConnectionError(f"the connection to the server is gone ({_describe(exc)})") from None
+
+    async def _list(self, session: ForeignSession) -> None:
+        caps = session.server_capabilities
+        timeout = self.config.connect_timeout
+
+        async def items(method: str, key: str, offered: Any) -> list[dict[str, Any]]:
+            if caps is not None and offered is None:
+                return []
+            found, _ = await session.list_all(method, key, timeout, max_items=MAX_LIST_ITEMS)
+            return found
+
+        tools = await items("tools/list", "tools", caps.tools if caps else True)
+        resources = await items("resources/list", "resources", caps.resources if caps else True)
+        templates = await items(
+            "resources/templates/list", "resourceTemplates", caps.resources if caps else True
+        )
+        prompts = await items("prompts/list", "prompts", caps.prompts if caps else True)
+        prompt_items = [p for p in prompts if isinstance(p, dict)]
+        typed_tools = _validated(types.Tool, tools, "tools")
+        typed_resources = _validated(types.Resource, resources, "resources")
+        typed_templates = _validated(types.ResourceTemplate, templates, "resource templates")
+        _validated(types.Prompt, prompts, "prompts")
+        typed_templates += _validated(
+            types.ResourceTemplate, [_prompt_template(p) for p in prompt_items], "prompts"
+        )
+        self.tools, self.resources, self.templates = typed_tools, typed_resources, typed_templates
+        self.prompts = {str(p["name"]): p for p in prompt_items}
+
+    # -- serving -------------------------------------------------------------------------------
+    def _live(self) -> ForeignSession:
+        if self.session is not None:
+            return self.session
+        wait = (
+            f" It is started again in {max(0.0, self.retry_at - time.monotonic()):.0f} s;"
+            if self.retry_at
+            else ""
+        )
+        raise ServerDown(
+            code=types.INTERNAL_ERROR,
+            message=f"The {self.app.name} server is down ({self.down_reason or 'starting'}).{wait} "
+            "call again then, or call list_host_instances to see its state.",
+            data={"type": "server_down", "reason": self.down_reason},
+        )
+
+    def provider(self) -> Server[Any]:
+        """The low-level server whose handlers the host runtime calls (the proxied catalog)."""
+
+        async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=self.tools)
+
+        async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
+            return types.ListResourcesResult(resources=self.resources)
+
+        async def list_templates(
+            ctx: ServerRequestContext[Any], params: Any
+        ) -> types.ListResourceTemplatesResult:
+            return types.ListResourceTemplatesResult(resource_templates=self.templates)
+
+        async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+            state = params.request_state
+            if self.rounds.owns(state):
+                return await self.rounds.resume(state, params.input_responses, ctx)
+            session = self._live()
+            raw: dict[str, Any] = {"name": params.name, "arguments": params.arguments or {}}
+            if params.input_responses:  # a 2026-era server's own rounds pass through
+                raw["inputResponses"] = {
+                    k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    if hasattr(v, "model_dump")
+                    else v
+                    for k, v in params.input_responses.items()
+                }
+            if state is not None:
+                raw["requestState"] = state
+
+            async def run(on_progress: Any) -> dict[str, Any]:
+                try:
+                    result = await session.raw_request(
+                        "tools/call", raw, timeout=self.config.call_timeout, on_progress=on_progress
+                    )
+                    return _complete(result)
+                except TimeoutError:
+                    raise MCPError(
+                        code=types.INTERNAL_ERROR,
+                        message=f"The {self.app.name} server did not answer {params.name} within "
+                        f"{self.config.call_timeout:g} s (its callTimeoutSeconds); the call was cancelled "
+                        "there. Try again later, or with less work.",
+                        data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
+                    ) from None
+
+            return await self.rounds.start(run, ctx, tg=self._tg)
+
+        async def read_resource(
+            ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+        ) -> Any:
+            session = self._live()
+            uri = str(params.uri)
+            if uri.startswith(PROMPT_SCHEME):
+                return await self._get_prompt(session, uri)
+            with anyio.fail_after(self.config.call_timeout):
+                return _complete(await session.raw_request("resources/read", {"uri": uri}), read=True)
+
+        return Server(
+            f"foreign-{self.app.name}",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+        )
+
+    async def _get_prompt(self, session: ForeignSession, uri: str) -> dict[str, Any]:
+        for template in self.templates:
+            if not template.uri_template.startswith(PROMPT_SCHEME):
+                continue
+            matched = UriTemplate.parse(template.uri_template).match(uri)
+            if matched is None:
+                continue
+            name = unquote(template.uri_template[len(PROMPT_SCHEME) :].split("{", 1)[0])
+            args = {k: str(v) for k, v in matched.items() if v not in (None, "")}
+            with anyio.fail_after(self.config.call_timeout):
+                result = await session.raw_request("prompts/get", {"name": name, "arguments": args})
+            contents = [{"uri": uri, "mimeType": "application/json", "text": dumps(result)}]
+            return _complete({"contents": contents}, read=True)
+        raise MCPError(
+            code=types.INVALID_PARAMS, message=f"No prompt of {self.app.name} matches {uri[:200]}."
+        )
+
+    _tg: anyio.abc.TaskGroup | None = None
+
+    async def start(self, tg: anyio.abc.TaskGroup) -> None:
+        """Start supervising in ``tg`` and wait (bounded) for the first attempt's outcome."""
+        self._tg = tg
+        tg.start_soon(self.supervise)
+        with anyio.move_on_after(self.config.connect_timeout + 1):
+            await self.first_attempt.wait()
+
+
+def serve(app: Application, request: StartRequest) -> int:
+    """`cadmcp host NAME` for a foreign server: the proxy process, until SIGINT/SIGTERM."""
+    from cadmcp.host.runtime import HostRuntime
+
+    host = ForeignHost(app)
+    runtime = HostRuntime(app.name, app.version or "0", instructions=None)
+    runtime.update_state(phase="starting")
+
+    async def prepare(tg: anyio.abc.TaskGroup) -> None:
+        await host.start(tg)
+        info = host.server_info
+        if app.version is None and info is not None and info.version:
+            runtime.version = info.version  # the server names itself (before the endpoint exists)
+
+    def changed(state: dict[str, Any]) -> None:
+        runtime.update_state(**{k: state.get(k) for k in ("phase", "error", "retryInSeconds", "foreign")})
+        runtime.catalog_changed()
+
+    host.on_change(changed)
+    runtime.add_server(host.provider(), origin=f"foreign:{app.name}")
+    try:
+        runtime.run(timeout=host.config.connect_timeout + 15, prepare=prepare)
+    except RuntimeError as exc:
+        print(f"cadmcp host {app.key}: {exc}", file=sys.stderr)
+        return 1
+    return 0

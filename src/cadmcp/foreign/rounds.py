@@ -1,0 +1,177 @@
+"""Input a foreign server asks for in the middle of a call, carried by multi-round results.
+
+A 2025-era server asks with a server-to-client `elicitation/create` while its `tools/call` is
+still open. The proxy keeps that call running in its own task, answers the daemon's request
+with `input_required` (the question as an `inputRequests` entry, a proxy token as
+`requestState`), and the retry that carries the `inputResponses` hands the answer to the waiting
+server, then waits for the call's next event (its result, or another question). So the daemon,
+its sealed state, its policy and its legacy-client fallback see a host like any other.
+
+A question no retry answers within `ROUND_TIMEOUT` is answered ``cancel``. The server's
+requests carry no call id over stdio; a question goes to the oldest call in flight that is not
+already asking.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+ROUND_PREFIX = "cadmcp-foreign-round:"
+ROUND_TIMEOUT = 600.0
+"""Seconds a question waits for its answer before the server is told ``cancel``."""
+INPUT_KEY = "elicitation"
+MAX_CALLS = 256
+"""Calls in flight through one proxy."""
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class _Call:
+    send: Any
+    recv: Any
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    reporter: Progress | None = None
+    asking: bool = False
+    answered: anyio.Event | None = None
+    answer: types.ElicitResult | None = None
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        reporter = self.reporter
+        if reporter is not None:
+            await reporter(progress, total, message)
+
+
+def _elicit_result(answer: Any) -> types.ElicitResult:
+    if answer is None:
+        return types.ElicitResult(action="cancel")
+    data = (
+        answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if hasattr(answer, "model_dump")
+        else answer
+    )
+    try:
+        return types.ElicitResult.model_validate(data)
+    except ValueError:
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message=f'inputResponses.{INPUT_KEY} must be an elicitation answer: {{"action": '
+            '"accept"|"decline"|"cancel", "content": {...}}.',
+        ) from None
+
+
+class Rounds:
+    """The calls in flight through the proxy and the questions waiting for their answers."""
+
+    def __init__(self) -> None:
+        self.calls: list[_Call] = []
+        self.waiting: dict[str, _Call] = {}
+
+    @staticmethod
+    def owns(state: str | None) -> bool:
+        """Whether a retry's `requestState` is the proxy's own (else it is the server's)."""
+        return isinstance(state, str) and state.startswith(ROUND_PREFIX)
+
+    async def start(
+        self,
+        run: Callable[[Progress], Awaitable[Any]],
+        ctx: ServerRequestContext[Any],
+        tg: anyio.abc.TaskGroup | None,
+    ) -> Any:
+        """Run one call (``run(progress)``) in ``tg`` and answer with its first event."""
+        if len(self.calls) >= MAX_CALLS:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"{MAX_CALLS} calls are already in flight to this server; wait for some to finish.",
+            )
+        send, recv = anyio.create_memory_object_stream[tuple[str, Any]](4)
+        call = _Call(send, recv)
+        self.calls.append(call)
+
+        async def body() -> None:
+            try:
+                with call.scope:
+                    try:
+                        await send.send(("result", await run(call.progress)))
+                    except Exception as exc:
+                        await send.send(("error", exc))
+            finally:
+                if call in self.calls:
+                    self.calls.remove(call)
+                send.close()
+
+        if tg is None:
+            raise RuntimeError("the proxy is not started")
+        tg.start_soon(body)
+        return await self._next(call, ctx)
+
+    async def _next(self, call: _Call, ctx: ServerRequestContext[Any]) -> Any:
+        call.reporter = ctx.session.report_progress if ctx.session is not None else None
+        try:
+            kind, value = await call.recv.receive()
+        except anyio.EndOfStream:
+            raise MCPError(code=types.INTERNAL_ERROR, message="The call ended without a result.") from None
+        except anyio.get_cancelled_exc_class():
+            call.scope.cancel()  # the caller gave up: so does the server's call
+            raise
+        finally:
+            call.reporter = None
+        if kind == "result":
+            return value
+        if kind == "error":
+            raise value
+        token = secrets.token_urlsafe(18)
+        self.waiting[token] = call
+        return types.InputRequiredResult(
+            input_requests={INPUT_KEY: types.ElicitRequest(params=value)},
+            request_state=ROUND_PREFIX + token,
+        )
+
+    async def resume(
+        self, state: str, responses: dict[str, Any] | None, ctx: ServerRequestContext[Any]
+    ) -> Any:
+        """A retry: give the waiting server its answer, then answer with the call's next event."""
+        call = self.waiting.pop(state[len(ROUND_PREFIX) :], None)
+        if call is None or call.answered is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message="This answer is for a question that is no longer waiting (answered already, "
+                f"unanswered for {ROUND_TIMEOUT:g} s, or the server restarted); call the tool again.",
+            )
+        call.answer = _elicit_result((responses or {}).get(INPUT_KEY))
+        call.answered.set()
+        return await self._next(call, ctx)
+
+    async def elicit(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """The session's elicitation callback: ask through the call in flight, wait for the answer."""
+        call = next((c for c in self.calls if not c.asking), None)
+        if call is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message="No call is in flight to ask through.")
+        call.asking, call.answer, call.answered = True, None, anyio.Event()
+        try:
+            await call.send.send(("ask", params))
+            with anyio.move_on_after(ROUND_TIMEOUT):
+                await call.answered.wait()
+            if call.answer is None:  # nobody answered: the server hears "cancel"
+                for token, waiting in list(self.waiting.items()):
+                    if waiting is call:
+                        del self.waiting[token]
+                return types.ElicitResult(action="cancel")
+            return call.answer
+        finally:
+            call.asking, call.answered = False, None
+
+    def fail_all(self, reason: str) -> None:
+        """The server is gone: forget the questions (their calls fail with the connection)."""
+        self.waiting.clear()
