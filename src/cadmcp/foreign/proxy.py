@@ -68,9 +68,15 @@ class ServerDown(MCPError):
     """The foreign server is not connected right now."""
 
 
-def _describe(exc: BaseException) -> str:
+def _unwrap(exc: BaseException) -> BaseException:
+    """The one error inside the single-exception groups the SDK's task groups add."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    exc = _unwrap(exc)
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return text[:MAX_REASON_CHARS]
 
@@ -183,13 +189,14 @@ class ForeignHost:
         delay = BACKOFF_START
         while True:
             started = time.monotonic()
+            refused = False
             try:
                 await self._connect_once()
                 reason = "the server closed its connection"
-            except CatalogRefused as exc:
-                reason = f"refused: {exc}"
             except Exception as exc:
-                reason = _describe(exc)
+                inner = _unwrap(exc)
+                refused = isinstance(inner, CatalogRefused)
+                reason = f"refused: {inner}" if refused else _describe(exc)
             self.session = None
             tail = link.tail(self._stderr)
             if tail and self.config.transport == "stdio":
@@ -197,9 +204,10 @@ class ForeignHost:
             self.rounds.fail_all(reason)
             if time.monotonic() - started > 2 * BACKOFF_MAX:
                 delay = BACKOFF_START  # it had been up for a while: a fresh failure
+            if refused:
+                delay = BACKOFF_MAX  # listed again now and then: the server may be fixed
             self.down_reason = reason
             self.retry_at = time.monotonic() + delay
-            refused = reason.startswith("refused:")
             self._server_state("refused" if refused else "down", error=reason, retryInSeconds=round(delay, 1))
             log.warning("%s is %s: %s (again in %.0f s)", self.app.name, self.state["phase"], reason, delay)
             self.first_attempt.set()

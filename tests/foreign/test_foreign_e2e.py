@@ -1,0 +1,281 @@
+"""Third-party MCP servers as hosts, through a real daemon and real SDK clients.
+
+mcp-server-time and mcp-server-git (PyPI) and @modelcontextprotocol/server-everything (npm) run
+as the servers of foreign hosts beside a DXF host: one search finds them all, invoke runs them,
+the servers' own input rounds, progress, resources and prompts pass through, and a server that
+dies, hangs or lists a bad catalog costs only itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from cadmcp.applications import CONFIG_ENV
+from tests.core.helpers import call, find, structured
+from tests.foreign.conftest import config_env, python_server, shape_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
+
+
+async def _hosts_ready(session: Any, names: set[str], timeout: float = 60.0) -> dict[str, dict[str, Any]]:
+    """The connected hosts by app name once every one of `names` is ready (its server listed)."""
+    with anyio.fail_after(timeout):
+        while True:
+            listing = await structured(session, "list_host_instances")
+            by_app = {h["hostApp"]: h for h in listing["hosts"]}
+            if names <= by_app.keys() and all(
+                by_app[n].get("state", {}).get("phase", "ready") == "ready" for n in names
+            ):
+                return by_app
+            await anyio.sleep(0.2)
+
+
+async def _item(session: Any, query: str, target: str, **kw: Any) -> dict[str, Any]:
+    items = await find(session, query, limit=32, **kw)
+    found = [i for i in items if i["target"] == target]
+    assert found, f"{target} not found for {query!r}: {[i['target'] for i in items]}"
+    return found[0]
+
+
+async def _invoke(session: Any, cap_id: str, arguments: dict[str, Any], **kw: Any) -> Any:
+    return await call(session, "invoke_dynamic", {"id": cap_id, "arguments": arguments}, **kw)
+
+
+def _git_repo(path: Path) -> Path:
+    path.mkdir()
+    for args in (["init", "-q"], ["config", "user.email", "t@example.com"], ["config", "user.name", "T"]):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    (path / "a.txt").write_text("hello\n")
+    return path
+
+
+async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
+    hosts: Any, daemon_client: Any, tmp_path: Path, everything: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _git_repo(tmp_path / "repo")
+    env = config_env(
+        tmp_path,
+        {
+            "Time": python_server("mcp_server_time", "--local-timezone", "UTC"),
+            "Git": python_server("mcp_server_git", "--repository", str(repo)),
+            "Everything": {"server": {"command": everything[0], "args": [everything[1], "stdio"]}},
+            "Poisoned": shape_server("poisoned"),
+        },
+        policy={"profile": "confirm-changes", "confirmTimeoutSeconds": 20},
+    )
+    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+    hosts.start("dxf", str(SAMPLE), timeout=60)
+    for name in ("Time", "Git", "Everything", "Poisoned"):
+        hosts.spawn(name)
+
+    async def unused(context: Any, params: Any) -> types.ElicitResult:  # declares elicitation
+        raise AssertionError("the daemon asks 2026-07-28 clients in an input round, not by request")
+
+    async with daemon_client(era="modern", env=env, elicitation_callback=unused) as session:
+        by_app = await _hosts_ready(session, {"Time", "Git", "Everything", "Poisoned", "DXF"})
+        assert by_app["Everything"]["state"]["foreign"]["serverName"] == "mcp-servers/everything"
+        assert by_app["Time"]["state"]["foreign"]["transport"] == "stdio"
+
+        # one search over every host: the foreign tools sit beside the DXF host's
+        items = await find(session, "current time in a timezone", limit=32)
+        apps = {i["hostApp"] for i in items}
+        assert "Time" in apps
+        both = await find(session, "layers of the drawing and git status", limit=32)
+        assert {"DXF", "Git"} <= {i["hostApp"] for i in both}
+
+        # invoke runs a third-party tool with the same ids and argument checks as ours
+        now = await _item(session, "current time timezone", "get_current_time")
+        result = await _invoke(session, now["id"], {"timezone": "Europe/Paris"})
+        assert not result.is_error, result
+        assert json.loads(result.content[0].text)["timezone"] == "Europe/Paris"
+        bad = await _invoke(session, now["id"], {"zone": "Europe/Paris"})
+        assert bad.is_error and bad.structured_content["type"] == "validation_error"
+
+        # a read-only foreign tool runs at once under confirm-changes; one without readOnlyHint asks first
+        status = await _item(session, "git status of the working tree", "git_status")
+        result = await _invoke(session, status["id"], {"repo_path": str(repo)})
+        assert not result.is_error and "a.txt" in result.content[0].text
+        add = await _item(session, "git add files to the staging area", "git_add")
+        asked = await _invoke(
+            session, add["id"], {"repo_path": str(repo), "files": ["a.txt"]}, allow_input_required=True
+        )
+        assert asked.result_type == "input_required", asked
+        assert "git_add" in json.dumps(asked.model_dump(mode="json", by_alias=True))
+        declined = await call(
+            session,
+            "invoke_dynamic",
+            {"id": add["id"], "arguments": {"repo_path": str(repo), "files": ["a.txt"]}},
+            allow_input_required=True,
+            input_responses={key: types.ElicitResult(action="decline") for key in asked.input_requests or {}},
+            request_state=asked.request_state,
+        )
+        assert declined.is_error and declined.structured_content["type"] == "not_confirmed"
+        staged = subprocess.run(
+            ["git", "diff", "--cached", "--name-only"], cwd=repo, capture_output=True, text=True
+        )
+        assert staged.stdout == ""  # nothing ran
+
+        # the server's own question mid-call (elicitation/create) arrives as an input round
+        elicit = await _item(session, "elicitation request", "trigger-elicitation-request")
+        first = await _invoke(session, elicit["id"], {}, allow_input_required=True)
+        assert first.result_type == "input_required", first
+        policy_keys = [k for k in first.input_requests or {} if k != "elicitation"]
+        answers = {k: types.ElicitResult(action="accept", content={"confirm": True}) for k in policy_keys}
+        result = first
+        for _ in range(3):  # the policy's question first (confirm-changes), then the server's own
+            if result.result_type != "input_required":
+                break
+            requests = result.input_requests or {}
+            answers = {
+                k: types.ElicitResult(action="accept", content={"name": "Ada", "check": True})
+                if k == "elicitation"
+                else types.ElicitResult(action="accept", content={"approve": True, "confirm": True})
+                for k in requests
+            }
+            result = await call(
+                session,
+                "invoke_dynamic",
+                {"id": elicit["id"], "arguments": {}},
+                allow_input_required=True,
+                input_responses=answers,
+                request_state=result.request_state,
+            )
+        assert result.result_type == "complete" and not result.is_error, result
+        assert "Ada" in " ".join(c.text for c in result.content if c.type == "text")
+
+        # progress notifications of the server reach the agent
+        long_op = await _item(session, "long running operation", "trigger-long-running-operation")
+        seen: list[float] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            seen.append(value)
+
+        result = await _invoke_confirmed(session, long_op["id"], {"duration": 1, "steps": 3}, progress)
+        assert not result.is_error, result
+        assert len(seen) >= 3, seen
+
+        # resources and prompts are read through the same ids
+        prompt = await _item(session, "arguments prompt city", "prompt://args-prompt{?city,state}")
+        read = await _invoke(session, prompt["id"], {"city": "Paris", "state": ""})
+        text = read.content[0].resource.text
+        assert "Paris" in json.loads(text)["messages"][0]["content"]["text"]
+
+        # someone else's text: a description that steers the agent is flagged, a plain one is not
+        poisoned = await find(
+            session, "add numbers", limit=32, hostInstanceId=by_app["Poisoned"]["hostInstanceId"]
+        )
+        flags = {i["target"]: i.get("flag") for i in poisoned}
+        assert flags["plain_tool"] is None
+        assert (
+            "not an instruction" in flags["add_numbers"]
+            and "which tool to call first" in flags["add_numbers"]
+        )
+        assert len(next(i for i in poisoned if i["target"] == "add_numbers")["description"]) <= 201
+        ours = await find(session, "", limit=32, hostInstanceId=by_app["DXF"]["hostInstanceId"])
+        assert ours and not any(i.get("flag") for i in ours)
+
+
+async def test_a_huge_catalog_is_refused_by_the_daemon_and_a_malformed_one_by_the_proxy(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = config_env(tmp_path, {"Huge": shape_server("huge"), "Malformed": shape_server("malformed")})
+    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+    hosts.spawn("Huge")
+    hosts.spawn("Malformed")
+    async with daemon_client(era="modern", env=env) as session:
+        with anyio.fail_after(60):
+            while True:
+                listing = await structured(session, "list_host_instances")
+                ends = {e["hostApp"]: e for e in listing["endpoints"]}
+                if ends.get("Huge", {}).get("error") and any(
+                    h["hostApp"] == "Malformed" for h in listing["hosts"]
+                ):
+                    break
+                await anyio.sleep(0.2)
+        huge = next(e for e in listing["endpoints"] if e["hostApp"] == "Huge")
+        assert huge["status"] == "failed" and "more than 1,000 tools" in huge["error"], huge
+        malformed = next(h for h in listing["hosts"] if h["hostApp"] == "Malformed")
+        assert malformed["state"]["phase"] == "refused" and "item 1" in malformed["state"]["error"]
+        assert malformed["capabilities"] == 0
+
+
+async def _invoke_confirmed(session: Any, cap_id: str, arguments: dict[str, Any], progress: Any) -> Any:
+    """An invoke under confirm-changes: the policy's question answered yes."""
+    result = await _invoke(session, cap_id, arguments, allow_input_required=True, progress_callback=progress)
+    if result.result_type == "input_required":
+        result = await call(
+            session,
+            "invoke_dynamic",
+            {"id": cap_id, "arguments": arguments},
+            allow_input_required=True,
+            progress_callback=progress,
+            input_responses={
+                k: types.ElicitResult(action="accept", content={"approve": True, "confirm": True})
+                for k in result.input_requests or {}
+            },
+            request_state=result.request_state,
+        )
+    return result
+
+
+async def test_a_killed_server_comes_back_and_a_hung_one_fails_only_its_calls(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = config_env(
+        tmp_path,
+        {"Time": python_server("mcp_server_time", "--local-timezone", "UTC", callTimeoutSeconds=3)},
+    )
+    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+    hosts.start("dxf", str(SAMPLE), timeout=60)
+    hosts.spawn("Time")
+    async with daemon_client(era="legacy", env=env) as session:
+        by_app = await _hosts_ready(session, {"Time", "DXF"})
+        first_pid = by_app["Time"]["state"]["foreign"]["pid"]
+        now = await _item(session, "current time timezone", "get_current_time")
+
+        os.kill(first_pid, signal.SIGKILL)
+        with anyio.fail_after(20):
+            while True:  # said to be down (with why) until it is back
+                state = (await _hosts_ready(session, {"DXF"}))["Time"]["state"]
+                if state["phase"] == "down":
+                    break
+                await anyio.sleep(0.1)
+        assert "error" in state
+        by_app = await _hosts_ready(session, {"Time", "DXF"})
+        back = by_app["Time"]["state"]["foreign"]
+        assert back["pid"] != first_pid and back["restarts"] >= 1
+        result = await _invoke(session, now["id"], {"timezone": "UTC"})  # the same id works again
+        assert not result.is_error, result
+
+        # a server that stops answering fails its own calls only; search and the DXF host go on
+        layers = await _item(session, "list the open documents", "list_documents")
+        os.kill(back["pid"], signal.SIGSTOP)
+        try:
+            async with anyio.create_task_group() as tg:
+                outcome: dict[str, Any] = {}
+
+                async def stuck() -> None:
+                    outcome["time"] = await _invoke(session, now["id"], {"timezone": "UTC"})
+
+                tg.start_soon(stuck)
+                await anyio.sleep(0.3)
+                with anyio.fail_after(2.5):  # well inside the hung server's 3 s call timeout
+                    dxf = await _invoke(session, layers["id"], {})
+                    found = await find(session, "layers", limit=5)
+                assert not dxf.is_error and found
+            failed = outcome["time"]
+            assert failed.is_error, failed
+            assert failed.structured_content["type"] in ("host_error", "host_lost"), failed.structured_content
+        finally:
+            os.kill(back["pid"], signal.SIGCONT)
