@@ -230,6 +230,15 @@ def _check_cadmcp(words: list[str], where: str) -> None:
     from cadmcp.cli import _parser
 
     words = [w for w in words if not (w.startswith("[") or w.endswith("]"))]  # [--optional] notation
+    if words[:2] in (["host", "add"], ["host", "remove"]):  # its own parser (cadmcp.foreign.cli)
+        from cadmcp.foreign.cli import _parser as host_parser
+
+        mine = words[1 : words.index("--")] if "--" in words else words[1:]
+        try:
+            host_parser().parse_args(mine)
+        except SystemExit as exc:
+            pytest.fail(f"{where}: cadmcp host refuses {shlex.join(words)} (exit {exc.code})")
+        return
     try:
         args, extra = _parser().parse_known_args(words)
     except SystemExit as exc:

@@ -1,0 +1,166 @@
+"""`cadmcp host add NAME -- COMMAND ARGS...` / `--url URL --header K=env:VAR`, `cadmcp host remove NAME`:
+write a foreign MCP server into the host configuration (docs/hosts/foreign.md).
+
+The entry goes to the configuration file in use (`CADMCP_HOSTS_CONFIG`, else `hosts.json` in the
+cadmcp config folder, made if missing, mode 0600). A TOML file is not rewritten: the entry to
+paste into it is printed instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cadmcp.applications import BUILTIN, ConfigError, config_path, configured, parse_config_file
+from cadmcp.userdirs import config_dir
+
+MAX_NAME_CHARS = 40
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cadmcp host", description="Add or remove a foreign MCP server as a cadmcp host."
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    add = sub.add_parser(
+        "add",
+        help="add an MCP server: NAME -- COMMAND ARGS... (stdio) or NAME --url URL (streamable HTTP)",
+    )
+    add.add_argument("name", help="the host app name it is listed and launched as")
+    add.add_argument("--url", default=None, help="the server's streamable HTTP endpoint")
+    add.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="an HTTP header; secrets as env:VAR or file:PATH (0600 file): Authorization='Bearer env:TOKEN'",
+    )
+    add.add_argument(
+        "--env", action="append", default=[], metavar="K=V", help="an environment variable of the server"
+    )
+    add.add_argument("--cwd", default=None, help="the folder the server runs in")
+    add.add_argument("--version", default=None, help="the version to list it as (default: what it says)")
+    add.add_argument("--call-timeout", type=float, default=None, help="seconds one call may take (120)")
+    add.add_argument("--force", action="store_true", help="replace an entry of the same name")
+    remove = sub.add_parser("remove", help="remove a host entry")
+    remove.add_argument("name")
+    return parser
+
+
+def _pairs(values: list[str], what: str) -> dict[str, str]:
+    out = {}
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"cadmcp host add: --{what} takes K=V, got {value[:80]!r}")
+        out[key] = rest
+    return out
+
+
+def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
+    if (args.url is None) == (not command):
+        raise SystemExit(
+            "cadmcp host add: give the server either as `-- COMMAND ARGS...` (stdio) or as --url URL "
+            "(streamable HTTP), not both"
+        )
+    server: dict[str, Any] = {}
+    if args.url is not None:
+        if not args.url.startswith(("http://", "https://")):
+            raise SystemExit("cadmcp host add: --url must be an http:// or https:// URL")
+        server["url"] = args.url
+        if args.header:
+            server["headers"] = _pairs(args.header, "header")
+    else:
+        if args.header:
+            raise SystemExit("cadmcp host add: --header is for --url servers; a stdio server takes --env")
+        server["command"], server["args"] = command[0], command[1:]
+    if args.env:
+        server["env"] = _pairs(args.env, "env")
+    if args.cwd:
+        server["cwd"] = str(Path(args.cwd).expanduser().resolve())
+    if args.call_timeout is not None:
+        server["callTimeoutSeconds"] = args.call_timeout
+    entry: dict[str, Any] = {"server": server}
+    if args.version:
+        entry["version"] = args.version
+    return entry
+
+
+def _literal_secrets(entry: dict[str, Any]) -> list[str]:
+    """Header names whose value is written as is (not an env: or file: reference)."""
+    headers = entry["server"].get("headers") or {}
+    return [k for k, v in headers.items() if "env:" not in v and "file:" not in v]
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Write the file (mode 0600) only if what it would hold is a valid configuration."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.json")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2)
+            out.write("\n")
+        configured(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def main(argv: Sequence[str]) -> int:
+    """`cadmcp host add|remove ...`; returns the exit code."""
+    argv = list(argv)
+    command: list[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, command = argv[:at], argv[at + 1 :]
+    args = _parser().parse_args(argv)
+    name = args.name
+    if not name or len(name) > MAX_NAME_CHARS or not all(c.isalnum() or c in "-_" for c in name):
+        print(f"cadmcp host: NAME must be 1-{MAX_NAME_CHARS} letters, digits, - or _", file=sys.stderr)
+        return 2
+    path = config_path() or config_dir() / "hosts.json"
+    try:
+        data = parse_config_file(path) if path.exists() else {}
+        configured(path) if path.exists() else None  # the file must be valid before it is changed
+    except (OSError, ValueError) as exc:
+        print(f"cadmcp host: {exc}", file=sys.stderr)
+        return 2
+    hosts = data.setdefault("hosts", {})
+    if args.action == "remove":
+        if name not in hosts:
+            print(f"cadmcp host remove: {path} has no host {name!r}", file=sys.stderr)
+            return 1
+        entry = hosts.pop(name)
+    else:
+        if name.casefold() in {a.key.casefold() for a in BUILTIN} and not args.force:
+            print(f"cadmcp host add: {name} is a built-in host; pick another name", file=sys.stderr)
+            return 2
+        if name in hosts and not args.force:
+            print(f"cadmcp host add: {path} already has {name}; pass --force to replace it", file=sys.stderr)
+            return 1
+        entry = hosts[name] = _entry(args, command)
+    if path.suffix.lower() == ".toml":
+        print(f"{path} is TOML and is not rewritten; {'remove' if args.action == 'remove' else 'add'} this:")
+        print(json.dumps({"hosts": {name: entry}}, indent=2))
+        return 0
+    try:
+        _write(path, data)
+    except ConfigError as exc:
+        print(f"cadmcp host: {exc}", file=sys.stderr)
+        return 2
+    if args.action == "remove":
+        print(f"removed {name} from {path}")
+        return 0
+    print(f"added {name} to {path}; start it with `cadmcp host {name}` or launch_host(hostApp={name!r})")
+    for header in _literal_secrets(entry):
+        print(
+            f"note: header {header} is stored in {path} as written; for a secret use env:VAR or file:PATH",
+            file=sys.stderr,
+        )
+    return 0

@@ -1,0 +1,128 @@
+"""Foreign host entries: the configuration, `cadmcp host add`, secret references, and the bounds
+and flags the daemon applies to someone else's catalog."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from cadmcp import applications
+from cadmcp.applications import CONFIG_ENV, FOREIGN, ConfigError
+from cadmcp.cli import main as cli_main
+from cadmcp.daemon.limits import MAX_HOST_TOOLS, catalog_problem, clip_descriptions
+from cadmcp.daemon.screening import flag, steering
+from cadmcp.foreign.secrets import SecretError, resolve
+from tests.foreign.shapes import POISON
+
+
+def _config(tmp_path: Path, hosts: dict[str, object]) -> Path:
+    path = tmp_path / "hosts.json"
+    path.write_text(json.dumps({"hosts": hosts}))
+    return path
+
+
+def test_a_server_entry_is_a_foreign_application_started_by_cadmcp_host(tmp_path: Path) -> None:
+    path = _config(
+        tmp_path,
+        {
+            "Time": {"server": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]}},
+            "Remote": {
+                "server": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer env:T"}}
+            },
+        },
+    )
+    time_app, remote = applications.configured(path)
+    assert time_app.kind == FOREIGN and not time_app.takes_files and time_app.server is not None
+    assert time_app.server.transport == "stdio" and time_app.server.args == ("--local-timezone", "UTC")
+    assert time_app.launch_command() == (sys.executable, "-m", "cadmcp", "host", "Time")
+    assert remote.server is not None and remote.server.transport == "http"
+    assert "Bearer" not in remote.server.describe()  # a header's value is never shown
+
+
+@pytest.mark.parametrize(
+    ("server", "problem"),
+    [
+        ({}, "exactly one of command"),
+        ({"command": "x", "url": "https://a"}, "exactly one of command"),
+        ({"url": "ftp://a"}, "http:// or https://"),
+        ({"command": "x", "args": "--flag"}, "args must be a list of strings"),
+        ({"command": "x", "env": {"A": 1}}, "env must be an object of strings"),
+        ({"command": "x", "callTimeoutSeconds": 0}, "between 0.1 and 3600"),
+    ],
+)
+def test_a_bad_server_entry_says_what_to_fix(tmp_path: Path, server: dict[str, object], problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem):
+        applications.configured(_config(tmp_path, {"S": {"server": server}}))
+
+
+def test_secrets_come_from_the_environment_or_a_private_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CADMCP_TEST_TOKEN", "s3cret")
+    assert resolve("headers.Authorization", "Bearer env:CADMCP_TEST_TOKEN") == "Bearer s3cret"
+    assert resolve("headers.X", "plain value") == "plain value"
+    with pytest.raises(SecretError, match="CADMCP_TEST_MISSING, which is not set"):
+        resolve("headers.X", "env:CADMCP_TEST_MISSING")
+    secret = tmp_path / "token"
+    secret.write_text("from-file\n")
+    secret.chmod(0o644)
+    with pytest.raises(SecretError, match="others can read: chmod 600"):
+        resolve("headers.X", f"file:{secret}")
+    secret.chmod(0o600)
+    assert resolve("headers.X", f"Bearer file:{secret}") == "Bearer from-file"
+
+
+def test_host_add_writes_a_private_entry_and_remove_takes_it_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "hosts.json"
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    assert cli_main(["host", "add", "Time", "--", "mcp-server-time", "--local-timezone", "UTC"]) == 0
+    assert (
+        cli_main(["host", "add", "Api", "--url", "https://x.test/mcp", "--header", "Authorization=env:TOK"])
+        == 0
+    )
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    data = json.loads(path.read_text())
+    assert data["hosts"]["Time"]["server"] == {
+        "command": "mcp-server-time",
+        "args": ["--local-timezone", "UTC"],
+    }
+    assert data["hosts"]["Api"]["server"]["headers"] == {"Authorization": "env:TOK"}
+    assert {a.name for a in applications.configured(path)} == {"Time", "Api"}
+    assert cli_main(["host", "add", "Time", "--", "other"]) == 1  # no silent replacement
+    assert "--force" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="not both"):
+        cli_main(["host", "add", "Both", "--url", "https://x.test", "--", "cmd"])
+    assert cli_main(["host", "remove", "Api"]) == 0
+    assert set(json.loads(path.read_text())["hosts"]) == {"Time"}
+
+
+def test_a_catalog_over_the_bounds_is_refused_with_its_size_and_long_text_is_clipped() -> None:
+    tools = [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(MAX_HOST_TOOLS + 1)]
+    assert "more than 1,000 tools" in (catalog_problem(tools, [], []) or "")
+    assert catalog_problem(tools[:10], [], []) is None
+    big = [{"name": "big", "inputSchema": {"type": "object", "description": "x" * 300_000}}]
+    assert "'big'" in (catalog_problem(big, [], []) or "")
+    assert "not an object" in (catalog_problem(["a"], [], []) or "")
+    clipped = clip_descriptions([{"name": "a", "description": "y" * 5000}])[0]["description"]
+    assert len(clipped) == 2001
+
+
+def test_descriptions_that_steer_the_agent_are_flagged_and_plain_ones_are_not() -> None:
+    assert len(steering(POISON)) >= 3
+    assert flag(
+        {"description": "Adds numbers.", "inputSchema": {"properties": {"a": {"description": POISON}}}}
+    )
+    for plain in (
+        "Get the current time in a specific timezone.",
+        "Shows the working tree status.",
+        "Run Python code in the host. Call list_documents first to see what is open.",
+        "Before saving, the document is checked for errors.",
+        "Use this tool to read a resource by URI.",
+    ):
+        assert steering(plain) == [], plain
