@@ -20,6 +20,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 
 from cadmcp.host.builtins.adapter import (
+    COMPLETE_OPTION,
     DocumentAdapter,
     DocumentInfo,
     Domain,
@@ -49,6 +50,7 @@ from cadmcp.host.builtins.surface import (
 from cadmcp.host.runtime import HostRuntime
 
 __all__ = [
+    "COMPLETE_OPTION",
     "MAX_IMAGE_SIDE",
     "MIN_IMAGE_SIDE",
     "WARM_UP_ENV",

@@ -102,6 +102,17 @@ class ScreenshotOption:
     description: str
 
 
+COMPLETE_OPTION = ScreenshotOption(
+    "complete",
+    bool,
+    False,
+    "False (default): answer within a few seconds, drawing what is prepared and naming in the notes what "
+    "is not yet (a large document just opened); true: wait until everything is drawn, however long it "
+    "takes, for an exact and complete picture.",
+)
+"""The ``complete`` option of hosts whose views are drawn in bounded time (IFC, DXF)."""
+
+
 @dataclass(frozen=True)
 class HostProfile:
     """The names and sentences that differ per application; everything else is the surface's."""

@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from cadmcp.host.builtins import (
+    COMPLETE_OPTION,
     MIN_IMAGE_SIDE,
     DocumentInfo,
     Domain,
@@ -120,6 +121,7 @@ def profile() -> HostProfile:
                 "'main' frames where most of the model is and names far elements it leaves out; 'all' frames "
                 "every element however far apart.",
             ),
+            COMPLETE_OPTION,
         ),
         domain=DOMAIN,
         memory_factor=MEMORY_FACTOR,
@@ -198,7 +200,11 @@ class IfcAdapter:
         self.profile = profile()
         self.warnings_cache = WarningsCache()
         self._geometry: dict[IfcDocument, Any] = {}
+        self._workers: dict[Path, Any] = {}
+        """Tessellation processes started for files not opened yet (see :meth:`prepare_shapes`)."""
+        self._preview_touched: set[int] | None = None
         self._namespace_modules: dict[str, Any] | None = None
+        self.workspace.listeners.append(self._changed)
 
     def active(self) -> IfcDocument:
         return self.workspace.require_active()
@@ -208,8 +214,28 @@ class IfcAdapter:
 
         cache = self._geometry.get(doc)
         if cache is None:
-            cache = self._geometry[doc] = GeometryCache(doc)
+            worker = self._workers.pop(doc.path, None) if doc.path is not None else None
+            cache = self._geometry[doc] = GeometryCache(doc, worker, doc.disk_stamp)
         return cache
+
+    def prepare_shapes(self, paths: list[Path]) -> None:
+        """Start tessellating the large ones of ``paths`` in worker processes now, before the host
+        reads them, so views of them are drawn from shapes prepared meanwhile."""
+        from cadmcp.hosts.ifc.tessellator import ShapeWorker, worker_wanted
+
+        for path in paths:
+            if path not in self._workers and worker_wanted(path):
+                self._workers[path] = ShapeWorker(path)
+
+    def shape_workers(self) -> list[Any]:
+        """This host's tessellation processes: started for a file not read yet, or following a document."""
+        attached = [cache.worker for cache in self._geometry.values() if cache.worker is not None]
+        return [*self._workers.values(), *attached]
+
+    def _changed(self, doc: IfcDocument, touched: set[int]) -> None:
+        """A change to a document whose views were never drawn: the worker must learn what it touched."""
+        if doc not in self._geometry and doc.path in self._workers:
+            self.geometry(doc).invalidate(touched)
 
     # documents -----------------------------------------------------------------------------------
     def pending(self) -> bool:
@@ -228,7 +254,18 @@ class IfcAdapter:
         ]
 
     def open(self, path: Path) -> Opened:
-        doc, is_new = self.workspace.open(str(path))
+        from cadmcp.hosts.ifc.documents import check_ifc_path
+
+        resolved = check_ifc_path(path)
+        if not any(d.path == resolved for d in self.workspace.documents):
+            self.prepare_shapes([resolved])
+        try:
+            doc, is_new = self.workspace.open(str(resolved))
+        except DocumentError:
+            worker = self._workers.pop(resolved, None)
+            if worker is not None:
+                worker.stop()
+            raise
         f = doc.file
         walls, storeys = len(f.by_type("IfcWall")), len(f.by_type("IfcBuildingStorey"))
         summary = f"{f.schema_identifier}, {storeys} storeys, {walls} walls"
@@ -266,8 +303,22 @@ class IfcAdapter:
         return inventory(self.active().file, baseline)
 
     def forget_views(self) -> None:
-        """Drop the active model's cached meshes (a preview changed it and rolled back)."""
-        self._geometry.pop(self.active(), None)
+        """Drop the active model's cached meshes of what a preview changed (inside its transaction,
+        then again once it rolled back); without a transaction seen, drop them all."""
+        from cadmcp.hosts.ifc.documents import touched_ids
+
+        doc = self.active()
+        transaction = doc.file.transaction
+        if transaction is not None and transaction.operations:
+            self._preview_touched = touched_ids(transaction)
+            self.geometry(doc).invalidate(self._preview_touched)
+        elif self._preview_touched is not None:
+            self.geometry(doc).invalidate(self._preview_touched)
+            self._preview_touched = None
+        else:
+            cache = self._geometry.pop(doc, None)
+            if cache is not None:
+                cache.stop()
 
     def history(self) -> HistoryStack:
         return HistoryStack(self.active().history)
@@ -290,9 +341,14 @@ class IfcAdapter:
         raise DocumentError(f"No storey {echo(storey)} in {doc.title}. Storeys: {names}.", "invalid")
 
     def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
-        """A view in bounded time: elements the warm-up has not tessellated yet get at most
-        ``CADMCP_SCREENSHOT_BUDGET`` seconds; what is still missing then is named in a note."""
+        """A view in bounded time: elements not tessellated yet get at most
+        ``CADMCP_SCREENSHOT_BUDGET`` seconds (in the host, or waiting for the worker process); what
+        is still missing then is named in a note. ``complete=True`` waits for every element."""
         cache = self.geometry(self.active())
+        options = dict(options)
+        if options.pop("complete", False):
+            cache.unfinished = {}
+            return self._screenshot(width, height, options)
         with cache.budget(view_budget()):
             shot = self._screenshot(width, height, options)
         if cache.unfinished:
@@ -440,10 +496,12 @@ def _unfinished_note(cache: Any) -> str:
     missing = cache.unfinished
     kinds = ", ".join(f"{n} {name}" for name, n in Counter(missing.values()).most_common(5))
     eta = f" (about {len(missing) / cache.rate:.0f} s more)" if cache.rate > 0 else ""
+    where = "a separate process tessellates them" if cache.preparing else "the host tessellates them"
     return (
         f"[INCOMPLETE VIEW] {len(missing)} elements are not in this image yet: {kinds}. Their shapes are "
-        f"still being prepared (the host tessellates them in the background{eta}; this view stopped after "
-        f"{view_budget():g} s, {VIEW_BUDGET_ENV}). Call view_screenshot again for the whole model."
+        f"still being prepared ({where} in the background{eta}; this view waited "
+        f"{view_budget():g} s, {VIEW_BUDGET_ENV}). Call view_screenshot again for more, or with "
+        "complete=true to wait for the whole model."
     )
 
 

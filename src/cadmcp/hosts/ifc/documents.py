@@ -42,7 +42,7 @@ class DocumentError(HostError):
     """A document could not be opened, found or saved; the message says what to do next."""
 
 
-def _touched_ids(transaction: Any) -> set[int]:
+def touched_ids(transaction: Any) -> set[int]:
     """Step ids of every entity a transaction created, edited, deleted or re-linked."""
     ids: set[int] = set()
     for op in transaction.operations:
@@ -64,7 +64,7 @@ class IfcStep:
         self._transaction = transaction
         self.state_before = document.state
         self.state_after = next(_state_ids)
-        self.touched = _touched_ids(transaction)
+        self.touched = touched_ids(transaction)
 
     def undo(self) -> None:
         f = self._document.file
@@ -103,6 +103,8 @@ class IfcDocument:
         self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
         self.read_warnings: list[str] = []
         """How the file was read, when not as it says (e.g. its schema read as another)."""
+        self.disk_stamp: list[int] | None = None
+        """Size and modification time of the file when it was read (None: not read from a file)."""
 
     @property
     def modified(self) -> bool:
@@ -137,7 +139,7 @@ class IfcDocument:
     def rollback(self) -> str:
         """Revert everything the failed script did."""
         transaction = self.file.transaction
-        touched = _touched_ids(transaction) if transaction is not None else set()
+        touched = touched_ids(transaction) if transaction is not None else set()
         self.file.discard_transaction()
         if touched:
             self.changed(touched)
@@ -357,9 +359,16 @@ class Workspace:
             if doc.path == resolved:
                 self._active = doc
                 return doc, False
+        from cadmcp.hosts.ifc.tessellator import stamp
+
+        try:
+            disk_stamp: list[int] | None = stamp(resolved)
+        except OSError:
+            disk_stamp = None
         model, warnings = load_model(resolved)
         doc = self.add(model, resolved, resolved.name)
         doc.read_warnings = warnings
+        doc.disk_stamp = disk_stamp
         return doc, True
 
     def new(self, name: str = "Untitled") -> IfcDocument:

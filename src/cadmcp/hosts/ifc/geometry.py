@@ -5,15 +5,18 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ifcopenshell
 import numpy as np
 
 from cadmcp.host.progress import report_progress
 from cadmcp.hosts.ifc.documents import IfcDocument
+
+if TYPE_CHECKING:
+    from cadmcp.hosts.ifc.tessellator import ShapeWorker
 
 GEOMETRY_LIBRARY = "hybrid-cgal-simple-opencascade"
 """Simple extrusions with CGAL, booleans (openings) with OpenCASCADE: ~4x faster than the default."""
@@ -123,13 +126,67 @@ BATCH = 32
 """Elements per geometry iterator run when tessellating under a deadline."""
 
 
+def _rank(element: ifcopenshell.entity_instance) -> int:
+    return next((i for i, name in enumerate(DRAW_FIRST) if element.is_a(name)), len(DRAW_FIRST))
+
+
+def draws_first(element: ifcopenshell.entity_instance) -> bool:
+    """Whether ``element`` is of a class in :data:`DRAW_FIRST`."""
+    return _rank(element) < len(DRAW_FIRST)
+
+
 def draw_order(elements: list[ifcopenshell.entity_instance]) -> list[ifcopenshell.entity_instance]:
     """``elements`` with the ones that shape the picture most first (stable within a class)."""
+    return sorted(elements, key=_rank)
 
-    def rank(element: ifcopenshell.entity_instance) -> int:
-        return next((i for i, name in enumerate(DRAW_FIRST) if element.is_a(name)), len(DRAW_FIRST))
 
-    return sorted(elements, key=rank)
+def iterate_shapes(
+    f: ifcopenshell.file, elements: list[ifcopenshell.entity_instance], threads: int = 1
+) -> Iterator[tuple[ifcopenshell.entity_instance, Any]]:
+    """``(element, shape)`` for each of ``elements`` IfcOpenShell's iterator builds; it skips what it
+    cannot build, and stops at an exception (one bad representation): :func:`shape_alone` the rest."""
+    import ifcopenshell.geom
+
+    by_id = {e.id(): e for e in elements}
+    try:
+        iterator = ifcopenshell.geom.iterator(
+            _settings(), f, threads, include=elements, geometry_library=GEOMETRY_LIBRARY
+        )
+        if not iterator.initialize():
+            return
+        while True:
+            shape = iterator.get()
+            if shape.id in by_id:
+                yield by_id[shape.id], shape
+            if not iterator.next():
+                return
+    except Exception:
+        return
+
+
+def triangles_of(element: ifcopenshell.entity_instance, geometry: Any) -> tuple[np.ndarray, str | None]:
+    """An element's triangles from IfcOpenShell's triangulation, and why none when it has a body."""
+    verts = np.asarray(geometry.verts, dtype=np.float32).reshape(-1, 3)
+    faces = np.asarray(geometry.faces, dtype=np.int64).reshape(-1, 3)
+    failed = None
+    if not len(faces) and _has_body(element):  # built without error, but nothing to draw
+        failed = _describe("produced no geometry", element)
+    return verts[faces], failed
+
+
+NO_TRIANGLES = np.zeros((0, 3, 3), np.float32)
+
+
+def shape_alone(element: ifcopenshell.entity_instance) -> tuple[np.ndarray, str | None]:
+    """Tessellate one element the iterator skipped: its triangles, or none and why it failed."""
+    if not _has_body(element):
+        return NO_TRIANGLES, None
+    import ifcopenshell.geom
+
+    try:
+        return triangles_of(element, ifcopenshell.geom.create_shape(_settings(), element).geometry)
+    except Exception as exc:
+        return NO_TRIANGLES, _reason(exc, element)
 
 
 class GeometryCache:
@@ -137,16 +194,24 @@ class GeometryCache:
 
     Within :meth:`budget` tessellation stops at the deadline: elements not reached are left
     uncached and listed in :attr:`unfinished`, so a view can be drawn in bounded time and say what
-    it still lacks.
+    it still lacks. With a :attr:`worker` (a process tessellating the file as opened), the cache
+    waits for its shapes instead of building them in the host, and builds only what the worker
+    will not send (edited since, or the worker ended).
     """
 
-    def __init__(self, doc: IfcDocument) -> None:
+    def __init__(
+        self, doc: IfcDocument, worker: ShapeWorker | None = None, disk_stamp: list[int] | None = None
+    ) -> None:
         self.doc = doc
+        self.disk_stamp = disk_stamp
+        """The file's size and mtime when the host read it: the worker's shapes are used only if it
+        read the same."""
         self.meshes: dict[int, Mesh] = {}
         self.failed: dict[int, str] = {}
         """Elements whose shape IfcOpenShell could not build, by step id, with the reason."""
         self.unfinished: dict[int, str] = {}
         """Elements a budgeted call did not reach, by step id, with their class."""
+        self.worker = worker
         self._deadline: float | None = None
         self.rate = 0.0
         """Elements tessellated per second in the last budgeted call (for a time estimate)."""
@@ -165,55 +230,102 @@ class GeometryCache:
     def _late(self) -> bool:
         return self._deadline is not None and time.monotonic() >= self._deadline
 
+    def collect(self) -> None:
+        """Take the shapes the worker sent since the last call (on the application thread)."""
+        worker = self.worker
+        if worker is None:
+            return
+        if worker.stamp is not None and worker.stamp != self.disk_stamp:  # it read another file
+            self.stop()
+            return
+        ended = worker.finished  # before taking: nothing arrives after the end
+        meshes, failed = worker.take()
+        for step_id, (ifc_class, predefined, triangles) in meshes.items():
+            self.meshes.setdefault(step_id, Mesh(step_id, ifc_class, predefined, triangles))
+        for step_id, reason in failed.items():
+            self.failed.setdefault(step_id, reason)
+        if ended:
+            self.worker = None
+            worker.stop()
+
+    @property
+    def preparing(self) -> bool:
+        """Whether a worker process is still tessellating this document."""
+        return self.worker is not None and not self.worker.finished
+
+    def stop(self) -> None:
+        """Stop the worker (the document is closed or its views forgotten)."""
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+    def _from_worker(self, missing: list[ifcopenshell.entity_instance]) -> None:
+        """Wait for the worker's shapes of ``missing`` (until the budget's deadline, if any)."""
+        worker = self.worker
+        if worker is None:
+            return
+        wanted = {e.id() for e in missing if worker.will_send(e.id())}
+        total, started = len(wanted), time.monotonic()
+        while wanted:
+            arrived = worker.wait(wanted, self._deadline)
+            self.collect()
+            wanted -= self.meshes.keys()
+            if arrived or self._late() or self.worker is None:
+                break
+            done = total - len(wanted)
+            report_progress(done / max(total, 1), f"tessellating: {done}/{total} elements ready")
+        spent = time.monotonic() - started
+        self.rate = worker.rate if spent > 0 else self.rate
+
     def meshes_for(self, elements: list[ifcopenshell.entity_instance]) -> list[Mesh]:
         """Meshes of ``elements``, tessellating the ones not cached yet (until a :meth:`budget` ends)."""
+        self.collect()
         missing = [e for e in elements if e.id() not in self.meshes]
+        if missing and self.worker is not None and self._deadline is not None and self.worker.reading:
+            # the worker is still reading the file: build what shapes the picture most meanwhile
+            self._tessellate_until(draw_order(missing), lambda: not self.worker or not self.worker.reading)
+            missing = [e for e in missing if e.id() not in self.meshes]
+        if missing and self.worker is not None and (self._deadline is not None or len(missing) > 1):
+            # one element alone (its bounding box) is built here at once
+            self._from_worker(missing)
+            missing = [e for e in missing if e.id() not in self.meshes]
+            if self.worker is not None:  # what it will still send is not built here too
+                worker = self.worker
+                later = [e for e in missing if worker.will_send(e.id())]
+                self.unfinished.update((e.id(), e.is_a()) for e in later)
+                missing = [e for e in missing if not worker.will_send(e.id())]
         if missing and self._deadline is None:
             self._tessellate(missing)
         elif missing:
             started, before = time.monotonic(), len(self.meshes)
-            ordered = draw_order(missing)
-            for start in range(0, len(ordered), BATCH):
-                if self._late():
-                    self.unfinished.update(
-                        (e.id(), e.is_a()) for e in ordered[start:] if e.id() not in self.meshes
-                    )
-                    break
-                self._tessellate(ordered[start : start + BATCH])
-            else:
-                self.unfinished.update((e.id(), e.is_a()) for e in missing if e.id() not in self.meshes)
+            self._tessellate_until(draw_order(missing))
+            self.unfinished.update((e.id(), e.is_a()) for e in missing if e.id() not in self.meshes)
             spent = time.monotonic() - started
-            if spent > 0:
+            if spent > 0 and self.worker is None:
                 self.rate = (len(self.meshes) - before) / spent
         return [self.meshes[e.id()] for e in elements if e.id() in self.meshes]
 
-    def _tessellate(self, elements: list[ifcopenshell.entity_instance]) -> None:
-        import ifcopenshell.geom
+    def _tessellate_until(
+        self, ordered: list[ifcopenshell.entity_instance], stop: Callable[[], bool] | None = None
+    ) -> None:
+        """Tessellate ``ordered`` a batch at a time until the deadline (or ``stop()`` says so)."""
+        for start in range(0, len(ordered), BATCH):
+            if self._late() or (stop is not None and stop()):
+                return
+            batch = [e for e in ordered[start : start + BATCH] if e.id() not in self.meshes]
+            if batch:
+                self._tessellate(batch)
 
-        by_id = {e.id(): e for e in elements}
-        finished = False
-        try:
-            iterator = ifcopenshell.geom.iterator(
-                _settings(), self.doc.file, 1, include=elements, geometry_library=GEOMETRY_LIBRARY
-            )
-            if iterator.initialize():
-                done, step = 0, max(1, len(elements) // 20)  # about every 5%
-                while True:
-                    shape = iterator.get()
-                    if shape.id in by_id:
-                        self._store(by_id[shape.id], shape.geometry)
-                    done += 1
-                    if done % step == 0:
-                        report_progress(done / len(elements), f"tessellating {done}/{len(elements)} elements")
-                    if self._late():  # before next(): it builds the next shape
-                        break
-                    if not iterator.next():
-                        finished = True
-                        break
-            else:
-                finished = True
-        except Exception:  # one bad representation must not blank the view: go element by element
-            finished = True
+    def _tessellate(self, elements: list[ifcopenshell.entity_instance]) -> None:
+        finished = True
+        step = max(1, len(elements) // 20)  # about every 5%
+        for done, (element, shape) in enumerate(iterate_shapes(self.doc.file, elements), start=1):
+            self._store(element, *triangles_of(element, shape.geometry))
+            if done % step == 0:
+                report_progress(done / len(elements), f"tessellating {done}/{len(elements)} elements")
+            if self._late():  # before the iterator's next step: it builds the next shape
+                finished = False
+                break
         if not finished:  # the deadline came: what the iterator did not reach stays uncached
             return
         tried = False
@@ -223,22 +335,17 @@ class GeometryCache:
                 if tried and self._late():
                     return  # not reached: left for the next call (not marked as failed or empty)
                 tried = True
-                try:
-                    self._store(element, ifcopenshell.geom.create_shape(_settings(), element).geometry)
-                except Exception as exc:
-                    self.failed[element.id()] = _reason(exc, element)
+                self._store(element, *shape_alone(element))
             # no geometry (or it failed): remember that, don't retry every render
-            self.meshes.setdefault(
-                element.id(), Mesh(element.id(), element.is_a(), None, np.zeros((0, 3, 3), np.float32))
-            )
+            self.meshes.setdefault(element.id(), Mesh(element.id(), element.is_a(), None, NO_TRIANGLES))
 
-    def _store(self, element: ifcopenshell.entity_instance, geometry: Any) -> None:
-        verts = np.asarray(geometry.verts, dtype=np.float32).reshape(-1, 3)
-        faces = np.asarray(geometry.faces, dtype=np.int64).reshape(-1, 3)
+    def _store(
+        self, element: ifcopenshell.entity_instance, triangles: np.ndarray, failed: str | None
+    ) -> None:
         predefined = getattr(element, "PredefinedType", None)
-        self.meshes[element.id()] = Mesh(element.id(), element.is_a(), predefined, verts[faces])
-        if not len(faces) and _has_body(element):  # built without error, but nothing to draw
-            self.failed[element.id()] = _describe("produced no geometry", element)
+        self.meshes[element.id()] = Mesh(element.id(), element.is_a(), predefined, triangles)
+        if failed:
+            self.failed[element.id()] = failed
 
     def bounding_box(self, element: ifcopenshell.entity_instance) -> dict[str, list[float]] | None:
         """World-space axis-aligned bounds of an element's geometry, or None without geometry."""
@@ -253,7 +360,7 @@ class GeometryCache:
 
     def invalidate(self, touched: set[int]) -> None:
         """Forget meshes of products whose geometry may depend on the ``touched`` entities."""
-        if not self.meshes:
+        if not self.meshes and self.worker is None:
             self.failed.clear()
             return
         f = self.doc.file
@@ -267,6 +374,8 @@ class GeometryCache:
             seen.add(step_id)
             if len(seen) > MAX_INVALIDATION_WALK:
                 self.meshes.clear()
+                self.failed.clear()
+                self.stop()  # its shapes of the file as opened may all be stale now
                 return
             try:
                 entity = f.by_id(step_id)
@@ -284,6 +393,8 @@ class GeometryCache:
             if entity.is_a("IfcRelationship"):
                 continue
             queue += [inverse.id() for inverse in f.get_inverse(entity)]
+        if self.worker is not None:
+            self.worker.ignore(stale)
         for step_id in stale:
             self.meshes.pop(step_id, None)
             self.failed.pop(step_id, None)

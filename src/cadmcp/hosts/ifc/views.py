@@ -179,6 +179,11 @@ def screenshot(
             reason = (
                 f"none of the {len(by_id)} products of {scope_name} could be built (see [INCOMPLETE VIEW])."
             )
+        elif drawn_count == 0 and cache.unfinished:
+            reason = (
+                f"none of the {len(by_id)} products of {scope_name} is prepared yet (see [INCOMPLETE VIEW]); "
+                "ask again in a moment, or with complete=true."
+            )
         else:
             reason = f"nothing of the {len(by_id)} products of {scope_name} falls in this view."
         notes.insert(0, f"[BLANK VIEW] The image shows no geometry: {reason}")
