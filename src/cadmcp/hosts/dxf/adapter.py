@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cadmcp.host.builtins import (
+    COMPLETE_OPTION,
     DocumentInfo,
     Domain,
     HistoryStack,
@@ -108,6 +109,7 @@ def profile() -> HostProfile:
                 "Without a window: 'main' frames where most of the drawing is and names the far entities "
                 "it leaves out; 'all' frames every entity however far apart.",
             ),
+            COMPLETE_OPTION,
         ),
         domain=DOMAIN,
         open_note=(
@@ -118,6 +120,10 @@ def profile() -> HostProfile:
         ),
         memory_factor=MEMORY_FACTOR,
     )
+
+
+WARM_UP_STEP_S = 0.5
+"""Seconds one warm-up step draws of the default view (a call arriving meanwhile waits this long)."""
 
 
 class DxfAdapter:
@@ -218,22 +224,31 @@ class DxfAdapter:
 
         def moved() -> None:
             entry.modified = True
+            entry.views.changed()
 
         return HistoryStack(entry.history, moved)
 
     # views and resources -------------------------------------------------------------------------
     def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
-        from cadmcp.hosts.dxf.screenshot import render
+        """A view in bounded time (``CADMCP_SCREENSHOT_BUDGET``): what is not drawn by then is named,
+        and the next view goes on from there; ``complete=True`` draws everything."""
+        from cadmcp.hosts.dxf.screenshot import render, view_budget
 
         entry = self._active()
+        options = dict(options)
+        budget = None if options.pop("complete", False) else view_budget()
         try:
-            return render(entry.doc, width=width, height=height, **options)
+            return render(entry.doc, width=width, height=height, budget=budget, cache=entry.views, **options)
         except DxfHostError:
             raise
         except Exception as exc:  # a drawing ezdxf's frontend cannot render
             raise DxfHostError(
                 f"Rendering failed ({type(exc).__name__}). Try another layout, a window or a layers filter."
             ) from None
+
+    def forget_views(self) -> None:
+        """Drop what views drew of the active drawing (a preview changed it, then rolled back)."""
+        self._active().views.changed()
 
     def cheatsheet(self) -> str:
         return CHEATSHEET
@@ -286,5 +301,14 @@ class DxfAdapter:
         import ezdxf.addons.drawing  # noqa: F401
 
         from cadmcp.hosts.dxf import execution  # noqa: F401
+        from cadmcp.hosts.dxf.screenshot import draw_ahead
 
         yield "imports"
+        # the default view of the active drawing, a short job at a time, kept for the first views
+        entry = self.documents_set.current()
+        if entry is None:
+            return
+        for _ in draw_ahead(entry.doc, entry.views, WARM_UP_STEP_S):
+            yield "view"
+            if entry is not self.documents_set.current():
+                return

@@ -81,7 +81,7 @@ def _xrefs_inside(doc: Any, xrefs: dict[str, str]) -> dict[str, set[str]]:
     return {name: found for name, found in reach.items() if found}
 
 
-def _layer(entity: Any) -> str | None:
+def layer_of(entity: Any) -> str | None:
     """The entity's layer (None for the few kinds that have none, e.g. SECTIONOBJECT)."""
     try:
         return str(entity.dxf.get("layer", "0"))
@@ -94,7 +94,7 @@ def _label(entity: Any) -> str:
     text = f"{kind} #{entity.dxf.handle}"
     if kind == "INSERT":
         text += f" {echo(entity.dxf.name, 40)}"
-    return text + f" on layer {echo(_layer(entity), 40)}"
+    return text + f" on layer {echo(layer_of(entity), 40)}"
 
 
 def _why_nothing(entity: Any, doc: Any, xrefs: dict[str, str], skipped: list[tuple[str, str]]) -> str | None:
@@ -206,18 +206,18 @@ def describe(
             "outsideFrame": len(outside),
         },
         "notDrawn": [
-            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": _layer(e), "reason": reason}
+            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": layer_of(e), "reason": reason}
             for e, reason in not_drawn[:STRUCTURED]
         ],
         "partlyDrawn": [
-            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": _layer(e), "reason": reason}
+            {"handle": e.dxf.handle, "type": e.dxftype(), "layer": layer_of(e), "reason": reason}
             for e, reason in partly[:STRUCTURED]
         ],
         "outsideFrame": [
             {
                 "handle": handle,
                 "type": entity.dxftype() if entity is not None else None,
-                "layer": _layer(entity) if entity is not None else None,
+                "layer": layer_of(entity) if entity is not None else None,
                 "min": _round(lo),
                 "max": _round(hi),
             }

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from cadmcp.host.builtins.adapter import HostError, RequestedDocument, requested_outcome
 from cadmcp.host.builtins.paths import check_document_path, reject_non_text
 from cadmcp.host.history import History
+from cadmcp.hosts.dxf.viewcache import ViewCache
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ class DxfDocument:
     modified: bool = False
     source: DwgSource | None = None
     """Set for a drawing read from a DWG file: its release, the reader and what was not carried over."""
+    views: ViewCache = field(default_factory=ViewCache)
+    """What views drew of it so far (call ``views.changed()`` on every change)."""
 
     def display_path(self) -> str | None:
         return str(self.path) if self.path else None

@@ -55,6 +55,7 @@ class DxfScriptRun:
             return None
         dropped = self.entry.history.record(Step(self.name, changes.undo, changes.redo))
         self.entry.modified = True
+        self.entry.views.changed()
         counts = changes.summary
         warning = ""
         if changes.untracked:
@@ -77,6 +78,7 @@ class DxfScriptRun:
         if changes.is_empty:
             return False
         changes.undo()
+        self.entry.views.changed()
         return True
 
 
@@ -130,3 +132,4 @@ def transaction(entry: DxfDocument, name: str) -> Iterator[DxfDocument]:
     if not changes.is_empty:
         entry.history.record(Step(name, changes.undo, changes.redo))
         entry.modified = True
+        entry.views.changed()

@@ -9,19 +9,38 @@ fill, so glyph holes would fill up otherwise). Heavy modules are imported on fir
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cadmcp.host.builtins.adapter import Shot
 from cadmcp.host.builtins.surface import fit_height
 from cadmcp.host.progress import report_progress
 from cadmcp.hosts.dxf.documents import DxfHostError
+from cadmcp.hosts.dxf.viewcache import Drawn, ViewCache
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
     from ezdxf.document import Drawing
 
-__all__ = ["render", "render_png"]
+__all__ = ["DEFAULT_VIEW_BUDGET_S", "VIEW_BUDGET_ENV", "render", "render_png", "view_budget"]
+
+VIEW_BUDGET_ENV = "CADMCP_SCREENSHOT_BUDGET"
+DEFAULT_VIEW_BUDGET_S = 1.0
+"""Seconds a view spends drawing entities not drawn yet; the rest is named in a note."""
+
+
+def view_budget() -> float:
+    """Seconds a view may spend drawing (``CADMCP_SCREENSHOT_BUDGET``, default 1)."""
+    import os
+
+    try:
+        value = float(os.environ.get(VIEW_BUDGET_ENV) or DEFAULT_VIEW_BUDGET_S)
+    except ValueError:
+        return DEFAULT_VIEW_BUDGET_S
+    return min(max(value, 0.0), 3600.0)
+
 
 _EXTENTS_SAMPLE = 400
 _BACKGROUNDS = {"white": "#ffffff", "black": "#000000", "dark": "#212830"}
@@ -58,12 +77,16 @@ def render(
     layers: Sequence[str] | None = None,
     background: str = "white",
     extents: str = "main",
+    budget: float | None = None,
+    cache: ViewCache | None = None,
 ) -> Shot:
     """Render modelspace (or the named layout), zoomed to ``window``, or to where most of the drawing
     is (``extents='main'``, far outliers left out and named), or to everything (``extents='all'``).
 
     The shot's notes and structured view say what was left out of the frame and what could not be
-    drawn, and why; a picture with nothing in it says why it is blank.
+    drawn, and why; a picture with nothing in it says why it is blank. With a ``budget`` (seconds)
+    drawing stops at that deadline and the picture names the entities not drawn yet; with a
+    ``cache`` what was drawn is kept, and the next view of the same layout goes on from there.
     """
     from cadmcp.host.builtins.framing import main_frame
     from cadmcp.host.builtins.raster import uniform_colour
@@ -84,8 +107,10 @@ def render(
             "invalid",
         )
     wanted = _check_layers(doc, layers)
-    pixel = _estimate_pixel_size(target, window, width, height, extents)
-    coverage, shapes = _draw(doc, target, bg, wanted, pixel)
+    pixel, sampled = _estimate_pixel_size(target, window, width, height, extents)
+    deadline = None if budget is None else time.monotonic() + budget
+    cache = cache if cache is not None else ViewCache()
+    coverage, shapes, pending = _draw(doc, target, bg, wanted, pixel, deadline, cache)
 
     frame_lo = frame_hi = None
     outside: list[tuple[str, Any, Any]] = []
@@ -93,6 +118,8 @@ def render(
     if window is not None:
         x1, y1, x2, y2 = (float(v) for v in window)
         frame_lo, frame_hi = (min(x1, x2), min(y1, y2)), (max(x1, x2), max(y1, y2))
+    elif pending and sampled is not None:  # framed on where the whole layout is, not the part drawn
+        frame_lo, frame_hi = sampled
     elif boxes is not None:
         handles, lo, hi = boxes
         if extents == "all" or len(lo) == 0:
@@ -103,13 +130,18 @@ def render(
             outside = [(handles[i], lo[i], hi[i]) for i in frame.left_out]
             span = float(max(frame.hi - frame.lo))
             if outside and span / max(width, height or 0) < pixel / 4:  # drawn too coarsely for this frame
-                coverage, shapes = _draw(doc, target, bg, wanted, span / max(width, height or 0))
+                finer = span / max(width, height or 0)
+                coverage, shapes, pending = _draw(doc, target, bg, wanted, finer, deadline, cache)
     if frame_lo is None:
         frame_lo, frame_hi = (0.0, 0.0), (1.0, 1.0)
     png, height = _paint(shapes, bg, width, height, frame_lo, frame_hi)
 
     drawn = {shape[4] for shape in shapes}
     notes, view = describe(doc, coverage, drawn, outside, xref_blocks(doc))
+    if pending:
+        notes.append(_pending_note(pending, coverage, budget))
+        view["notPreparedYet"] = len(pending)
+        view["notDrawnYet"] = dict(Counter(e.dxftype() for e in pending).most_common(10))
     view = {
         "layout": target.name,
         "frame": {"min": _rounded(frame_lo), "max": _rounded(frame_hi)},
@@ -126,10 +158,26 @@ def render(
         blank = _blank_reason(doc, target, shapes, coverage, view, window, layers, frame_lo, frame_hi)
         blank = blank or "Nothing drawn is visible at this size."
     view["blank"] = blank is not None
-    if blank is not None:
+    if blank is not None and not pending:
         notes.insert(0, f"[BLANK VIEW] {blank}")
     view["complete"] = not notes
     return Shot(png, notes, view)
+
+
+def draw_ahead(doc: Drawing, cache: ViewCache, step: float, width: int = 1280) -> Iterator[None]:
+    """Draw the default view of modelspace into ``cache``, ``step`` seconds per pass; yields after
+    each pass until it is all drawn (a warm-up: later views start from what is drawn)."""
+    target = doc.modelspace()
+    pixel, _ = _estimate_pixel_size(target, None, width, None, "main")
+    bg = _parse_background("white")
+    while True:
+        try:
+            _, _, pending = _draw(doc, target, bg, None, pixel, time.monotonic() + step, cache)
+        except Exception:  # a drawing the frontend cannot render: the first real view says so
+            return
+        if not pending:
+            return
+        yield
 
 
 def _check_layers(doc: Drawing, layers: Sequence[str] | None) -> set[str] | None:
@@ -144,13 +192,27 @@ def _check_layers(doc: Drawing, layers: Sequence[str] | None) -> set[str] | None
     return wanted
 
 
-def _draw(doc: Drawing, target: Any, bg: str, wanted: set[str] | None, pixel: float) -> tuple[Any, list[Any]]:
-    """Draw ``target`` through ezdxf's frontend into recorded shapes, noting what it visits and skips."""
+def _draw(
+    doc: Drawing,
+    target: Any,
+    bg: str,
+    wanted: set[str] | None,
+    pixel: float,
+    deadline: float | None,
+    cache: ViewCache,
+) -> tuple[Any, list[Any], list[Any]]:
+    """Draw ``target`` through ezdxf's frontend into recorded shapes, noting what it visits and skips;
+    go on from what ``cache`` kept of it, and stop at ``deadline``. Returns the coverage, the shapes
+    and the entities not drawn yet (in drawing order)."""
     from ezdxf.addons.drawing import Frontend, RenderContext, config
     from ezdxf.addons.drawing.recorder import Recorder
 
     from cadmcp.hosts.dxf.coverage import Coverage
 
+    key = (target.name, pixel, frozenset(wanted) if wanted is not None else None, bg, len(doc.entitydb))
+    state = cache.get(key, Coverage)
+    if state.complete:
+        return state.coverage, state.shapes, []
     ctx = RenderContext(doc)
     if wanted is not None:
 
@@ -172,11 +234,36 @@ def _draw(doc: Drawing, target: Any, bg: str, wanted: set[str] | None, pixel: fl
     recorder = Recorder()
     frontend = Frontend(ctx, recorder, config=cfg)
     frontend.log_message = _quiet  # type: ignore[method-assign]  # notes about fonts and the like
-    coverage = Coverage()
+    coverage = state.coverage
     frontend.skip_entity = coverage.skip  # type: ignore[method-assign]
-    frontend.draw_layout(target, finalize=True, filter_func=_progress_filter(len(target), coverage))
-    report_progress(0.9, "rasterising")
-    return coverage, _by_top_level(coverage, _collect_shapes(recorder.player(), pixel / 2))
+    pending: list[Any] = []
+    try:
+        frontend.draw_layout(
+            target, finalize=True, filter_func=_progress_filter(len(target), state, pending, deadline)
+        )
+        report_progress(0.9, "rasterising")
+        state.shapes += _by_top_level(coverage, _collect_shapes(recorder.player(), pixel / 2))
+    except BaseException:  # cancelled or failed half way: what this pass drew is not kept
+        cache.changed()
+        raise
+    state.complete = not pending
+    return coverage, state.shapes, pending
+
+
+def _pending_note(pending: list[Any], coverage: Any, budget: float | None) -> str:
+    """Say which entities a view drawn in bounded time did not reach, and how to get them."""
+    from cadmcp.hosts.dxf.coverage import layer_of
+
+    kinds = ", ".join(f"{n} {kind}" for kind, n in Counter(e.dxftype() for e in pending).most_common(5))
+    layers = Counter(layer_of(e) for e in pending)
+    on = ", ".join(f"{echo(str(name), 30)} ({n})" for name, n in layers.most_common(4))
+    total = len(pending) + len(coverage.visited)
+    return (
+        f"[INCOMPLETE VIEW] {len(pending)} of {total} entities are not in this image yet ({kinds}; on "
+        f"layers {on}): drawing stopped after {budget:g} s ({VIEW_BUDGET_ENV}). What was drawn is kept: "
+        "call view_screenshot again to draw more (the host also goes on in the background), or with "
+        "complete=true to wait for the whole drawing."
+    )
 
 
 def _by_top_level(coverage: Any, shapes: list[Any]) -> list[Any]:
@@ -318,20 +405,31 @@ PROGRESS_EVERY = 250
 """Entities between two progress reports (and cancellation checks) while a layout is drawn."""
 
 
-def _progress_filter(total: int, coverage: Any) -> Callable[[Any], bool]:
-    """A frontend filter that draws everything, notes each top-level entity in ``coverage`` and
+def _progress_filter(
+    total: int, state: Drawn, pending: list[Any], deadline: float | None
+) -> Callable[[Any], bool]:
+    """A frontend filter that draws the entities ``state`` has not drawn yet until ``deadline`` (at
+    least one), puts the ones after it in ``pending``, notes each drawn one in the coverage and
     reports how far drawing got (which stops the rendering when its request was cancelled: big
     drawings take tens of seconds)."""
-    seen = 0
+    position = 0
+    start = state.done
 
     def visit(entity: Any) -> bool:
-        nonlocal seen
+        nonlocal position
         if not entity.is_alive:  # destroyed, still listed by a damaged file: nothing to draw
             return False
-        coverage.visit(entity)
-        seen += 1
-        if seen % PROGRESS_EVERY == 0:  # raises AppCallCancelled once the request is cancelled
-            report_progress(0.9 * min(seen / max(total, 1), 1.0), f"drawing {seen}/{total} entities")
+        index, position = position, position + 1
+        if index < start:
+            return False  # drawn by an earlier pass
+        if pending or (index > start and deadline is not None and time.monotonic() >= deadline):
+            pending.append(entity)
+            return False
+        state.coverage.visit(entity)
+        state.done = index + 1
+        done = state.done
+        if done % PROGRESS_EVERY == 0:  # raises AppCallCancelled once the request is cancelled
+            report_progress(0.9 * min(done / max(total, 1), 1.0), f"drawing {done}/{total} entities")
         return True
 
     return visit
@@ -405,12 +503,13 @@ def _sample_boxes(entities: Any) -> list[Any]:
 
 def _estimate_pixel_size(
     layout: Any, window: Sequence[float] | None, width: int, height: int | None, extents: str
-) -> float:
+) -> tuple[float, tuple[Any, Any] | None]:
     """World units per pixel, from the window or a strided sample of entity boxes (framed by the same
-    rule as the picture), to pick linetype and flattening resolution before drawing."""
+    rule as the picture), to pick linetype and flattening resolution before drawing; and the
+    sampled frame (None for a window, or without boxes)."""
     if window is not None:
         span = max(abs(window[2] - window[0]), abs(window[3] - window[1]))
-        return span / max(width, height or 0)
+        return span / max(width, height or 0), None
     import numpy as np
 
     from cadmcp.host.builtins.framing import main_frame
@@ -419,17 +518,17 @@ def _estimate_pixel_size(
     step = max(1, len(entities) // _EXTENTS_SAMPLE)
     boxes = _sample_boxes(entities[::step])
     if not boxes:
-        return 1.0 / max(width, height or 0)
+        return 1.0 / max(width, height or 0), None
     lo = np.array([[b.extmin.x, b.extmin.y] for b in boxes])
     hi = np.array([[b.extmax.x, b.extmax.y] for b in boxes])
     keep = np.all(np.isfinite(lo) & np.isfinite(hi), axis=1)
     if not keep.any():
-        return 1.0 / max(width, height or 0)
+        return 1.0 / max(width, height or 0), None
     lo, hi = lo[keep], hi[keep]
     frame = main_frame(lo, hi)
     box_lo, box_hi = (frame.lo, frame.hi) if extents == "main" else (frame.full_lo, frame.full_hi)
     span = float(max(box_hi - box_lo))
-    return max(span, 1e-9) / max(width, height or 0)
+    return max(span, 1e-9) / max(width, height or 0), (box_lo, box_hi)
 
 
 def _find_layout(doc: Drawing, name: str | None) -> Any:
