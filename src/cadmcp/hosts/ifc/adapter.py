@@ -460,7 +460,8 @@ class IfcAdapter:
                 for step_id in ids[:WARM_UP_BATCH]:
                     with contextlib.suppress(RuntimeError):
                         batch.append(f.by_id(step_id))
-                with cache.budget(WARM_UP_STEP_S):  # a call arriving meanwhile waits this long at most
+                # a call arriving meanwhile waits this long at most; a worker's shapes are only taken
+                with cache.budget(WARM_UP_STEP_S, build=not cache.preparing):
                     cache.meshes_for(batch)
                 done = {e.id() for e in batch if e.id() in cache.meshes}
                 gone = set(ids[:WARM_UP_BATCH]) - {e.id() for e in batch}
@@ -495,7 +496,8 @@ def _unfinished_note(cache: Any) -> str:
 
     missing = cache.unfinished
     kinds = ", ".join(f"{n} {name}" for name, n in Counter(missing.values()).most_common(5))
-    eta = f" (about {len(missing) / cache.rate:.0f} s more)" if cache.rate > 0 else ""
+    rate = cache.worker.rate if cache.preparing else cache.rate
+    eta = f" (about {len(missing) / rate:.0f} s more)" if rate > 0 else ""
     where = "a separate process tessellates them" if cache.preparing else "the host tessellates them"
     return (
         f"[INCOMPLETE VIEW] {len(missing)} elements are not in this image yet: {kinds}. Their shapes are "

@@ -213,19 +213,21 @@ class GeometryCache:
         """Elements a budgeted call did not reach, by step id, with their class."""
         self.worker = worker
         self._deadline: float | None = None
+        self._build = True
         self.rate = 0.0
         """Elements tessellated per second in the last budgeted call (for a time estimate)."""
         doc.listeners.append(lambda _doc, touched: self.invalidate(touched))
 
     @contextlib.contextmanager
-    def budget(self, seconds: float) -> Iterator[None]:
-        """Tessellate for at most ``seconds`` inside the block (what is not reached: :attr:`unfinished`)."""
+    def budget(self, seconds: float, build: bool = True) -> Iterator[None]:
+        """Tessellate for at most ``seconds`` inside the block (what is not reached: :attr:`unfinished`);
+        with a worker and ``build=False``, only wait for its shapes that long."""
         self.unfinished = {}
-        self._deadline = time.monotonic() + seconds
+        self._deadline, self._build = time.monotonic() + seconds, build
         try:
             yield
         finally:
-            self._deadline = None
+            self._deadline, self._build = None, True
 
     def _late(self) -> bool:
         return self._deadline is not None and time.monotonic() >= self._deadline
@@ -281,19 +283,19 @@ class GeometryCache:
         """Meshes of ``elements``, tessellating the ones not cached yet (until a :meth:`budget` ends)."""
         self.collect()
         missing = [e for e in elements if e.id() not in self.meshes]
-        if missing and self.worker is not None and self._deadline is not None and self.worker.reading:
-            # the worker is still reading the file: build what shapes the picture most meanwhile
-            self._tessellate_until(draw_order(missing), lambda: not self.worker or not self.worker.reading)
-            missing = [e for e in missing if e.id() not in self.meshes]
-        if missing and self.worker is not None and (self._deadline is not None or len(missing) > 1):
-            # one element alone (its bounding box) is built here at once
+        if missing and self.worker is not None and self._deadline is not None:
+            if self._build:  # a view waits: build here too, taking what the worker sent between batches
+                self._tessellate_until(draw_order(missing))
+            else:  # the warm-up: wait for the worker, never hold the host
+                self._from_worker(missing)
+            self.collect()
+            self.unfinished.update((e.id(), e.is_a()) for e in missing if e.id() not in self.meshes)
+            return [self.meshes[e.id()] for e in elements if e.id() in self.meshes]
+        if missing and self.worker is not None and len(missing) > 1:
+            # no deadline: what the worker will send is waited for (one element alone, e.g. for its
+            # bounding box, is built here at once); the rest is built here
             self._from_worker(missing)
             missing = [e for e in missing if e.id() not in self.meshes]
-            if self.worker is not None:  # what it will still send is not built here too
-                worker = self.worker
-                later = [e for e in missing if worker.will_send(e.id())]
-                self.unfinished.update((e.id(), e.is_a()) for e in later)
-                missing = [e for e in missing if not worker.will_send(e.id())]
         if missing and self._deadline is None:
             self._tessellate(missing)
         elif missing:
@@ -312,6 +314,7 @@ class GeometryCache:
         for start in range(0, len(ordered), BATCH):
             if self._late() or (stop is not None and stop()):
                 return
+            self.collect()
             batch = [e for e in ordered[start : start + BATCH] if e.id() not in self.meshes]
             if batch:
                 self._tessellate(batch)
