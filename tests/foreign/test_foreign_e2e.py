@@ -279,3 +279,50 @@ async def test_a_killed_server_comes_back_and_a_hung_one_fails_only_its_calls(
             assert failed.structured_content["type"] in ("host_error", "host_lost"), failed.structured_content
         finally:
             os.kill(back["pid"], signal.SIGCONT)
+
+
+async def test_a_streamable_http_server_is_reached_with_headers_from_the_environment(
+    everything: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from cadmcp.applications import Application, ForeignServer
+    from cadmcp.foreign.proxy import ForeignHost
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [everything[0], everything[1], "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    monkeypatch.setenv("CADMCP_TEST_TOKEN", "t0ken")
+    config = ForeignServer(
+        url=f"http://127.0.0.1:{port}/mcp", headers={"Authorization": "Bearer env:CADMCP_TEST_TOKEN"}
+    )
+    host = ForeignHost(Application("Remote", "Remote", kind="mcp", server=config))
+    try:
+        with anyio.fail_after(60):
+            while True:  # the server is listening once a connection is accepted
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    await anyio.sleep(0.1)
+            async with anyio.create_task_group() as tg:
+                await host.start(tg)
+                assert host.state["phase"] == "ready", host.state
+                assert host.state["foreign"]["transport"] == "http"
+                assert "t0ken" not in json.dumps(host.state)
+                assert "echo" in {t.name for t in host.tools}
+                assert host.session is not None
+                echoed = await host.session.raw_request(
+                    "tools/call", {"name": "echo", "arguments": {"message": "hi"}}
+                )
+                assert "hi" in echoed["content"][0]["text"]
+                tg.cancel_scope.cancel()
+    finally:
+        server.terminate()
+        server.wait(10)

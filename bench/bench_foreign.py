@@ -1,0 +1,181 @@
+"""Foreign hosts: what an agent's context pays for the tool lists, and the invoke overhead.
+
+    ./dev python bench/bench_foreign.py
+
+Tokens: the real servers' combined `tools/list` (mcp-server-time, mcp-server-git,
+@modelcontextprotocol/server-everything), as an agent loading each server directly gets it,
+against cadmcp's own `tools/list` with those servers behind it. Counted with OpenAI's cl100k and
+o200k encodings (bpe-openai ships them; tiktoken downloads its files at run time), on the
+compact JSON of the list.
+
+Overhead: `get_current_time` of mcp-server-time called directly by an SDK client over stdio,
+against the same call through the daemon's `invoke_dynamic` (daemon -> proxy -> server). The
+target: no more than the 1.5 ms cadmcp's own hosts add (bench_core.py). Figures are printed,
+never asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from cadmcp.applications import CONFIG_ENV
+from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = Path(os.environ.get("CADMCP_MCP_SERVERS", ROOT / ".ci" / ".cache" / "mcp-servers"))
+EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+CALLS = 60
+
+
+def servers(repo: Path) -> dict[str, tuple[str, list[str]]]:
+    found = {
+        "Time": (sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"]),
+        "Git": (sys.executable, ["-m", "mcp_server_git", "--repository", str(repo)]),
+    }
+    node = shutil.which("node")
+    if EVERYTHING.exists() and node:
+        found["Everything"] = (node, [str(EVERYTHING), "stdio"])
+    return found
+
+
+def tokens(text: str) -> dict[str, int]:
+    import bpe_openai
+
+    return {name: len(bpe_openai.get_encoding(name).encode(text)) for name in ("cl100k_base", "o200k_base")}
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+async def elicit(context: Any, params: Any) -> Any:  # declares elicitation, as agents' clients do
+    import mcp_types as types
+
+    return types.ElicitResult(action="cancel")
+
+
+async def direct_lists(found: dict[str, tuple[str, list[str]]]) -> dict[str, list[dict[str, Any]]]:
+    out = {}
+    for name, (command, args) in found.items():
+        params = StdioServerParameters(command=command, args=args)
+        async with (
+            stdio_client(params, errlog=open(os.devnull, "w")) as (r, w),
+            ClientSession(r, w, elicitation_callback=elicit) as s,
+        ):
+            await s.initialize()
+            await anyio.sleep(0.5)  # servers that add tools once a client is known (server-everything)
+            listed = await s.list_tools()
+            out[name] = [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in listed.tools]
+    return out
+
+
+async def direct_calls() -> list[float]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"]
+    )
+    async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+        await s.initialize()
+        times = []
+        for _ in range(CALLS):
+            t0 = time.perf_counter()
+            await s.call_tool("get_current_time", {"timezone": "UTC"})
+            times.append((time.perf_counter() - t0) * 1000)
+    return times[5:]
+
+
+async def through_cadmcp(env: dict[str, str], names: list[str]) -> tuple[list[dict[str, Any]], list[float]]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"], env=env
+    )
+    async with stdio_client(params) as (r, w), ClientSession(r, w, elicitation_callback=elicit) as s:
+        await s.discover()
+        with anyio.fail_after(120):
+            while True:
+                listing = (await s.call_tool("list_host_instances", {})).structured_content or {}
+                ready = {
+                    h["hostApp"]
+                    for h in listing.get("hosts", [])
+                    if h.get("state", {}).get("phase") == "ready"
+                }
+                if set(names) <= ready:
+                    break
+                await anyio.sleep(0.3)
+        own = [
+            t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in (await s.list_tools()).tools
+        ]
+        found = (
+            await s.call_tool("search_dynamic", {"query": "current time", "limit": 5})
+        ).structured_content
+        cap = next(i for i in found["items"] if i["target"] == "get_current_time")
+        times = []
+        for _ in range(CALLS):
+            t0 = time.perf_counter()
+            await s.call_tool("invoke_dynamic", {"id": cap["id"], "arguments": {"timezone": "UTC"}})
+            times.append((time.perf_counter() - t0) * 1000)
+    return own, times[5:]
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="cmb"))
+    repo = work / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    found = servers(repo)
+    runtime = work / "run"
+    runtime.mkdir(mode=0o700)
+    config = work / "hosts.json"
+    config.write_text(
+        json.dumps({"hosts": {n: {"server": {"command": c, "args": a}} for n, (c, a) in found.items()}})
+    )
+    env = {**os.environ, RUNTIME_DIR_ENV: str(runtime), CONFIG_ENV: str(config), "CADMCP_SEMANTIC": "off"}
+    proxies = [
+        subprocess.Popen([sys.executable, "-m", "cadmcp", "host", n], env=env, stderr=subprocess.DEVNULL)
+        for n in found
+    ]
+    try:
+        lists = anyio.run(direct_lists, found)
+        direct = anyio.run(direct_calls)
+        own, via = anyio.run(through_cadmcp, env, list(found))
+    finally:
+        for proc in proxies:
+            proc.terminate()
+        for proc in proxies:
+            proc.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"servers: {', '.join(f'{n} ({len(t)} tools)' for n, t in lists.items())}")
+    combined = [t for tools in lists.values() for t in tools]
+    direct_tokens = tokens(compact(combined))
+    own_tokens = tokens(compact(own))
+    for name in direct_tokens:
+        print(
+            f"tools/list tokens ({name}): direct {direct_tokens[name]:,} for {len(combined)} tools; "
+            f"through cadmcp {own_tokens[name]:,} for its {len(own)} tools "
+            f"({direct_tokens[name] / own_tokens[name]:.1f}x less; cadmcp's stays the same as servers "
+            "are added)"
+        )
+    for name, tools in lists.items():
+        print(f"  {name}: {tokens(compact(tools))['cl100k_base']:,} tokens (cl100k)")
+    d50, v50 = statistics.median(direct), statistics.median(via)
+    d95, v95 = (statistics.quantiles(x, n=20)[18] for x in (direct, via))
+    print(
+        f"get_current_time p50: direct {d50:.2f} ms, through cadmcp {v50:.2f} ms, overhead "
+        f"{v50 - d50:.2f} ms (target <= 1.5 ms, cadmcp's own hosts); p95 direct {d95:.2f} ms, "
+        f"through {v95:.2f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
