@@ -100,8 +100,11 @@ async def through_cadmcp(env: dict[str, str], names: list[str]) -> tuple[list[di
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"], env=env
     )
-    async with stdio_client(params) as (r, w), ClientSession(r, w, elicitation_callback=elicit) as s:
-        await s.discover()
+    async with (
+        stdio_client(params) as (r, w),
+        ClientSession(r, w, elicitation_callback=elicit, read_timeout_seconds=120) as s,
+    ):
+        await s.discover()  # a busy machine starts a daemon slowly
         with anyio.fail_after(120):
             while True:
                 listing = (await s.call_tool("list_host_instances", {})).structured_content or {}
