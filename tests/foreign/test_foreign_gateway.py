@@ -1,0 +1,40 @@
+"""A foreign server on another machine, through a real nats-server: found and invoked from here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from cadmcp.applications import CONFIG_ENV
+from tests.core.helpers import call, find_target
+from tests.foreign.conftest import python_server
+from tests.gateway.conftest import machines, nats_server, wait_machine  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+async def test_another_machines_foreign_server_is_searched_and_invoked_through_the_gateway(
+    nats_server: Any,  # noqa: F811
+    machines: Any,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = nats_server()
+    alpha = machines("alpha-ws", "alpha")
+    bravo = machines("bravo-render", "bravo")
+    bravo.config.write_text(
+        json.dumps({"hosts": {"Time": python_server("mcp_server_time", "--local-timezone", "UTC")}})
+    )
+    monkeypatch.setenv(CONFIG_ENV, str(bravo.config))  # the proxy reads bravo's configuration
+    bravo.host("Time")
+    bravo.serve(CADMCP_GATEWAY=server.url)
+    async with alpha.client(CADMCP_GATEWAY=server.url) as session:
+        await wait_machine(session, "bravo-render", 1, timeout=60)
+        found = await find_target(session, "get_current_time", host_app="Time")
+        assert found["machineId"] == "bravo-render"
+        result = await call(
+            session, "invoke_dynamic", {"id": found["id"], "arguments": {"timezone": "Asia/Tokyo"}}
+        )
+        assert not result.is_error, result
+        assert json.loads(result.content[0].text)["timezone"] == "Asia/Tokyo"
