@@ -121,6 +121,28 @@ def saved_outputs(path: Path) -> Path:
     return path
 
 
+DRAWING_TEMPLATE = """
+import glob, os, sys
+import FreeCAD as App
+doc = App.newDocument("Drawing")
+page = doc.addObject("TechDraw::DrawPage", "Page")
+template = doc.addObject("TechDraw::DrawSVGTemplate", "Template")
+folder = os.path.join(App.getResourceDir(), "Mod", "TechDraw", "Templates")
+template.Template = sorted(glob.glob(os.path.join(folder, "A4_Landscape*.svg")))[0]
+page.Template = template
+doc.addObject("Part::Box", "Box")
+doc.recompute()
+doc.saveAs(sys.argv[-1])
+"""
+
+
+def drawing_template(path: Path) -> Path:
+    """A TechDraw page with an SVG template (bim-example-0/House.FCStd): the file includes the
+    template, and on opening the Template property names its copy in the document's temporary
+    folder, a new one each time the file opens."""
+    return freecad_file(DRAWING_TEMPLATE, path)
+
+
 def freecad_file(script: str, path: Path) -> Path:
     """Run ``script`` in freecadcmd with ``path`` as its last argument; it saves the document there."""
     source = path.with_suffix(".py")

@@ -22,6 +22,7 @@ CLASSES: dict[str, tuple[str, Callable[[Path], Path], bool]] = {
     # name: (file name, maker, needs FreeCAD)
     "freecad-undo-dependent-sketch": ("dependent.FCStd", shapes.dependent_sketch, True),
     "freecad-undo-saved-outputs": ("saved-outputs.FCStd", shapes.saved_outputs, True),
+    "freecad-reopen-included-template": ("drawing.FCStd", shapes.drawing_template, True),
     "dxf-acis-only-picture": ("solids.dxf", shapes.acis_solids, False),
     "dxf-points-only-picture": ("points.dxf", shapes.points_only, False),
     "ifc-no-project-context": ("geometry-only.ifc", shapes.ifc_without_project, False),
@@ -69,6 +70,12 @@ def test_undo_gives_back_saved_values_that_a_recompute_would_change(results: dic
     assert r.undo_exact, r.undo_diff
     assert r.reopen_exact, r.reopen_diff
     assert r.failures() == []
+
+
+def test_a_reopened_drawing_page_names_its_template_the_same_way(results: dict[str, FileResult]) -> None:
+    r = _result(results, "freecad-reopen-included-template")
+    assert r.opened and r.save_error is None, r
+    assert r.reopen_exact, r.reopen_diff
 
 
 def test_a_drawing_of_acis_solids_is_drawn_or_says_why_not(results: dict[str, FileResult]) -> None:

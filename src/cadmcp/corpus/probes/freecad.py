@@ -36,6 +36,7 @@ SKIPPED_PROPERTIES = {
     "FullyConstrained",  # set only when the solver runs: a loaded sketch keeps what was saved
 }
 MOVED = " moved 10 mm along x"
+TEMPORARY = "<the document's temporary folder>"
 LENGTHS = ("Length", "Height", "Width", "Radius", "Thickness", "Depth", "Size")
 DATUMS = ("Distance", "DistanceX", "DistanceY", "Radius", "Diameter")
 
@@ -111,13 +112,17 @@ def _exact_box(shape: Any) -> Any:
         return shape.copy().BoundBox
 
 
-def object_state(obj: Any) -> dict[str, Any]:
+def object_state(obj: Any, temporary: str = "") -> dict[str, Any]:
+    """``obj``'s properties and shape measures; a path into ``temporary`` (the document's folder
+    for included files, new each time it opens) is written relative to it."""
     props: dict[str, Any] = {}
     for name in obj.PropertiesList:
         try:
             if name in SKIPPED_PROPERTIES or obj.getTypeIdOfProperty(name) in SKIPPED:
                 continue
             props[name] = canon(getattr(obj, name))
+            if temporary and isinstance(props[name], str) and temporary in props[name]:
+                props[name] = props[name].replace(temporary, TEMPORARY)
         except Exception as exc:
             props[name] = f"<unreadable: {type(exc).__name__}>"
     entry: dict[str, Any] = {"type": obj.TypeId, "props": props}
@@ -160,7 +165,8 @@ def dump(doc: Any) -> dict[str, Any]:
     """Recompute, then every object's canonical state keyed by its internal name."""
     touched_before = sorted(o.Name for o in doc.Objects if "Touched" in o.State)
     doc.recompute()
-    objects = {obj.Name: object_state(obj) for obj in doc.Objects}
+    temporary = getattr(doc, "TransientDir", "")
+    objects = {obj.Name: object_state(obj, temporary) for obj in doc.Objects}
     invalid = sorted(o.Name for o in doc.Objects if "Invalid" in o.State)
     return {
         "objects": objects,
