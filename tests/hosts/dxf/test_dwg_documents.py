@@ -217,3 +217,24 @@ def test_a_converted_drawing_decodes_unicode_escapes_as_a_saved_and_reopened_one
     texts = [e.dxf.text if e.dxftype() == "TEXT" else e.text for e in converted.modelspace()]
     assert texts == ["\\A1;\u22052.3794 \u00b0 plain", "\u2300 50"]
     assert texts == [e.dxf.text if e.dxftype() == "TEXT" else e.text for e in reopened.modelspace()]
+
+
+def test_queueing_a_dwg_starts_the_converter_before_the_drawing_is_read(reader: Path, tmp_path: Path) -> None:
+    import time
+
+    from cadmcp.hosts.dxf import dwg
+    from cadmcp.hosts.dxf.documents import DocumentSet
+
+    dwg_path, twin = write_pair(tmp_path)
+    close_workers()
+    documents = DocumentSet()
+    documents.open_later(str(dwg_path))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any(w._proc for w in dwg._workers.values()):
+        time.sleep(0.05)
+    (worker,) = dwg._workers.values()
+    started = worker._proc
+    assert started is not None and started.poll() is None  # running, nothing read yet
+    assert documents.requested == []
+    assert counts(documents.active.doc)["model"] == counts(ezdxf.readfile(twin))["model"]
+    assert worker._proc is started  # the drawing was read by the converter started in advance

@@ -322,6 +322,10 @@ class DocumentSet:
         """Check a file now and read it on first use, so the host is ready sooner; returns its name."""
         path = check_drawing_path(file_path)
         self._pending.append(str(path))
+        if is_dwg(path):
+            from cadmcp.hosts.dxf.dwg import prestart
+
+            prestart()  # the converter loads while the host gets ready
         return path.name
 
     def blank_on_first_use(self) -> None:

@@ -264,6 +264,12 @@ class ConverterWorker:
         threading.Thread(target=self._drain, args=(proc,), name="cadmcp-dwg-stderr", daemon=True).start()
         return proc
 
+    def start(self) -> None:
+        """Start the process now if it is not running (it loads LibreDWG before its first request)."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._proc = self._start()
+
     def _drain(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
@@ -332,13 +338,27 @@ class ConverterWorker:
 
 
 _workers: dict[Reader, ConverterWorker] = {}
+_workers_lock = threading.Lock()
 
 
 def _worker(reader: Reader) -> ConverterWorker:
-    worker = _workers.get(reader)
-    if worker is None:
-        worker = _workers[reader] = ConverterWorker(reader)
-    return worker
+    with _workers_lock:
+        worker = _workers.get(reader)
+        if worker is None:
+            worker = _workers[reader] = ConverterWorker(reader)
+        return worker
+
+
+def prestart() -> None:
+    """Start the converter in the background for a drawing that is about to be read, so Node.js
+    and LibreDWG's WebAssembly load while the host starts and imports ezdxf (nothing happens when
+    no converter is installed: reading the drawing then says what to install)."""
+
+    def start() -> None:
+        with contextlib.suppress(DwgError, OSError):
+            _worker(find_reader()).start()
+
+    threading.Thread(target=start, name="cadmcp-dwg-prestart", daemon=True).start()
 
 
 @atexit.register
