@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
 
 
-async def _hosts_ready(session: Any, names: set[str], timeout: float = 60.0) -> dict[str, dict[str, Any]]:
+async def _hosts_ready(session: Any, names: set[str], timeout: float = 120.0) -> dict[str, dict[str, Any]]:
     """The connected hosts by app name once every one of `names` is ready (its server listed)."""
     with anyio.fail_after(timeout):
         while True:
@@ -60,6 +60,7 @@ def _git_repo(path: Path) -> Path:
     return path
 
 
+@pytest.mark.timeout(300)  # five servers and a DXF host start at once
 async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
     hosts: Any, daemon_client: Any, tmp_path: Path, everything: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,8 +77,8 @@ async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
     )
     monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
     hosts.start("dxf", str(SAMPLE), timeout=60)
-    for name in ("Time", "Git", "Everything", "Poisoned"):
-        hosts.spawn(name)
+    for proc in [hosts.spawn(name) for name in ("Time", "Git", "Everything", "Poisoned")]:
+        hosts.wait_ready(proc, 120)  # before the daemon: its first answer must come within 10 s
 
     async def unused(context: Any, params: Any) -> types.ElicitResult:  # declares elicitation
         raise AssertionError("the daemon asks 2026-07-28 clients in an input round, not by request")
@@ -191,8 +192,8 @@ async def test_a_huge_catalog_is_refused_by_the_daemon_and_a_malformed_one_by_th
 ) -> None:
     env = config_env(tmp_path, {"Huge": shape_server("huge"), "Malformed": shape_server("malformed")})
     monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
-    hosts.spawn("Huge")
-    hosts.spawn("Malformed")
+    for proc in [hosts.spawn("Huge"), hosts.spawn("Malformed")]:
+        hosts.wait_ready(proc, 120)
     async with daemon_client(era="modern", env=env) as session:
         with anyio.fail_after(60):
             while True:
@@ -238,7 +239,7 @@ async def test_a_killed_server_comes_back_and_a_hung_one_fails_only_its_calls(
     )
     monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
     hosts.start("dxf", str(SAMPLE), timeout=60)
-    hosts.spawn("Time")
+    hosts.start("Time", timeout=120)
     async with daemon_client(era="legacy", env=env) as session:
         by_app = await _hosts_ready(session, {"Time", "DXF"})
         first_pid = by_app["Time"]["state"]["foreign"]["pid"]

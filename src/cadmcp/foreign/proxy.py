@@ -154,6 +154,7 @@ class ForeignHost:
         self.restarts = 0
         self.server_pid: int | None = None
         self.first_attempt = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None  # where calls run (they outlive one request)
         self._changed: list[Any] = []
         # the server's stderr, for the reason it went down (open as long as the proxy runs)
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
@@ -407,8 +408,6 @@ class ForeignHost:
         raise MCPError(
             code=types.INVALID_PARAMS, message=f"No prompt of {self.app.name} matches {uri[:200]}."
         )
-
-    _tg: anyio.abc.TaskGroup | None = None
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
         """Start supervising in ``tg`` and wait (bounded) for the first attempt's outcome."""
