@@ -154,11 +154,15 @@ async def test_a_concurrent_change_stops_the_approval_and_a_failing_preview_leav
         assert failed.is_error and "ZeroDivisionError" in text_of(failed)
         assert "Preview only: nothing was changed." in text_of(failed)
         assert await fc.value(STATE) == state and await _revision(fc) == start
+        escaping = await _preview(fc, "doc.addObject('Part::Box', 'Escapee')\ndoc.commitTransaction()\n")
+        assert escaping.is_error and "ended FreeCAD's transaction itself" in text_of(escaping)
+        assert await _revision(fc) == start and "on the redo stack now" in text_of(escaping)
         assert ast.literal_eval(await fc.value("doc.addObject('Part::Box', 'Stray').Name")) == "Stray"
         await fc.invoke("navigate_history", {"direction": "back"})
         assert await _revision(fc) == start
 
         preview = await _preview(fc, BOSS)
+        assert not preview.is_error, text_of(preview)
         previewed = preview.structured_content["applyWith"]["previewed"]
         moved = await colleague.run("doc.getObject('Params').set('B1', '70')", "Longer plate")
         assert not moved.is_error, text_of(moved)

@@ -205,6 +205,15 @@ def _recompute_problems(doc: Any) -> list[str]:
     return problems
 
 
+ENDED_BY_SCRIPT = (
+    "The script ended FreeCAD's transaction itself (doc.commitTransaction(), abortTransaction(), "
+    "undo(), or a command that does), so its change cannot be previewed or applied from a preview: the "
+    "steps it committed were undone (they are on the redo stack now, in place of any redo steps from "
+    "before), but what it changed outside a transaction after that stays. Remove those calls and run "
+    "it again."
+)
+
+
 class FreeCADScriptRun:
     """One execute_python_code run: a fresh namespace and one FreeCAD transaction."""
 
@@ -219,6 +228,7 @@ class FreeCADScriptRun:
         self._touched: set[str] = set()
         self._undo_before: list[str] = []
         self._was_modified = False
+        self._transaction: Any = None
 
     def begin(self) -> None:
         active = App.getActiveTransaction()
@@ -235,6 +245,7 @@ class FreeCADScriptRun:
         App.addDocumentObserver(self._changes)
         App.addDocumentObserver(self._values)
         self.doc.openTransaction(self.name)
+        self._transaction = App.getActiveTransaction()
         self.adapter.gui_busy(True, self.name)
 
     def _end(self) -> None:
@@ -245,13 +256,19 @@ class FreeCADScriptRun:
 
     def prepare(self) -> None:
         """Recompute what the code changed, as the commit would, with the transaction still open
-        (a preview takes its inventory and after-picture of this, then rolls back)."""
+        (a preview takes its inventory and after-picture of this, then rolls back).
+
+        Raises when the code ended the transaction itself: a preview could not roll it back.
+        """
+        if App.getActiveTransaction() != self._transaction:
+            raise FreeCADError(ENDED_BY_SCRIPT, "invalid")
         if self._changes.any:
             self.doc.recompute()
 
     def commit(self) -> RecordedStep | None:
         try:
-            self.prepare()
+            if self._changes.any:
+                self.doc.recompute()
             self.doc.commitTransaction()
         finally:
             _close_application_transaction(abort=False)
@@ -296,6 +313,12 @@ class FreeCADScriptRun:
         finally:
             _close_application_transaction(abort=True)
             self._end()
+        now = list(self.doc.UndoNames)
+        extra = len(now) - len(self._undo_before)
+        if extra > 0 and now[extra:] == self._undo_before:  # steps the code committed itself
+            for _ in range(extra):
+                self.doc.undo()
+            changed = True
         if self._values.overflowed:  # after the transaction is closed: its recompute records nothing
             settle(self.doc, self._touched)
         else:
