@@ -21,13 +21,18 @@ ADD_WALL = "api.root.create_entity(model, ifc_class='IfcWall', name='Reviewed wa
 async def until(check: Callable[[], Any], timeout: float = 20.0) -> Any:
     """Poll `check` (run in a thread: Selenium blocks) until it returns something true; an element
     the page re-rendered meanwhile counts as not yet."""
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 
     with anyio.fail_after(timeout):
         while True:
             try:
                 found = await anyio.to_thread.run_sync(check)
-            except (StaleElementReferenceException, IndexError):
+            except (
+                StaleElementReferenceException,
+                ElementNotInteractableException,
+                IndexError,
+                StopIteration,
+            ):
                 found = None
             if found:
                 return found
@@ -147,7 +152,12 @@ async def test_a_queued_change_runs_when_approved_and_leaves_the_model_as_it_was
                 assert "Preview: created 1" in text  # what the preview says the change does
                 pictures = css(browser, "#approval-list .pictures img")
                 assert [p.get_attribute("alt").split()[0] for p in pictures] == ["Before", "After"]
-                next(b for b in css(browser, "#approval-list button") if b.text == verdict).click()
+
+                def answer(label: str = verdict) -> bool:
+                    next(b for b in css(browser, "#approval-list button") if b.text == label).click()
+                    return True
+
+                await until(answer)
             assert results[0].is_error == (verdict == "Reject"), results[0]
             assert await ifc_walls(unaskable) == walls + added
             await until(lambda: not css(browser, "#approval-list > li"))
@@ -161,3 +171,38 @@ async def test_the_catalog_searches_as_the_agent_does_and_says_why(rig: Rig, bro
     box.send_keys("undo the last change\n")
     items = await until(lambda: [i.text for i in css(browser, "#catalog-list > li")] or None)
     assert any("navigate_history" in i or "Undo" in i for i in items[:3]), items
+
+
+async def test_a_page_that_stops_reading_does_not_stall_the_agents_calls(rig: Rig, browser: Any) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    from tests.dashboard.test_dashboard_access import login
+
+    cookie, _ = login(rig)
+    parts = urlsplit(rig.base)
+    stalled = socket.socket()
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)  # a tiny window, never read
+    stalled.connect((parts.hostname, parts.port))
+    stalled.sendall(
+        f"GET /dashboard/api/events HTTP/1.1\r\nHost: {parts.netloc}\r\nCookie: {cookie}\r\n\r\n".encode()
+    )
+    try:
+        async with rig.agent() as agent:
+            await wait_for_hosts(agent, 2)
+            dxf = await find_target(agent, "execute_python_code", "DXF")
+            with anyio.fail_after(120):  # a hang check: the calls do not wait for the stalled page
+                for n in range(60):
+                    answer = await call(agent, "search_dynamic", {"query": f"layer {n} " + "wall " * 60})
+                    assert not answer.is_error
+                last = await code(agent, dxf, "len(msp)")
+            assert not last.is_error
+            # the page that reads still sees the calls as they happen
+            await until(
+                lambda: any(
+                    "len(msp)" in r.text or "execute_python_code" in r.text
+                    for r in css(browser, "#call-rows tr")
+                )
+            )
+    finally:
+        stalled.close()

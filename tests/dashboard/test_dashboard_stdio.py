@@ -1,0 +1,70 @@
+"""Daemons an AI client started over stdio: the first one asked serves the machine's only page."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import pytest
+
+from tests.core.helpers import wait_for_hosts
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]
+
+
+def _dashboard() -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cadmcp", "dashboard", "--no-open"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ,
+    )
+
+
+def _get(url: str, cookie: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
+    try:
+        path = f"{parts.path}?{parts.query}" if parts.query else parts.path
+        conn.request("GET", path, headers={"Cookie": cookie} if cookie else {})
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        conn.close()
+
+
+async def test_one_of_two_stdio_daemons_serves_the_page_and_both_give_links_to_it(
+    hosts: Any, daemon_client: Any, runtime_dir: Path
+) -> None:
+    none = await anyio.to_thread.run_sync(_dashboard)
+    assert none.returncode == 1 and "no cadmcp daemon is running" in none.stderr
+    demo = hosts.start("demo")
+    async with daemon_client() as first, daemon_client(era="legacy") as second:
+        await wait_for_hosts(first, 1)
+        await wait_for_hosts(second, 1)
+        links = []
+        for _ in range(2):
+            done = await anyio.to_thread.run_sync(_dashboard)
+            assert done.returncode == 0, done.stderr
+            links.append(done.stdout.split("open ", 1)[1].split()[0])
+        bases = {link.split("/dashboard/", 1)[0] for link in links}
+        assert len(bases) == 1 and next(iter(bases)).startswith("http://127.0.0.1:"), links
+        assert links[0] != links[1]  # a new one-time code each time
+        status, headers, _ = await anyio.to_thread.run_sync(_get, links[1])
+        assert status == 303
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        base = next(iter(bases))
+        status, _, body = await anyio.to_thread.run_sync(_get, f"{base}/dashboard/api/state", cookie)
+        assert status == 200
+        state = json.loads(body)
+        assert [h["pid"] for h in state["hosts"]] == [demo.pid]
+        assert (runtime_dir / "dashboard.lock").read_text().strip() == str(state["daemon"]["pid"])
+        assert (await anyio.to_thread.run_sync(_get, f"{base}/mcp"))[0] in (302, 307)  # only the page here
