@@ -75,10 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     policy.add_argument("rest", nargs=argparse.REMAINDER)
 
-    dash = sub.add_parser(
-        "dashboard", help="print a one-time login link to this machine's live dashboard", add_help=False
-    )
-    dash.add_argument("rest", nargs=argparse.REMAINDER)
+    dash = sub.add_parser("dashboard", help="print a one-time login link to this machine's live dashboard")
+    dash.add_argument("--no-open", action="store_true", help="only print the link (open no browser)")
 
     ev = sub.add_parser("eval", help="evaluate search quality on a query set, or run a corpus of files")
     ev.add_argument("what", choices=["search", "dump-catalog", "corpus"])
@@ -227,8 +225,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "host" and not any(e.startswith("-") for e in extra):
         args.files += extra  # documents given after an option: `cadmcp host freecad --gui part.FCStd`
-    elif extra and args.command == "dashboard":
-        args.rest = [*extra, *args.rest]  # its options come first: `cadmcp dashboard --no-open`
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(
@@ -255,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "dashboard":
         from cadmcp.daemon.dashboard.cli import main as dashboard_main
 
-        return dashboard_main(list(args.rest))
+        return dashboard_main(open_browser=not args.no_open)
     if args.command == "eval" and args.what == "corpus":
         from cadmcp.corpus.command import main as corpus_main
 

@@ -21,7 +21,11 @@ ADD_WALL = "api.root.create_entity(model, ifc_class='IfcWall', name='Reviewed wa
 async def until(check: Callable[[], Any], timeout: float = 20.0) -> Any:
     """Poll `check` (run in a thread: Selenium blocks) until it returns something true; an element
     the page re-rendered meanwhile counts as not yet."""
-    from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        ElementNotInteractableException,
+        StaleElementReferenceException,
+    )
 
     with anyio.fail_after(timeout):
         while True:
@@ -30,6 +34,7 @@ async def until(check: Callable[[], Any], timeout: float = 20.0) -> Any:
             except (
                 StaleElementReferenceException,
                 ElementNotInteractableException,
+                ElementClickInterceptedException,
                 IndexError,
                 StopIteration,
             ):
@@ -37,6 +42,12 @@ async def until(check: Callable[[], Any], timeout: float = 20.0) -> Any:
             if found:
                 return found
             await anyio.sleep(0.1)
+
+
+def press(driver: Any, element: Any) -> None:
+    """Click `element` as a person would, after scrolling it to the middle (clear of the sticky bar)."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
 
 
 def css(driver: Any, selector: str) -> list[Any]:
@@ -80,14 +91,14 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
             )
         )
         # the whole call, as the log keeps it, one click away
-        css(browser, f'#call-rows tr[data-call="{_row_id(browser, call_id)}"]')[0].click()
+        press(browser, css(browser, f'#call-rows tr[data-call="{_row_id(browser, call_id)}"]')[0])
         body = await until(lambda: browser.find_element("id", "call-dialog-body").text.count("add_circle"))
         assert body
-        browser.find_element("id", "call-dialog-close").click()
+        press(browser, browser.find_element("id", "call-dialog-close"))
         # undo from the page restores the drawing (checked through the host)
         before_count = (await code(agent, dxf, COUNT_CIRCLES)).content[0].text
         undo = [b for b in css(browser, f'.view[data-host$="-{rig.dxf_pid}"] button') if b.text == "Undo"]
-        undo[0].click()
+        press(browser, undo[0])
         await until(lambda: "Undid" in _note(browser, rig.dxf_pid) or "undid" in _note(browser, rig.dxf_pid))
         after = (await code(agent, dxf, COUNT_CIRCLES)).content[0].text
         assert _number(after) == _number(before_count) - 1, (before_count, after)
@@ -116,7 +127,7 @@ async def test_revert_from_the_history_list_undoes_that_call_on_its_host(rig: Ri
         call_id = added.meta["io.cadmcp/call"]["callId"]
         row = f'tr[data-checkpoint="{call_id}"] button'
         buttons = await until(lambda: [b for b in css(browser, row) if b.text == "Revert"])
-        buttons[0].click()
+        press(browser, buttons[0])
         said = await until(lambda: browser.find_element("id", "history-message").text)
         assert f"Reverted {call_id}" in said and "back 1 step(s)" in said
         assert _number((await code(agent, dxf, COUNT_CIRCLES)).content[0].text) == before
@@ -154,7 +165,7 @@ async def test_a_queued_change_runs_when_approved_and_leaves_the_model_as_it_was
                 assert [p.get_attribute("alt").split()[0] for p in pictures] == ["Before", "After"]
 
                 def answer(label: str = verdict) -> bool:
-                    next(b for b in css(browser, "#approval-list button") if b.text == label).click()
+                    press(browser, next(b for b in css(browser, "#approval-list button") if b.text == label))
                     return True
 
                 await until(answer)

@@ -8,9 +8,7 @@ reaches it). The daemon chosen is the one already serving the page, else one ser
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -53,10 +51,8 @@ async def login_link() -> tuple[str | None, str]:
     return None, "; ".join(problems)
 
 
-def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cadmcp dashboard", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--no-open", action="store_true", help="only print the link")
-    args = parser.parse_args(list(argv))
+def main(*, open_browser: bool = True) -> int:
+    """Entry point of `cadmcp dashboard`."""
     url, problem = anyio.run(login_link)
     if url is None:
         print(f"cadmcp dashboard: {problem}", file=sys.stderr)
@@ -64,7 +60,7 @@ def main(argv: Sequence[str]) -> int:
     print(f"cadmcp dashboard: open {url}")
     print("cadmcp dashboard: the link works once, for two minutes; run `cadmcp dashboard` again for another")
     sys.stdout.flush()
-    if not args.no_open:
+    if open_browser:
         _open(url)
     return 0
 
