@@ -1,4 +1,6 @@
-"""Reverting what an agent did, across a DXF and an IFC host, through a real daemon."""
+"""Reverting what an agent did, across a DXF and an IFC host, through a real daemon: by the agent
+itself (the daemon's own list_checkpoints and revert_calls, found by search_dynamic and run by
+invoke_dynamic) and by the person (`cadmcp policy checkpoints|revert`)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ import anyio
 import pytest
 
 from cadmcp.daemon.policy import control
-from tests.core.helpers import call, find_target, wait_for_hosts
-from tests.policy.helpers import log_lines
+from tests.core.helpers import call, find_target, structured, wait_for_hosts
+from tests.policy.helpers import host_calls, log_lines, policy_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]  # two hosts, two daemons
 
@@ -32,6 +34,17 @@ def _policy(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         env=os.environ,
     )
+
+
+def _own_keys(meta: dict[str, Any]) -> set[str]:
+    """`_meta` keys but the server identity each connection's protocol layer stamps itself."""
+    return {k for k in meta if not k.startswith("io.modelcontextprotocol/")}
+
+
+async def _own(session: Any, target: str, arguments: dict[str, Any]) -> Any:
+    """Run one of the daemon's own capabilities the way an agent does: search, then invoke by id."""
+    cap = await find_target(session, target, "cadmcp")
+    return await call(session, "invoke_dynamic", {"id": cap["id"], "arguments": arguments})
 
 
 async def _code(session: Any, cap: dict[str, Any], code: str) -> str:
@@ -56,13 +69,17 @@ async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_so
         first = await call(
             agent, "invoke_dynamic", {"id": dxf["id"], "arguments": {"code": "msp.add_circle((0, 0), 5)"}}
         )
-        k1 = first.meta["io.cadmcp/call"]["callId"]
-        daemon_pid = k1.split("-")[0]
+        assert _own_keys(first.meta) == {"io.cadmcp/checkpoint"}  # the host's _meta, nothing added
         assert first.meta["io.cadmcp/checkpoint"]["added"] == 1
         await _code(agent, ifc, ADD_WALL)
         await _code(agent, dxf, "msp.add_line((0, 0), (1, 1))")
         assert await _code(agent, ifc, COUNT_IFC) == "Result: 1"
-        calls = [f"{daemon_pid}-{n}" for n in (1, 2, 3)]
+        mine = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        calls = [c["callId"] for c in mine]
+        k1, daemon_pid = calls[0], calls[0].split("-")[0]
+        assert calls == [f"{daemon_pid}-{n}" for n in (1, 2, 3)]
+        assert [c["host"].split()[0] for c in mine] == ["DXF", "IFC", "DXF"]
+        assert mine[1]["document"].endswith("house.ifc") and mine[0]["target"] == "execute_python_code"
 
         listed = await anyio.to_thread.run_sync(_policy, "checkpoints")
         assert [line.split()[0] for line in listed.stdout.splitlines()] == calls, listed.stdout
@@ -96,3 +113,67 @@ async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_so
     audit = [line for line in log_lines("policy/revert") if line["file"].startswith(f"log_{daemon_pid}_")]
     assert [line["outcome"] for line in audit] == ["refused", "refused", "ok"]
     assert audit[-1]["reverted"] == calls and audit[1]["host"].startswith("DXF")
+
+
+async def test_the_agent_reverts_its_own_calls_across_hosts_and_is_stopped_by_someone_elses_change(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    drawing, model = tmp_path / "plan.dxf", tmp_path / "house.ifc"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    shutil.copy(SAMPLES / "house.ifc", model)
+    dxf_host = hosts.start("dxf", str(drawing))
+    hosts.start("ifc", str(model))
+    async with daemon_client() as agent, daemon_client(era="legacy") as colleague:
+        listing = await wait_for_hosts(agent, 2)  # the daemon's own catalog is no host instance
+        assert {h["hostApp"] for h in listing["hosts"]} == {"DXF", "IFC"}
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        ifc = await find_target(agent, "execute_python_code", "IFC")
+        before_dxf = await _code(agent, dxf, COUNT_DXF)
+        await _code(agent, dxf, "msp.add_circle((0, 0), 5)")
+        await _code(agent, ifc, ADD_WALL)
+        found = await structured(agent, "search_dynamic", {"query": "undo everything I changed since a call"})
+        assert any(i["target"] == "revert_calls" and i["hostApp"] == "cadmcp" for i in found["items"])
+        mine = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        k1 = mine[0]["callId"]
+
+        # a colleague changes the drawing: the agent's revert stops and undoes nothing anywhere
+        other = await find_target(colleague, "execute_python_code", "DXF")
+        await _code(colleague, other, "msp.add_point((3, 3))")
+        stopped = await _own(agent, "revert_calls", {"callId": k1, "since": True})
+        assert stopped.is_error and not stopped.structured_content["ok"]
+        assert (
+            "someone changed" in stopped.structured_content["error"]
+            and "DXF" in stopped.structured_content["error"]
+        )
+        assert await _code(agent, ifc, COUNT_IFC) == "Result: 1"
+        back = await find_target(colleague, "navigate_history", "DXF")
+        await call(colleague, "invoke_dynamic", {"id": back["id"], "arguments": {"direction": "back"}})
+
+        bad = await _own(agent, "revert_calls", {"callId": "not a call"})
+        assert bad.is_error and "callId" in bad.content[0].text  # checked against its schema
+
+        done = await _own(agent, "revert_calls", {"callId": k1, "since": True})
+        assert not done.is_error, done
+        assert done.structured_content["reverted"] == [c["callId"] for c in mine]
+        assert sorted(u["host"].split()[0] for u in done.structured_content["undone"]) == ["DXF", "IFC"]
+        assert await _code(agent, dxf, COUNT_DXF) == before_dxf
+        assert await _code(agent, ifc, COUNT_IFC) == "Result: 0"
+        again = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        assert [c["reverted"] for c in again] == [True, True]
+    assert len(host_calls(dxf_host.pid, "navigate_history")) == 2  # the colleague's undo, the revert
+
+
+async def test_a_read_only_policy_denies_the_agent_a_revert(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    drawing = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    hosts.start("dxf", str(drawing))
+    env = policy_env(tmp_path, {"profile": "read-only"})
+    async with daemon_client(env=env) as agent:
+        await wait_for_hosts(agent, 1)
+        listed = await _own(agent, "list_checkpoints", {})
+        assert not listed.is_error and listed.structured_content["count"] == 0  # a read
+        denied = await _own(agent, "revert_calls", {"callId": "1-1"})
+        assert denied.structured_content["type"] == "policy_denied"
+        assert denied.structured_content["capability"] == "revert_calls"

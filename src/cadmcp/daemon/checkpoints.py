@@ -2,7 +2,9 @@
 
 Every `execute_python_code` result a host stamps with `io.cadmcp/checkpoint` (the document,
 whether the run added an undo step, the undo step names after it) becomes a checkpoint here,
-numbered in call order. Reverting one call, or everything since a call, checks every host
+numbered in call order. The result itself passes on untouched; the call's id is kept here and in
+a `policy/checkpoint` call-log line, and the agent reads it from `list_checkpoints` (the daemon's
+own catalog, `cadmcp.daemon.owncatalog`). Reverting one call, or everything since a call, checks every host
 it touched first: the document must still be the active one and its undo steps exactly those
 after the agent's last call there. Where someone else changed it since, nothing is undone
 anywhere and the answer says which host and what changed. Otherwise each host goes back the
@@ -22,10 +24,9 @@ from typing import Any
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.hosts import HostDirectory
-from cadmcp.wire.calllog import format_line, shared_log
+from cadmcp.wire.calllog import clip, format_line, shared_log
 
 CHECKPOINT_META = "io.cadmcp/checkpoint"
-CALL_META = "io.cadmcp/call"
 MAX_CHECKPOINTS = 1000
 
 
@@ -41,6 +42,8 @@ class Checkpoint:
     added: int
     undo: tuple[str, ...]
     at: float
+    target: str = ""
+    """The capability the call ran (`execute_python_code`)."""
     reverted: bool = False
 
     def view(self) -> dict[str, Any]:
@@ -48,6 +51,7 @@ class Checkpoint:
             "callId": self.call_id,
             "host": self.where,
             "hostInstanceId": self.host.instance_id,
+            "target": self.target,
             "document": self.document,
             "steps": self.added,
             "step": self.undo[0] if self.undo else None,
@@ -63,15 +67,16 @@ class Checkpoints:
         self._items: OrderedDict[str, Checkpoint] = OrderedDict()
         self._numbers = itertools.count(1)
 
-    def record(self, entry: HostEntry, result: dict[str, Any]) -> dict[str, Any]:
-        """Keep the checkpoint a host stamped on `result`; the result gains the call's id in its `_meta`."""
+    def record(self, entry: HostEntry, target: str, result: dict[str, Any]) -> str | None:
+        """Keep the checkpoint a host stamped on `result` (a call of `target`); its call id, or None
+        when the call changed nothing. `result` is not touched."""
         meta = result.get("_meta")
         mark = meta.get(CHECKPOINT_META) if isinstance(meta, dict) else None
         if not isinstance(mark, dict) or not mark.get("added") or result.get("isError"):
-            return result
+            return None
         call_id = f"{os.getpid()}-{next(self._numbers)}"  # unique among the user's running daemons
         undo = mark.get("undo") if isinstance(mark.get("undo"), list) else []
-        self._items[call_id] = Checkpoint(
+        checkpoint = self._items[call_id] = Checkpoint(
             call_id,
             entry.key,
             f"{entry.host_app} {entry.version} pid {entry.key.pid}",
@@ -79,10 +84,13 @@ class Checkpoints:
             int(mark.get("added") or 0),
             tuple(str(u) for u in undo),
             time.time(),
+            target,
         )
         while len(self._items) > MAX_CHECKPOINTS:
             self._items.popitem(last=False)
-        return {**result, "_meta": {**meta, CALL_META: {"callId": call_id}}}  # type: ignore[dict-item]
+        with contextlib.suppress(Exception):  # logging never breaks a call
+            shared_log().write(format_line("policy/checkpoint", "ok", clip(checkpoint.view())))
+        return call_id
 
     def listing(self) -> list[dict[str, Any]]:
         return [c.view() for c in self._items.values()]
@@ -98,7 +106,9 @@ class Checkpoints:
 
     async def _revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
         if call_id not in self._items:
-            return _refused(f"No checkpoint {call_id!r}: `cadmcp policy checkpoints` lists them.")
+            return _refused(
+                f"No checkpoint {call_id!r}: list_checkpoints (or `cadmcp policy checkpoints`) lists them."
+            )
         order = list(self._items)
         chosen = [self._items[c] for c in order[order.index(call_id) :] if not self._items[c].reverted]
         if not since:

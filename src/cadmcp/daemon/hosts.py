@@ -106,6 +106,9 @@ class HostDirectory:
         self.links: dict[HostKey, Link] = {}
         self.states: dict[Path, EndpointState] = {}
         self.ledger = IdLedger()
+        self.own: HostKey | None = None
+        """The key the daemon's own capabilities are listed under (`cadmcp.daemon.owncatalog`): an
+        entry like a host's for search and invoke, but not a host instance."""
         self._recent: dict[str, None] = {}  # host instance ids, least recently invoked first
         self._last_seen: OrderedDict[str, tuple[HostKey, str, str, dict[str, Any]]] = OrderedDict()
         self._on_change = on_change
@@ -386,8 +389,13 @@ class HostDirectory:
             self._on_change()
 
     def local_entries(self) -> dict[HostKey, HostEntry]:
-        """The hosts of this machine (the gateway also installs other machines' hosts here)."""
-        return {k: e for k, e in self.entries.items() if k.machine_id == self.machine_id}
+        """The hosts of this machine (the gateway also installs other machines' hosts here; the
+        daemon's own capabilities are not a host)."""
+        return {k: e for k, e in self.entries.items() if k.machine_id == self.machine_id and k != self.own}
+
+    def hosts(self) -> dict[HostKey, HostEntry]:
+        """Every connected host instance, of this machine and others (not the daemon's own entry)."""
+        return {k: e for k, e in self.entries.items() if k != self.own}
 
     def known_host(self, instance_id: str) -> tuple[HostKey, str, str, dict[str, Any]] | None:
         """(key, app, version, last state) of a connected host, or of one seen lately that is gone

@@ -5,6 +5,11 @@ resources. Multi-round results (`input_required`) keep the protocol's own fields
 host's `requestState` travels inside the daemon's state, which the SDK's request-state
 boundary seals (tamper-proof, expiring, bound to the id and arguments).
 
+The arguments reach the host exactly as the caller sent them. When the person's policy asks
+for a confirmation of a change the host can preview, the daemon asks the host for the preview,
+and then for exactly the previewed change, in the request's `_meta` (`cadmcp.wire.meta.PREVIEW`);
+the previewed revisions wait between rounds inside the daemon's sealed state.
+
 `CallHooks` let the caller follow a call while it runs: the host's progress notifications,
 the moment the request reaches the host, and a channel of its own for the host's input
 rounds (a task answers them through `tasks/update` instead of the original request).
@@ -37,6 +42,7 @@ from cadmcp.daemon.limits import MAX_READS, MAX_RESPONSES_BYTES, MAX_STATE_CHARS
 from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, preview_summary, question
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.meta import PREVIEW
 
 READS_BUDGET_BYTES = 4 * 1024 * 1024
 """Total size of the contents one batch of reads may return."""
@@ -278,14 +284,14 @@ async def invoke(
     state = _open_state(request_state, cap)
     host_state = state.get("hs") if state is not None else None
     approval = state.get("ap") if state is not None else None
-    sent = arguments
+    request_meta: dict[str, Any] | None = None
     if gate is not None:
         policed = await _police(gate, ctx, hooks, entry, cap, link, arguments, state, input_responses)
         if policed.answer is not None:
             return policed.answer
         approval = policed.approval
         if policed.previewed is not None:  # apply exactly what the person saw previewed
-            sent = {**arguments, "previewed": policed.previewed}
+            request_meta = {PREVIEW: {"apply": policed.previewed}}
     if state is not None and state.get("ap") == "asked":
         host_state = input_responses = None  # the host never saw the daemon's round
     directory.note_invoked(entry.key)
@@ -293,14 +299,16 @@ async def invoke(
         uri = _expand(cap, arguments)
         result = await _host_call(link, entry, "resources/read", {"uri": uri}, hooks)
         return _embedded(result)
-    params: dict[str, Any] = {"name": cap.target, "arguments": sent}
+    params: dict[str, Any] = {"name": cap.target, "arguments": arguments}
+    if request_meta is not None:
+        params["_meta"] = request_meta
     if input_responses is not None:
         params["inputResponses"] = input_responses
     if host_state is not None:
         params["requestState"] = host_state
     result = await _host_call(link, entry, "tools/call", params, hooks)
     if result.get("resultType") != "input_required":
-        return gate.checkpoints.record(entry, result) if gate is not None else result
+        return _kept(gate, entry, cap, result)
     answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
     if answer is None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -308,7 +316,14 @@ async def invoke(
             return {**result, "requestState": _seal_state(cap, result.get("requestState"), granted)}
         answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
     result = await _drive_rounds(answer, link, entry, params, result, hooks)
-    return gate.checkpoints.record(entry, result) if gate is not None else result
+    return _kept(gate, entry, cap, result)
+
+
+def _kept(gate: Gate | None, entry: HostEntry, cap: Capability, result: dict[str, Any]) -> dict[str, Any]:
+    """The host's final result, untouched; a change it made is kept as a checkpoint first."""
+    if gate is not None:
+        gate.checkpoints.record(entry, cap.target, result)
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,11 +338,17 @@ class Policed:
 
 
 def can_preview(gate: Gate, cap: Capability, arguments: dict[str, Any]) -> bool:
-    """Whether a confirmation of this call first shows the host's preview (`dryRun`) of it."""
+    """Whether a confirmation of this call first shows the host's preview of it: the tool declares
+    `cadmcp.wire.meta.PREVIEW`, and the caller is not previewing or applying a preview itself."""
     if not gate.policy.preview or cap.kind != "tool" or arguments.get("dryRun") or arguments.get("previewed"):
         return False
-    properties = (cap.raw.get("inputSchema") or {}).get("properties") or {}
-    return isinstance(properties, dict) and "dryRun" in properties and "previewed" in properties
+    meta = cap.raw.get("_meta")
+    return isinstance(meta, dict) and meta.get(PREVIEW) is True
+
+
+def preview_request(cap: Capability, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The `tools/call` params asking the host for a preview of the call (its arguments unchanged)."""
+    return {"name": cap.target, "arguments": arguments, "_meta": {PREVIEW: {"dryRun": True}}}
 
 
 async def _police(
@@ -371,9 +392,7 @@ async def _police(
         return Policed("granted", seen if isinstance(seen, str) else None)
     preview = None
     if can_preview(gate, cap, arguments):
-        tried = await _host_call(
-            link, entry, "tools/call", {"name": cap.target, "arguments": {**arguments, "dryRun": True}}, hooks
-        )
+        tried = await _host_call(link, entry, "tools/call", preview_request(cap, arguments), hooks)
         preview = preview_summary(tried)
         if preview is None:  # the script failed in its preview: that answer, and nothing changed
             return Policed(answer=tried)

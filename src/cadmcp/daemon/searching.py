@@ -132,7 +132,7 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
             items.append(item(cap, entry.routing(), detail, active_document(entry), why))
     answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
     if not items:
-        if not directory.entries:
+        if not directory.hosts():
             message = (
                 "No host is connected, so there is nothing to search. Start a host (for example "
                 "`cadmcp host dxf drawing.dxf`) or call list_host_instances to see what was discovered."

@@ -17,7 +17,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 
 from cadmcp import __version__
-from cadmcp.daemon import httpauth, prompts, tasks
+from cadmcp.daemon import httpauth, owncatalog, prompts, tasks
 from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.calllog import daemon_call_log
 from cadmcp.daemon.errors import DaemonError
@@ -107,6 +107,7 @@ class Daemon:
             from cadmcp.daemon.gateway.service import Gateway
 
             self.gateway = Gateway(gateway, self.directory, self.launcher, self.gate)
+        owncatalog.install(self.directory, self.gate.checkpoints)  # revert etc., found by search
         self.tasks = TaskEngine(self.directory, self.task_policy)
         self.services = Services(
             self.directory, self.launcher, self.checker, self.tasks, self.gate, self.gateway

@@ -23,3 +23,10 @@ TASK_SUPPORT = "io.cadmcp/taskSupport"
 """On a tool: whether a call of it may run as a task (`forbidden`, `optional`, `required`), the
 same values as MCP's `execution.taskSupport`, which the 2026-07-28 tool schema no longer carries;
 hosts mirror a tool's `execution.taskSupport` here."""
+
+PREVIEW = "io.cadmcp/preview"
+"""On a tool: `true` when a call of it can be previewed. On a `tools/call` request's `_meta`:
+`{"dryRun": true}` runs the call as a preview (in the document's transaction, reported, rolled
+back); `{"apply": "<before>:<after>"}` applies it only from the previewed revision and only if it
+ends at the previewed one. The daemon sends these to show the person a change before they confirm
+it and to apply exactly that change; the call's arguments stay the caller's own."""

@@ -33,6 +33,7 @@ from cadmcp.daemon.launching import HostLauncher
 from cadmcp.daemon.policy.gate import Gate, preview_summary
 from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
 from cadmcp.wire.echo import echo
+from cadmcp.wire.meta import PREVIEW
 
 log = logging.getLogger("cadmcp.daemon.gateway")
 
@@ -186,15 +187,13 @@ class Responder(GatewayPart):
             `params` (then exactly the previewed change), or the answer to give instead."""
             preview = None
             if previewable:
-                tried = await link.raw_request(
-                    "tools/call", {**params, "arguments": {**arguments, "dryRun": True}}
-                )
+                tried = await link.raw_request("tools/call", invoking.preview_request(cap, arguments))
                 preview = preview_summary(tried)
                 if preview is None:
                     return tried  # the script failed in its preview; nothing changed
             await gate.ask(None, "approval queue", decision, subject, arguments, preview)
-            if preview is not None and preview.get("previewed"):
-                params["arguments"] = {**arguments, "previewed": preview["previewed"]}
+            if preview is not None and preview.get("previewed"):  # exactly the previewed change
+                params["_meta"] = {**(params.get("_meta") or {}), PREVIEW: {"apply": preview["previewed"]}}
             return None
 
         return confirm

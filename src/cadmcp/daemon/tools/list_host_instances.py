@@ -45,7 +45,7 @@ def host_instances(directory: HostDirectory) -> dict[str, Any]:
             "endpoint": entry.endpoint,
             **({"state": entry.state} if entry.state else {}),
         }
-        for entry in sorted(directory.entries.values(), key=lambda e: (e.host_app, e.version, e.key.pid))
+        for entry in sorted(directory.hosts().values(), key=lambda e: (e.host_app, e.version, e.key.pid))
     ]
     discovered = [
         {

@@ -44,6 +44,7 @@ from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.meta import DOMAIN as DOMAIN_META
 from cadmcp.wire.meta import FALLBACK as FALLBACK_META
+from cadmcp.wire.meta import PREVIEW as PREVIEW_META
 
 __all__ = [
     "DOMAIN_META",
@@ -326,7 +327,7 @@ class BuiltinSurface:
             f"with uv first. Read {p.scheme}://python-cheatsheet for recipes and "
             f"{p.scheme}://model/context for the current state.{PREVIEW_NOTE if previews else ''}",
             _hints(read_only=False, destructive=True, idempotent=False),
-            meta={FALLBACK_META: ["change", "query"]},
+            meta={FALLBACK_META: ["change", "query"], **({PREVIEW_META: True} if previews else {})},
         )
 
         def open_document(
