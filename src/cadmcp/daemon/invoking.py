@@ -65,6 +65,9 @@ class CallHooks:
     input_channel: Callable[[HostEntry, Link], InputAnswerer | None] | None = None
     """Asked when the host answers `input_required`: an answerer for the rounds (a task's own
     channel), or None to hand the rounds to the original request as usual."""
+    confirm_channel: Callable[[HostEntry, Link], Awaitable[InputAnswerer | None]] | None = None
+    """Asked when the person's policy wants a confirmation: the task's channel, the call becoming a
+    task first if it may (the question waits in the task, answered with `tasks/update`), or None."""
 
 
 NO_HOOKS = CallHooks()
@@ -396,7 +399,7 @@ async def _police(
         preview = preview_summary(tried)
         if preview is None:  # the script failed in its preview: that answer, and nothing changed
             return Policed(answer=tried)
-    channel = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
+    channel = await hooks.confirm_channel(entry, link) if hooks.confirm_channel is not None else None
     if channel is not None:
         await gate.ask(channel, "task input round", decision, subject, arguments, preview)
     elif not _client_can_elicit(ctx):

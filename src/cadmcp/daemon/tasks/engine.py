@@ -91,6 +91,10 @@ class Job:
     request_open: bool = True
     sent: bool = False
     progress_message: str | None = None
+    woken: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the job is done or wants to be a task now (the person must be asked)."""
+    promoted: anyio.Event = field(default_factory=anyio.Event)
+    """Set once the request decided whether the job is a task."""
 
     def mark_sent(self) -> None:
         self.sent = True
@@ -185,9 +189,10 @@ class TaskEngine:
         try:
             if support == "optional" and era == "extension":
                 with anyio.move_on_after(self.settings.after):
-                    await job.done.wait()
+                    await job.woken.wait()
             if not job.done.is_set() and not job.direct:
                 created = self._promote(job, _requested_ttl(ctx) if era == "legacy" else None)
+                job.promoted.set()
                 if created is not None:
                     return created
                 if era == "legacy":
@@ -197,6 +202,7 @@ class TaskEngine:
                         message=f"The daemon keeps {self.settings.max_tasks} tasks at most and all are "
                         "running; wait for some to finish or cancel them (tasks/cancel), then retry.",
                     )
+            job.promoted.set()  # not a task: a confirmation waits on this request
             await job.done.wait()
         except anyio.get_cancelled_exc_class():
             if job.task is None:  # the request went away before it became a task: stop the call
@@ -228,6 +234,7 @@ class TaskEngine:
                     job.error = exc
         finally:
             job.done.set()
+            job.woken.set()
             if job.task is not None:
                 self._settle(job, job.task)
                 self._jobs.pop(job.task.task_id, None)
@@ -285,6 +292,7 @@ class TaskEngine:
             progress=partial(self._progress, job),
             on_sent=job.mark_sent,
             input_channel=partial(self._input_channel, job),
+            confirm_channel=partial(self._confirm_channel, job),
         )
 
     def note_failure(self, error: DaemonError) -> None:
@@ -310,6 +318,15 @@ class TaskEngine:
             job.direct = True  # not a task (yet): the request answers this round as usual
             return None
         return partial(self._ask, job, job.task, entry, link)
+
+    async def _confirm_channel(self, job: Job, entry: HostEntry, link: Link) -> InputAnswerer | None:
+        """The channel for the person's confirmation: a call not yet a task becomes one now (its
+        request is still waiting to decide), so the question waits in the task's input round."""
+        if job.task is None and not job.direct:
+            job.woken.set()
+            with anyio.move_on_after(HOST_CHECK_S * 5):  # bounded: the request decides at once
+                await job.promoted.wait()
+        return self._input_channel(job, entry, link)
 
     async def _ask(
         self, job: Job, record: TaskRecord, entry: HostEntry, link: Link, requests: dict[str, Any]
