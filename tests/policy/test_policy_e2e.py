@@ -12,6 +12,7 @@ import anyio
 import mcp_types as types
 import pytest
 
+from cadmcp.daemon.launching import CONFIG_ENV
 from cadmcp.daemon.policy.gate import APPROVAL_KEY
 from tests.core.helpers import call, find_target, wait_for_hosts
 from tests.policy.helpers import host_calls, log_lines, policy_env
@@ -272,3 +273,34 @@ async def test_policy_show_prints_the_deciding_rule_for_running_hosts(hosts: Any
     assert "allow    Demo 1.0 pid" in shown.stdout and "echo (tool, change, destructive)" in shown.stdout
     assert "rule 'echo ok'" in shown.stdout
     assert "deny     Demo 1.0" in everything.stdout and "demo://status (resource, read)" in everything.stdout
+
+
+async def test_policy_show_answers_from_the_running_daemon_and_says_so(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    hosts.start("demo")
+    env = policy_env(tmp_path, {"profile": "read-only"})
+    async with daemon_client(env=env) as session:
+        await wait_for_hosts(session, 1)
+        Path(env[CONFIG_ENV]).write_text('{"policy": {"profile": "confirm-changes"}}')  # changed after start
+        os.environ.update(env)
+        try:
+            live = await anyio.to_thread.run_sync(_cli, "policy", "show", "*")
+        finally:
+            for key in env:
+                os.environ.pop(key)
+    assert live.returncode == 0, live.stderr
+    first, *rest = live.stdout.splitlines()
+    assert first.startswith("from the running daemon pid ") and "live configuration" in first
+    assert "policy: profile read-only from" in rest[0]  # what the daemon runs with, not the file now
+    assert any(line.startswith("deny     Demo 1.0 pid") and "echo" in line for line in rest)
+    assert any("cadmcp 0.1.0 pid" in line and "revert_calls" in line for line in rest)
+    assert any(line.startswith("allow    cadmcp") and "list_checkpoints" in line for line in rest)
+    os.environ.update(env)
+    try:
+        local = await anyio.to_thread.run_sync(_cli, "policy", "show", "echo")
+    finally:
+        for key in env:
+            os.environ.pop(key)
+    assert local.stdout.startswith("no daemon runs: read from the configuration file")
+    assert "policy: profile confirm-changes from" in local.stdout and "confirm  Demo 1.0" in local.stdout

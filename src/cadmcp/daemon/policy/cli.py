@@ -1,9 +1,12 @@
 """`cadmcp policy show|approvals|answer|checkpoints|revert`: the policy, the queue, reverting.
 
-`show [PATTERN]` lists the capabilities of the hosts running on this machine whose name,
-URI or id matches PATTERN (a glob; all when omitted), each with the decision, the rule
-that makes it and why. A pattern no running host offers is decided as a tool that declares
-nothing (a change). `approvals` lists the confirmations waiting in every running daemon;
+`show [PATTERN]` lists the capabilities whose name, URI or id matches PATTERN (a glob; all
+when omitted), each with the decision, the rule that makes it and why. A running daemon
+answers it from its live configuration, over every capability it knows (other machines'
+through the gateway, its own); with no daemon running, the configuration file is read and the
+hosts of this machine are asked directly. The first line says which. A pattern no running
+host offers is decided as a tool that declares nothing (a change). `approvals` lists the
+confirmations waiting in every running daemon;
 `answer ID accept|decline` answers one. `checkpoints` lists what agents changed through the
 running daemons; `revert CALL [--since]` reverts that call (or it and every later one) on
 every host it touched, or says who changed the document since and stops.
@@ -122,7 +125,9 @@ def show(policy: Policy, pattern: str, entries: list[HostEntry], caller: str = "
             if cap.id != pattern and not fnmatch.fnmatchcase(cap.target.casefold(), pattern.casefold()):
                 continue
             subject = subject_for(entry, cap, caller=caller)
-            lines.append(_line(policy, subject, f"{entry.host_app} {entry.version} pid {entry.key.pid}: "))
+            machine = f"machine {entry.machine}, " if entry.machine else ""
+            where = f"{machine}{entry.host_app} {entry.version} pid {entry.key.pid}: "
+            lines.append(_line(policy, subject, where))
             shown += 1
     if not shown:
         read_only, destructive = declared("tool", {})
@@ -202,6 +207,18 @@ def main(argv: Sequence[str]) -> int:
             return 1
         print(f"{args.approval_id}: {args.answer}")
         return 0
+    live = [
+        a
+        for a in anyio.run(_doors, {"op": "show", "pattern": args.pattern, "caller": args.caller})
+        if a.get("ok")
+    ]
+    if live:
+        others = f" ({len(live) - 1} other daemon(s) run too)" if len(live) > 1 else ""
+        print(f"from the running daemon pid {live[0].get('pid')}{others}: its live configuration")
+        for line in live[0].get("lines") or []:
+            print(line)
+        return 0
+    print("no daemon runs: read from the configuration file, hosts of this machine asked directly")
     try:
         policy = load()
     except DaemonError as exc:

@@ -3,7 +3,9 @@
 One JSON line in, one JSON line out: `{"op": "list"}` answers the pending confirmations,
 `{"op": "answer", "approvalId": ..., "answer": "accept"|"decline", "by": ...}` answers one,
 `{"op": "checkpoints"}` lists what agents changed, `{"op": "revert", "callId": ..., "since":
-true|false}` reverts a call (or everything since it) on every host it touched, and
+true|false}` reverts a call (or everything since it) on every host it touched, `{"op": "show",
+"pattern": ..., "caller": "local"|"remote"}` answers `cadmcp policy show` from the live
+configuration over every capability this daemon knows (other machines' included), and
 `{"op": "dashboard"}` answers a one-time login link to the dashboard (started on demand).
 Only the user's own processes reach the runtime directory (0700). Agents never get this
 door from the daemon's MCP surface, so an agent cannot confirm its own calls through it.
@@ -29,6 +31,7 @@ PREFIX = "cadmcp-approvals-"
 MAX_LINE = 64 * 1024
 REVERT_SECONDS = 300.0
 DashboardOp = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+MAX_PATTERN = 200
 
 
 def socket_path(directory: Path, pid: int | None = None) -> Path:
@@ -67,9 +70,20 @@ async def handle(
         return await gate.checkpoints.revert(directory, call_id, request.get("since") is True)
     if op == "dashboard" and dashboard is not None:
         return await dashboard(request)
+    if op == "show":
+        pattern, caller = request.get("pattern", "*"), request.get("caller", "local")
+        if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN or caller not in ("local", "remote"):
+            return {
+                "ok": False,
+                "error": f"show needs a pattern (at most {MAX_PATTERN} characters) and caller.",
+            }
+        from cadmcp.daemon.policy.cli import show
+
+        entries = sorted(directory.entries.values(), key=lambda e: (e.machine or "", e.host_app, e.key.pid))
+        return {"ok": True, "pid": os.getpid(), "lines": show(gate.policy, pattern, entries, caller)}
     return {
         "ok": False,
-        "error": f"Unknown op {str(op)[:40]!r}; use list, answer, checkpoints, revert or dashboard.",
+        "error": f"Unknown op {str(op)[:40]!r}; use list, answer, checkpoints, revert, show or dashboard.",
     }
 
 
