@@ -69,6 +69,11 @@ async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confi
         assert denied.is_error and body["type"] == "policy_denied", body
         assert body["rule"] == "no remote echo" and body["machineId"] == "bravo-render"
         assert "Nothing ran" in body["message"] and "remote caller" in body["message"]
+        shown = await anyio.to_thread.run_sync(_approvals, alpha.runtime, "show", "echo")
+        assert shown.returncode == 0 and shown.stdout.startswith("from the running daemon pid"), shown
+        here, there = shown.stdout.split("machine bravo (bravo-render), by its own policy", 1)
+        assert "allow    machine bravo, Demo 1.0" in here  # this machine's (default) policy for it
+        assert "deny     Demo 1.0 pid" in there and "rule 'no remote echo'" in there  # bravo's, asked there
         status = await find_target(session, "demo://status")
         assert not (await call(session, "invoke_dynamic", {"id": status["id"]})).is_error  # reads go on
 

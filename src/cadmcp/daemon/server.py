@@ -238,7 +238,7 @@ class Daemon:
             from cadmcp.daemon.policy import control  # the person's door: approvals, checkpoints
 
             self.dashboard.bind(tg)
-            await tg.start(control.serve, self.gate, self.directory, self.dashboard.handle)
+            await tg.start(control.serve, self.gate, self.directory, self.dashboard.handle, self.gateway)
             try:
                 yield
             finally:

@@ -30,6 +30,7 @@ from cadmcp.daemon.gateway.context import GatewayContext, GatewayPart
 from cadmcp.daemon.gateway.rpc import Reply
 from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.launching import HostLauncher
+from cadmcp.daemon.policy.explain import MAX_PATTERN, show
 from cadmcp.daemon.policy.gate import Gate, preview_summary
 from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
 from cadmcp.wire.echo import echo
@@ -75,6 +76,7 @@ class Responder(GatewayPart):
             "launch": self._launch,
             "ping": self._ping,
             "cancel": self._cancel,
+            "policy": self._policy,
         }
         subs = []
         for operation, handler in handlers.items():
@@ -116,6 +118,8 @@ class Responder(GatewayPart):
             entry, cap, link = await invoking.resolve(self.directory, cap_id)
             if entry.machine is not None:
                 raise validation_error(f"{echo(cap_id)} names a host of another machine; call that machine.")
+            if entry.key == self.directory.own:  # the daemon's own catalog serves its own clients only
+                raise validation_error(f"{echo(cap_id)} is not offered to other machines.")
             return entry, cap, link
         key = HostKey(self.machine_id, pid) if isinstance(pid, int) else None
         entry = self.directory.entries.get(key) if key else None
@@ -378,6 +382,26 @@ class Responder(GatewayPart):
             answer = {"error": validation_error("The request was not a JSON object.").body()}
         await reply.final(answer)
         self._log("tools/call", answer, fields, started, args)
+
+    async def _policy(self, msg: Any) -> None:
+        """`cadmcp policy show` asked from another machine: this machine's decisions for its hosts'
+        capabilities, as for a remote caller."""
+        reply = Reply(self.connection, msg.reply)
+        try:
+            pattern = frames.decode(msg.data).get("pattern", "*")
+        except ValueError:
+            pattern = None
+        if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN:
+            await reply.final(
+                {"error": validation_error(f"pattern: a glob of at most {MAX_PATTERN} characters").body()}
+            )
+            return
+        if self.gate is None:
+            await reply.final({"ok": {"lines": ["no policy: every call from another machine runs"]}})
+            return
+        entries = sorted(self.directory.local_entries().values(), key=lambda e: (e.host_app, e.key.pid))
+        lines = show(self.gate.policy, pattern, entries, caller="remote")
+        await reply.final({"ok": {"machine": self.settings.machine_name, "lines": lines}})
 
     async def _ping(self, msg: Any) -> None:
         await Reply(self.connection, msg.reply).final({"ok": {"machineId": self.machine_id}})

@@ -35,6 +35,8 @@ log = logging.getLogger("cadmcp.daemon.gateway")
 RESTART_DELAY = 2.0
 LAUNCH_SEARCHABLE_WAIT = 15.0
 """Seconds a remote launch waits for the new host's catalog to be mirrored here."""
+POLICY_DEADLINES = Deadlines(accept=5.0, silence=5.0, total=10.0)
+"""How long `cadmcp policy show` waits for another machine's answer."""
 
 
 class Gateway:
@@ -109,6 +111,32 @@ class Gateway:
             f"No machine {echo(value)} is known on the gateway (known: {known or 'none'}, and this one, "
             f"{self.settings.machine_id}). Call list_machines.",
         )
+
+    async def policies(self, pattern: str) -> list[dict[str, Any]]:
+        """`cadmcp policy show` on every online machine: each one's decisions, by its own policy, for
+        calls from other machines (`{machineId, machine, lines}` or `{machineId, machine, error}`)."""
+        answers: list[dict[str, Any]] = []
+
+        async def one(machine: Any) -> None:
+            row: dict[str, Any] = {"machineId": machine.machine_id, "machine": machine.name}
+            subject = self.subjects.machine(machine.machine_id, "policy")
+            try:
+                answer = await self.inbox.request(subject, {"pattern": pattern}, POLICY_DEADLINES)
+            except RequestFailed as failed:
+                row["error"] = failed.message
+            else:
+                ok = answer.get("ok")
+                if isinstance(ok, dict) and isinstance(ok.get("lines"), list):
+                    row["lines"] = [str(line) for line in ok["lines"]]
+                else:
+                    row["error"] = str((answer.get("error") or {}).get("message") or "no answer")
+            answers.append(row)
+
+        async with anyio.create_task_group() as tg:
+            for machine in list(self.mirror.machines.values()):
+                if machine.online:
+                    tg.start_soon(one, machine)
+        return sorted(answers, key=lambda r: r["machine"])
 
     async def launch(self, machine_id: str, args: dict[str, Any]) -> dict[str, Any]:
         """`launch_host` on another machine: its own configured launch command runs there."""

@@ -15,7 +15,6 @@ every host it touched, or says who changed the document since and stops.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -24,8 +23,8 @@ import anyio
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError
-from cadmcp.daemon.policy.engine import Policy, load, subject_for
-from cadmcp.daemon.policy.rules import Subject, declared
+from cadmcp.daemon.policy.engine import load
+from cadmcp.daemon.policy.explain import show
 
 LIST_TIMEOUT = 5.0
 
@@ -102,39 +101,6 @@ async def _entries() -> list[HostEntry]:
         for ep in endpoints.list_endpoints():
             tg.start_soon(one, ep)
     return sorted(found, key=lambda e: (e.host_app, e.version, e.key.pid))
-
-
-def _line(policy: Policy, subject: Subject, where: str) -> str:
-    decision = policy.decide(subject)
-    what = "read" if subject.read_only else "change, destructive" if subject.destructive else "change"
-    return (
-        f"{decision.verdict:<8} {where}{subject.capability} ({subject.kind}, {what})\n"
-        f"         rule {decision.rule.name!r} ({decision.rule.origin}): {decision.why}"
-    )
-
-
-def show(policy: Policy, pattern: str, entries: list[HostEntry], caller: str = "local") -> list[str]:
-    """The lines `policy show` prints: the policy, then one decision per matching capability."""
-    lines = [
-        f"policy: profile {policy.profile} from {policy.source}; {len(policy.rules)} rule(s) of its own; "
-        f"unanswered confirmations count as no after {policy.confirm_timeout:g} s"
-    ]
-    shown = 0
-    for entry in entries:
-        for cap in entry.capabilities:
-            if cap.id != pattern and not fnmatch.fnmatchcase(cap.target.casefold(), pattern.casefold()):
-                continue
-            subject = subject_for(entry, cap, caller=caller)
-            machine = f"machine {entry.machine}, " if entry.machine else ""
-            where = f"{machine}{entry.host_app} {entry.version} pid {entry.key.pid}: "
-            lines.append(_line(policy, subject, where))
-            shown += 1
-    if not shown:
-        read_only, destructive = declared("tool", {})
-        subject = Subject(capability=pattern, read_only=read_only, destructive=destructive, caller=caller)
-        lines.append(f"no running host offers {pattern!r}; as a tool that declares nothing (a change):")
-        lines.append(_line(policy, subject, ""))
-    return lines
 
 
 def _print_pending(answers: list[dict[str, Any]]) -> int:
@@ -217,6 +183,13 @@ def main(argv: Sequence[str]) -> int:
         print(f"from the running daemon pid {live[0].get('pid')}{others}: its live configuration")
         for line in live[0].get("lines") or []:
             print(line)
+        for machine in live[0].get("machines") or []:
+            print(
+                f"machine {machine.get('machine')} ({machine.get('machineId')}), by its own policy "
+                "for calls from other machines:"
+            )
+            for line in machine.get("lines") or [f"(no answer: {machine.get('error')})"]:
+                print(f"  {line}".replace("\n", "\n  "))
         return 0
     print("no daemon runs: read from the configuration file, hosts of this machine asked directly")
     try:

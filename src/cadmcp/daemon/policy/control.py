@@ -25,13 +25,13 @@ import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.policy.explain import MAX_PATTERN, show
 from cadmcp.daemon.policy.gate import Gate
 
 PREFIX = "cadmcp-approvals-"
 MAX_LINE = 64 * 1024
 REVERT_SECONDS = 300.0
 DashboardOp = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-MAX_PATTERN = 200
 
 
 def socket_path(directory: Path, pid: int | None = None) -> Path:
@@ -47,9 +47,13 @@ def doors(directory: Path) -> list[Path]:
 
 
 async def handle(
-    gate: Gate, directory: HostDirectory, request: Any, dashboard: DashboardOp | None = None
+    gate: Gate,
+    directory: HostDirectory,
+    request: Any,
+    dashboard: DashboardOp | None = None,
+    gateway: Any = None,
 ) -> dict[str, Any]:
-    """One request of the door, answered."""
+    """One request of the door, answered (`gateway`: the daemon's, to show other machines' policies)."""
     queue = gate.queue
     if not isinstance(request, dict):
         return {"ok": False, "error": 'Send a JSON object such as {"op": "list"}.'}
@@ -77,10 +81,11 @@ async def handle(
                 "ok": False,
                 "error": f"show needs a pattern (at most {MAX_PATTERN} characters) and caller.",
             }
-        from cadmcp.daemon.policy.cli import show
-
         entries = sorted(directory.entries.values(), key=lambda e: (e.machine or "", e.host_app, e.key.pid))
-        return {"ok": True, "pid": os.getpid(), "lines": show(gate.policy, pattern, entries, caller)}
+        answer = {"ok": True, "pid": os.getpid(), "lines": show(gate.policy, pattern, entries, caller)}
+        if gateway is not None:
+            answer["machines"] = await gateway.policies(pattern)
+        return answer
     return {
         "ok": False,
         "error": f"Unknown op {str(op)[:40]!r}; use list, answer, checkpoints, revert, show or dashboard.",
@@ -91,6 +96,7 @@ async def serve(
     gate: Gate,
     hosts: HostDirectory,
     dashboard: DashboardOp | None = None,
+    gateway: Any = None,
     *,
     task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -107,7 +113,7 @@ async def serve(
                 with anyio.fail_after(10):
                     line = await BufferedByteReceiveStream(stream).receive_until(b"\n", MAX_LINE)
                 with anyio.fail_after(REVERT_SECONDS):
-                    answer = await handle(gate, hosts, json.loads(line), dashboard)
+                    answer = await handle(gate, hosts, json.loads(line), dashboard, gateway)
             except (ValueError, anyio.IncompleteRead, anyio.DelimiterNotFound, TimeoutError):
                 answer = {"ok": False, "error": "Send one JSON object on one line (at most 64 KiB)."}
             with contextlib.suppress(Exception):
