@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import fixtures
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.catalog import HostKey
 from cadmcp.daemon.gateway import frames
 from cadmcp.daemon.gateway.service import Gateway
 from cadmcp.daemon.gateway.settings import load
@@ -44,11 +45,6 @@ from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
 ROUNDS = 200
 VERBS = ["create", "delete", "list", "export", "count", "rename", "move", "measure", "render", "audit"]
 NOUNS = ["wall", "door", "window", "layer", "block", "slab", "storey", "sheet", "view", "dimension"]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def free_port() -> int:
@@ -172,8 +168,8 @@ async def bench_invoke_and_propagation(box: Box) -> None:
         l50, r50 = statistics.median(local_times), statistics.median(remote_times)
         print(
             f"invoke echo on machine B: local (client->daemon->host) p50 {l50:.2f} ms "
-            f"p95 {percentile(local_times, 0.95):.2f} ms; from machine A over NATS p50 {r50:.2f} ms "
-            f"p95 {percentile(remote_times, 0.95):.2f} ms; remote adds {r50 - l50:.2f} ms at p50 "
+            f"p95 {fixtures.percentile(local_times, 0.95):.2f} ms; from machine A over NATS p50 {r50:.2f} ms "
+            f"p95 {fixtures.percentile(remote_times, 0.95):.2f} ms; remote adds {r50 - l50:.2f} ms at p50 "
             f"(target <= 2 ms: {'met' if r50 - l50 <= 2 else 'missed'}; ratio {r50 / l50:.2f}x)"
         )
 
@@ -226,17 +222,7 @@ async def serve_synthetic_machines(
     for m in range(count):
         machine_id, pid = f"synth-{m}", 1000 + m
         tools = synthetic_catalog(m)
-        entry = HostEntry.build(
-            HostKey(machine_id, pid),
-            host_app=f"App{m % 3}",
-            version="1",
-            endpoint="",
-            protocol_version="",
-            server_name="synth",
-            tools=tools,
-            resources=[],
-            templates=[],
-        )
+        entry = fixtures.entry(HostKey(machine_id, pid), tools, host_app=f"App{m % 3}", server_name="synth")
         catalogs[machine_id] = (pid, entry, tools)
 
         async def answer(msg: Any, machine_id: str = machine_id) -> None:
@@ -316,24 +302,15 @@ async def bench_remote_search(box: Box, machines: int = 10) -> None:
         for entry in list(directory.entries.values()):  # the same tools, as hosts of this machine
             tools = [c.raw for c in entry.capabilities]
             key = HostKey("local", entry.key.pid)
-            rebuilt = HostEntry.build(
-                key,
-                host_app=entry.host_app,
-                version="1",
-                endpoint="",
-                protocol_version="",
-                server_name="",
-                tools=tools,
-                resources=[],
-                templates=[],
-            )
+            rebuilt = fixtures.entry(key, tools, host_app=entry.host_app)
             local.install(rebuilt, None, tools, [], [])  # type: ignore[arg-type]
         tg.cancel_scope.cancel()
     local_times = time_searches(local)
     r50, l50 = statistics.median(remote_times), statistics.median(local_times)
+    r95 = fixtures.percentile(remote_times, 0.95)
     print(
         f"search_dynamic over {machines} remote machines x 50 tools ({capabilities} capabilities, "
-        f"mirrored in {mirrored_s:.2f} s): p50 {r50:.3f} ms p95 {percentile(remote_times, 0.95):.3f} ms; "
+        f"mirrored in {mirrored_s:.2f} s): p50 {r50:.3f} ms p95 {r95:.3f} ms; "
         f"with machineId p50 {statistics.median(scoped):.3f} ms; the same tools on local hosts "
         f"p50 {l50:.3f} ms "
         f"(ratio {r50 / l50:.2f}x; target p50 < 2 ms: {'met' if r50 < 2 else 'missed'})"

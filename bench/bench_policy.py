@@ -10,7 +10,10 @@ confirmation answered from another task, until the waiting call goes on. The pre
 run a typical script (three lines and a deletion on the DXF sample; a wall and a rename on
 the IFC sample; a spreadsheet value and a box on the FreeCAD sample, inside freecadcmd) in the
 real adapters: directly, as a preview (inventories, two pictures, rollback) and applied from
-its preview (revision checks around the run).
+its preview (revision checks around the run). The end-to-end figures go through a real daemon
+and DXF host with a 2025-11-25 SDK client that answers by elicitation: the script run directly
+(trusted), the same call confirmed with its preview (preview, question, apply), and the time
+from the client's yes to the applied result arriving.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
+import fixtures
+import mcp_types as types
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.policy import Policy
@@ -44,18 +50,7 @@ def _entry() -> HostEntry:
     state = {
         "documents": [{"title": "a.dxf", "path": "/projects/client/a.dxf", "active": True, "modified": False}]
     }
-    return HostEntry.build(
-        HostKey("bench-machine", 1),
-        host_app="DXF",
-        version="1.4",
-        endpoint="",
-        protocol_version="",
-        server_name="",
-        tools=tools,
-        resources=[],
-        templates=[],
-        state=state,
-    )
+    return fixtures.entry(HostKey("bench-machine", 1), tools, host_app="DXF", version="1.4", state=state)
 
 
 def _many_rules() -> Policy:
@@ -248,12 +243,70 @@ def _freecad_preview_costs(folder: Path) -> None:
     print(f"  {'':<21} inventory of {f['large_objects']} objects (300 boxes added) {med['large']:.3f}")
 
 
+BACK = {"direction": "back"}
+
+
+async def _through_daemon(rounds: int = 5) -> None:
+    import json
+    import shutil
+
+    from cadmcp.applications import CONFIG_ENV
+
+    runtime = Path(tempfile.mkdtemp(prefix="cpb"))
+    runtime.chmod(0o700)
+    shutil.copy(SAMPLES / "floorplan.dxf", runtime / "plan.dxf")
+    config = runtime / "policy.json"
+    config.write_text(json.dumps({"policy": {"profile": "confirm-changes"}}))
+    host = fixtures.start_host(runtime, "dxf", str(runtime / "plan.dxf"))
+    answered: list[float] = []
+
+    async def yes(context: Any, params: Any) -> types.ElicitResult:
+        answered.append(time.perf_counter())
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def run(session: Any, cap: dict[str, Any], code: str) -> float:
+        started = time.perf_counter()
+        result = await session.call_tool("invoke_dynamic", {"id": cap["id"], "arguments": {"code": code}})
+        assert not result.is_error, result
+        return started
+
+    direct, confirmed, to_applied = [], [], []
+    try:
+        async with fixtures.daemon(runtime) as trusted:
+            code = await fixtures.find(trusted, "execute_python_code", "DXF")
+            undo = await fixtures.find(trusted, "navigate_history", "DXF")
+            for _ in range(rounds):
+                started = await run(trusted, code, DXF_SCRIPT)
+                direct.append(time.perf_counter() - started)
+                await trusted.call_tool(
+                    "invoke_dynamic", {"id": undo["id"], "arguments": {"direction": "back"}}
+                )
+        env = {CONFIG_ENV: str(config)}
+        async with fixtures.daemon(runtime, env, era="legacy", elicitation_callback=yes) as asked:
+            code = await fixtures.find(asked, "execute_python_code", "DXF")
+            undo = await fixtures.find(asked, "navigate_history", "DXF")
+            for _ in range(rounds):
+                started = await run(asked, code, DXF_SCRIPT)
+                done = time.perf_counter()
+                confirmed.append(done - started)
+                to_applied.append(done - answered[-1])
+                await asked.call_tool(
+                    "invoke_dynamic", {"id": undo["id"], "arguments": {"direction": "back"}}
+                )
+    finally:
+        host.terminate()
+        host.wait(10)
+        shutil.rmtree(runtime, ignore_errors=True)
+    print(
+        f"through a real daemon and DXF host ({rounds} runs, median): "
+        f"direct {statistics.median(direct):.3f} s; "
+        f"confirmed with its preview {statistics.median(confirmed):.3f} s; the yes -> applied result "
+        f"{statistics.median(to_applied):.3f} s"
+    )
+
+
 def main() -> None:
-    import os
-
-    from cadmcp.userdirs import LOG_DIR_ENV
-
-    os.environ.setdefault(LOG_DIR_ENV, tempfile.mkdtemp(prefix="cadmcp-bench-logs"))
+    logs = fixtures.private_logs()
     print(f"policy check per call ({CALLS} calls x 5, median / worst run), target < 50 us:")
     for label, gate in (
         ("trusted default", Gate(Policy())),
@@ -275,11 +328,12 @@ def main() -> None:
         print(f"  {label:<38} {median:6.2f} us  (worst run {worst:.2f} us)")
     waits = sorted(anyio.run(_answer_to_run))
     print(
-        f"approval queue, answer -> call goes on: p50 {waits[len(waits) // 2]:.0f} us, "
-        f"p95 {waits[int(len(waits) * 0.95)]:.0f} us"
+        f"approval queue, answer -> call goes on: p50 {fixtures.percentile(waits, 0.5):.0f} us, "
+        f"p95 {fixtures.percentile(waits, 0.95):.0f} us"
     )
     _preview_costs()
-    print(f"(logs in {Path(os.environ[LOG_DIR_ENV])})")
+    anyio.run(_through_daemon)
+    print(f"(logs in {logs})")
 
 
 def _first_decision() -> tuple[float, float]:

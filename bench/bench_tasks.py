@@ -17,21 +17,18 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
+from fixtures import daemon, find, percentile, start_host
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
+from cadmcp.wire.endpoints import list_endpoints
 from cadmcp.wire.sockets import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,44 +36,6 @@ from tests.tasks.helpers import TASKS, CreatedTask, raw, task_client_kwargs
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "floorplan.dxf"
 REPORTS = 40
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def start_host(runtime: Path, *args: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, RUNTIME_DIR_ENV: str(runtime)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cadmcp", "host", *args], env=env, stderr=subprocess.DEVNULL
-    )
-    while not any(ep.pid == proc.pid for ep in list_endpoints(runtime)):
-        time.sleep(0.05)
-    return proc
-
-
-@asynccontextmanager
-async def daemon(
-    runtime: Path, env: dict[str, str] | None = None, **kwargs: Any
-) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"],
-        env={**os.environ, RUNTIME_DIR_ENV: str(runtime), "CADMCP_SEARCH_SEMANTIC": "off", **(env or {})},
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write, **kwargs) as session:
-        await session.discover()
-        yield session
-
-
-async def find(session: ClientSession, target: str) -> dict[str, Any]:
-    while True:
-        found = await session.call_tool("search_dynamic", {"query": target, "limit": 32})
-        item = next((i for i in found.structured_content["items"] if i["target"] == target), None)
-        if item is not None:
-            return item
-        await anyio.sleep(0.1)
 
 
 async def _interleaved(a: Any, b: Any, rounds: int) -> tuple[list[float], list[float]]:
