@@ -38,7 +38,7 @@ def hosts(directory: HostDirectory, toolsets: dict[str, Any]) -> list[dict[str, 
     now = time.time()
     by_endpoint = {str(s.endpoint.path): s for s in directory.states.values()}
     out = []
-    for entry in sorted(directory.entries.values(), key=lambda e: (e.machine or "", e.host_app, e.key.pid)):
+    for entry in sorted(directory.hosts().values(), key=lambda e: (e.machine or "", e.host_app, e.key.pid)):
         state = entry.state or {}
         link_state = by_endpoint.get(entry.endpoint)
         started = started_at(entry.key.pid) if entry.machine is None else None
@@ -71,7 +71,7 @@ def hosts(directory: HostDirectory, toolsets: dict[str, Any]) -> list[dict[str, 
                 "canUndo": entry.machine is None and entry.find("tool", "navigate_history") is not None,
             }
         )
-    connected = {e.endpoint for e in directory.entries.values()}
+    connected = {e.endpoint for e in directory.hosts().values()}
     for path, s in sorted(by_endpoint.items()):
         if path in connected:
             continue

@@ -88,7 +88,7 @@ class Dashboard:
                 and (line.get("target") not in SKIP_VIEW_TARGETS)
             ):
                 self._mark_pid(call.pid)
-        entries = sorted(self.directory.entries.items(), key=lambda item: item[0].instance_id)
+        entries = sorted(self.directory.hosts().items(), key=lambda item: item[0].instance_id)
         signature = tuple((k.instance_id, id(e), self._busy(e)) for k, e in entries)
         if signature != self._host_signature:
             previous = {instance_id: ident for instance_id, ident, _ in self._host_signature or ()}
