@@ -60,6 +60,13 @@ async def code(session: Any, cap: dict[str, Any], text: str) -> Any:
     return await call(session, "invoke_dynamic", {"id": cap["id"], "arguments": {"code": text}})
 
 
+async def last_call_id(agent: Any) -> str:
+    """The call id of the agent's last change, as the agent reads it (the daemon's list_checkpoints)."""
+    cap = await find_target(agent, "list_checkpoints", "cadmcp")
+    listed = await call(agent, "invoke_dynamic", {"id": cap["id"], "arguments": {}})
+    return str(listed.structured_content["checkpoints"][-1]["callId"])
+
+
 async def test_the_login_link_opens_the_page_once_and_it_shows_both_hosts(rig: Rig, browser: Any) -> None:
     cards = await until(lambda: [c.text for c in css(browser, "#host-list > li")] or None)
     assert any("DXF" in c and f"pid {rig.dxf_pid}" in c and "plan.dxf" in c for c in cards), cards
@@ -77,7 +84,7 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
         dxf = await find_target(agent, "execute_python_code", "DXF")
         added = await code(agent, dxf, "msp.add_circle((5, 5), 2)")
         assert not added.is_error, added
-        call_id = added.meta["io.cadmcp/call"]["callId"]
+        call_id = await last_call_id(agent)
         row = await until(
             lambda: [r.text for r in css(browser, "#call-rows tr") if call_id in r.text] or None
         )
@@ -123,8 +130,8 @@ async def test_revert_from_the_history_list_undoes_that_call_on_its_host(rig: Ri
         await wait_for_hosts(agent, 2)
         dxf = await find_target(agent, "execute_python_code", "DXF")
         before = _number((await code(agent, dxf, COUNT_CIRCLES)).content[0].text)
-        added = await code(agent, dxf, "msp.add_circle((9, 9), 1)")
-        call_id = added.meta["io.cadmcp/call"]["callId"]
+        assert not (await code(agent, dxf, "msp.add_circle((9, 9), 1)")).is_error
+        call_id = await last_call_id(agent)
         row = f'tr[data-checkpoint="{call_id}"] button'
         buttons = await until(lambda: [b for b in css(browser, row) if b.text == "Revert"])
         press(browser, buttons[0])

@@ -2,13 +2,13 @@
 
 Every `execute_python_code` result a host stamps with `io.cadmcp/checkpoint` (the document,
 whether the run added an undo step, the undo step names after it) becomes a checkpoint here,
-numbered in call order. The result itself passes on untouched; the call's id is kept here and in
-a `policy/checkpoint` call-log line, and the agent reads it from `list_checkpoints` (the daemon's
-own catalog, `cadmcp.daemon.owncatalog`). Reverting one call, or everything since a call, checks every host
-it touched first: the document must still be the active one and its undo steps exactly those
-after the agent's last call there. Where someone else changed it since, nothing is undone
-anywhere and the answer says which host and what changed. Otherwise each host goes back the
-agent's steps with its own `navigate_history`.
+numbered in call order. The result itself passes on untouched; the call's id is kept here, in a
+`policy/checkpoint` call-log line and in the call's own line (`callId`), and the agent reads it
+from `list_checkpoints` (the daemon's own catalog, `cadmcp.daemon.owncatalog`). Reverting one
+call, or everything since a call, checks every host it touched first: the document must still be
+the active one and its undo steps exactly those after the agent's last call there. Where someone
+else changed it since, nothing is undone anywhere and the answer says which host and what
+changed. Otherwise each host goes back the agent's steps with its own `navigate_history`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.hosts import HostDirectory
-from cadmcp.wire.calllog import clip, format_line, shared_log
+from cadmcp.wire.calllog import clip, format_line, note, shared_log
 
 CHECKPOINT_META = "io.cadmcp/checkpoint"
 MAX_CHECKPOINTS = 1000
@@ -90,6 +90,7 @@ class Checkpoints:
             self._items.popitem(last=False)
         with contextlib.suppress(Exception):  # logging never breaks a call
             shared_log().write(format_line("policy/checkpoint", "ok", clip(checkpoint.view())))
+            note(callId=call_id)  # and the call's own line names it
         return call_id
 
     def listing(self) -> list[dict[str, Any]]:

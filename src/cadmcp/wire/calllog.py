@@ -26,6 +26,7 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -378,6 +379,17 @@ Summarize = Callable[[Any], Any]
 """A tool's wire result -> what to log instead of the compacted result."""
 
 
+_line_fields: ContextVar[dict[str, Any] | None] = ContextVar("cadmcp_call_line", default=None)
+
+
+def note(**fields: Any) -> None:
+    """Add fields to the log line of the call being handled (e.g. the checkpoint id of the change it
+    made); outside a logged call, nothing."""
+    current = _line_fields.get()
+    if current is not None:
+        current.update(fields)
+
+
 class CallLogger:
     """Server middleware writing one line per `tools/call` and `resources/read`."""
 
@@ -418,6 +430,7 @@ class CallLogger:
             target, args = params.get("uri"), {}
             fields = {"target": target}
         started = time.perf_counter()
+        token = _line_fields.set(fields)  # what the call notes about itself joins its line
         try:
             result = await call_next(ctx)
         except BaseException as exc:
@@ -426,6 +439,8 @@ class CallLogger:
                 outcome = "cancelled"
             self._write(method, outcome, fields, started, args, error=_error_of(exc))
             raise
+        finally:
+            _line_fields.reset(token)
         summarize = self.summaries.get(str(target)) if method == "tools/call" else None
         self._write(method, outcome_of(result), fields, started, args, result=result, summarize=summarize)
         return result

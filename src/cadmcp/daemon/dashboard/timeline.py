@@ -33,7 +33,6 @@ SHOWN_METHODS = frozenset(
 )
 _FILE_RE = re.compile(r"^log_(\d+)_\d{10}_\d+\.log$")
 CHECKPOINT_META = "io.cadmcp/checkpoint"
-CALL_META = "io.cadmcp/call"
 
 
 @dataclass
@@ -50,7 +49,6 @@ class Call:
         result = line.get("result") if isinstance(line.get("result"), dict) else {}
         meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
         mark = meta.get(CHECKPOINT_META) if isinstance(meta.get(CHECKPOINT_META), dict) else {}
-        call = meta.get(CALL_META) if isinstance(meta.get(CALL_META), dict) else {}
         images = [
             {"mimeType": c.get("mimeType"), "length": c.get("length")}
             for c in result.get("content") or []
@@ -71,7 +69,7 @@ class Call:
             "client": line.get("client"),
             "durationMs": line.get("durationMs"),
             "undoStep": (mark.get("undo") or [None])[0] if mark.get("added") else None,
-            "callId": call.get("callId"),
+            "callId": line.get("callId"),  # the checkpoint the call made (`cadmcp.daemon.checkpoints`)
             "images": images,
         }
 
