@@ -44,3 +44,16 @@ def test_a_missing_path_and_an_empty_folder_say_what_to_pass(tmp_path: Path) -> 
         find([tmp_path])
     with pytest.raises(CorpusError, match="Unknown application"):
         find([tmp_path], apps=["revit"])
+
+
+def test_the_daemon_runs_with_a_private_runtime_and_a_script_limit_under_the_call_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cadmcp.corpus.runner import daemon_env
+
+    monkeypatch.delenv("CADMCP_EXEC_TIMEOUT", raising=False)
+    env = daemon_env(tmp_path, call_timeout=300)
+    assert env["CADMCP_RUNTIME_DIR"] == str(tmp_path) and env["CADMCP_EXEC_TIMEOUT"] == "270"
+    assert daemon_env(tmp_path, call_timeout=45)["CADMCP_EXEC_TIMEOUT"] == "60"
+    monkeypatch.setenv("CADMCP_EXEC_TIMEOUT", "20")
+    assert daemon_env(tmp_path)["CADMCP_EXEC_TIMEOUT"] == "20"  # the user's own setting is kept

@@ -354,10 +354,17 @@ def _describe(exc: BaseException, settings: Settings) -> str:
     return _clip(f"{type(exc).__name__}: {exc}")
 
 
-def daemon_env(runtime: Path) -> dict[str, str]:
-    """The daemon's environment: the user's, with a private runtime directory."""
+SCRIPT_MARGIN = 30.0
+"""Seconds a host's script limit stays under the call bound, so a script stopped at its limit answers."""
+
+
+def daemon_env(runtime: Path, call_timeout: float = 300.0) -> dict[str, str]:
+    """The daemon's environment (its hosts inherit it): the user's, with a private runtime directory
+    and, unless the user set one, a script limit from the call bound rather than an agent script's
+    60 s, since the runner's own dumps and save compares of large drawings take longer."""
     env = dict(os.environ)
     env["CADMCP_RUNTIME_DIR"] = str(runtime)
+    env.setdefault("CADMCP_EXEC_TIMEOUT", f"{max(60.0, call_timeout - SCRIPT_MARGIN):g}")
     return env
 
 
@@ -429,7 +436,10 @@ async def _worker(
     runtime = root / "run"
     runtime.mkdir(mode=0o700, parents=True)
     params = StdioServerParameters(
-        command=settings.python, args=["-m", "cadmcp", "daemon"], env=daemon_env(runtime), cwd=root
+        command=settings.python,
+        args=["-m", "cadmcp", "daemon"],
+        env=daemon_env(runtime, settings.call_timeout),
+        cwd=root,
     )
     failed_starts = 0
     while pending:
