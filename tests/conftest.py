@@ -151,9 +151,23 @@ def daemon_client(runtime_dir: Path) -> Callable[..., object]:
             ClientSession(read, write, **session_kwargs) as session,
         ):
             if era == "modern":
-                await session.discover()
+                await _discover(session)
             else:
                 await session.initialize()
             yield session
 
     return connect
+
+
+async def _discover(session: object, attempts: int = 3) -> None:
+    """`server/discover`, asked again when it times out: the SDK waits 10 s for it, and a daemon
+    starting on a busy machine (several hosts importing at once) can take longer to answer."""
+    from mcp.shared.exceptions import MCPError
+
+    for attempt in range(attempts):
+        try:
+            await session.discover()  # type: ignore[attr-defined]
+            return
+        except MCPError as exc:
+            if "timed out" not in str(exc) or attempt == attempts - 1:
+                raise

@@ -22,6 +22,7 @@ import pytest
 from cadmcp.applications import CONFIG_ENV
 from tests.core.helpers import call, find, structured
 from tests.foreign.conftest import config_env, python_server, shape_server
+from tests.policy.helpers import host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -165,6 +166,20 @@ async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
         result = await _invoke_confirmed(session, long_op["id"], {"duration": 1, "steps": 3}, progress)
         assert not result.is_error, result
         assert len(seen) >= 3, seen
+
+        # a call the agent cancels is cancelled at the proxy, and the server takes the next call
+        with anyio.move_on_after(2.0):
+            await _invoke_confirmed(session, long_op["id"], {"duration": 60, "steps": 60}, progress)
+        proxy = by_app["Everything"]["pid"]
+        with anyio.fail_after(20):
+            while not any(
+                line.get("target") == "trigger-long-running-operation" and line["outcome"] == "cancelled"
+                for line in host_calls(proxy, "trigger-long-running-operation")
+            ):
+                await anyio.sleep(0.2)
+        echo = await _item(session, "echo the message back", "echo")
+        again = await _invoke_confirmed(session, echo["id"], {"message": "still here"}, progress)
+        assert "still here" in again.content[0].text
 
         # resources and prompts are read through the same ids
         prompt = await _item(session, "arguments prompt city", "prompt://args-prompt{?city,state}")

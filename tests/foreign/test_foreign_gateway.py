@@ -29,7 +29,8 @@ async def test_another_machines_foreign_server_is_searched_and_invoked_through_t
     monkeypatch.setenv(CONFIG_ENV, str(bravo.config))  # the proxy reads bravo's configuration
     bravo.host("Time")
     bravo.serve(CADMCP_GATEWAY=server.url)
-    async with alpha.client(CADMCP_GATEWAY=server.url) as session:
+    # a 2025-era client: its handshake waits for a daemon slow to start on a busy machine (discover: 10 s)
+    async with alpha.client(era="legacy", CADMCP_GATEWAY=server.url) as session:
         await wait_machine(session, "bravo-render", 1, timeout=60)
         found = await find_target(session, "get_current_time", host_app="Time")
         assert found["machineId"] == "bravo-render"
