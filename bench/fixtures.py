@@ -17,10 +17,14 @@ from typing import Any
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError as McpError
 
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
+
+DISCOVER_ATTEMPTS = 3
+"""`server/discover` is asked this many times (each waits the SDK's 10 s) before giving up."""
 
 
 def entry(
@@ -83,7 +87,13 @@ async def daemon(
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write, **kwargs) as session:
         if era == "modern":
-            await session.discover()
+            for attempt in range(DISCOVER_ATTEMPTS):  # a loaded machine may start the daemon slowly
+                try:
+                    await session.discover()
+                    break
+                except McpError:
+                    if attempt == DISCOVER_ATTEMPTS - 1:
+                        raise
         else:
             await session.initialize()
         yield session
