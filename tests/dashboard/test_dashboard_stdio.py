@@ -42,11 +42,14 @@ def _get(url: str, cookie: str | None = None) -> tuple[int, dict[str, str], byte
 
 
 async def test_one_of_two_stdio_daemons_serves_the_page_and_both_give_links_to_it(
-    hosts: Any, daemon_client: Any, runtime_dir: Path
+    hosts: Any, daemon_client: Any, runtime_dir: Path, tmp_path: Path
 ) -> None:
     none = await anyio.to_thread.run_sync(_dashboard)
     assert none.returncode == 1 and "no cadmcp daemon is running" in none.stderr
-    demo = hosts.start("demo")
+    toolset = tmp_path / "mytools"
+    toolset.mkdir()
+    (toolset / "broken.py").write_text("def half_written(:\n")
+    demo = hosts.start("demo", "--toolset", str(toolset))
     async with daemon_client() as first, daemon_client(era="legacy") as second:
         await wait_for_hosts(first, 1)
         await wait_for_hosts(second, 1)
@@ -66,5 +69,7 @@ async def test_one_of_two_stdio_daemons_serves_the_page_and_both_give_links_to_i
         assert status == 200
         state = json.loads(body)
         assert [h["pid"] for h in state["hosts"]] == [demo.pid]
+        errors = state["hosts"][0]["toolsets"]["errors"]  # the host panel shows toolsets' load errors
+        assert errors and "mytools" in errors[0]["path"], state["hosts"][0]["toolsets"]
         assert (runtime_dir / "dashboard.lock").read_text().strip() == str(state["daemon"]["pid"])
         assert (await anyio.to_thread.run_sync(_get, f"{base}/mcp"))[0] in (302, 307)  # only the page here

@@ -30,6 +30,8 @@ POLL_SECONDS = 0.25
 QUIET_POLL_SECONDS = 1.0
 """How often the logs and hosts are looked at while no page is open."""
 MAX_BODY = 16 * 1024
+TOOLSETS_URI = "cadmcp://toolsets"
+TOOLSETS_SECONDS = 3.0
 STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
 SKIP_VIEW_TARGETS = frozenset({"view_screenshot", "list_documents", "navigate_history"})
 HEADERS = {
@@ -96,6 +98,8 @@ class Dashboard:
             for instance_id, ident, _ in signature:
                 if instance_id in previous and previous[instance_id] != ident:
                     self.views.mark(instance_id)  # its state changed: a document changed, maybe
+                if previous.get(instance_id) != ident:
+                    await self._read_toolsets(instance_id)
             self.hub.publish("hosts", self.host_panel())
         if self.hub.watching:
             approvals = await self.steering.approvals()
@@ -108,6 +112,30 @@ class Dashboard:
             if marks != self._checkpoint_count:
                 self._checkpoint_count = marks
                 self.hub.publish("checkpoints", checkpoints)
+
+    async def _read_toolsets(self, instance_id: str) -> None:
+        """The host's toolset report (`cadmcp://toolsets`: paths, load errors), when it serves one."""
+        key = next((k for k in self.directory.local_entries() if k.instance_id == instance_id), None)
+        if key is None:
+            return
+        entry, link = self.directory.entries.get(key), self.directory.links.get(key)
+        if entry is None or link is None or entry.find("resource", TOOLSETS_URI) is None:
+            return
+        with anyio.move_on_after(TOOLSETS_SECONDS):
+            try:
+                read = await link.raw_request("resources/read", {"uri": TOOLSETS_URI})
+                report = json.loads((read.get("contents") or [{}])[0].get("text") or "{}")
+            except Exception:  # a host that cannot say keeps its old report
+                return
+            errors = report.get("errors") if isinstance(report.get("errors"), list) else []
+            self.toolsets[instance_id] = {
+                "count": len(report.get("toolsets") or []),
+                "errors": [
+                    {k: str(e.get(k))[:300] for k in ("path", "type", "message") if e.get(k)}
+                    for e in errors[:20]
+                    if isinstance(e, dict)
+                ],
+            }
 
     def _busy(self, entry: Any) -> Any:
         state = next(
