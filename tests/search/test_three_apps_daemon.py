@@ -98,7 +98,7 @@ async def test_each_apps_words_pick_its_twin_and_recency_breaks_ties(
             ("which drawings are currently open", "DXF", "list_documents"),
             ("code examples for the ifc host", "IFC", "ifc://python-cheatsheet"),
             ("Layer umbenennen: WAND -> A-WALL", "DXF", "execute_python_code"),
-            ("Pad001 is red, why did the recompute fail", "FreeCAD", "freecad://model/warnings"),
+            ("why did the recompute of the pad fail", "FreeCAD", "freecad://model/warnings"),
         ]:
             first = await _first(session, query)
             assert (first["hostApp"], first["target"]) == (app, target), (query, first)

@@ -1,5 +1,5 @@
 """Text analysis for search: Unicode normalisation, identifier splitting, stop words, stemming,
-and the names a request supplies (`without_names`: quoted text, identifiers, layer names).
+and the names a request supplies (`without_names`: layer names in capitals).
 
 One `Analyzer` turns any text (a tool name, a description, a user's query) into the list of
 terms the index stores and the query looks up, so both sides always agree.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 
 import Stemmer
 
@@ -23,36 +23,19 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[^\W\d_]+")
 
 # a lowercase letter followed by an uppercase one, or an acronym running into a word
 _MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
-_TEXT_CACHE = 50_000
+_TEXT_CACHE = 50_000  # bound
 
 
-# names a request supplies (see `without_names`)
-_PUNCTUATION = "'’\"“”«».,;:!?()[]{}<>"
-_QUOTED = re.compile(r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|‘[^’]*’|“[^”]*”|«[^»]*»")  # not what's, slab's
-_NAME_TOKEN = re.compile(r"(?<!\S)\S*_\S*|(?<!\S)\S*[^\W\d_]\d+(?:['’]s)?[^\s\w]*(?!\S)|\d\S*")
-_OBJECT_NAME = re.compile(r"(?<![\w-])([^\W\d_]+)\d+(?![\w-])")
+# a word in capitals, in a request not all typed in capitals, is a name it supplies
 _CAPS_TOKEN = re.compile(r"(?<!\S)(?=[^\sa-z]*?[A-Z]{2})[^\sa-z]+(?!\S)")
 
 
-def token_key(token: str) -> str:
-    """A whitespace-separated token as `without_names` compares it with `keep`."""
-    return token.strip(_PUNCTUATION).casefold()
-
-
-def without_names(query: str, keep: Collection[str] = ()) -> str:
-    """The request without the names it supplies: quoted text, identifiers (`wall_thk`) and, in
-    a request not typed in capitals, words in capitals (layer names such as `A-WALL`). A layer
-    called WALL says nothing about which app the request is for. A numbered object name keeps
-    its word (`Sketch001` → sketch): it says what kind of object the request is about. Tokens
-    in `keep` (casefolded, e.g. declared domain words such as STEP or 3D) stay."""
-
-    def drop(match: re.Match[str]) -> str:
-        token = match.group(0)
-        return token if token_key(token) in keep else " "
-
-    text = _OBJECT_NAME.sub(r" \1 ", _QUOTED.sub(" ", query))
-    text = _NAME_TOKEN.sub(drop, text)
-    return _CAPS_TOKEN.sub(drop, text) if re.search(r"[a-z]", text) else text
+def without_names(query: str) -> str:
+    """The request without the names it supplies: in a request not typed in capitals, the
+    words in capitals (layer names such as `A-WALL`). A layer called WALL says nothing about
+    which app the request is for."""
+    # rule: in a request not all in capitals, words in capitals are names (a layer A-WALL), not domain words
+    return _CAPS_TOKEN.sub(" ", query) if re.search(r"[a-z]", query) else query
 
 
 def fold(text: str) -> str:
@@ -92,7 +75,7 @@ class Analyzer:
         stem = self._stems.get(word)
         if stem is None:
             stem = self._stemmer.stemWord(word)
-            if len(self._stems) < 200_000:
+            if len(self._stems) < 200_000:  # bound
                 self._stems[word] = stem
         return stem
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cadmcp.daemon.search.analyzer import split_words, token_key
+from cadmcp.daemon.search.analyzer import split_words
 from cadmcp.wire.meta import DOMAIN, FALLBACK
 
 DOMAIN_META_KEY = DOMAIN
@@ -25,8 +25,8 @@ FALLBACK_META_KEY = FALLBACK
 #: Kinds of request a fallback tool can stand in for.
 INTENTS = ("change", "query")
 #: Bounds on what a host may declare (the rest is ignored).
-MAX_DOMAIN_ENTRIES = 200
-MAX_ENTRY_CHARS = 64
+MAX_DOMAIN_ENTRIES = 200  # bound
+MAX_ENTRY_CHARS = 64  # bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,21 +68,7 @@ def meta_fallback(meta: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(i for i in INTENTS if i in {str(v).strip().casefold() for v in value})
 
 
-def _inflection(word: str, declared: str) -> bool:
-    """Whether `word` is `declared` or an inflection of it (walls, entities, storeys, Decken), not
-    another word the stemmer folds onto the same stem (open / opening, build / building)."""
-    if word == declared:
-        return True
-    if abs(len(word) - len(declared)) > 2:
-        return False
-    shorter = min(len(word), len(declared))
-    same = 0
-    while same < shorter and word[same] == declared[same]:
-        same += 1
-    return same >= shorter - 1
-
-
-_Phrases = dict[str, list[tuple[tuple[str, ...], tuple[str, ...], str]]]  # first stem → (stems, words, text)
+_Phrases = dict[str, list[tuple[tuple[str, ...], str]]]  # first stem → (stems, text)
 
 
 class DomainTable:
@@ -100,10 +86,6 @@ class DomainTable:
                         phrases.setdefault(words, text)
         self._merged = dict(sorted(merged.items()))
         self._by_language: dict[str, list[tuple[str, _Phrases]]] = {}
-        self.tokens = frozenset(
-            token_key(token) for texts in merged.values() for text in texts.values() for token in text.split()
-        )
-        """Declared words as tokens: typed as names would be (STEP, IGES, 3D), they stay domain words."""
         self.contested = len(self._merged) >= 2
         """Whether two apps or more declare a domain (else no request is told apart by one)."""
 
@@ -115,7 +97,7 @@ class DomainTable:
                 by_first: _Phrases = {}
                 for words, text in phrases.items():
                     stems = tuple(stem(w) for w in words)
-                    by_first.setdefault(stems[0], []).append((stems, words, text))
+                    by_first.setdefault(stems[0], []).append((stems, text))
                 found.append((app, by_first))
             self._by_language[code] = found
         return found
@@ -133,14 +115,12 @@ class DomainTable:
         found: dict[str, dict[tuple[str, ...], str]] = {}
         for app, phrases in self._apps(stem, code):
             for i, t in enumerate(seq):
-                for stems, words, text in phrases.get(t, ()):
-                    n = len(stems)
-                    if tuple(seq[i : i + n]) == stems and all(
-                        _inflection(w, v) for w, v in zip(typed[i : i + n], words, strict=True)
-                    ):
+                for stems, text in phrases.get(t, ()):
+                    if tuple(seq[i : i + len(stems)]) == stems:
                         found.setdefault(app, {})[stems] = text
         if not found:
             return frozenset(), {}
+        # rule: the app whose declared words the request uses most (a phrase by its length); none on a tie
         covered = {app: sum(len(t) for t in phrases) for app, phrases in found.items()}
         best = max(covered.values())
         winners = frozenset(a for a, n in covered.items() if n == best)

@@ -3,6 +3,7 @@
     python -m cadmcp.daemon.search.evaluate --catalog DIR/catalog.json
         --queries DIR/queries.jsonl [--k 5] [--misses] [--semantic auto|on|off]
     python -m cadmcp.daemon.search.evaluate --ablate FEATURE|all [--sets eval]
+    python -m cadmcp.daemon.search.evaluate --rules
 
 Builds the index from the catalog (no hosts running), runs every query through
 `SearchIndex.search` (the code path of `search_dynamic`) and prints one JSON object:
@@ -15,6 +16,7 @@ every capability is embedded before the first query runs.
 (`features.py`) and prints, for every set folder under `--sets` (each a catalog.json and
 queries.jsonl, split into halves A and B) or for the one set given, hit@1 and hit@5 with all
 features on and the change without each feature: a positive change is what the feature is worth.
+`--rules` lists the ranking's rules and tuned constants with their counts (`accounting.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cadmcp.daemon.search.accounting import report
 from cadmcp.daemon.search.catalog import build_index_from_catalog
 from cadmcp.daemon.search.features import FEATURES, FeatureSet
 from cadmcp.daemon.search.index import SearchIndex
@@ -187,6 +190,9 @@ def main(argv: list[str]) -> int:
         default=Path("eval"),
         help="with --ablate and no --catalog: folder of set folders",
     )
+    parser.add_argument(
+        "--rules", action="store_true", help="list the ranking's rules and tuned constants, with their counts"
+    )
     parser.add_argument("--k", type=int, default=5, help="results per query that count (default 5)")
     parser.add_argument("--misses", action="store_true", help="also list the queries not answered first")
     parser.add_argument(
@@ -198,6 +204,9 @@ def main(argv: list[str]) -> int:
         "--semantic", choices=MODES, help=f"fuse semantic ranking (default: ${SEMANTIC_ENV}, else auto)"
     )
     args = parser.parse_args(argv)
+    if args.rules:
+        print(report())
+        return 0
     if args.k < 1:
         parser.error("--k must be 1 or more")
     if (args.catalog is None) != (args.queries is None) or (args.catalog is None and not args.ablate):

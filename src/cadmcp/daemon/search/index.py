@@ -11,7 +11,6 @@ proportion to that host; document frequencies are kept up to date incrementally.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from sortedcontainers import SortedList
 from cadmcp.daemon.search.analyzer import Analyzer, fold, split_words
 from cadmcp.daemon.search.capability import KIND_RANK, KINDS, CapabilityDoc, Entry, Kind, SearchResult
 from cadmcp.daemon.search.domain import DomainTable, HostDomain
-from cadmcp.daemon.search.features import FeatureSet
+from cadmcp.daemon.search.features import FeatureSet, constant
 from cadmcp.daemon.search.postings import Postings, numpy_module
 from cadmcp.daemon.search.ranking import TIER_EXACT, TIER_PREFIX, Ranked, rank
 from cadmcp.daemon.search.request import Lexicon, read_request
@@ -49,30 +48,19 @@ class _Field:
 # id", "in size 8"), so a parameter's name counts as its own short field on top of the long
 # parameter text (chosen on half of the BFCL queries; see docs/search.md)
 _FIELDS: tuple[_Field, ...] = (
-    _Field(weight=3.0, b=0.5, ref_len=4.0),
-    _Field(weight=2.0, b=0.5, ref_len=4.0),
-    _Field(weight=1.0, b=0.75, ref_len=20.0),
-    _Field(weight=0.5, b=0.75, ref_len=20.0),
-    _Field(weight=1.5, b=0.3, ref_len=6.0),
-    _Field(weight=0.3, b=0.0, ref_len=1.0),
-    _Field(weight=1.0, b=0.5, ref_len=4.0),
+    _Field(weight=3.0, b=0.5, ref_len=4.0),  # field table
+    _Field(weight=2.0, b=0.5, ref_len=4.0),  # field table
+    _Field(weight=1.0, b=0.75, ref_len=20.0),  # field table
+    _Field(weight=0.5, b=0.75, ref_len=20.0),  # field table
+    _Field(weight=1.5, b=0.3, ref_len=6.0),  # field table
+    _Field(weight=0.3, b=0.0, ref_len=1.0),  # field table
+    _Field(weight=1.0, b=0.5, ref_len=4.0),  # field table
 )
-_K1 = 1.2
-_MIN_PREFIX = 3
-_MAX_PREFIX_HITS = 200
-
-
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
-
-
-def _own_target(doc: CapabilityDoc) -> str:
-    """The target's own words: a URI template's `{placeholders}` name what the caller supplies
-    (they are its parameters), not what the capability is or does."""
-    return _PLACEHOLDER.sub(" ", doc.target) if doc.kind == "resource_template" else doc.target
+_MAX_PREFIX_HITS = 200  # bound
 
 
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
-    name = doc.name if doc.target == doc.name else f"{doc.name} {_own_target(doc)}"
+    name = doc.name if doc.target == doc.name else f"{doc.name} {doc.target}"
     params = " ".join(f"{n} {d}" for n, d in doc.params)
     param_names = " ".join(n for n, _ in doc.params)
     return (name, doc.title or "", doc.description, params, " ".join(doc.keywords), doc.host_app, param_names)
@@ -154,7 +142,7 @@ class _Analysis:
     """A capability's BM25F term weights and name keys, cached by content: a host re-lists
     mostly unchanged capabilities, and several instances of one app list the same ones."""
 
-    def __init__(self, analyzer: Analyzer, size: int = 50_000) -> None:
+    def __init__(self, analyzer: Analyzer, size: int = 50_000) -> None:  # bound
         self.analyzer = analyzer
         self._size = size
         self._cache: dict[tuple[object, ...], _Analysed] = {}
@@ -177,7 +165,8 @@ class _Analysis:
             norm = spec.weight / (1.0 - spec.b + spec.b * len(terms) / spec.ref_len)
             for t in terms:
                 tf[t] = tf.get(t, 0.0) + norm
-        weights = tuple((t, x * (_K1 + 1.0) / (x + _K1)) for t, x in tf.items())
+        k1 = constant("k1")
+        weights = tuple((t, x * (k1 + 1.0) / (x + k1)) for t, x in tf.items())
         keys: set[str] = set()
         for text in (doc.name, doc.target):
             keys.add(fold(text).casefold())
@@ -289,7 +278,7 @@ class SearchIndex:
             self.entries[gid] = Entry(doc, _order_key(doc), segment.name_terms[i], segment.head_terms[i])
             if doc.fallback:
                 self.fallbacks[gid] = doc.fallback
-            if doc.read_only or doc.kind != "tool":
+            if doc.read_only or doc.kind != "tool":  # resources and templates only read
                 self.read_only.add(gid)
             for t in segment.head_terms[i]:
                 self.heads.setdefault(t, set()).add(gid)
@@ -356,30 +345,24 @@ class SearchIndex:
         return [self._app_ids[a] for a in apps if a in self._app_ids]
 
     def _aliases(self) -> dict[tuple[str, ...], str]:
-        """App aliases: the vocabulary's, plus each host's own app name where that name is
-        distinctive (rare outside the app's own capabilities), so that an app called "find" or
-        "weather" is not mistaken for a mention of the app."""
+        """App aliases: the vocabulary's, the names each host declares for its app, and each
+        host's own app name where its capabilities hold that name more often than all others
+        do: an app called "weather" among other weather tools is not mentioned by "weather"."""
         aliases = self.vocabulary.app_aliases
         by_app: dict[str, list[_Segment]] = {}
         for seg in self._segments.values():
             by_app.setdefault(seg.app, []).append(seg)
-        n = len(self.entries)
-        for app, segs in by_app.items():
-            for seg in segs:
-                for name in seg.domain.names if seg.domain else ():
-                    for words in alias_forms(name):
-                        aliases.setdefault(words, app)
+            for name in seg.domain.names if seg.domain else ():
+                for words in alias_forms(name):
+                    aliases.setdefault(words, seg.app)
         for app, segs in by_app.items():
             forms = alias_forms(segs[0].docs[0].host_app)
-            words = forms[0] if forms else ()
-            terms = self.analyzer.terms_of_words(words)
-            if not words or not terms or words in aliases:
+            terms = self.analyzer.terms_of_words(forms[0]) if forms else []
+            if not terms or forms[0] in aliases:
                 continue
-            inside = sum(len(s.docs) for s in segs)
-            outside_df = min(self.postings.df(t) for t in terms) - min(
-                sum(s.term_counts.get(t, 0) for s in segs) for t in terms
-            )
-            if outside_df <= max(2, 0.01 * (n - inside)):
+            inside = min(sum(s.term_counts.get(t, 0) for s in segs) for t in terms)
+            # rule: a host's app name names the app where its own capabilities hold it most
+            if min(self.postings.df(t) for t in terms) - inside <= inside:
                 for form in forms:
                     aliases.setdefault(form, app)
         return aliases
@@ -406,7 +389,7 @@ class SearchIndex:
         *,
         host_key: str | None = None,
         kinds: Collection[str] | None = None,
-        limit: int = 12,
+        limit: int = 12,  # bound
         host_keys: Collection[str] | None = None,
         recent: Sequence[str] = (),
     ) -> SearchResult:
@@ -443,7 +426,7 @@ class SearchIndex:
             total=ranked.total,
             suggestions=suggestions,
             kinds_available=kinds_available,
-            scores=[round(s, 6) for _, _, s in top],
+            scores=[round(s, 6) for _, _, s in top],  # bound
             reasons=[ranked.reasons.get(e.doc.key) for e, _, _ in top],
             fired=[tuple(ranked.fired.get(e.doc.key, ())) for e, _, _ in top],
         )
@@ -454,7 +437,7 @@ class SearchIndex:
         names = [name for seg in segs for name in seg.names]
 
         def names_for(text: str, kinds: set[str] | None) -> list[str]:
-            return [e.doc.name for e, _, _ in self._rank(text, host_scope, kinds, 5).hits]
+            return [e.doc.name for e, _, _ in self._rank(text, host_scope, kinds, 5).hits]  # bound
 
         return suggest(query, kind_set, names_for, terms, names, self.analyzer.stop_words)
 
@@ -478,8 +461,7 @@ class SearchIndex:
                 scope[seg.base : seg.base + len(seg.docs)] = True
         if kind_set is not None:
             scope &= np.isin(self.postings.kind_codes(), [_KIND_RANK[k] for k in kind_set])
-        single_host = host_scope is not None and len(host_scope) == 1
-        return rank(self, request, self.features, scope, limit, single_host, recent)
+        return rank(self, request, self.features, scope, limit, recent)
 
     def _listing(
         self, scope: list[_Segment], kind_set: set[str] | None, limit: int, kinds_available: dict[str, int]
@@ -573,7 +555,7 @@ class _VectorTable:
     def _put(self, g: int, v: Any, size: int) -> None:
         if self.matrix is None:
             np = numpy_module()
-            self.matrix = np.zeros((max(size, 64), len(v)), dtype=np.float32)
+            self.matrix = np.zeros((max(size, 64), len(v)), dtype=np.float32)  # bound
         elif len(self.matrix) <= g:
             self._grow(max(size, g + 1))
         self.matrix[g] = v

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-_COMPACT_MIN_DEAD = 4096
+_COMPACT_MIN_DEAD = 4096  # bound
 
 
 def numpy_module() -> Any:
@@ -112,7 +112,7 @@ class Postings:
         found = self._idf_sums.get(terms)
         if found is None:
             found = sum(map(self.idf, terms))
-            if len(self._idf_sums) < 100_000:
+            if len(self._idf_sums) < 100_000:  # bound
                 self._idf_sums[terms] = found
         return found
 
@@ -121,7 +121,7 @@ class Postings:
         found = self._idf.get(term)
         if found is None:
             df = self._df.get(term, 0)
-            found = math.log(1.0 + (self.live - df + 0.5) / (df + 0.5)) if df else 0.0
+            found = math.log(1.0 + (self.live - df + 0.5) / (df + 0.5)) if df else 0.0  # formula
             self._idf[term] = found
         return found
 

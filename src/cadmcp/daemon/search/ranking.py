@@ -7,26 +7,18 @@ named for what was asked; twins (one capability on several hosts) ordered.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from cadmcp.daemon.search.capability import Entry
-from cadmcp.daemon.search.features import BY_NAME, FeatureSet
+from cadmcp.daemon.search.features import BY_NAME, FeatureSet, constant
 from cadmcp.daemon.search.postings import Postings, numpy_module
 from cadmcp.daemon.search.request import Request
 
 #: Name tiers: exact name or target, name starting with the request.
 TIER_EXACT = 2
 TIER_PREFIX = 1
-#: The best RERANK_DEPTH first-stage matches are re-scored by name coverage.
-RERANK_DEPTH = 30
-#: The SEMANTIC_DEPTH capabilities most similar to the request (cosine >= SEMANTIC_MIN) join.
-SEMANTIC_DEPTH = 10
-SEMANTIC_MIN = 0.2
-#: A general-purpose tool does not go first where a specific capability holds this share
-#: (IDF-weighted) of a question's other words.
-FALLBACK_COVERAGE = 0.6
-
 Hit = tuple[Entry, int, float]  # entry, name tier, score
 
 
@@ -81,7 +73,6 @@ def rank(
     features: FeatureSet,
     scope: Any,
     limit: int,
-    single_host: bool,
     recent: Sequence[str] = (),
 ) -> Ranked:
     """The best `limit` capabilities in `scope` (a boolean array by doc number) for `request`."""
@@ -89,7 +80,6 @@ def rank(
     np = numpy_module()
     postings = store.postings
     qterms = request.terms
-    app_terms = request.app_terms
     weighted: list[tuple[str, float]] = []
     total_w = 0.0
     for t, qw in qterms.items():
@@ -98,14 +88,15 @@ def rank(
             continue
         w = qw * idf
         weighted.append((t, w))
-        if qw >= 1.0 and t not in app_terms:  # coverage is measured against the words typed
+        if qw >= 1.0:
             total_w += w
     tiers: dict[int, int] = {}
+    # rule: a capability whose name or target is the request, or starts with it, ranks first
     if features.on("name_match"):
         for probe in request.probes:
             for gid, tier in store.name_matches(probe).items():
                 tiers[gid] = max(tier, tiers.get(gid, 0))
-    # a request that is a capability's exact name needs no model (and skips its ~30 ms)
+    # rule: a request that is a capability's exact name is answered without the model
     sims = (
         None
         if TIER_EXACT in tiers.values() or not features.on("semantic")
@@ -118,42 +109,46 @@ def rank(
     scope = scope & alive
     mask = scope & (acc > 0)
     final = acc
+    # rule: score x (share of the typed words matched) ** coordination
     if total_w and features.on("coordination"):
         final = acc * np.minimum(1.0, cov * (1.0 / total_w)) ** features.weight("coordination")
     preferred = request.apps if features.on("app_named") else frozenset()
-    inferred = (
-        request.domains if features.on("domain_app") and not preferred and not single_host else frozenset()
-    )
+    # rule: an app the request names overrides the apps its domain words point to
+    inferred = request.domains if features.on("domain_app") and not preferred else frozenset()
     question = bool(store.read_only) and request.question and features.on("question_reads")
-    # `boost` scales lexical scores; `fused_boost` (what the request's domain words and question
-    # form say, not a mentioned app name) also scales fused scores
+    # the app the request is about, and what only reads when it asks, are preferred: their
+    # lexical and fused scores are scaled alike (`fused_boost`)
     boost = fused_boost = None
-    if inferred or question:
+    if preferred or inferred or question:
+        prefer = features.weight("app_named")
         fused_boost = np.ones(len(final))
-        if inferred:
-            fused_boost[_of_apps(postings, store.app_codes(inferred))] *= features.weight("domain_app")
+        # rule: the app the request names or whose domain words it uses most is preferred
+        apps = store.app_codes(preferred or inferred)
+        if apps and inferred:
+            fused_boost[_of_apps(postings, apps)] *= prefer
+        # rule: a question prefers what only reads (read-only tools, resources, resource templates)
         if question:
-            fused_boost[postings.mask("read_only", store.read_only)] *= features.weight("question_reads")
-        boost = fused_boost.copy()
-    pref_ids = store.app_codes(preferred)
-    if pref_ids:
-        boost = np.ones(len(final)) if boost is None else boost
-        boost[_of_apps(postings, pref_ids)] *= features.weight("app_named")
-    if boost is not None:
+            fused_boost[postings.mask("read_only", store.read_only)] *= prefer
+        boost = fused_boost
+        # rule: an app the request names scales the lexical score only (the model reads the name)
+        if apps and preferred:
+            boost = fused_boost * np.where(_of_apps(postings, apps), prefer, 1.0)
         final = final * boost
     idx = np.flatnonzero(mask)
     out.total = len(idx)
     coverage = features.on("name_coverage")
-    depth = max(limit, RERANK_DEPTH if coverage else 0, 1)
+    depth = max(limit, int(constant("depth")) if coverage else 0, 1)
     if len(idx) > depth:
         vals = final[idx]
         cut = len(idx) - depth
         idx = idx[vals >= np.partition(vals, cut)[cut]]
     pool: dict[int, float] = dict(zip(idx.tolist(), final[idx].tolist(), strict=True))
+    # rule: the best matches are re-ranked by the share of their name the request covers
     if coverage and pool:
         pool = _name_coverage(store, pool, qterms, features.weight("name_coverage"))
     tiers = {g: t for g, t in tiers.items() if scope[g]}
     if sims is not None:
+        # rule: with an app named or inferred, the lexical side weighs fusion_domain in the fusion
         domain_alpha = features.on("semantic_domain") and (preferred or inferred)
         alpha = features.weight("semantic_domain" if domain_alpha else "semantic")
         pool, added = _fuse(pool, final, mask, scope, sims, tiers, fused_boost, alpha)
@@ -163,7 +158,7 @@ def rank(
             out.total += not mask[gid]
             pool[gid] = float(final[gid]) if mask[gid] else 0.0
     if store.fallbacks and request.words:
-        typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0 and t not in app_terms]
+        typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0]
         out.total += _lift_fallbacks(
             store, request, features, pool, typed, scope, mask, preferred | inferred, out
         )
@@ -198,6 +193,7 @@ def _score(store: Store, weighted: list[tuple[str, float]], numbers_need_words: 
     alone they meet version strings and example values ("0,0" → "FreeCAD 0.20.2")."""
     postings = store.postings
     words = [(t, w) for t, w in weighted if not t.isdigit()]
+    # rule: the request's numbers score only where one of its words matched too
     if not numbers_need_words or len(words) == len(weighted):
         return postings.score(weighted)
     np = numpy_module()
@@ -235,11 +231,12 @@ def _fuse(
     also returns how many candidates were not lexical matches."""
     np = numpy_module()
     cand = set(pool) | set(tiers)
+    # rule: fused = fusion x lexical share + (1 - fusion) x cosine (lexical best and nearest by meaning)
     s = np.where(scope, sims, -np.inf)
-    k = min(SEMANTIC_DEPTH, len(s))
+    k = min(int(constant("depth")), len(s))
     if k:
         for g in np.argpartition(-s, k - 1)[:k]:
-            if s[g] >= SEMANTIC_MIN:
+            if s[g] >= constant("semantic_min"):
                 cand.add(int(g))
     top = max(pool.values(), default=0.0)
     out: dict[int, float] = {}
@@ -272,6 +269,7 @@ def _lift_fallbacks(
     intents = request.intents
     entries = store.entries
     if not intents:
+        # rule: with nothing matched, the general-purpose tool of the app the request is about
         if pool or not apps or not features.on("fallback_in_domain"):
             return 0
         # nothing matched a request in an app's domain ("zeichne eine Linie"): that app's
@@ -283,6 +281,7 @@ def _lift_fallbacks(
         return len(lift)
     if not features.on("fallback"):
         return 0
+    # rule: a general-purpose tool ranks first for the kind of request it declares (on the app asked)
     lift = [
         g
         for g, kinds in store.fallbacks.items()
@@ -305,6 +304,7 @@ def _lift_fallbacks(
     rest = [(t, w) for t, w in typed if t not in asked_terms]
     # a question for a quantity (area, volume ...) is answered only by what says that
     # quantity: counting walls is no total wall area
+    # rule: a question for a quantity (area, volume ...) is answered only by what says that quantity
     measures = request.quantities
     says = (
         store.postings.score([(t, 1.0) for t in measures])[1]
@@ -312,6 +312,7 @@ def _lift_fallbacks(
         else None
     )
     heads = store.heads
+    # rule: a capability named for what was asked (the verb or a same-intent synonym) keeps the fallback out
     for _, phrases in asked:
         for phrase in phrases:  # all of a phrase's terms: "change name" is not named by "change"
             named = set.intersection(*(heads.get(t, set()) for t in phrase))
@@ -320,17 +321,18 @@ def _lift_fallbacks(
     # a question (not a change), or a change only an amount implies ("5 mm thicker"), that a
     # capability answers by matching most of its other words ("how many entities per layer")
     # goes to that capability
+    # rule: a question, or a change only an amount implies, that a capability mostly matches goes to it
     implied = all(not phrases for _, phrases in intents.get("change", ()))
     if ("change" not in intents or implied) and rest and pool:
         _, covered, _ = store.postings.score(rest)
-        need = FALLBACK_COVERAGE * sum(w for _, w in rest)
+        need = constant("fallback_coverage") * sum(w for _, w in rest)
         if any(covered[g] >= need and (says is None or says[g] > 0) and specific(g) for g in pool):
             return 0
     top = max(pool.values(), default=0.0) or 1.0
     added = 0
     for g in lift:
         added += g not in pool and not mask[g]
-        pool[g] = top * features.weight("fallback")
+        pool[g] = math.nextafter(top, math.inf)  # first, above the best match
         out.fire(entries[g].doc.key, "fallback", asked=asked[0][0])
     return added
 
@@ -357,34 +359,32 @@ def _order_twins(
             continue
         members = [hits[i] for i in positions]
         apps = {m[0].doc.host_app.casefold() for m in members}
-        chosen = ((named & apps) or (inferred & apps)) if features.on("twins_app") else set()
         first = members[0]
+        first_app = first[0].doc.host_app
         why = None
         feature = None
-        if chosen and apps - chosen:
-            members.sort(key=lambda m: (-m[1], m[0].doc.host_app.casefold() not in chosen))
-            app = members[0][0].doc.host_app
-            feature = "twins_app"
-            if named & apps:
-                why = f"the request names {app}"
-            else:
-                said = ", ".join(repr(w) for w in request.domain_words.get(app.casefold(), ())[:3])
-                why = f"{app} words in the request: {said}"
-        else:
-            tied = [m for m in members if m[1] == first[1] and m[2] >= tie * first[2]]
-            if (
-                features.on("twins_recent")
-                and len(tied) > 1
-                and any(m[0].doc.host_key in rank_of for m in tied)
-            ):
-                tied.sort(key=lambda m: rank_of.get(m[0].doc.host_key, len(rank_of)))
-                chosen_ids = {id(m) for m in tied}
-                members = tied + [m for m in members if id(m) not in chosen_ids]
-                if members[0][0].doc.host_key in rank_of:
-                    why = BY_NAME["twins_recent"].reason
-                    feature = "twins_recent"
-            elif first[2] > members[1][2] or first[1] > members[1][1]:
-                why = "closer match to the request than its twins"
+        # rule: twins within twin_tie of each other: the most recently used host first
+        tied = [m for m in members if m[1] == first[1] and m[2] >= tie * first[2]]
+        said = first_app.casefold() in (named or inferred) and len(apps) > 1
+        if (
+            not said
+            and features.on("twins_recent")
+            and len(tied) > 1
+            and any(m[0].doc.host_key in rank_of for m in tied)
+        ):
+            tied.sort(key=lambda m: rank_of.get(m[0].doc.host_key, len(rank_of)))
+            chosen_ids = {id(m) for m in tied}
+            members = tied + [m for m in members if id(m) not in chosen_ids]
+            if members[0][0].doc.host_key in rank_of:
+                why = BY_NAME["twins_recent"].reason
+                feature = "twins_recent"
+        elif said and first_app.casefold() in named:
+            why = f"the request names {first_app}"
+        elif said:
+            words = ", ".join(repr(w) for w in request.domain_words.get(first_app.casefold(), ())[:3])
+            why = f"{first_app} words in the request: {words}"
+        elif first[2] > members[1][2] or first[1] > members[1][1]:
+            why = "closer match to the request than its twins"
         for i, m in zip(positions, members, strict=True):
             result[i] = m
         key = members[0][0].doc.key

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from cadmcp.daemon.search.analyzer import fold, split_words, without_names
 from cadmcp.daemon.search.domain import DomainTable
-from cadmcp.daemon.search.features import BY_NAME
+from cadmcp.daemon.search.features import constant
 from cadmcp.daemon.search.vocabulary import Language, Vocabulary
 
 Intents = Mapping[str, tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]
@@ -42,7 +42,6 @@ class Request:
     terms: Mapping[str, float]  # index term → weight: typed words 1.0, their synonyms less
     probes: tuple[str, ...]  # the request as a whole name, for exact and prefix name matches
     apps: frozenset[str]  # apps the request names (casefolded)
-    app_terms: frozenset[str]  # terms of the words that name them
     domains: frozenset[str]  # apps whose declared domain words the request uses most
     domain_words: Mapping[str, tuple[str, ...]]  # app → its declared words the request uses
     question: bool  # asks about state or for help, rather than for something to be done
@@ -69,17 +68,20 @@ def read_terms(
     is about: they weigh as a synonym does. A view direction ("from the top") says "view"."""
     kept = list(words)
     analyzer = vocabulary.analyzer
-    terms = analyzer.terms_of_words(kept) or [analyzer.stem(w) for w in kept]
+    terms = analyzer.terms_of_words(kept)
+    # rule: a synonym of a typed word counts at synonym_weight
     weights = dict.fromkeys(vocabulary.synonym_terms(kept), synonyms) if synonyms else {}
+    # rule: the words asking for a count weigh as a synonym
     counting = vocabulary.counting_words(kept) if "counting_is_kind" not in off else set()
     light = {analyzer.stem(kept[i]) for i in counting}
     for t in terms:
-        weights[t] = BY_NAME["counting_is_kind"].weight if t in light else 1.0
+        weights[t] = constant("synonym_weight") if t in light else 1.0
+    # rule: a view direction ('from the top') says 'view'
     if "view_is_picture" not in off and vocabulary.view_directions(kept):
         implied = list(vocabulary.view_words)
         if synonyms:
             weights.update((t, synonyms) for t in vocabulary.synonym_terms(implied) if t not in weights)
-        weights.update(dict.fromkeys(analyzer.terms_of_words(implied), BY_NAME["view_is_picture"].weight))
+        weights.update(dict.fromkeys(analyzer.terms_of_words(implied), 1.0))
     return weights
 
 
@@ -88,12 +90,9 @@ def read_probes(text: str, words: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((fold(text).strip().casefold(), " ".join(words))))
 
 
-def read_apps(words: Sequence[str], lexicon: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
-    """Apps the request names by any alias, and the terms of the words that name them."""
-    aliases = lexicon.aliases
-    apps = frozenset(Vocabulary.app_mentions(words, aliases)) if words else frozenset()
-    stem = lexicon.vocabulary.analyzer.stem
-    return apps, frozenset(stem(w) for w in words if (w,) in aliases)
+def read_apps(words: Sequence[str], lexicon: Lexicon) -> frozenset[str]:
+    """Apps the request names by any alias."""
+    return frozenset(Vocabulary.app_mentions(words, lexicon.aliases)) if words else frozenset()
 
 
 def read_language(words: Sequence[str], vocabulary: Vocabulary) -> Language:
@@ -105,13 +104,13 @@ def read_domains(
     text: str, language: Language, lexicon: Lexicon
 ) -> tuple[frozenset[str], dict[str, tuple[str, ...]]]:
     """Apps whose declared domain words the request uses most (both stemmed in the request's
-    language), and the words used. A numbered object says its kind (Sketch001 is about a
-    sketch); declared words typed as names stay."""
+    language), and the words used; words in capitals are names (a layer `A-WALL`), not domain
+    words."""
     table = lexicon.domains
     if not table.contested:
         return frozenset(), {}
     stop = lexicon.vocabulary.analyzer.stop_words
-    kept = without_names(text, keep=table.tokens)
+    kept = without_names(text)
     typed = [w for w in split_words(kept) if w not in stop]
     apps, found = table.apps_used(typed, language.stem, language.code)
     return apps, {app: tuple(words) for app, words in found.items()}
@@ -134,8 +133,10 @@ def read_intents(
     A request that gives an amount and neither asks nor says what kind of request it is asks
     for a change by that amount ("make the bracket 5 mm thicker", "widen the door by 100 mm")."""
     found = vocabulary.intents(words)
+    # rule: a question makes no change
     if question:
         found.pop("change", None)
+    # rule: a request giving an amount that says no kind of request is a change
     elif amounts and not found:
         found["change"] = [(amounts[0], ())]
     return MappingProxyType({k: tuple(v) for k, v in found.items()})
@@ -152,12 +153,12 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
     vocabulary = lexicon.vocabulary
     words = read_words(text)
     language = read_language(words, vocabulary)
-    synonyms = BY_NAME["synonyms"].weight if "synonyms" not in off else 0.0
+    synonyms = constant("synonym_weight") if "synonyms" not in off else 0.0
     terms = read_terms(words, vocabulary, synonyms, off)
     # what a kind of request says is read only where a general-purpose tool may take it
     kinds = lexicon.fallbacks
     amounts = read_amounts(words, vocabulary) if kinds and "amount_is_change" not in off else ()
-    apps, app_terms = read_apps(words, lexicon)
+    apps = read_apps(words, lexicon)
     domains, domain_words = read_domains(text, language, lexicon)
     question = read_question(text, words, vocabulary)
     return Request(
@@ -167,7 +168,6 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
         terms=MappingProxyType(terms) if terms else _EMPTY,
         probes=read_probes(text, words),
         apps=apps,
-        app_terms=app_terms,
         domains=domains,
         domain_words=MappingProxyType(domain_words),
         question=question,

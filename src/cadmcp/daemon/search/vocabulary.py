@@ -13,7 +13,6 @@ Toolset authors add words for their own tools through the tool's `_meta["io.cadm
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -24,8 +23,7 @@ import Stemmer
 from cadmcp.daemon.search.analyzer import Analyzer, split_words
 
 #: App aliases longer than this many words are not looked for.
-_MAX_ALIAS_WORDS = 4
-_CLAUSES = re.compile(r"[,;:.!?]\s")  # where a clause (and maybe a question) starts
+_MAX_ALIAS_WORDS = 4  # bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +53,7 @@ class Language:
         stem = self._stems.get(word)
         if stem is None:
             stem = self._stemmer.stemWord(word)
-            if len(self._stems) < 100_000:
+            if len(self._stems) < 100_000:  # bound
                 self._stems[word] = stem
         return stem
 
@@ -65,7 +63,7 @@ class Language:
         found = self._runs.get(key)
         if found is None:
             found = [self.stem(w) for w in words]
-            if len(self._runs) >= 4096:
+            if len(self._runs) >= 4096:  # bound
                 self._runs.clear()
             self._runs[key] = found
         return found
@@ -128,16 +126,6 @@ class Vocabulary:
             return [t for lang in self.languages for t in lang.texts(key)]
 
         self._questions = frozenset(w for text in every("questions") for w in split_words(text)[:1])
-        self._clause_questions = frozenset(
-            w for text in every("clauseQuestions") for w in split_words(text)[:1]
-        )
-        self._help: dict[str, list[tuple[str, ...]]] = {}  # first word → phrases
-        for text in every("helpRequests"):
-            phrase = tuple(split_words(text))
-            if phrase:
-                self._help.setdefault(phrase[0], []).append(phrase)
-        self._not_help = [tuple(split_words(t)) for t in every("notHelp") if split_words(t)]
-        self._noun_before = frozenset(every("nounBefore"))
         self._units = frozenset(w for text in every("units") for w in split_words(text))
         self._counting = _by_first_word(every("counting"))
         self._views = _by_first_word(every("views"))
@@ -167,17 +155,14 @@ class Vocabulary:
         key = tuple(words)
         best = self._spoken.get(key)
         if best is None:
+            # rule: the request's language is the one most of its words are listed in
             best, count = self.languages[0], 0.0
             for lang in self.languages:
-                known, listed = lang.known, lang.words
-                n = sum(
-                    1.0 if w in listed else 0.5
-                    for w, t in zip(words, lang.stems(words), strict=True)
-                    if t in known
-                )
+                known = lang.known
+                n = sum(1 for t in lang.stems(words) if t in known)
                 if n > count:
                     best, count = lang, n
-            if len(self._spoken) >= 1024:
+            if len(self._spoken) >= 1024:  # bound
                 self._spoken.clear()
             self._spoken[key] = best
         return best
@@ -186,6 +171,7 @@ class Vocabulary:
         """Synonym groups the words name: stemmed in the request's language (and the first, the
         index's), as typed in any other: a German word in an English request is the word itself."""
         hit: set[int] = set()
+        # rule: synonyms match stemmed in the request's language and English, as listed in any other
         spoken = (self.languages[0], self.language(words))
         for lang in dict.fromkeys(spoken):
             table = self._by_first.get(lang.code)
@@ -240,19 +226,19 @@ class Vocabulary:
             if not intents:
                 continue
             stems = lang.stems(words)
+            # rule: a change verb counts as the first word (stop words aside), anywhere in a verbAnywhere one
             ends = set(content) if lang.verb_anywhere else first
             for i, s in enumerate(stems):
                 for intent, member in intents.get(s, ()):
                     n = len(member.stems)
                     if tuple(stems[i : i + n]) != member.stems or (intent == "change" and i not in ends):
                         continue
-                    if intent == "change" and words[i + n : i + n + 1] and words[i + n] in self._noun_before:
-                        continue  # "that edit was wrong": a noun, not a command
                     typed = words[i : i + n]
                     found = out.setdefault(intent, [])
                     if any(text == " ".join(typed) for text, _ in found):
                         continue  # the same words, listed in two languages
                     phrases = [member.terms, tuple(self.analyzer.terms_of_words(list(typed)))]
+                    # rule: a verb's synonyms that are verbs of the same intent say the same
                     phrases += self.synonym_phrases(typed, intent) + self.synonym_phrases(
                         member.words, intent
                     )
@@ -264,6 +250,7 @@ class Vocabulary:
         return [
             f"{words[i]} {words[i + 1]}"
             for i in range(len(words) - 1)
+            # rule: an amount is a number followed by a unit
             if words[i].isdigit() and words[i + 1] in self._units
         ]
 
@@ -276,30 +263,10 @@ class Vocabulary:
         return _phrase_positions(words, self._views)
 
     def is_question(self, query: str, words: Sequence[str]) -> bool:
-        """Whether the request asks about state ("which layers are frozen", "... open?") or for
-        help ("scripting recipes", "how to add a pset") rather than for something to be done."""
-        if not words:
-            return False
-        if words[0] in self._questions or query.rstrip().endswith("?"):
-            return True
-        if self._asks_help(words):
-            return True
-        # a question may follow what the user saw: "Pad001 is red, why did the recompute fail"
-        clauses = (split_words(c)[:1] for c in _CLAUSES.split(query)[1:])
-        return any(first and first[0] in self._clause_questions for first in clauses)
-
-    def _asks_help(self, words: Sequence[str]) -> bool:
-        for i, word in enumerate(words):
-            for phrase in self._help.get(word, ()):
-                if tuple(words[i : i + len(phrase)]) != phrase:
-                    continue
-                # "help me find ..." is a way of asking, not a request for help
-                if not any(
-                    tuple(words[i : i + len(way)]) == way and way[: len(phrase)] == phrase
-                    for way in self._not_help
-                ):
-                    return True
-        return False
+        """Whether the request asks about state ("which layers are frozen", "... open?") rather
+        than for something to be done: it opens with a question word or ends with "?"."""
+        # rule: a question opens with a question word or ends with '?'
+        return bool(words) and (words[0] in self._questions or query.rstrip().endswith("?"))
 
     @property
     def app_aliases(self) -> dict[tuple[str, ...], str]:
@@ -312,6 +279,7 @@ class Vocabulary:
         found: set[str] = set()
         for i in range(len(words)):
             for n in range(1, min(_MAX_ALIAS_WORDS, len(words) - i) + 1):
+                # rule: a request names an app by an alias (the vocabulary's, the names its hosts declare)
                 app = aliases.get(tuple(words[i : i + n]))
                 if app is not None:
                     found.add(app)
@@ -342,6 +310,7 @@ def alias_forms(name: str) -> list[tuple[str, ...]]:
     people type it ("freecad")."""
     words = tuple(split_words(name))
     forms = [words] if words else []
+    # rule: a one-token app name the analyser splits ('FreeCAD') is also typed as one word
     if len(words) > 1 and len(name.split()) == 1 and all(w.isalpha() for w in words):
         forms.append(("".join(words),))
     return forms
