@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import pytest
 
 from cadmcp.applications import CONFIG_ENV
-from tests.core.helpers import call, find_target
+from tests.core.helpers import call, find
 from tests.foreign.conftest import python_server
 from tests.gateway.conftest import machines, nats_server, wait_machine  # noqa: F401 (fixtures)
 
@@ -32,7 +33,12 @@ async def test_another_machines_foreign_server_is_searched_and_invoked_through_t
     # a 2025-era client: its handshake waits for a daemon slow to start on a busy machine (discover: 10 s)
     async with alpha.client(era="legacy", CADMCP_GATEWAY=server.url) as session:
         await wait_machine(session, "bravo-render", 1, timeout=60)
-        found = await find_target(session, "get_current_time", host_app="Time")
+        with anyio.fail_after(60):  # the machine is seen before its hosts' catalogs are mirrored
+            while not (
+                items := [i for i in await find(session, "current time", limit=8) if i["hostApp"] == "Time"]
+            ):
+                await anyio.sleep(0.3)
+        found = next(i for i in items if i["target"] == "get_current_time")
         assert found["machineId"] == "bravo-render"
         result = await call(
             session, "invoke_dynamic", {"id": found["id"], "arguments": {"timezone": "Asia/Tokyo"}}
