@@ -8,7 +8,8 @@ For each file, every run starts a fresh `cadmcp daemon` (stdio, MCP SDK client) 
   connected, and the document opened);
 - context: then the first `<app>://model/context` read;
 - screenshot: then the first `view_screenshot` at 1280 px (the target: <= 2 s after ready on a
-  5 MB IFC), with whether it was complete or said what it left out;
+  5 MB IFC), with whether it was complete or said what it left out, and how many of the
+  elements (IFC) or entities (DXF) in the view it drew;
 - full view: when the first one was incomplete, ready -> the first complete screenshot (asked
   again every 0.5 s while the warm-up prepares the rest).
 
@@ -50,6 +51,8 @@ class Run:
     complete: bool
     full_view: float | None
     note: str = ""
+    drawn: int = 0
+    of: int = 0
 
 
 def office_ifc() -> Path:
@@ -136,6 +139,10 @@ async def one_run(path: Path, env: dict[str, str]) -> Run:
                 raise RuntimeError(_text(shot)[:300])
             note = _text(shot)
             complete = INCOMPLETE not in note
+            view = shot.structured_content or {}
+            counts = view.get("elements") or view.get("entities") or {}
+            drawn = int(counts.get("drawn", 0))
+            of = drawn + int(view.get("notPreparedYet", 0))
             full_view = 0.0 if complete else None
             while full_view is None and time.perf_counter() - ready < 300:
                 await anyio.sleep(0.5)
@@ -151,6 +158,8 @@ async def one_run(path: Path, env: dict[str, str]) -> Run:
                 complete,
                 full_view,
                 note.splitlines()[0][:160] if note else "",
+                drawn,
+                of,
             )
 
 
@@ -194,6 +203,8 @@ def main(argv: list[str] | None = None) -> None:
             )
             complete = sum(r.complete for r in runs)
             print(f"  {'  complete at once':<40} {complete} of {len(runs)}")
+            shown = ", ".join(f"{r.drawn}/{r.of}" for r in runs)
+            print(f"  {'  elements drawn / in view':<40} {shown}")
             partial = [r for r in runs if not r.complete]
             if partial:
                 print(f"  {'  its note':<40} {partial[0].note}")
