@@ -48,6 +48,7 @@ async def reference(house: Path, monkeypatch: pytest.MonkeyPatch, code: str | No
     with monkeypatch.context() as m:
         m.setenv(WORKER_MB_ENV, "off")
         server = create_server([str(house)], exec_timeout=30)
+        server.adapter.prepare_shapes(server.adapter.active())
         assert not server.adapter.shape_workers()
         async with Client(server.server) as client:
             if code is not None:
@@ -57,6 +58,9 @@ async def reference(house: Path, monkeypatch: pytest.MonkeyPatch, code: str | No
 
 
 def the_worker(server: Any) -> Any:
+    """Start the worker as the warm-up does once the host is ready, and return it."""
+    assert not server.adapter.shape_workers()
+    server.adapter.prepare_shapes(server.adapter.active())
     (worker,) = server.adapter.shape_workers()
     return worker
 
@@ -179,8 +183,8 @@ def test_the_worker_ends_with_its_host(house: Path, runtime_dir: Path, how: sign
     try:
         assert _wait(lambda: bool(_children(host.pid))), "the host started no worker"
         (worker,) = _children(host.pid)
-        # once it reads the model it follows its parent; the host handles signals once it serves
-        assert _wait(lambda: "ifcopenshell" in Path(f"/proc/{worker}/maps").read_text())
+        # it follows its parent before it imports IfcOpenShell; the host handles signals once it serves
+        assert _wait(lambda: "ifcopenshell_wrapper" in Path(f"/proc/{worker}/maps").read_text())
         assert _wait(lambda: any(runtime_dir.glob("*.sock")))
         os.kill(worker, signal.SIGSTOP)  # held alive: it cannot finish and leave by itself
         assert not _gone(worker)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.resources
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -24,6 +25,7 @@ from cadmcp.host.builtins import (
     ScreenshotOption,
     Shot,
 )
+from cadmcp.host.builtins.surface import WARM_UP_ENV
 from cadmcp.hosts.ifc.documents import MEMORY_FACTOR, DocumentError, IfcDocument, Workspace
 from cadmcp.wire.echo import echo
 
@@ -200,11 +202,8 @@ class IfcAdapter:
         self.profile = profile()
         self.warnings_cache = WarningsCache()
         self._geometry: dict[IfcDocument, Any] = {}
-        self._workers: dict[Path, Any] = {}
-        """Tessellation processes started for files not opened yet (see :meth:`prepare_shapes`)."""
         self._preview_touched: set[int] | None = None
         self._namespace_modules: dict[str, Any] | None = None
-        self.workspace.listeners.append(self._changed)
 
     def active(self) -> IfcDocument:
         return self.workspace.require_active()
@@ -214,28 +213,22 @@ class IfcAdapter:
 
         cache = self._geometry.get(doc)
         if cache is None:
-            worker = self._workers.pop(doc.path, None) if doc.path is not None else None
-            cache = self._geometry[doc] = GeometryCache(doc, worker, doc.disk_stamp)
+            cache = self._geometry[doc] = GeometryCache(doc, disk_stamp=doc.disk_stamp)
         return cache
 
-    def prepare_shapes(self, paths: list[Path]) -> None:
-        """Start tessellating the large ones of ``paths`` in worker processes now, before the host
-        reads them, so views of them are drawn from shapes prepared meanwhile."""
+    def prepare_shapes(self, doc: IfcDocument) -> None:
+        """Start tessellating ``doc`` in a worker process if it is large and unchanged since it was
+        read (the worker reads the file), so views of it are drawn from shapes prepared meanwhile."""
         from cadmcp.hosts.ifc.tessellator import ShapeWorker, worker_wanted
 
-        for path in paths:
-            if path not in self._workers and worker_wanted(path):
-                self._workers[path] = ShapeWorker(path)
+        cache = self.geometry(doc)
+        if doc.path is None or doc.revision != 0 or cache.worker is not None or not worker_wanted(doc.path):
+            return
+        cache.worker = ShapeWorker(doc.path)
 
     def shape_workers(self) -> list[Any]:
-        """This host's tessellation processes: started for a file not read yet, or following a document."""
-        attached = [cache.worker for cache in self._geometry.values() if cache.worker is not None]
-        return [*self._workers.values(), *attached]
-
-    def _changed(self, doc: IfcDocument, touched: set[int]) -> None:
-        """A change to a document whose views were never drawn: the worker must learn what it touched."""
-        if doc not in self._geometry and doc.path in self._workers:
-            self.geometry(doc).invalidate(touched)
+        """This host's tessellation processes still following a document."""
+        return [cache.worker for cache in self._geometry.values() if cache.worker is not None]
 
     # documents -----------------------------------------------------------------------------------
     def pending(self) -> bool:
@@ -254,18 +247,9 @@ class IfcAdapter:
         ]
 
     def open(self, path: Path) -> Opened:
-        from cadmcp.hosts.ifc.documents import check_ifc_path
-
-        resolved = check_ifc_path(path)
-        if not any(d.path == resolved for d in self.workspace.documents):
-            self.prepare_shapes([resolved])
-        try:
-            doc, is_new = self.workspace.open(str(resolved))
-        except DocumentError:
-            worker = self._workers.pop(resolved, None)
-            if worker is not None:
-                worker.stop()
-            raise
+        doc, is_new = self.workspace.open(str(path))
+        if is_new and os.environ.get(WARM_UP_ENV, "1") != "0":
+            self.prepare_shapes(doc)
         f = doc.file
         walls, storeys = len(f.by_type("IfcWall")), len(f.by_type("IfcBuildingStorey"))
         summary = f"{f.schema_identifier}, {storeys} storeys, {walls} walls"
@@ -438,6 +422,8 @@ class IfcAdapter:
         active = self.workspace.active
         if active is None:
             return
+        for doc in [active, *(d for d in self.workspace.documents if d is not active)]:
+            self.prepare_shapes(doc)  # the large ones tessellate in worker processes from now on
         self.context()
         yield "context"
         import ifcopenshell.geom

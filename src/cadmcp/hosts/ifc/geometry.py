@@ -212,6 +212,7 @@ class GeometryCache:
         self.unfinished: dict[int, str] = {}
         """Elements a budgeted call did not reach, by step id, with their class."""
         self.worker = worker
+        self._budget: float | None = None
         self._deadline: float | None = None
         self._build = True
         self.rate = 0.0
@@ -220,14 +221,15 @@ class GeometryCache:
 
     @contextlib.contextmanager
     def budget(self, seconds: float, build: bool = True) -> Iterator[None]:
-        """Tessellate for at most ``seconds`` inside the block (what is not reached: :attr:`unfinished`);
-        with a worker and ``build=False``, only wait for its shapes that long."""
+        """Tessellate for at most ``seconds`` inside the block, counted from the first :meth:`meshes_for`
+        (what is not reached: :attr:`unfinished`); with a worker and ``build=False``, only wait for
+        its shapes that long."""
         self.unfinished = {}
-        self._deadline, self._build = time.monotonic() + seconds, build
+        self._budget, self._deadline, self._build = seconds, None, build
         try:
             yield
         finally:
-            self._deadline, self._build = None, True
+            self._budget, self._deadline, self._build = None, None, True
 
     def _late(self) -> bool:
         return self._deadline is not None and time.monotonic() >= self._deadline
@@ -281,6 +283,8 @@ class GeometryCache:
 
     def meshes_for(self, elements: list[ifcopenshell.entity_instance]) -> list[Mesh]:
         """Meshes of ``elements``, tessellating the ones not cached yet (until a :meth:`budget` ends)."""
+        if self._budget is not None and self._deadline is None:  # the budget counts from here
+            self._deadline = time.monotonic() + self._budget
         self.collect()
         missing = [e for e in elements if e.id() not in self.meshes]
         if missing and self.worker is not None and self._deadline is not None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from cadmcp import __version__
 from cadmcp.host.builtins import BuiltinSurface, build_server
-from cadmcp.host.builtins.surface import WARM_UP_ENV
 from cadmcp.hosts.ifc.adapter import IfcAdapter
 from cadmcp.hosts.ifc.documents import check_ifc_path
 
@@ -25,10 +23,7 @@ def create_adapter(
     models parsed on the first tool or resource call, so the host is ready sooner.
     """
     adapter = IfcAdapter(exec_timeout=exec_timeout)
-    checked = [check_ifc_path(Path(str(p))) for p in paths]
-    if os.environ.get(WARM_UP_ENV, "1") != "0":  # large models: tessellation starts beside the parse
-        adapter.prepare_shapes(checked)
-    adapter.workspace.defer(checked)
+    adapter.workspace.defer([check_ifc_path(Path(str(p))) for p in paths])
     if not defer_loading:
         adapter.workspace.documents  # noqa: B018  (loads now)
     return adapter
