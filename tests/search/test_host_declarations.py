@@ -348,3 +348,14 @@ def test_long_runs_of_one_character_are_searched_at_once() -> None:
     for query in ("A" * 999 + "a", "a" * 1000, "A-" * 500, "-" * 1000, "'" * 1000, "_" * 1000, "‘" * 1000):
         for _ in range(5):
             index.search(query)
+
+
+def test_a_uri_template_placeholder_is_not_what_the_capability_is_named_for() -> None:
+    # `{name}` is what the caller supplies: it does not make the template "named for" renaming
+    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("IFC", 2, IFC_DOMAIN)]}
+    catalog["hosts"][0]["resourceTemplates"] = [
+        {"uriTemplate": "dxf-sample://layer/{name}", "name": "layer", "description": "One layer's entities."}
+    ]
+    index = build_index_from_catalog(catalog)
+    assert _first(index, "rename layer WALL to A-WALL")[:2] == ("DXF", "execute_python_code")
+    assert _first(index, "entities on layer WALL")[1] == "dxf-sample://layer/{name}"

@@ -11,6 +11,7 @@ proportion to that host; document frequencies are kept up to date incrementally.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -59,8 +60,18 @@ _FIELDS: tuple[_Field, ...] = (
 _MAX_PREFIX_HITS = 200  # bound
 
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
+def _own_target(doc: CapabilityDoc) -> str:
+    """The target's own words: a URI template's `{placeholders}` name what the caller supplies
+    (they are its parameters), not what the capability is or does."""
+    # rule: a URI template's placeholders are not words of its name
+    return _PLACEHOLDER.sub(" ", doc.target) if doc.kind == "resource_template" else doc.target
+
+
 def _doc_fields(doc: CapabilityDoc) -> tuple[str, ...]:
-    name = doc.name if doc.target == doc.name else f"{doc.name} {doc.target}"
+    name = doc.name if doc.target == doc.name else f"{doc.name} {_own_target(doc)}"
     params = " ".join(f"{n} {d}" for n, d in doc.params)
     param_names = " ".join(n for n, _ in doc.params)
     return (name, doc.title or "", doc.description, params, " ".join(doc.keywords), doc.host_app, param_names)
