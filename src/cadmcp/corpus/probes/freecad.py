@@ -90,15 +90,17 @@ def shape_measures(shape: Any) -> Any:
         return None
     box = _exact_box(shape)
     corners = (box.XMin, box.YMin, box.ZMin, box.XMax, box.YMax, box.ZMax)
+    # an infinite face or line (a datum plane or axis) has no box, area or volume: a last-bit turn
+    # of it moves a side of its box to infinity and its "volume" from 0 to -2e152
+    unbounded = max(abs(v) for v in corners) >= UNBOUNDED
     measures: dict[str, Any] = {
-        # an infinite face (a datum plane) has no box: a last-bit turn of it moves a side to infinity
-        "bbox": "unbounded" if max(abs(v) for v in corners) >= UNBOUNDED else [number(v) for v in corners],
+        "bbox": "unbounded" if unbounded else [number(v) for v in corners],
         "placement": canon(shape.Placement),
         "topology": [len(shape.Solids), len(shape.Faces), len(shape.Edges), len(shape.Vertexes)],
     }
     for key in ("Volume", "Area", "Length"):
         try:
-            measures[key.lower()] = number(getattr(shape, key))
+            measures[key.lower()] = "unbounded" if unbounded else number(getattr(shape, key))
         except Exception:
             measures[key.lower()] = None
     return measures
