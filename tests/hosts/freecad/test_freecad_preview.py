@@ -175,29 +175,29 @@ async def test_a_concurrent_change_stops_the_approval_and_a_failing_preview_leav
         names = ast.literal_eval(await fc.value("doc.UndoNames"))
         assert names == ["Longer plate", *ast.literal_eval(state)[0]]  # the colleague's step, and no other
 
-    # a person asked under confirm-changes sees the preview; a no changes nothing, a yes applies it
-    asked: list[str] = []
-    answers = ["decline", "accept"]
+        # a person asked under confirm-changes sees the preview; a no changes nothing, a yes applies it
+        asked: list[str] = []
+        answers = ["decline", "accept"]
 
-    async def elicit(context: Any, params: Any) -> types.ElicitResult:
-        asked.append(params.message)
-        answer = answers.pop(0)
-        return types.ElicitResult(action=answer, content={"approve": True} if answer == "accept" else None)
+        async def elicit(context: Any, params: Any) -> types.ElicitResult:
+            asked.append(params.message)
+            answer = answers.pop(0)
+            content = {"approve": True} if answer == "accept" else None
+            return types.ElicitResult(action=answer, content=content)
 
-    env = {**freecad_env, **policy_env(tmp_path, {"profile": "confirm-changes"})}
-    async with daemon_client(era="legacy", env=env, elicitation_callback=elicit) as confirming:
-        await wait_for_freecad(confirming)
-        person = FreeCAD(confirming)
-        declined = await person.run(BOSS)
-        assert declined.structured_content["type"] == "not_confirmed"
-        assert "Preview (run in the document's transaction and rolled back):" in asked[0]
-        assert "creates 1 (1 Part::Box): Boss block" in asked[0]
-        assert re.search(r"Plate \([^)]*Length", asked[0])
-        async with daemon() as session:
-            assert await _revision(FreeCAD(session)) == changed
-        accepted = await person.run(BOSS)
-        assert not accepted.is_error, text_of(accepted)
-        assert "[UNDO STEP] Recorded 'Thicker plate, a boss on it'" in text_of(accepted)
+        env = {**freecad_env, **policy_env(tmp_path, {"profile": "confirm-changes"})}
+        async with daemon_client(era="legacy", env=env, elicitation_callback=elicit) as confirming:
+            await wait_for_freecad(confirming)
+            person = FreeCAD(confirming)
+            declined = await person.run(BOSS)
+            assert declined.structured_content["type"] == "not_confirmed"
+            assert "Preview (run in the document's transaction and rolled back):" in asked[0]
+            assert "creates 1 (1 Part::Box): Boss block" in asked[0]
+            assert re.search(r"Plate \([^)]*Length", asked[0])
+            assert await _revision(fc) == changed
+            accepted = await person.run(BOSS)
+            assert not accepted.is_error, text_of(accepted)
+            assert "[UNDO STEP] Recorded 'Thicker plate, a boss on it'" in text_of(accepted)
 
 
 async def test_a_preview_in_freecads_window_pictures_the_3d_view_and_leaves_the_document_unmodified(
