@@ -69,6 +69,8 @@ async def test_one_of_two_stdio_daemons_serves_the_page_and_both_give_links_to_i
         assert status == 200
         state = json.loads(body)
         assert [h["pid"] for h in state["hosts"]] == [demo.pid]
+        clients = {c.get("client") for c in state["calls"] if c["target"] == "list_host_instances"}
+        assert clients and all(clients), state["calls"]  # who called: the client as it introduced itself
         errors = state["hosts"][0]["toolsets"]["errors"]  # the host panel shows toolsets' load errors
         assert errors and "mytools" in errors[0]["path"], state["hosts"][0]["toolsets"]
         assert (runtime_dir / "dashboard.lock").read_text().strip() == str(state["daemon"]["pid"])

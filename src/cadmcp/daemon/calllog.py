@@ -1,6 +1,7 @@
 """The daemon's call log: the shared writer plus what only the daemon knows.
 
-`invoke_dynamic` lines name the host and target the id resolved to; `search_dynamic`
+Every line names the client as it introduced itself (`client=NAME/VERSION`); `invoke_dynamic`
+lines name the host and target the id resolved to; `search_dynamic`
 lines carry the hit count and compact hits (id/target), not the whole answer. Catalog
 refresh lines from the `cadmcp.daemon` logger land in the same file.
 """
@@ -13,6 +14,7 @@ from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.tools.invoke_dynamic import NAME as INVOKE_DYNAMIC
 from cadmcp.daemon.tools.search_dynamic import NAME as SEARCH_DYNAMIC
 from cadmcp.wire.calllog import CallLogFile, CallLogger
+from cadmcp.wire.masking import mask_text
 
 
 def _resolved(directory: HostDirectory, cap_id: Any) -> dict[str, Any] | None:
@@ -60,8 +62,24 @@ def _search_hits(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _client(ctx: Any) -> dict[str, Any]:
+    """The calling client's name and version as it introduced itself (`client=claude-code/2.1`)."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    if not isinstance(name, str) or not name:
+        return {}
+    version = getattr(info, "version", None)
+    said = f"{name}/{version}" if isinstance(version, str) and version else name
+    return {"client": mask_text(said[:80])}
+
+
 def daemon_call_log(directory: HostDirectory, log: CallLogFile | None = None) -> CallLogger:
     """The daemon's call-log middleware; also routes the `cadmcp.daemon` logger into the file."""
     return CallLogger(
-        log, route="cadmcp.daemon", annotate=_annotate(directory), summaries={SEARCH_DYNAMIC: _search_hits}
+        log,
+        route="cadmcp.daemon",
+        annotate=_annotate(directory),
+        summaries={SEARCH_DYNAMIC: _search_hits},
+        caller=_client,
     )

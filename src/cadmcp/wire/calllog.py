@@ -377,6 +377,8 @@ Annotate = Callable[[str, dict[str, Any]], dict[str, Any]]
 """(tool name, arguments) -> extra fields logged before `durationMs` (e.g. the resolved host)."""
 Summarize = Callable[[Any], Any]
 """A tool's wire result -> what to log instead of the compacted result."""
+Caller = Callable[[Any], dict[str, Any]]
+"""The middleware context -> fields naming who called (e.g. the client's name), logged after `target`."""
 
 
 _line_fields: ContextVar[dict[str, Any] | None] = ContextVar("cadmcp_call_line", default=None)
@@ -400,10 +402,12 @@ class CallLogger:
         route: str | None = None,
         annotate: Annotate | None = None,
         summaries: Mapping[str, Summarize] | None = None,
+        caller: Caller | None = None,
     ) -> None:
         """`route` names a stdlib logger whose INFO+ records go to the same file."""
         self._log = log
         self.annotate = annotate
+        self.caller = caller
         self.summaries = dict(summaries or {})
         if route is not None:
             route_logger(route, self.log)
@@ -423,6 +427,9 @@ class CallLogger:
             target = params.get("name")
             args = params.get("arguments") if isinstance(params.get("arguments"), Mapping) else {}
             fields: dict[str, Any] = {"target": target}
+            if self.caller is not None:
+                with contextlib.suppress(Exception):
+                    fields.update(self.caller(ctx))
             if self.annotate is not None and isinstance(target, str):
                 with contextlib.suppress(Exception):
                     fields.update(self.annotate(target, dict(args)))
