@@ -328,7 +328,10 @@ class IfcAdapter:
         """A view in bounded time: elements not tessellated yet get at most
         ``CADMCP_SCREENSHOT_BUDGET`` seconds (in the host, or waiting for the worker process); what
         is still missing then is named in a note. ``complete=True`` waits for every element."""
-        cache = self.geometry(self.active())
+        doc = self.active()
+        if os.environ.get(WARM_UP_ENV, "1") != "0":  # asked before the warm-up began: start it now
+            self.prepare_shapes(doc)
+        cache = self.geometry(doc)
         options = dict(options)
         if options.pop("complete", False):
             cache.unfinished = {}
