@@ -177,6 +177,25 @@ def points_only(path: Path) -> Path:
     return path
 
 
+def entity_without_layer(path: Path) -> Path:
+    """A drawing whose model space holds, beside a few lines, an entity of a kind ezdxf does not
+    know and keeps as raw tags without a layer attribute (a SECTIONOBJECT, as LibreDWG's
+    2018/LiveSection1.dwg and its AutoCAD-made DXF hold)."""
+    import io
+
+    doc = ezdxf.new("R2018")
+    msp = doc.modelspace()
+    for i in range(3):
+        msp.add_line((0, i), (10, i), dxfattribs={"layer": "WALLS"})
+    text = io.StringIO()
+    doc.write(text)
+    drawing = text.getvalue()
+    section = f"  0\nSECTIONOBJECT\n  5\nFFF0\n330\n{msp.block_record_handle}\n100\nAcDbEntity\n  8\n0\n"
+    end = drawing.index("  0\nENDSEC", drawing.index("ENTITIES"))
+    path.write_text(drawing[:end] + section + drawing[end:])
+    return path
+
+
 def ifc_without_project(path: Path) -> Path:
     """An IFC2X3 file holding only geometry (points, a loop, a face) and no IfcProject or other
     IfcRoot (web-ifc's test.ifc)."""

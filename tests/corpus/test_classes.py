@@ -25,6 +25,7 @@ CLASSES: dict[str, tuple[str, Callable[[Path], Path], bool]] = {
     "freecad-reopen-included-template": ("drawing.FCStd", shapes.drawing_template, True),
     "dxf-acis-only-picture": ("solids.dxf", shapes.acis_solids, False),
     "dxf-points-only-picture": ("points.dxf", shapes.points_only, False),
+    "dxf-entity-without-layer": ("section-object.dxf", shapes.entity_without_layer, False),
     "ifc-no-project-context": ("geometry-only.ifc", shapes.ifc_without_project, False),
     "ifc-4x3-rc2-launch": ("road-rc2.ifc", shapes.ifc4x3_rc2_road, False),
 }
@@ -90,6 +91,15 @@ def test_a_drawing_of_points_only_is_drawn_or_says_why_not(results: dict[str, Fi
     r = _result(results, "dxf-points-only-picture")
     assert r.opened, r
     assert not any(p.unexplained_blank for p in r.pictures), r.pictures
+    assert r.failures() == []
+
+
+def test_a_drawing_with_an_entity_that_has_no_layer_answers_every_step(
+    results: dict[str, FileResult],
+) -> None:
+    r = _result(results, "dxf-entity-without-layer")
+    assert r.launched and r.opened, r.launch_error or r.context_error
+    assert r.context_error is None, r.context_error
     assert r.failures() == []
 
 

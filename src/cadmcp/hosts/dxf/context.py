@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
+from cadmcp.hosts.dxf.coverage import layer_of
 from cadmcp.hosts.dxf.documents import DxfDocument, DxfHostError
 from cadmcp.wire.echo import echo
 
@@ -55,7 +56,8 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
         for entity in layout.entity_space.entities:
             if entity.is_alive:
                 types[entity.dxftype()] += 1
-                layer_counts[entity.dxf.layer] += 1
+                if (layer := layer_of(entity)) is not None:
+                    layer_counts[layer] += 1
         layouts.append(
             {
                 "name": layout.name,
@@ -189,7 +191,7 @@ def element_info(entry: DxfDocument, element_id: str) -> dict[str, Any]:
     info: dict[str, Any] = {
         "handle": handle,
         "dxftype": entity.dxftype(),
-        "layer": entity.dxf.get("layer") if entity.dxf.is_supported("layer") else None,
+        "layer": layer_of(entity),
         "owner": entity.dxf.get("owner"),
         "attributes": jsonable(entity.dxfattribs()),
     }

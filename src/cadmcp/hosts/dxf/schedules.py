@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS
+from cadmcp.hosts.dxf.coverage import layer_of
 from cadmcp.hosts.dxf.documents import DxfHostError
 from cadmcp.wire.echo import echo
 
@@ -55,8 +56,8 @@ def _layer_schedule(doc: Any) -> Schedule:
     counts: dict[str, int] = {}
     for layout in doc.layouts:
         for entity in layout.entity_space.entities:
-            layer = entity.dxf.layer
-            counts[layer] = counts.get(layer, 0) + 1
+            if (layer := layer_of(entity)) is not None:
+                counts[layer] = counts.get(layer, 0) + 1
     rows = [
         [
             layer.dxf.name,
