@@ -86,7 +86,6 @@ def test_a_drawing_of_acis_solids_is_drawn_or_says_why_not(results: dict[str, Fi
     assert r.failures() == []
 
 
-@pytest.mark.xfail(strict=True, reason="class D2 open on main: a drawing of POINTs is blank, no word")
 def test_a_drawing_of_points_only_is_drawn_or_says_why_not(results: dict[str, FileResult]) -> None:
     r = _result(results, "dxf-points-only-picture")
     assert r.opened, r

@@ -161,7 +161,21 @@ def render(
     if blank is not None and not pending:
         notes.insert(0, f"[BLANK VIEW] {blank}")
     view["complete"] = not notes
+    if blank is None and (dots := _only_dots(shapes)):
+        notes.append(
+            f"[SPARSE VIEW] All this view draws is {dots} point{'s' * (dots != 1)} (POINT entities, "
+            f"drawn as dots with $PDMODE {doc.header.get('$PDMODE', 0)}), so the picture looks nearly "
+            "empty. Read their positions from the model context, or set $PDMODE to 3 (a cross) in a "
+            "script to draw them as marks."
+        )
     return Shot(png, notes, view)
+
+
+def _only_dots(shapes: list[Any]) -> int:
+    """How many points are drawn when every shape drawn is a single point (else 0)."""
+    if shapes and all(kind == "polyline" and len(points) == 1 for kind, points, *_ in shapes):
+        return len(shapes)
+    return 0
 
 
 def draw_ahead(doc: Drawing, cache: ViewCache, step: float, width: int = 1280) -> Iterator[None]:
@@ -337,8 +351,9 @@ def _paint(
             flat = px.ravel().tolist()
             line_px = max(1, min(8, round(lineweight * scale / 1000))) if lineweight > 0.3 else 1
             if kind == "polyline":
-                if len(flat) == 2:
-                    draw.point(flat, fill=ink)
+                if len(flat) == 2:  # a point: a dot of 3 x 3 pixels, so that it shows
+                    x, y = flat
+                    draw.rectangle((x - 1, y - 1, x + 1, y + 1), fill=ink)
                 else:
                     draw.line(flat, fill=ink, width=line_px)
             elif kind == "segments":
