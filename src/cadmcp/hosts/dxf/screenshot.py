@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cadmcp.host.builtins.adapter import Shot
+from cadmcp.host.builtins.images import DEFAULT_VIEW_BUDGET_S, VIEW_BUDGET_ENV, view_budget
 from cadmcp.host.builtins.surface import fit_height
 from cadmcp.host.progress import report_progress
 from cadmcp.hosts.dxf.documents import DxfHostError
@@ -25,21 +26,6 @@ if TYPE_CHECKING:
     from ezdxf.document import Drawing
 
 __all__ = ["DEFAULT_VIEW_BUDGET_S", "VIEW_BUDGET_ENV", "render", "render_png", "view_budget"]
-
-VIEW_BUDGET_ENV = "CADMCP_SCREENSHOT_BUDGET"
-DEFAULT_VIEW_BUDGET_S = 1.0
-"""Seconds a view spends drawing entities not drawn yet; the rest is named in a note."""
-
-
-def view_budget() -> float:
-    """Seconds a view may spend drawing (``CADMCP_SCREENSHOT_BUDGET``, default 1)."""
-    import os
-
-    try:
-        value = float(os.environ.get(VIEW_BUDGET_ENV) or DEFAULT_VIEW_BUDGET_S)
-    except ValueError:
-        return DEFAULT_VIEW_BUDGET_S
-    return min(max(value, 0.0), 3600.0)
 
 
 _EXTENTS_SAMPLE = 400

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from cadmcp.host.builtins.framing import main_frame
+from cadmcp.hosts.freecad.render import named_by_reason
 
 __all__ = ["WindowScene", "coverage", "frame", "window_scene"]
 
-MAX_LISTED = 8
 """Objects named one by one in a note."""
 MAX_STRUCTURED = 50
 """Objects listed in the structured coverage."""
@@ -159,19 +159,6 @@ def frame(scene: WindowScene, camera: Any, aspect: float, keep_camera: bool) -> 
     return [(measured[int(i)][0], FAR) for i in chosen.left_out]
 
 
-def _named(items: list[tuple[Any, str]]) -> str:
-    by_reason: dict[str, list[str]] = {}
-    for obj, reason in items:
-        by_reason.setdefault(reason, []).append(obj.Name)
-    parts = []
-    for reason, names in by_reason.items():
-        listed = ", ".join(names[:MAX_LISTED]) + (
-            f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else ""
-        )
-        parts.append(f"{len(names)} {reason}: {listed}")
-    return "; ".join(parts)
-
-
 def _listed(items: list[tuple[Any, str]]) -> list[dict[str, str]]:
     return [
         {"object": o.Name, "label": o.Label, "type": o.TypeId, "reason": reason}
@@ -190,12 +177,12 @@ def coverage(
     if omitted:
         notes.append(
             f"[INCOMPLETE VIEW] Shows {len(drawn)} objects; {len(omitted)} visible ones are not in the "
-            f"picture: {_named(omitted)}."
+            f"picture: {named_by_reason(omitted)}."
         )
     if scene.outdated:
         notes.append(
             f"[OUTDATED VIEW] {len(scene.outdated)} objects are not drawn as the model is now: "
-            f"{_named(scene.outdated)}."
+            f"{named_by_reason(scene.outdated)}."
         )
     data = {
         "view": view,

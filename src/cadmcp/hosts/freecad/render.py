@@ -23,7 +23,7 @@ import numpy as np
 from cadmcp.host.builtins.raster import DIRECTIONS, Part, camera, render_parts
 from cadmcp.wire.echo import echo
 
-__all__ = ["Scene", "render_document", "scene"]
+__all__ = ["Scene", "named_by_reason", "render_document", "scene"]
 
 PALETTE = [
     (168, 186, 208),
@@ -226,7 +226,7 @@ def scene(doc: Any) -> Scene:
     return out
 
 
-def _noted(items: list[tuple[Any, str]]) -> str:
+def named_by_reason(items: list[tuple[Any, str]]) -> str:
     by_reason: dict[str, list[str]] = {}
     for obj, reason in items:
         by_reason.setdefault(reason, []).append(obj.Name)
@@ -292,7 +292,7 @@ def render_document(
     if omitted:
         notes.append(
             f"[INCOMPLETE VIEW] Drew {len(drawn)} objects; {len(omitted)} visible ones are not in the "
-            f"picture: {_noted(omitted)}."
+            f"picture: {named_by_reason(omitted)}."
         )
     if not drawn and doc.Objects:
         notes.append(

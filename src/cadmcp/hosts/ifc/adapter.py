@@ -25,6 +25,7 @@ from cadmcp.host.builtins import (
     ScreenshotOption,
     Shot,
 )
+from cadmcp.host.builtins.images import VIEW_BUDGET_ENV, view_budget
 from cadmcp.host.builtins.surface import WARM_UP_ENV
 from cadmcp.hosts.ifc.documents import MEMORY_FACTOR, DocumentError, IfcDocument, Workspace
 from cadmcp.wire.echo import echo
@@ -38,9 +39,6 @@ WARM_UP_BATCH = 64
 """Elements offered to one warm-up step (one application-thread job)..."""
 WARM_UP_STEP_S = 0.15
 """...which tessellates for about this long at most, so a call arriving meanwhile soon runs."""
-VIEW_BUDGET_ENV = "CADMCP_SCREENSHOT_BUDGET"
-DEFAULT_VIEW_BUDGET_S = 1.0
-"""Seconds a screenshot tessellates elements not prepared yet; the rest is named in a note."""
 
 DOMAIN = Domain(
     names=("IFC", "BIM", "openBIM", "IfcOpenShell", "IFC4", "IFC2x3", "BIM model"),
@@ -466,17 +464,6 @@ class IfcAdapter:
         meshes = [m for m in self.geometry(active).meshes.values() if not m.empty][:1]
         render_png(meshes, MIN_IMAGE_SIDE, MIN_IMAGE_SIDE, "axonometric", caption=active.title)
         yield "render"
-
-
-def view_budget() -> float:
-    """Seconds a screenshot may spend tessellating (``CADMCP_SCREENSHOT_BUDGET``, default 1)."""
-    import os
-
-    try:
-        value = float(os.environ.get(VIEW_BUDGET_ENV) or DEFAULT_VIEW_BUDGET_S)
-    except ValueError:
-        return DEFAULT_VIEW_BUDGET_S
-    return min(max(value, 0.0), 3600.0)
 
 
 def _unfinished_note(cache: Any) -> str:
