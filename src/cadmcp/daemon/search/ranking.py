@@ -96,7 +96,12 @@ def rank(
         for probe in request.probes:
             for gid, tier in store.name_matches(probe).items():
                 tiers[gid] = max(tier, tiers.get(gid, 0))
-    sims = store.semantic_sims(request.text) if features.on("semantic") else None
+    # rule: a request that is a capability's exact name is answered without the model
+    sims = (
+        None
+        if TIER_EXACT in tiers.values() or not features.on("semantic")
+        else store.semantic_sims(request.text)
+    )
     if not weighted and not tiers and sims is None and not store.fallbacks:
         return out
     has_words = any(not t.isdigit() for t in qterms)
@@ -347,6 +352,7 @@ def _order_twins(
     for i, (e, _, _) in enumerate(hits):
         groups.setdefault((e.doc.kind, e.doc.target), []).append(i)
     rank_of = {k: i for i, k in enumerate(recent)}
+    tie = features.weight("twins_recent")
     result = list(hits)
     for positions in groups.values():
         if len(positions) < 2:
@@ -357,8 +363,8 @@ def _order_twins(
         first_app = first[0].doc.host_app
         why = None
         feature = None
-        # rule: twins scoring alike (one app on several hosts): the most recently used host first
-        tied = [m for m in members if m[1] == first[1] and m[2] == first[2]]
+        # rule: twins within twin_tie of each other: the most recently used host first
+        tied = [m for m in members if m[1] == first[1] and m[2] >= tie * first[2]]
         said = first_app.casefold() in (named or inferred) and len(apps) > 1
         if (
             not said
