@@ -359,8 +359,6 @@ class Workspace:
             if doc.path == resolved:
                 self._active = doc
                 return doc, False
-        from cadmcp.hosts.ifc.tessellator import stamp
-
         try:
             disk_stamp: list[int] | None = stamp(resolved)
         except OSError:
@@ -407,3 +405,9 @@ class Workspace:
         raise DocumentError(
             f"No open document is called {echo(key)}. Open documents: {listing}.", "not_found"
         )
+
+
+def stamp(path: Path) -> list[int]:
+    """What identifies a file's content on disk here: size and modification time."""
+    status = path.stat()
+    return [status.st_size, status.st_mtime_ns]

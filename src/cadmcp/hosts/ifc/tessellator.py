@@ -58,12 +58,6 @@ def worker_wanted(path: Path) -> bool:
         return False
 
 
-def stamp(path: Path) -> list[int]:
-    """What identifies a file's content on disk here: size and modification time."""
-    status = path.stat()
-    return [status.st_size, status.st_mtime_ns]
-
-
 class ShapeWorker:
     """A worker process tessellating one model file, and what it has sent so far."""
 
@@ -284,7 +278,7 @@ def main() -> int:
     _follow_parent(int(request.get("parent", os.getppid())))
     out = sys.stdout.buffer
     from cadmcp.hosts.ifc import geometry
-    from cadmcp.hosts.ifc.documents import load_model
+    from cadmcp.hosts.ifc.documents import load_model, stamp
 
     path = Path(request["path"])
     try:
