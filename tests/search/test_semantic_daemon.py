@@ -25,14 +25,19 @@ async def test_daemon_finds_a_paraphrase_once_the_model_has_embedded_the_host(
     hosts.start("dxf", str(SAMPLE))
     async with daemon_client(env={SEMANTIC_ENV: "on"}) as session:
         await wait_for_hosts(session, 1)
+        # the host's undo, or the daemon's own revert of the agent's last call: both take it back
+        undo = {"navigate_history", "revert_calls"}
         firsts: list[str] = []
-        with anyio.fail_after(90):  # the model loads and embeds the catalog in the background
-            while not firsts or firsts[-1] != "navigate_history":
-                items = await find(session, "take back my last change")
-                firsts.append(items[0]["target"] if items else "")
+        seen: list[dict[str, Any]] = []
+        with anyio.move_on_after(90):  # the model loads and embeds the catalog in the background
+            while not firsts or firsts[-1] not in undo:
+                seen = await find(session, "take back my last change")
+                firsts.append(seen[0]["target"] if seen else "")
                 await anyio.sleep(0.2)
+        assert firsts[-1] in undo, [i["target"] for i in seen[:5]]
         # lexically the request looks like a script run; the model knows it means undo
-        assert firsts[0] in ("execute_python_code", "navigate_history")
+        assert firsts[0] in {"execute_python_code"} | undo
+        assert {i["target"] for i in seen[:3]} >= undo, [i["target"] for i in seen[:5]]
 
 
 def test_daemon_refuses_to_start_with_an_unusable_model(tmp_path: Path, runtime_dir: Path) -> None:
