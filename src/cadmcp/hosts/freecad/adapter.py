@@ -38,6 +38,7 @@ from cadmcp.hosts.freecad.undo import (
     FreeCADUndoStack,
     StepMarks,
     ValueLog,
+    refresh_derived,
     restore_state,
     settle,
     touched,
@@ -158,6 +159,32 @@ class LazyModule(ModuleType):
 
     def __dir__(self) -> list[str]:
         return dir(self._load())
+
+
+class _FreshDerivedShapes:
+    """An application observer that drops FreeCAD's cache of derived shapes after every recompute.
+
+    A group's, App::Part's or link's shape (``Part.getShape``) is a compound of its children's,
+    cached; some of a child's changes never reach that cache (FreeCAD's ArchDetail example: after
+    its first recompute the group's cached shape still has the solids of Arch windows and
+    structures as saved, and a recompute keeps it), so a script, a picture or a dump read after any
+    recompute saw a container as it had been. Dropping the cache costs its next read only.
+    """
+
+    def slotRecomputedDocument(self, doc: Any) -> None:
+        refresh_derived()
+
+
+_FRESH_DERIVED = _FreshDerivedShapes()
+_fresh_derived_installed = False
+
+
+def _keep_derived_shapes_fresh() -> None:
+    """Install :class:`_FreshDerivedShapes` once per process."""
+    global _fresh_derived_installed
+    if not _fresh_derived_installed:
+        App.addDocumentObserver(_FRESH_DERIVED)
+        _fresh_derived_installed = True
 
 
 class _Changes:
@@ -352,6 +379,7 @@ class FreeCADAdapter:
         self._steps: dict[str, DocumentSteps] = {}
         self.undo_depth = choose_undo_depth(gui is not None)
         """Steps FreeCAD keeps per document (see :func:`choose_undo_depth`)."""
+        _keep_derived_shapes_fresh()
 
     # documents -----------------------------------------------------------------------------------
     def open_later(self, paths: list[Path]) -> None:
