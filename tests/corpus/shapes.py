@@ -196,6 +196,23 @@ def entity_without_layer(path: Path) -> Path:
     return path
 
 
+def release_before_r12(path: Path) -> Path:
+    """An R12 drawing whose header names release R2.10 ($ACADVER AC2.10, as LibreDWG's
+    r2.10/block.dxf and r2.10/entities.dxf): a block with an insert, a line and a circle."""
+    import io
+
+    doc = ezdxf.new("R12")
+    doc.blocks.new("MARK").add_circle((0, 0), 1)
+    msp = doc.modelspace()
+    msp.add_line((0, 0), (7, 8))
+    msp.add_circle((3, 3), 2)
+    msp.add_blockref("MARK", (5, 5))
+    text = io.StringIO()
+    doc.write(text)
+    path.write_text(text.getvalue().replace("$ACADVER\n  1\nAC1009\n", "$ACADVER\n  1\nAC2.10\n", 1))
+    return path
+
+
 def ifc_without_project(path: Path) -> Path:
     """An IFC2X3 file holding only geometry (points, a loop, a face) and no IfcProject or other
     IfcRoot (web-ifc's test.ifc)."""

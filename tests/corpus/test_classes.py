@@ -26,6 +26,7 @@ CLASSES: dict[str, tuple[str, Callable[[Path], Path], bool]] = {
     "dxf-acis-only-picture": ("solids.dxf", shapes.acis_solids, False),
     "dxf-points-only-picture": ("points.dxf", shapes.points_only, False),
     "dxf-entity-without-layer": ("section-object.dxf", shapes.entity_without_layer, False),
+    "dxf-release-before-r12-save": ("r2-10.dxf", shapes.release_before_r12, False),
     "ifc-no-project-context": ("geometry-only.ifc", shapes.ifc_without_project, False),
     "ifc-4x3-rc2-launch": ("road-rc2.ifc", shapes.ifc4x3_rc2_road, False),
 }
@@ -99,6 +100,14 @@ def test_a_drawing_with_an_entity_that_has_no_layer_answers_every_step(
     r = _result(results, "dxf-entity-without-layer")
     assert r.launched and r.opened, r.launch_error or r.context_error
     assert r.context_error is None, r.context_error
+    assert r.failures() == []
+
+
+def test_a_drawing_of_release_r2_10_saves_and_reopens_as_it_was(results: dict[str, FileResult]) -> None:
+    r = _result(results, "dxf-release-before-r12-save")
+    assert r.opened and r.changed and r.undo_exact, r
+    assert r.save_error is None, r.save_error
+    assert r.reopen_exact, r.reopen_diff
     assert r.failures() == []
 
 

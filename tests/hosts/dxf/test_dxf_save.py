@@ -93,3 +93,46 @@ async def test_a_save_from_agent_code_is_undone_with_its_step(tmp_path: Path) ->
         await client.call_tool("navigate_history", {"direction": "back"})
         count = await client.call_tool("execute_python_code", {"code": "len(msp), 'EZDXF' in doc.appids"})
         assert "Result: (2, False)" in text_of(count)
+
+
+def pre_r12_release(path: Path, acadver: str) -> None:
+    """An R12 drawing whose header names an earlier release (LibreDWG writes $ACADVER AC2.10 for its
+    r2.10 test drawings): a block, an insert of it, lines and a circle."""
+    doc = ezdxf.new("R12")
+    block = doc.blocks.new("MARK")
+    block.add_circle((0, 0), 1)
+    msp = doc.modelspace()
+    msp.add_line((0, 0), (7, 8))
+    msp.add_circle((3, 3), 2)
+    msp.add_blockref("MARK", (5, 5))
+    text = path.with_suffix(".tmp")
+    doc.saveas(text)
+    path.write_text(text.read_text().replace("$ACADVER\n  1\nAC1009\n", f"$ACADVER\n  1\n{acadver}\n", 1))
+    text.unlink()
+
+
+@pytest.mark.parametrize("acadver", ["AC2.10", "AC2.22"])
+async def test_a_drawing_of_a_release_before_r12_saves_after_a_change_and_its_undo_as_without_them(
+    acadver: str, tmp_path: Path
+) -> None:
+    from cadmcp.corpus.probes import source
+
+    probe: dict[str, object] = {}
+    exec(source("dxf"), probe)
+    path = tmp_path / "old.dxf"
+    pre_r12_release(path, acadver)
+    plain, after_undo = tmp_path / "plain.dxf", tmp_path / "after-undo.dxf"
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        assert not (await client.call_tool("save_document", {"filePath": str(plain)})).is_error
+        change = source("dxf") + "\nprint(change(doc, msp))\n"
+        result = await client.call_tool("execute_python_code", {"code": change})
+        assert not result.is_error and "[UNDO STEP]" in text_of(result), text_of(result)
+        back = await client.call_tool("navigate_history", {"direction": "back"})
+        assert back.structured_content["navigated"] == 1
+        assert not (await client.call_tool("save_document", {"filePath": str(after_undo)})).is_error
+    dump = probe["dump"]
+    assert callable(dump)
+    saved = dump(ezdxf.readfile(plain))  # the VPORT record read back without its name: DXFTypeError
+    assert saved == dump(ezdxf.readfile(after_undo))
+    assert ezdxf.readfile(plain).dxfversion == "AC1009"
+    assert saved["summary"]["entities"] == 4

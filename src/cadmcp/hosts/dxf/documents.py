@@ -21,7 +21,14 @@ if TYPE_CHECKING:
 
     from cadmcp.hosts.dxf.dwg import DwgSource
 
-__all__ = ["DocumentSet", "DxfDocument", "DxfHostError", "load_drawing", "write_unchanged"]
+__all__ = [
+    "DocumentSet",
+    "DxfDocument",
+    "DxfHostError",
+    "as_writable_version",
+    "load_drawing",
+    "write_unchanged",
+]
 
 _BINARY_DXF_MAGIC = b"AutoCAD Binary DXF"
 
@@ -130,6 +137,7 @@ def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:
             "Check that it is a complete DXF export.",
             "invalid",
         ) from None
+    as_writable_version(doc)
     if auditor.has_errors:
         details = "; ".join(echo(str(error.message), 100) for error in auditor.errors[:5])
         raise DxfHostError(
@@ -176,6 +184,7 @@ def load_converted(dxf: Path) -> tuple[Drawing, Auditor]:
             doc.filename = str(dxf)
             auditor = doc.audit()
             if not auditor.has_errors and not _dropped_for_handle_conflicts(auditor):
+                as_writable_version(doc)
                 return doc, auditor
     doc, auditor, _ = load_drawing(str(dxf))
     return doc, auditor
@@ -271,6 +280,20 @@ def _looks_like_dxf(head: bytes) -> bool:
     if i + 1 >= len(lines):
         return False
     return lines[i] == "0" and lines[i + 1].upper() == "SECTION"
+
+
+def as_writable_version(doc: Drawing) -> None:
+    """Give a drawing of a release ezdxf does not know ($ACADVER AC2.10, AC2.21, AC2.22: R2.x, before
+    R12) the DXF version R12 (AC1009), which it is in every other respect.
+
+    ezdxf upgrades such versions on read only when they sort before AC1009 as text, so AC2.10 stays:
+    saved as is, the file gets R2000-style subclass markers under a header that ezdxf (and any reader
+    going by $ACADVER) reads as R12, and the VPORT record reads back without its name.
+    """
+    from ezdxf.lldxf.const import acad_release
+
+    if doc.dxfversion not in acad_release:
+        doc.dxfversion = "AC1009"
 
 
 def write_unchanged(entry: DxfDocument, target: Path) -> None:

@@ -418,8 +418,6 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
             return _second_reader(path, version, name, load, refusal, Path(tmp))
     if not old:
         _layer_states(doc, answer.get("layers") or {}, modern=version >= "AC1015")
-    else:
-        _as_r12(doc)
     source = DwgSource(
         path=path.resolve(),
         version=version,
@@ -500,15 +498,6 @@ def _layer_states(doc: Drawing, flags: dict[str, Any], *, modern: bool) -> None:
                 layer.off()
             else:
                 layer.on()
-
-
-def _as_r12(doc: Drawing) -> None:
-    """The reader's DXF of an R2.x drawing keeps its DWG version (``AC2.10``), which ezdxf saves into a
-    file it cannot read back; it is R12 DXF (AC1009) in every other respect."""
-    from ezdxf.lldxf.const import acad_release
-
-    if doc.dxfversion not in acad_release:
-        doc.dxfversion = "AC1009"
 
 
 def _timeout() -> float:
