@@ -117,3 +117,50 @@ async def test_the_warm_up_draws_the_default_view_ahead(
     async with Client(server.server) as client:
         _, after, said = await view(client, width=1280)  # the default view: drawn ahead, whole
     assert after["complete"] and "[INCOMPLETE VIEW]" not in said
+
+
+def test_a_view_after_a_finer_one_of_the_same_drawing_reuses_what_it_drew(
+    drawing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    import numpy as np
+    from ezdxf.addons.drawing import Frontend
+    from PIL import Image
+
+    from cadmcp.hosts.dxf.screenshot import render
+    from cadmcp.hosts.dxf.viewcache import ViewCache
+
+    passes: list[str] = []
+    draw_layout = Frontend.draw_layout
+
+    def counted(self: Frontend, layout: Any, *args: Any, **kwargs: Any) -> None:
+        passes.append(layout.name)
+        draw_layout(self, layout, *args, **kwargs)
+
+    monkeypatch.setattr(Frontend, "draw_layout", counted)
+    doc = ezdxf.readfile(drawing)
+    cache = ViewCache()
+    first = render(doc, width=480, cache=cache)
+    assert len(passes) == 1
+    lo, hi = first.coverage["frame"]["min"], first.coverage["frame"]["max"]
+    w, h = hi[0] - lo[0], hi[1] - lo[1]
+    render(doc, width=480, window=[lo[0], lo[1], lo[0] + w / 2, lo[1] + h / 2], cache=cache)
+    assert len(passes) == 2  # finer than the first drawing: drawn again
+    render(doc, width=480, window=[lo[0], lo[1], lo[0] + w / 4, lo[1] + h / 4], cache=cache)
+    assert len(passes) == 3  # finer still (the cache keeps the last two drawings)
+    render(doc, width=480, window=[lo[0] + w / 2, lo[1] + h / 2, hi[0], hi[1]], cache=cache)
+    again = render(doc, width=480, cache=cache)
+    assert len(passes) == 3  # a same-size window and the default view: from a finer drawing
+    assert again.coverage == first.coverage and again.notes == first.notes
+
+    def pixels(png: bytes) -> Any:
+        return np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=int)
+
+    differ = np.abs(pixels(again.png) - pixels(first.png)) > 64
+    assert differ.mean() < 0.01, differ.mean()  # curves flattened more finely, nothing else
+
+    doc.modelspace().add_line((0, 0), (1, 1))
+    cache.changed()
+    render(doc, width=480, cache=cache)
+    assert len(passes) == 4  # a changed drawing is drawn again

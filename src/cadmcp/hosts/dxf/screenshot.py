@@ -93,9 +93,9 @@ def render(
             "invalid",
         )
     wanted = _check_layers(doc, layers)
-    pixel, sampled = _estimate_pixel_size(target, window, width, height, extents)
-    deadline = None if budget is None else time.monotonic() + budget
     cache = cache if cache is not None else ViewCache()
+    pixel, sampled = _pixel_size(doc, target, window, width, height, extents, cache)
+    deadline = None if budget is None else time.monotonic() + budget
     coverage, shapes, pending = _draw(doc, target, bg, wanted, pixel, deadline, cache)
 
     frame_lo = frame_hi = None
@@ -168,7 +168,7 @@ def draw_ahead(doc: Drawing, cache: ViewCache, step: float, width: int = 1280) -
     """Draw the default view of modelspace into ``cache``, ``step`` seconds per pass; yields after
     each pass until it is all drawn (a warm-up: later views start from what is drawn)."""
     target = doc.modelspace()
-    pixel, _ = _estimate_pixel_size(target, None, width, None, "main")
+    pixel, _ = _pixel_size(doc, target, None, width, None, "main", cache)
     bg = _parse_background("white")
     while True:
         try:
@@ -209,8 +209,8 @@ def _draw(
 
     from cadmcp.hosts.dxf.coverage import Coverage
 
-    key = (target.name, pixel, frozenset(wanted) if wanted is not None else None, bg, len(doc.entitydb))
-    state = cache.get(key, Coverage)
+    key = (target.name, frozenset(wanted) if wanted is not None else None, bg, len(doc.entitydb))
+    state, pixel = cache.get(key, pixel, Coverage)  # a kept finer drawing serves as well
     if state.complete:
         return state.coverage, state.shapes, []
     ctx = RenderContext(doc)
@@ -500,6 +500,22 @@ def _sample_boxes(entities: Any) -> list[Any]:
         if box.has_data:
             boxes.append(box)
     return boxes
+
+
+def _pixel_size(
+    doc: Drawing,
+    layout: Any,
+    window: Sequence[float] | None,
+    width: int,
+    height: int | None,
+    extents: str,
+    cache: ViewCache,
+) -> tuple[float, tuple[Any, Any] | None]:
+    """:func:`_estimate_pixel_size`, sampled once per layout and size until the drawing changes."""
+    if window is not None:
+        return _estimate_pixel_size(layout, window, width, height, extents)
+    key = ("pixel", layout.name, width, height, extents, len(doc.entitydb))
+    return cache.known(key, lambda: _estimate_pixel_size(layout, None, width, height, extents))  # type: ignore[no-any-return]
 
 
 def _estimate_pixel_size(
