@@ -130,3 +130,54 @@ def test_a_freecad_rotation_dumps_the_same_whichever_sign_its_quaternion_has() -
     assert turned == freecad_probe.rotation((-0.5, -0.5, -0.5, -0.5))
     assert freecad_probe.rotation((1e-17, 0.0, -0.6, 0.8)) == [0.0, 0.0, 0.6, -0.8]  # noise decides nothing
     assert turned != freecad_probe.rotation((0.5, 0.5, 0.5, -0.5))  # another rotation stays another
+
+
+def test_a_freecad_box_corner_keeps_ten_digits_of_the_box_not_of_the_millimetre() -> None:
+    from cadmcp.corpus.probes import freecad as freecad_probe
+
+    far = 2.296836019e17  # an imported line run off to a far point (ArchDetail.FCStd's Line)
+    assert freecad_probe.corner(0.6875, far) == freecad_probe.corner(0.0, far)  # read-back noise
+    assert freecad_probe.corner(-far, far) == -2.296836019e17
+    assert freecad_probe.corner(12.3456789, 100.0) == 12.345679  # an ordinary box: micrometres
+    assert freecad_probe.corner(12.3456789, 100.0) != freecad_probe.corner(12.3466789, 100.0)
+    assert freecad_probe.corner(0.0, 0.0) == 0.0
+
+
+FAR_FACE = """
+import json, sys
+import FreeCAD as App, Draft
+exec(open(sys.argv[-2]).read())
+V = App.Vector
+doc = App.newDocument("FarFace")
+xz = [(998387.4375, 3285.1), (1028912.7, 3285.1), (1028912.7, 7106.8), (1010000.3, 5000.2)]
+xz.append((998387.4375, 7106.8))
+wire = Draft.makeWire([V(x, 0, z) for x, z in xz], closed=True, face=True)
+wire.Placement = App.Placement(V(0, 1087548.822, -1059127.554), App.Rotation(V(1, 0, 0), 90))
+doc.recompute()
+fresh, name = [wire.Shape.Volume, shape_measures(wire.Shape)], wire.Name
+doc.saveAs(sys.argv[-1] + ".FCStd")
+App.closeDocument(doc.Name)
+doc = App.openDocument(sys.argv[-1] + ".FCStd")
+wire = doc.getObject(name)
+with open(sys.argv[-1], "w") as out:
+    json.dump([fresh, [wire.Shape.Volume, shape_measures(wire.Shape)]], out)
+"""
+
+
+def test_a_freecad_face_far_out_measures_the_same_computed_and_read_back(tmp_path: Path) -> None:
+    import json
+    import shutil
+    import subprocess
+
+    from tests.conftest import require_component
+
+    require_component("freecad", None if shutil.which("freecadcmd") else "FreeCAD is not installed")
+    script, probe, out = tmp_path / "far.py", tmp_path / "probe.py", tmp_path / "far.json"
+    script.write_text(FAR_FACE, encoding="utf-8")
+    probe.write_text(source("freecad"), encoding="utf-8")
+    command = ["freecadcmd", str(script), str(probe), str(out)]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    (volume, computed), (volume_read, read_back) = json.loads(out.read_text(encoding="utf-8"))
+    assert volume != volume_read  # OpenCASCADE's "volume" of a face (the imported DWires of a model)
+    assert computed == read_back
+    assert computed["volume"] == 0.0 and computed["area"] > 0

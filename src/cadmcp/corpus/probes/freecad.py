@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -44,6 +45,16 @@ DATUMS = ("Distance", "DistanceX", "DistanceY", "Radius", "Diameter")
 def number(value: float) -> float:
     """Ten significant digits, and nothing below a nanometre (recomputes differ at 1e-15)."""
     return float(f"{round(value, DECIMALS):.{DIGITS}g}") + 0.0
+
+
+def corner(value: float, scale: float) -> float:
+    """A bounding box coordinate to ten significant digits of the box's ``scale`` (its largest
+    coordinate), never finer than :func:`number`: a box reaching 1e17 (an imported line run off to
+    a far point) moves its other corners by a fraction of a millimetre when its shape is read back."""
+    if scale <= 0:
+        return number(value)
+    quantum = 10.0 ** (math.floor(math.log10(scale)) - DIGITS + 1)
+    return number(round(value / quantum) * quantum) if quantum > 10.0**-DECIMALS else number(value)
 
 
 def rotation(q: Any) -> list[float]:
@@ -93,17 +104,27 @@ def shape_measures(shape: Any) -> Any:
     # an infinite face or line (a datum plane or axis) has no box, area or volume: a last-bit turn
     # of it moves a side of its box to infinity and its "volume" from 0 to -2e152
     unbounded = max(abs(v) for v in corners) >= UNBOUNDED
+    scale = max(abs(v) for v in corners)
     measures: dict[str, Any] = {
-        "bbox": "unbounded" if unbounded else [number(v) for v in corners],
+        "bbox": "unbounded" if unbounded else [corner(v, scale) for v in corners],
         "placement": canon(shape.Placement),
         "topology": [len(shape.Solids), len(shape.Faces), len(shape.Edges), len(shape.Vertexes)],
     }
     for key in ("Volume", "Area", "Length"):
         try:
-            measures[key.lower()] = "unbounded" if unbounded else number(getattr(shape, key))
+            measures[key.lower()] = "unbounded" if unbounded else number(_measure(shape, key))
         except Exception:
             measures[key.lower()] = None
     return measures
+
+
+def _measure(shape: Any, key: str) -> float:
+    """``shape``'s length, area, or the volume of its solids: OpenCASCADE gives a face or shell that
+    encloses nothing a signed "volume" that moves with the last bits of its placement (0.006556
+    then 0.006559 for a face a million millimetres out, saved and read back)."""
+    if key == "Volume":
+        return float(sum(solid.Volume for solid in shape.Solids))
+    return float(getattr(shape, key))
 
 
 def _exact_box(shape: Any) -> Any:
