@@ -20,8 +20,8 @@ import anyio
 import anyio.abc
 
 if TYPE_CHECKING:
+    from cadmcp.daemon.dashboard.parts import DaemonParts
     from cadmcp.daemon.dashboard.service import Dashboard
-    from cadmcp.daemon.server import Daemon
 
 LOCK_FILE = "dashboard.lock"
 PORT_ENV = "CADMCP_DASHBOARD_PORT"
@@ -31,7 +31,7 @@ PORT_ENV = "CADMCP_DASHBOARD_PORT"
 class DashboardDoor:
     """The daemon's dashboard, made and served on the first request for a login link."""
 
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(self, daemon: DaemonParts) -> None:
         self.daemon = daemon
         self.dashboard: Dashboard | None = None
         self.base: str | None = None

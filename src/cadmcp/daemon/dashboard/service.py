@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -15,13 +15,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, RedirectRespons
 from cadmcp.daemon.dashboard import hostsview, pages
 from cadmcp.daemon.dashboard.access import COOKIE, CSRF_HEADER, Access, Session, peer_is_this_user
 from cadmcp.daemon.dashboard.events import EventHub, TooManyPages
+from cadmcp.daemon.dashboard.parts import DaemonParts
 from cadmcp.daemon.dashboard.steering import Steering
 from cadmcp.daemon.dashboard.timeline import Timeline
 from cadmcp.daemon.dashboard.views import DocumentViews, View
 from cadmcp.userdirs import log_dir
-
-if TYPE_CHECKING:
-    from cadmcp.daemon.server import Daemon
 
 log = logging.getLogger("cadmcp.daemon.dashboard")
 
@@ -52,7 +50,7 @@ NOT_LOGGED_IN = (
 class Dashboard:
     """Everything the page shows, read from the daemon's own state, plus the person's actions."""
 
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(self, daemon: DaemonParts) -> None:
         self.daemon = daemon
         self.directory = daemon.directory
         self.access = Access()
