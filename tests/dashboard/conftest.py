@@ -1,4 +1,5 @@
-"""One real HTTP daemon with a DXF and an IFC host, and headless Chromium logged into its dashboard.
+"""One real HTTP daemon with a DXF, an IFC and (where FreeCAD is installed) a headless FreeCAD host,
+and headless Chromium logged into its dashboard.
 
 Shared by the module's tests (the rig costs seconds to start); each test leaves the documents
 as it found them or says what it added.
@@ -44,6 +45,12 @@ POLICY = {
 }
 
 
+def freecad_missing() -> str | None:
+    if shutil.which("freecadcmd") is None:
+        return "FreeCAD is not installed (bash .ci/deps/freecad.sh, or apt-get install freecad)"
+    return None
+
+
 def browser_missing() -> str | None:
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         return "chromium and chromedriver are not installed (bash .ci/deps/browser.sh)"
@@ -66,6 +73,14 @@ class Rig:
     ifc_pid: int
     drawing: Path
     model: Path
+    part: Path
+    freecad_pid: int | None
+    """None where FreeCAD is not installed (its tests say so and skip)."""
+
+    @property
+    def hosts(self) -> int:
+        """How many hosts the daemon lists once every one is connected."""
+        return 2 if self.freecad_pid is None else 3
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -111,9 +126,12 @@ def rig() -> Iterator[Rig]:
     runtime, logs, config, files = top / "r", top / "l", top / "c", top / "f"
     for folder in (runtime, logs, config, files):
         folder.mkdir(mode=0o700)
-    drawing, model = files / "plan.dxf", files / "house.ifc"
+    drawing, model, part = files / "plan.dxf", files / "house.ifc", files / "bracket.FCStd"
     shutil.copy(SAMPLES / "floorplan.dxf", drawing)
     shutil.copy(SAMPLES / "house.ifc", model)
+    shutil.copy(SAMPLES / "bracket.FCStd", part)
+    home = top / "h"  # FreeCAD's preferences and macro folder stay out of the user's
+    (home / ".config").mkdir(parents=True)
     (config / "hosts.json").write_text(json.dumps({"policy": POLICY}))
     env = {
         **os.environ,
@@ -124,12 +142,18 @@ def rig() -> Iterator[Rig]:
         SEMANTIC_ENV: "off",
         **WHOLE_VIEWS,
     }
+    kinds = [("dxf", drawing), ("ifc", model)] + ([] if freecad_missing() else [("freecad", part)])
     procs: list[subprocess.Popen[Any]] = []
     try:
-        for kind, path in (("dxf", drawing), ("ifc", model)):
+        for kind, path in kinds:
+            host_env = (
+                env
+                if kind != "freecad"
+                else {**env, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+            )
             proc = subprocess.Popen(
                 [sys.executable, "-m", "cadmcp", "host", kind, str(path)],
-                env=env,
+                env=host_env,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
@@ -158,6 +182,8 @@ def rig() -> Iterator[Rig]:
             procs[1].pid,
             drawing,
             model,
+            part,
+            procs[2].pid if len(kinds) == 3 else None,
         )
     finally:
         for proc in reversed(procs):

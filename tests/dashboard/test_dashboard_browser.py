@@ -1,4 +1,4 @@
-"""The dashboard in a real browser: a real daemon, real DXF and IFC hosts, real MCP SDK clients."""
+"""The dashboard in a real browser: a real daemon, real DXF, IFC and FreeCAD hosts, real MCP SDK clients."""
 
 from __future__ import annotations
 
@@ -10,12 +10,39 @@ import anyio
 import pytest
 
 from tests.core.helpers import call, find_target, wait_for_hosts
-from tests.dashboard.conftest import Rig
+from tests.dashboard.conftest import Rig, freecad_missing
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(600)]
 
 COUNT_CIRCLES = "len(msp.query('CIRCLE'))"
 ADD_WALL = "api.root.create_entity(model, ifc_class='IfcWall', name='Reviewed wall')"
+COUNT_OBJECTS = "len(doc.Objects)"
+ADD_BLOCK = """
+body = doc.addObject("PartDesign::Body", "Block")
+sketch = body.newObject("Sketcher::SketchObject", "BlockSketch")
+sketch.Support = (body.Origin.OriginFeatures[3], [""])
+sketch.MapMode = "FlatFace"
+corners = [Vector(-30, -30, 0), Vector(-10, -30, 0), Vector(-10, -10, 0), Vector(-30, -10, 0)]
+for i in range(4):
+    sketch.addGeometry(Part.LineSegment(corners[i], corners[(i + 1) % 4]))
+pad = body.newObject("PartDesign::Pad", "BlockPad")
+pad.Profile = sketch
+pad.Length = 25
+doc.recompute()
+round(pad.Shape.Volume, 3)
+"""
+PICTURE_DIGEST = """
+const img = arguments[0];
+if (!img.complete || !img.naturalWidth) return null;
+const canvas = document.createElement("canvas");
+canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+const g = canvas.getContext("2d");
+g.drawImage(img, 0, 0);
+const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
+let h = 0;
+for (let i = 0; i < data.length; i += 4) h = (h * 31 + data[i] + 7 * data[i + 1] + 13 * data[i + 2]) | 0;
+return `${canvas.width}x${canvas.height}:${h}`;
+"""
 
 
 async def until(check: Callable[[], Any], timeout: float = 20.0) -> Any:
@@ -80,7 +107,7 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
     view = await until(lambda: css(browser, f'.view[data-host$="-{rig.dxf_pid}"] img[data-revision]'))
     before = view[0].get_attribute("data-revision")
     async with rig.agent() as agent:
-        await wait_for_hosts(agent, 2)
+        await wait_for_hosts(agent, rig.hosts, timeout=90)
         dxf = await find_target(agent, "execute_python_code", "DXF")
         added = await code(agent, dxf, "msp.add_circle((5, 5), 2)")
         assert not added.is_error, added
@@ -111,6 +138,40 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
         assert _number(after) == _number(before_count) - 1, (before_count, after)
 
 
+def _picture(browser: Any, pid: int) -> str | None:
+    """A digest of the pixels the page shows for host `pid`'s document (None until it has one)."""
+    imgs = css(browser, f'.view[data-host$="-{pid}"] img[data-revision]')
+    return browser.execute_script(PICTURE_DIGEST, imgs[0]) if imgs else None
+
+
+async def test_a_freecad_document_shows_changes_after_an_edit_and_undo_from_the_page_restores_it(
+    rig: Rig, browser: Any
+) -> None:
+    if rig.freecad_pid is None:
+        pytest.skip(freecad_missing() or "no FreeCAD host")
+    pid = rig.freecad_pid
+    cards = await until(lambda: [c.text for c in css(browser, f'#host-list > li[data-host$="-{pid}"]')], 90)
+    assert "FreeCAD" in cards[0] and "bracket.FCStd" in cards[0], cards
+    first = await until(lambda: _picture(browser, pid), timeout=120)
+    async with rig.agent() as agent:
+        await wait_for_hosts(agent, rig.hosts, timeout=90)
+        fc = await find_target(agent, "execute_python_code", "FreeCAD")
+        objects = _number((await code(agent, fc, COUNT_OBJECTS)).content[0].text.split("\n")[0])
+        added = await code(agent, fc, ADD_BLOCK)
+        assert not added.is_error, added
+        assert "[UNDO STEP]" in added.content[0].text
+        # the picture the page shows is another one: the block stands beside the bracket
+        changed = await until(lambda: (p := _picture(browser, pid)) != first and p, timeout=120)
+        assert _number((await code(agent, fc, COUNT_OBJECTS)).content[0].text.split("\n")[0]) > objects
+        undo = [b for b in css(browser, f'.view[data-host$="-{pid}"] button') if b.text == "Undo"]
+        press(browser, undo[0])
+        await until(lambda: "undid" in _note(browser, pid).lower(), timeout=120)
+        # checked through the host: the document is as it was, and so is its picture
+        assert _number((await code(agent, fc, COUNT_OBJECTS)).content[0].text.split("\n")[0]) == objects
+        restored = await until(lambda: (p := _picture(browser, pid)) != changed and p, timeout=120)
+        assert restored == first
+
+
 def _row_id(browser: Any, call_id: str) -> str:
     rows = [r for r in css(browser, "#call-rows tr") if call_id in r.text]
     return str(rows[0].get_attribute("data-call"))
@@ -127,7 +188,7 @@ def _number(text: str) -> int:
 
 async def test_revert_from_the_history_list_undoes_that_call_on_its_host(rig: Rig, browser: Any) -> None:
     async with rig.agent() as agent:
-        await wait_for_hosts(agent, 2)
+        await wait_for_hosts(agent, rig.hosts, timeout=90)
         dxf = await find_target(agent, "execute_python_code", "DXF")
         before = _number((await code(agent, dxf, COUNT_CIRCLES)).content[0].text)
         assert not (await code(agent, dxf, "msp.add_circle((9, 9), 1)")).is_error
@@ -153,7 +214,7 @@ async def test_a_queued_change_runs_when_approved_and_leaves_the_model_as_it_was
     rig: Rig, browser: Any
 ) -> None:
     async with rig.agent(era="legacy") as unaskable:  # no elicitation: its confirmations wait in the queue
-        await wait_for_hosts(unaskable, 2)
+        await wait_for_hosts(unaskable, rig.hosts, timeout=90)
         ifc = await find_target(unaskable, "execute_python_code", "IFC")
         walls = await ifc_walls(unaskable)
         for verdict, added in (("Reject", 0), ("Approve", 1)):
@@ -207,7 +268,7 @@ async def test_a_page_that_stops_reading_does_not_stall_the_agents_calls(rig: Ri
     )
     try:
         async with rig.agent() as agent:
-            await wait_for_hosts(agent, 2)
+            await wait_for_hosts(agent, rig.hosts, timeout=90)
             dxf = await find_target(agent, "execute_python_code", "DXF")
             with anyio.fail_after(120):  # a hang check: the calls do not wait for the stalled page
                 for n in range(60):
