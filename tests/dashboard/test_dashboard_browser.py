@@ -285,3 +285,40 @@ async def test_a_page_that_stops_reading_does_not_stall_the_agents_calls(rig: Ri
             )
     finally:
         stalled.close()
+
+
+async def test_a_calls_pictures_show_inline_in_the_timeline_and_whole_in_the_call(
+    rig: Rig, browser: Any
+) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    async with rig.agent() as agent:
+        await wait_for_hosts(agent, rig.hosts, timeout=90)
+        shot = await find_target(agent, "view_screenshot", "DXF")
+        answer = await call(agent, "invoke_dynamic", {"id": shot["id"], "arguments": {"width": 321}})
+        assert not answer.is_error, answer
+        image = next(c for c in answer.content if c.type == "image")
+        size = Image.open(io.BytesIO(base64.b64decode(image.data))).size
+        assert size[0] == 321
+
+    def shown() -> list[Any]:
+        rows = [r for r in css(browser, "#call-rows tr") if "→ view_screenshot" in r.text]
+        return [i for i in css(rows[0], "img.thumb") if i.get_attribute("naturalWidth") not in (None, "0")]
+
+    thumbs = await until(shown)
+    assert [int(thumbs[0].get_attribute("naturalWidth")), int(thumbs[0].get_attribute("naturalHeight"))] == [
+        *size
+    ]
+    assert thumbs[0].get_attribute("alt").startswith("Picture 1 of the answer (image/png")
+    row = next(r for r in css(browser, "#call-rows tr") if "→ view_screenshot" in r.text)
+    press(browser, row)
+    whole = await until(
+        lambda: [
+            i for i in css(browser, "#call-dialog-images img") if i.get_attribute("naturalWidth") == "321"
+        ]
+    )
+    assert whole and '"length"' in browser.find_element("id", "call-dialog-body").text  # the log's line too
+    press(browser, browser.find_element("id", "call-dialog-close"))

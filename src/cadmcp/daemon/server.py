@@ -26,6 +26,7 @@ from cadmcp.daemon.launching import HostLauncher
 from cadmcp.daemon.limits import MAX_REQUEST_BYTES
 from cadmcp.daemon.policy import Policy
 from cadmcp.daemon.policy.gate import Gate
+from cadmcp.daemon.recentimages import RecentImages
 from cadmcp.daemon.search import SearchIndex
 from cadmcp.daemon.tasks import TaskEngine, TaskSupport
 from cadmcp.daemon.tools import BY_NAME, TOOLS, Services, structured
@@ -112,6 +113,8 @@ class Daemon:
         self.services = Services(
             self.directory, self.launcher, self.checker, self.tasks, self.gate, self.gateway
         )
+        self.images = RecentImages()
+        """The pictures of recent answers, for the dashboard's timeline."""
         self.server = self._build_server(state_ttl)
         from cadmcp.daemon.dashboard import DashboardDoor  # cheap: the page itself loads on demand
 
@@ -169,6 +172,7 @@ class Daemon:
             on_get_prompt=prompts.get_prompt,
         )
         server.middleware.append(daemon_call_log(self.directory))
+        server.middleware.append(self.images)  # inside the log's middleware: its key joins the line
         security = RequestStateSecurity.ephemeral(ttl=state_ttl, audience="cadmcp-daemon")
         server.middleware.append(RequestStateBoundary(security, default_audience="cadmcp-daemon"))
         tasks.install(server, self.tasks)

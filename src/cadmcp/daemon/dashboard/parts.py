@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from cadmcp.daemon.gateway import Gateway
     from cadmcp.daemon.hosts import HostDirectory
     from cadmcp.daemon.policy.gate import Gate
+    from cadmcp.daemon.recentimages import RecentImages
 
 
 class DaemonParts(Protocol):
@@ -30,4 +31,9 @@ class DaemonParts(Protocol):
     @property
     def gateway(self) -> Gateway | None:
         """The link to other machines, when one is configured."""
+        ...
+
+    @property
+    def images(self) -> RecentImages:
+        """The pictures of recent answers, by the key their call-log line names."""
         ...

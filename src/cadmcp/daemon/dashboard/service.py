@@ -280,6 +280,8 @@ class Dashboard:
             return Response(
                 view.png, media_type="image/png", headers={**HEADERS, "X-View-Revision": str(view.revision)}
             )
+        if path.startswith("/api/images/") and len(path) < 60:
+            return self._image(path[12:])
         if path == "/api/catalog":
             return JSONResponse(
                 self._catalog(query.get("q", "")[:500], query.get("host") or None), headers=HEADERS
@@ -295,6 +297,17 @@ class Dashboard:
         if path == "/api/history":
             return await self.steering.history(text.get("instanceId", ""), text.get("direction", ""))
         return None
+
+    def _image(self, rest: str) -> Response:
+        """Picture `n` of a recent answer (`/api/images/PID-N/n`), while this daemon keeps it."""
+        key, _, index = rest.partition("/")
+        if not index.isdigit() or not key.startswith(self.daemon.images.prefix):
+            return refuse(404, "That picture was kept by another daemon, or never.")
+        found = self.daemon.images.get(key, int(index))
+        if found is None:
+            return refuse(404, "That picture is no longer kept (the daemon keeps the last answers' only).")
+        mime, data = found
+        return Response(data, media_type=mime, headers=HEADERS)
 
     def _view_choices(self, instance_id: str) -> dict[str, list[str]]:
         entry = next(

@@ -71,6 +71,8 @@ class Call:
             "undoStep": (mark.get("undo") or [None])[0] if mark.get("added") else None,
             "callId": line.get("callId"),  # the checkpoint the call made (`cadmcp.daemon.checkpoints`)
             "images": images,
+            "imagesKey": line.get("images") if isinstance(line.get("images"), str) else None,
+            # the daemon's recent pictures of this answer (`cadmcp.daemon.recentimages`), while kept
         }
 
     def whole(self, host_pids: set[int]) -> dict[str, Any]:

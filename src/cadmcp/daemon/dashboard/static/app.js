@@ -195,17 +195,30 @@ function callShown(call) {
 function callRow(call) {
   const who = `${call.client || (call.source === "host" ? "host" : "daemon")} ${call.pid}${call.machine ? " via " + call.machine : ""}`;
   const what = call.hostTarget ? `${call.target} → ${call.hostTarget}` : call.target || call.method;
-  const images = (call.images || []).map((i) => ` [image ${i.mimeType || ""} ${Math.round((i.length || 0) / 1024)} KB]`).join("");
+  const images = callImages(call, "thumb");
   const row = el("tr", { class: "call", tabindex: "0", "data-call": call.id, onclick: () => showCall(call.id),
     onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); showCall(call.id); } } },
     el("td", { text: (call.time || "").slice(11, 23) }),
     el("td", { text: who }),
-    el("td", {}, what, call.document ? ` (${call.document})` : "", images),
+    el("td", {}, what, call.document ? ` (${call.document})` : "", ...images),
     el("td", { text: call.host || "" }),
     el("td", { class: call.outcome, text: call.method.startsWith("policy/") ? `${call.method.slice(7)}: ${call.outcome}` : call.outcome }),
     el("td", { text: call.durationMs ?? "" }),
     el("td", { text: call.undoStep ? `${call.undoStep}${call.callId ? " (" + call.callId + ")" : ""}` : "" }));
   return row;
+}
+
+// The pictures of an answer, inline: the daemon keeps the last answers' ones (`imagesKey`); an
+// image it no longer keeps, or one another daemon answered, is named by its type and size.
+function callImages(call, kind) {
+  return (call.images || []).map((i, n) => {
+    const said = `[image ${i.mimeType || ""} ${Math.round((i.length || 0) / 1024)} KB]`;
+    if (!call.imagesKey) return ` ${said}`;
+    const img = el("img", { class: kind, loading: "lazy", src: `${API}/images/${encodeURIComponent(call.imagesKey)}/${n}`,
+      alt: `Picture ${n + 1} of the answer (${i.mimeType || "image"}, ${Math.round((i.length || 0) / 1024)} KB)` });
+    img.addEventListener("error", () => img.replaceWith(` ${said} no longer kept`), { once: true });
+    return img;
+  });
 }
 
 function renderCalls() {
@@ -226,11 +239,13 @@ function addCall(call) {
 async function showCall(id) {
   const dialog = $("call-dialog");
   $("call-dialog-body").textContent = "…";
+  $("call-dialog-images").replaceChildren();
   dialog.showModal();
   try {
     const whole = await getJSON(`/calls/${id}`);
     $("call-dialog-title").textContent = `${whole.method} ${whole.outcome}: ${whole.hostTarget || whole.target || ""}`;
     $("call-dialog-body").textContent = JSON.stringify(whole.line, null, 2);
+    $("call-dialog-images").replaceChildren(...callImages(whole, "whole"));
   } catch (err) {
     $("call-dialog-body").textContent = String(err.message || err);
   }
