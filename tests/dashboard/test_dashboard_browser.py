@@ -109,8 +109,9 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
     async with rig.agent() as agent:
         await wait_for_hosts(agent, rig.hosts, timeout=90)
         dxf = await find_target(agent, "execute_python_code", "DXF")
-        added = await code(agent, dxf, "msp.add_circle((5, 5), 2)")
+        added = await code(agent, dxf, "msp.add_circle((5, 5), 2).dxf.handle")
         assert not added.is_error, added
+        handle = added.content[0].text.split("Result: ", 1)[1].split()[0].strip("'")
         call_id = await last_call_id(agent)
         row = await until(
             lambda: [r.text for r in css(browser, "#call-rows tr") if call_id in r.text] or None
@@ -124,6 +125,12 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
                 != before
             )
         )
+        # what the call created is marked in the picture, as the host reported it
+        marks = f'.view[data-host$="-{rig.dxf_pid}"] .marks'
+        await until(lambda: handle in css(browser, marks)[0].get_attribute("data-marked").split())
+        assert "1 created, 0 modified, 0 deleted" in css(browser, marks)[0].text
+        assert "1 marked in orange" in css(browser, marks)[0].text
+        assert await until(lambda: _orange(browser, rig.dxf_pid))
         # the whole call, as the log keeps it, one click away
         press(browser, css(browser, f'#call-rows tr[data-call="{_row_id(browser, call_id)}"]')[0])
         body = await until(lambda: browser.find_element("id", "call-dialog-body").text.count("add_circle"))
@@ -136,6 +143,28 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
         await until(lambda: "Undid" in _note(browser, rig.dxf_pid) or "undid" in _note(browser, rig.dxf_pid))
         after = (await code(agent, dxf, COUNT_CIRCLES)).content[0].text
         assert _number(after) == _number(before_count) - 1, (before_count, after)
+        # the undo leaves nothing to mark: the next picture has no orange, the caption goes
+        await until(lambda: not css(browser, marks)[0].text and _orange(browser, rig.dxf_pid) == 0)
+
+
+ORANGE = """
+const img = arguments[0];
+if (!img.complete || !img.naturalWidth) return null;
+const canvas = document.createElement("canvas");
+canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+const g = canvas.getContext("2d");
+g.drawImage(img, 0, 0);
+const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
+let n = 0;
+for (let i = 0; i < data.length; i += 4) if (data[i] === 255 && data[i + 1] === 106 && data[i + 2] === 0) n++;
+return n;
+"""
+
+
+def _orange(browser: Any, pid: int) -> int | None:
+    """How many pixels of host `pid`'s picture on the page are the marks' orange (None: no picture yet)."""
+    imgs = css(browser, f'.view[data-host$="-{pid}"] img[data-revision]')
+    return browser.execute_script(ORANGE, imgs[0]) if imgs else None
 
 
 def _picture(browser: Any, pid: int) -> str | None:

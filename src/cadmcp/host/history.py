@@ -31,6 +31,7 @@ __all__ = [
     "HistoryError",
     "NavigationResult",
     "Step",
+    "Touched",
     "UndoableStep",
     "navigation_result",
     "undo_depth",
@@ -79,6 +80,25 @@ class UndoableStep(Protocol):
     def redo(self) -> None: ...
 
 
+MAX_TOUCHED = 200
+"""Object ids a step's report names per kind of change (the counts are always complete)."""
+
+
+@dataclass(frozen=True)
+class Touched:
+    """What one step created, modified and deleted: object ids as the host's views and elements
+    name them (DXF handles, IFC step ids, FreeCAD object names)."""
+
+    created: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+
+    def report(self) -> dict[str, dict[str, object]]:
+        """``{"created": {"count": n, "ids": [...]}, ...}``, ids cut at :data:`MAX_TOUCHED`."""
+        kinds = (("created", self.created), ("modified", self.modified), ("deleted", self.deleted))
+        return {kind: {"count": len(ids), "ids": list(ids[:MAX_TOUCHED])} for kind, ids in kinds}
+
+
 @dataclass
 class Step:
     """An :class:`UndoableStep` made of two callables."""
@@ -86,6 +106,8 @@ class Step:
     name: str
     undo_fn: Callable[[], None]
     redo_fn: Callable[[], None]
+    touched: Touched | None = None
+    """What the step changed, where the adapter can say."""
 
     def undo(self) -> None:
         self.undo_fn()
@@ -155,6 +177,11 @@ class History:
     def forward_available(self) -> int:
         """Steps that can be redone."""
         return len(self._forward)
+
+    def last_touched(self) -> Touched | None:
+        """What the most recent undoable step changed, where it says (a :class:`Step` with ``touched``)."""
+        step = self._back[-1] if self._back else None
+        return step.touched if isinstance(step, Step) else None
 
     def undo_names(self) -> list[str]:
         """Names of undoable steps, most recent first."""

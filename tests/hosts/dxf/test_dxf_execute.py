@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -134,3 +135,28 @@ async def test_toolset_edits_in_a_transaction_are_undoable(sample_path: Path) ->
         back = (await client.call_tool("navigate_history", {"direction": "back"})).structured_content
     assert back["operations"] == ["Toolset: add marker"]
     assert export_tags(documents.active.doc) == before
+
+
+async def test_a_steps_checkpoint_names_the_entities_it_created_modified_and_deleted(client: Client) -> None:
+    code = (
+        "first, second = list(msp)[:2]\n"
+        "first.dxf.color = 3\n"
+        "gone = second.dxf.handle\n"
+        "msp.delete_entity(second)\n"
+        "doc.layers.add('ONLY_A_TABLE_ENTRY')\n"
+        "(msp.add_circle((5, 5), 2).dxf.handle, first.dxf.handle, gone)"
+    )
+    result = await client.call_tool("execute_python_code", {"code": code})
+    assert not result.is_error, text_of(result)
+    created, modified, deleted = ast.literal_eval(text_of(result).split("Result: ", 1)[1].split("\n", 1)[0])
+    mark = result.meta["io.cadmcp/checkpoint"]
+    assert mark["added"] == 1
+    assert mark["touched"] == {
+        "created": {"count": 1, "ids": [created]},
+        "modified": {"count": 1, "ids": [modified]},
+        "deleted": {"count": 1, "ids": [deleted]},
+    }  # the layer is no entity a view draws: not named
+    shot = await client.call_tool("view_screenshot", {"width": 400, "mark": [created, modified, "NOPE"]})
+    assert shot.structured_content["marked"] == sorted([created, modified])
+    read = await client.call_tool("execute_python_code", {"code": "len(msp)"})
+    assert "touched" not in read.meta["io.cadmcp/checkpoint"]  # no step, nothing touched

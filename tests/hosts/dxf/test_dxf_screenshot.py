@@ -59,3 +59,25 @@ async def test_bad_screenshot_arguments_are_clear_errors(client: Client) -> None
         result = await client.call_tool("view_screenshot", args)
         assert result.is_error, args
         assert expected in text_of(result)
+
+
+def test_marked_entities_are_painted_over_in_orange_and_framed() -> None:
+    import ezdxf
+    import numpy as np
+
+    from cadmcp.hosts.dxf.screenshot import MARK_INK, render
+
+    doc = ezdxf.new()
+    msp = doc.modelspace()
+    msp.add_line((0, 0), (100, 0))
+    circle = msp.add_circle((50, 50), 20)
+
+    def orange(png: bytes) -> int:
+        pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+        return int((pixels == MARK_INK[:3]).all(axis=2).sum())
+
+    plain = render(doc, width=300)
+    marked = render(doc, width=300, mark=[circle.dxf.handle.lower()])
+    assert orange(plain.png) == 0 and orange(marked.png) > 100
+    assert marked.coverage is not None and marked.coverage["marked"] == [circle.dxf.handle]
+    assert "marked" not in (plain.coverage or {})

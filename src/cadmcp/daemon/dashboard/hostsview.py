@@ -102,6 +102,13 @@ def view_options(entry: Any) -> list[dict[str, Any]]:
     return out
 
 
+def view_marks(entry: Any) -> bool:
+    """Whether a host's `view_screenshot` can mark objects by id (a `mark` list of ids)."""
+    cap = entry.find("tool", "view_screenshot")
+    props = ((cap.raw.get("inputSchema") or {}).get("properties") or {}) if cap is not None else {}
+    return isinstance(props.get("mark"), dict)
+
+
 def machine_panel(directory: HostDirectory, gateway: Gateway | None) -> dict[str, Any]:
     """This machine and the others the gateway knows (or why there are none)."""
     listing: dict[str, Any] = {}

@@ -82,11 +82,12 @@ class Dashboard:
         for call in await anyio.to_thread.run_sync(self.timeline.poll):
             self.hub.publish("call", call.summary(host_pids))
             line = call.line
-            if (
-                call.pid in host_pids
-                and line.get("method") == "tools/call"
-                and (line.get("target") not in SKIP_VIEW_TARGETS)
-            ):
+            if call.pid not in host_pids or line.get("method") != "tools/call":
+                continue
+            touched = call.touched()
+            if touched is not None or line.get("target") == "navigate_history":
+                self._touch_pid(call.pid, touched)  # an undo or redo leaves nothing of it to mark
+            if line.get("target") not in SKIP_VIEW_TARGETS:
                 self._mark_pid(call.pid)
         entries = sorted(self.directory.hosts().items(), key=lambda item: item[0].instance_id)
         signature = tuple((k.instance_id, id(e), self._busy(e)) for k, e in entries)
@@ -151,8 +152,22 @@ class Dashboard:
             if key.pid == pid:
                 self.views.mark(key.instance_id)
 
+    def _touch_pid(self, pid: int, touched: dict[str, Any] | None) -> None:
+        for key, entry in self.directory.local_entries().items():
+            if key.pid == pid:
+                self.views.touch(key.instance_id, touched, hostsview.view_marks(entry))
+
     def _view_fresh(self, instance_id: str, view: View) -> None:
-        self.hub.publish("view", {"instanceId": instance_id, "revision": view.revision, "error": view.error})
+        self.hub.publish(
+            "view",
+            {
+                "instanceId": instance_id,
+                "revision": view.revision,
+                "error": view.error,
+                "touched": view.touched,
+                "marked": view.marked,
+            },
+        )
 
     def host_panel(self) -> dict[str, Any]:
         return {

@@ -33,6 +33,7 @@ SHOWN_METHODS = frozenset(
 )
 _FILE_RE = re.compile(r"^log_(\d+)_\d{10}_\d+\.log$")
 CHECKPOINT_META = "io.cadmcp/checkpoint"
+MAX_TOUCHED_IDS = 200
 
 
 @dataclass
@@ -71,9 +72,30 @@ class Call:
             "undoStep": (mark.get("undo") or [None])[0] if mark.get("added") else None,
             "callId": line.get("callId"),  # the checkpoint the call made (`cadmcp.daemon.checkpoints`)
             "images": images,
+            "touched": self.touched(),
             "imagesKey": line.get("images") if isinstance(line.get("images"), str) else None,
             # the daemon's recent pictures of this answer (`cadmcp.daemon.recentimages`), while kept
         }
+
+    def touched(self) -> dict[str, Any] | None:
+        """What the undo step this call added created, modified and deleted, as its host reported it
+        (`touched` of the checkpoint stamp: ids by kind); None when it added none or the host cannot say."""
+        result = self.line.get("result") if isinstance(self.line.get("result"), dict) else {}
+        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        mark = meta.get(CHECKPOINT_META) if isinstance(meta.get(CHECKPOINT_META), dict) else {}
+        touched = mark.get("touched")
+        if not mark.get("added") or not isinstance(touched, dict):
+            return None
+        out = {}
+        for kind in ("created", "modified", "deleted"):
+            part = touched.get(kind) if isinstance(touched.get(kind), dict) else {}
+            ids = part.get("ids") if isinstance(part.get("ids"), list) else []
+            count = part.get("count")
+            out[kind] = {
+                "count": count if isinstance(count, int) else len(ids),
+                "ids": [str(i)[:80] for i in ids[:MAX_TOUCHED_IDS]],
+            }
+        return out
 
     def whole(self, host_pids: set[int]) -> dict[str, Any]:
         return {**self.summary(host_pids), "line": mask_secrets(self.line)}

@@ -25,6 +25,7 @@ MIN_INTERVAL = 1.0
 SHOT_TIMEOUT = 60.0
 WIDTH = 960
 MAX_VIEWS = 32
+MAX_MARKED = 400
 
 
 @dataclass
@@ -37,6 +38,12 @@ class View:
     options: dict[str, Any] | None = None
     stale: bool = True
     busy: bool = False
+    touched: dict[str, Any] | None = None
+    """What the last change the host recorded touched (ids by kind), marked in the next picture."""
+    marks: bool = False
+    """Whether the host's view_screenshot takes `mark` (the ids to draw marked)."""
+    marked: list[str] | None = None
+    """The ids the picture shows marked, as the host said."""
 
 
 class DocumentViews:
@@ -66,6 +73,13 @@ class DocumentViews:
         if view.options != options:
             view.options = options
             self.mark(instance_id)
+
+    def touch(self, instance_id: str, touched: dict[str, Any] | None, marks: bool) -> None:
+        """What the host's last recorded change touched (None: nothing to mark, e.g. after an undo);
+        the next picture marks it where the host's views can (`marks`)."""
+        view = self.views.get(instance_id)
+        if view is not None:
+            view.touched, view.marks = touched, marks
 
     def mark(self, instance_id: str) -> None:
         """The document of `instance_id` changed: a new picture is due (coalesced)."""
@@ -98,7 +112,10 @@ class DocumentViews:
         if key is None or link is None:
             view.error = "the host is not connected"
             return
-        arguments = {"width": WIDTH, **(view.options or {})}
+        arguments: dict[str, Any] = {"width": WIDTH, **(view.options or {})}
+        touched = view.touched
+        if touched is not None and view.marks:
+            arguments["mark"] = [*touched["created"]["ids"], *touched["modified"]["ids"]][:MAX_MARKED]
         answer: dict[str, Any] = {}
         with anyio.move_on_after(SHOT_TIMEOUT):
             try:
@@ -112,6 +129,11 @@ class DocumentViews:
         content = answer.get("content") or []
         image = next((c for c in content if isinstance(c, dict) and c.get("type") == "image"), None)
         texts = [str(c.get("text")) for c in content if isinstance(c, dict) and c.get("type") == "text"]
+        structured = (
+            answer.get("structuredContent") if isinstance(answer.get("structuredContent"), dict) else {}
+        )
+        marked = structured.get("marked")
+        view.marked = [str(m) for m in marked[:MAX_MARKED]] if isinstance(marked, list) else None
         if image is None or answer.get("isError"):
             view.error = (" ".join(texts) or "no picture came back")[:400]
         else:

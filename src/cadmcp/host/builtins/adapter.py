@@ -18,6 +18,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from typing_extensions import TypedDict
 
+from cadmcp.host.history import Touched
+
 __all__ = [
     "DocumentAdapter",
     "DocumentInfo",
@@ -279,6 +281,15 @@ class UndoStack(Protocol):
 
     def redo(self) -> None:
         """Redo the next undone step; raise HostError if it cannot."""
+        ...
+
+
+@runtime_checkable
+class TouchingStack(Protocol):
+    """An :class:`UndoStack` that can say which objects its most recent step changed."""
+
+    def touched(self) -> Touched | None:
+        """What the most recent undo step created, modified and deleted (None: it cannot say)."""
         ...
 
 

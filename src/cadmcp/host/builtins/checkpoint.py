@@ -1,9 +1,11 @@
 """Where a document's history stands: stamped on each execute_python_code result, readable any time.
 
 A result that ran code carries `_meta["io.cadmcp/checkpoint"]`: the active document, how many
-undo steps the call added (a run is one step or none), and the names of the undo steps after
-it. The daemon keeps these as checkpoints (call -> host -> history position) and, to revert,
-reads `<scheme>://model/history` to see whether anyone changed the document since.
+undo steps the call added (a run is one step or none), the names of the undo steps after
+it, and, where the history can say (:class:`TouchingStack`), the ids of the objects the step
+created, modified and deleted (`touched`: the dashboard marks them in its live view). The
+daemon keeps these as checkpoints (call -> host -> history position) and, to revert, reads
+`<scheme>://model/history` to see whether anyone changed the document since.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 import mcp_types as types
 
-from cadmcp.host.builtins.adapter import DocumentAdapter
+from cadmcp.host.builtins.adapter import DocumentAdapter, TouchingStack
 
 CHECKPOINT_META = "io.cadmcp/checkpoint"
 MAX_NAMES = 64
@@ -38,6 +40,14 @@ def stamped(
     except Exception:  # a document that cannot say where it stands gets no checkpoint, the run stands
         return result
     changed = after["document"] == before["document"] and after["undo"] != before["undo"]
-    mark = {"document": after["document"], "added": 1 if changed else 0, "undo": after["undo"]}
+    mark: dict[str, Any] = {"document": after["document"], "added": int(changed), "undo": after["undo"]}
+    if changed:
+        try:
+            stack = adapter.history()
+            touched = stack.touched() if isinstance(stack, TouchingStack) else None
+        except Exception:  # what the step touched is a help for the eye; the checkpoint stands without
+            touched = None
+        if touched is not None:
+            mark["touched"] = touched.report()
     result.meta = {**(result.meta or {}), CHECKPOINT_META: mark}
     return result

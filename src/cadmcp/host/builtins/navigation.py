@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cadmcp.host.builtins.adapter import HostError, UndoStack
-from cadmcp.host.history import History, HistoryError, NavigationResult, navigation_result
+from cadmcp.host.history import History, HistoryError, NavigationResult, Touched, navigation_result
 from cadmcp.wire.echo import echo
 
 __all__ = ["MAX_STEPS", "HistoryStack", "navigate"]
@@ -55,6 +55,9 @@ class HistoryStack:
 
     def undo_names(self) -> list[str]:
         return self.history.undo_names()
+
+    def touched(self) -> Touched | None:
+        return self.history.last_touched()
 
     def redo_names(self) -> list[str]:
         return self.history.redo_names()

@@ -109,6 +109,13 @@ def profile() -> HostProfile:
                 "Without a window: 'main' frames where most of the drawing is and names the far entities "
                 "it leaves out; 'all' frames every entity however far apart.",
             ),
+            ScreenshotOption(
+                "mark",
+                list[str] | None,
+                None,
+                "Handles of entities to mark: drawn over in orange, each framed (e.g. what the last "
+                "change created or modified). structuredContent.marked lists those in the picture.",
+            ),
             COMPLETE_OPTION,
         ),
         domain=DOMAIN,

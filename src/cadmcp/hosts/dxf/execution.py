@@ -53,7 +53,7 @@ class DxfScriptRun:
         changes = self._finish()
         if changes.is_empty:
             return None
-        dropped = self.entry.history.record(Step(self.name, changes.undo, changes.redo))
+        dropped = self.entry.history.record(Step(self.name, changes.undo, changes.redo, changes.touched))
         self.entry.modified = True
         self.entry.views.changed()
         counts = changes.summary
@@ -130,6 +130,6 @@ def transaction(entry: DxfDocument, name: str) -> Iterator[DxfDocument]:
         raise
     changes = tracker.finish()
     if not changes.is_empty:
-        entry.history.record(Step(name, changes.undo, changes.redo))
+        entry.history.record(Step(name, changes.undo, changes.redo, changes.touched))
         entry.modified = True
         entry.views.changed()

@@ -29,6 +29,9 @@ __all__ = ["DEFAULT_VIEW_BUDGET_S", "VIEW_BUDGET_ENV", "render", "render_png", "
 
 
 _EXTENTS_SAMPLE = 400
+MARK_INK = (255, 106, 0, 255)
+"""The colour marked entities are painted over in (an orange that no ACI default uses)."""
+MAX_MARKED = 500
 _BACKGROUNDS = {"white": "#ffffff", "black": "#000000", "dark": "#212830"}
 
 
@@ -65,6 +68,7 @@ def render(
     extents: str = "main",
     budget: float | None = None,
     cache: ViewCache | None = None,
+    mark: Sequence[str] | None = None,
 ) -> Shot:
     """Render modelspace (or the named layout), zoomed to ``window``, or to where most of the drawing
     is (``extents='main'``, far outliers left out and named), or to everything (``extents='all'``).
@@ -73,6 +77,7 @@ def render(
     drawn, and why; a picture with nothing in it says why it is blank. With a ``budget`` (seconds)
     drawing stops at that deadline and the picture names the entities not drawn yet; with a
     ``cache`` what was drawn is kept, and the next view of the same layout goes on from there.
+    The entities whose handles ``mark`` names are drawn over in orange, each in a frame.
     """
     from cadmcp.host.builtins.framing import main_frame
     from cadmcp.host.builtins.raster import uniform_colour
@@ -120,7 +125,8 @@ def render(
                 coverage, shapes, pending = _draw(doc, target, bg, wanted, finer, deadline, cache)
     if frame_lo is None:
         frame_lo, frame_hi = (0.0, 0.0), (1.0, 1.0)
-    png, height = _paint(shapes, bg, width, height, frame_lo, frame_hi)
+    marked = frozenset(str(h).upper() for h in (mark or ())[:MAX_MARKED])
+    png, height = _paint(shapes, bg, width, height, frame_lo, frame_hi, marked)
 
     drawn = {shape[4] for shape in shapes}
     notes, view = describe(doc, coverage, drawn, outside, xref_blocks(doc))
@@ -139,6 +145,8 @@ def render(
         ),
         **view,
     }
+    if marked:
+        view["marked"] = sorted(marked & drawn)
     blank = None
     if uniform_colour(png) is not None:  # every pixel the background: say why
         blank = _blank_reason(doc, target, shapes, coverage, view, window, layers, frame_lo, frame_hi)
@@ -299,9 +307,17 @@ def _entity_boxes(shapes: list[Any]) -> tuple[list[str], Any, Any] | None:
 
 
 def _paint(
-    shapes: list[Any], bg: str, width: int, height: int | None, frame_lo: Any, frame_hi: Any
+    shapes: list[Any],
+    bg: str,
+    width: int,
+    height: int | None,
+    frame_lo: Any,
+    frame_hi: Any,
+    marked: frozenset[str] = frozenset(),
 ) -> tuple[bytes, int]:
-    """Paint recorded shapes framed on ``frame_lo``..``frame_hi``; returns the PNG and its height."""
+    """Paint recorded shapes framed on ``frame_lo``..``frame_hi``; returns the PNG and its height.
+    The shapes of the entities in ``marked`` are painted again on top in :data:`MARK_INK`, each
+    entity framed."""
     import numpy as np
     from PIL import Image, ImageDraw
 
@@ -330,7 +346,10 @@ def _paint(
         np.clip(pixels, -4 * (width + height), 4 * (width + height), out=pixels)
         offsets = np.cumsum([len(shape[1]) for shape in shapes])[:-1]
         colors: dict[str, tuple[int, int, int, int]] = {}
-        for (kind, _, color, lineweight, _), px in zip(shapes, np.split(pixels, offsets), strict=True):
+        on_top: list[tuple[str, Any, str, int]] = []
+        for (kind, _, color, lineweight, handle), px in zip(shapes, np.split(pixels, offsets), strict=True):
+            if handle in marked:
+                on_top.append((kind, px, handle, lineweight))
             ink = colors.get(color)
             if ink is None:
                 ink = colors[color] = _rgba(color, default_ink, bg)
@@ -347,9 +366,31 @@ def _paint(
                     draw.line(flat[i : i + 4], fill=ink, width=line_px)
             elif len(flat) >= 6:
                 draw.polygon(flat, fill=ink)
+        _paint_marks(draw, on_top)
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=False, compress_level=3)
     return out.getvalue(), height
+
+
+def _paint_marks(draw: Any, on_top: list[tuple[str, Any, str, int]]) -> None:
+    """The marked entities' shapes (pixel coordinates) over the picture in orange, each entity framed."""
+    boxes: dict[str, list[float]] = {}
+    for kind, px, handle, _ in on_top:
+        flat = px.ravel().tolist()
+        if kind == "segments":
+            for i in range(0, len(flat) - 3, 4):
+                draw.line(flat[i : i + 4], fill=MARK_INK, width=3)
+        elif len(flat) == 2:
+            draw.rectangle((flat[0] - 2, flat[1] - 2, flat[0] + 2, flat[1] + 2), fill=MARK_INK)
+        elif kind == "polyline":
+            draw.line(flat, fill=MARK_INK, width=3, joint="curve")
+        elif len(flat) >= 6:
+            draw.polygon(flat, outline=MARK_INK, width=3)
+        lo, hi = px.min(axis=0), px.max(axis=0)
+        box = boxes.setdefault(handle, [lo[0], lo[1], hi[0], hi[1]])
+        box[:] = [min(box[0], lo[0]), min(box[1], lo[1]), max(box[2], hi[0]), max(box[3], hi[1])]
+    for x0, y0, x1, y1 in boxes.values():
+        draw.rectangle((x0 - 6, y0 - 6, x1 + 6, y1 + 6), outline=MARK_INK, width=2)
 
 
 def _blank_reason(

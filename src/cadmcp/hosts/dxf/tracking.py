@@ -44,6 +44,8 @@ from ezdxf.entitydb import EntityDB, EntitySpace
 from ezdxf.layouts.base import BaseLayout
 from ezdxf.math import Vec2, Vec3
 
+from cadmcp.host.history import Touched
+
 __all__ = ["ChangeSet", "ChangeTracker", "is_active", "tracked"]
 
 _MISSING: Any = object()
@@ -139,6 +141,30 @@ class ChangeSet:
         )
         deleted = max(removed, self.destroyed)
         return {"created": created, "deleted": deleted, "modified": max(0, len(self.entities) - deleted)}
+
+    @property
+    def touched(self) -> Touched:
+        """The handles of the graphical entities created, modified and deleted (what views draw and
+        elements name; table entries, layouts and objects are left out)."""
+        from ezdxf.entities import DXFGraphic
+
+        created, deleted, modified = [], [], []
+        for handle, before, after in self.db_entries:
+            if before is _MISSING and isinstance(after, DXFGraphic):
+                created.append(handle)
+            elif after is _MISSING and isinstance(before, DXFGraphic):
+                deleted.append(handle)
+        for entity, saved in self.entities:
+            if not isinstance(entity, DXFGraphic):
+                continue
+            live = _object_getattribute(entity, "__dict__").get("dxf")
+            namespace = live or saved.get("dxf")
+            handle = namespace.__dict__.get("handle") if namespace is not None else None
+            if isinstance(handle, str):
+                (modified if live is not None else deleted).append(handle)  # destroyed: no namespace
+        gone = set(created) | set(deleted)
+        modified = [h for h in dict.fromkeys(modified) if h not in gone]
+        return Touched(tuple(created), tuple(modified), tuple(dict.fromkeys(deleted)))
 
     def undo(self) -> None:
         """Put the document back to its state before the run."""

@@ -141,7 +141,23 @@ function viewCard(h) {
     h.canUndo ? el("button", { type: "button", onclick: () => history(h.instanceId, "forward"), text: "Redo" }) : null);
   return el("article", { class: "view", "data-host": h.instanceId },
     el("h3", {}, h.hostApp), frame, controls,
+    el("p", { class: "marks" }),
     el("p", { class: "muted note", role: "status", "aria-live": "polite" }));
+}
+
+// What the host's last recorded change touched, as it reported it: marked in orange in the
+// picture where the host can draw marks, else named by id.
+function showMarks(v) {
+  const node = $("view-list").querySelector(`[data-host="${CSS.escape(v.instanceId)}"] .marks`);
+  if (!node) return;
+  const t = v.touched;
+  if (!t) { node.replaceChildren(); return; }
+  const counts = ["created", "modified", "deleted"].map((k) => `${t[k].count} ${k}`).join(", ");
+  const ids = [...t.created.ids, ...t.modified.ids];
+  const shown = v.marked ? el("span", { class: "marked", text: `${v.marked.length} marked in orange` })
+    : ids.length ? `ids ${ids.slice(0, 8).join(", ")}${ids.length > 8 ? ", …" : ""}` : null;
+  node.replaceChildren(`Last change: ${counts}`, shown ? " · " : "", shown || "");
+  node.dataset.marked = v.marked ? v.marked.join(" ") : "";
 }
 
 function refreshView(instanceId, revision) {
@@ -331,7 +347,7 @@ function connect() {
   events.addEventListener("hosts", (e) => renderHosts(JSON.parse(e.data)));
   events.addEventListener("approvals", (e) => renderApprovals(JSON.parse(e.data)));
   events.addEventListener("checkpoints", (e) => renderCheckpoints(JSON.parse(e.data)));
-  events.addEventListener("view", (e) => { const v = JSON.parse(e.data); refreshView(v.instanceId, v.revision); });
+  events.addEventListener("view", (e) => { const v = JSON.parse(e.data); refreshView(v.instanceId, v.revision); showMarks(v); });
   events.onerror = () => { $("live").textContent = "reconnecting…"; };
 }
 
