@@ -127,7 +127,7 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
         )
         # what the call created is marked in the picture, as the host reported it
         marks = f'.view[data-host$="-{rig.dxf_pid}"] .marks'
-        await until(lambda: handle in css(browser, marks)[0].get_attribute("data-marked").split())
+        await until(lambda: handle in (css(browser, marks)[0].get_attribute("data-marked") or "").split())
         assert "1 created, 0 modified, 0 deleted" in css(browser, marks)[0].text
         assert "1 marked in orange" in css(browser, marks)[0].text
         assert await until(lambda: _orange(browser, rig.dxf_pid))
@@ -156,13 +156,17 @@ const g = canvas.getContext("2d");
 g.drawImage(img, 0, 0);
 const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
 let n = 0;
-for (let i = 0; i < data.length; i += 4) if (data[i] === 255 && data[i + 1] === 106 && data[i + 2] === 0) n++;
+for (let i = 0; i < data.length; i += 4) {
+  const r = data[i], g = data[i + 1], b = data[i + 2];  // the marks' orange, shaded or not
+  if (r > 90 && b < 0.25 * r && g > 0.25 * r && g < 0.6 * r) n++;
+}
 return n;
 """
 
 
 def _orange(browser: Any, pid: int) -> int | None:
-    """How many pixels of host `pid`'s picture on the page are the marks' orange (None: no picture yet)."""
+    """How many pixels of host `pid`'s picture on the page are of the marks' orange hue (None: no picture
+    yet); no colour of the sample drawing, model or part's palette is of that hue."""
     imgs = css(browser, f'.view[data-host$="-{pid}"] img[data-revision]')
     return browser.execute_script(ORANGE, imgs[0]) if imgs else None
 
@@ -190,7 +194,15 @@ async def test_a_freecad_document_shows_changes_after_an_edit_and_undo_from_the_
         assert not added.is_error, added
         assert "[UNDO STEP]" in added.content[0].text
         # the picture the page shows is another one: the block stands beside the bracket
-        changed = await until(lambda: (p := _picture(browser, pid)) != first and p, timeout=120)
+        # what the step created is marked in the picture, by the names the host reported
+        marks = f'.view[data-host$="-{pid}"] .marks'
+        await until(
+            lambda: "Block" in (css(browser, marks)[0].get_attribute("data-marked") or ""), timeout=120
+        )
+        assert "marked in orange" in css(browser, marks)[0].text and "created" in css(browser, marks)[0].text
+        assert await until(lambda: _orange(browser, pid), timeout=60)
+        changed = _picture(browser, pid)
+        assert changed != first
         assert _number((await code(agent, fc, COUNT_OBJECTS)).content[0].text.split("\n")[0]) > objects
         undo = [b for b in css(browser, f'.view[data-host$="-{pid}"] button') if b.text == "Undo"]
         press(browser, undo[0])
@@ -199,6 +211,7 @@ async def test_a_freecad_document_shows_changes_after_an_edit_and_undo_from_the_
         assert _number((await code(agent, fc, COUNT_OBJECTS)).content[0].text.split("\n")[0]) == objects
         restored = await until(lambda: (p := _picture(browser, pid)) != changed and p, timeout=120)
         assert restored == first
+        await until(lambda: not css(browser, marks)[0].text)  # nothing left to mark
 
 
 def _row_id(browser: Any, call_id: str) -> str:
@@ -335,6 +348,7 @@ async def test_a_calls_pictures_show_inline_in_the_timeline_and_whole_in_the_cal
 
     def shown() -> list[Any]:
         rows = [r for r in css(browser, "#call-rows tr") if "→ view_screenshot" in r.text]
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", rows[0])  # loaded when seen
         return [i for i in css(rows[0], "img.thumb") if i.get_attribute("naturalWidth") not in (None, "0")]
 
     thumbs = await until(shown)

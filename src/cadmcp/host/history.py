@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "MAX_UNDO_DEPTH",
     "UNDO_DEPTH_ENV",
+    "ChangeReport",
     "History",
     "HistoryError",
     "NavigationResult",
@@ -106,7 +107,7 @@ class Step:
     name: str
     undo_fn: Callable[[], None]
     redo_fn: Callable[[], None]
-    touched: Touched | None = None
+    changes: Touched | None = None
     """What the step changed, where the adapter can say."""
 
     def undo(self) -> None:
@@ -114,6 +115,13 @@ class Step:
 
     def redo(self) -> None:
         self.redo_fn()
+
+
+@runtime_checkable
+class ChangeReport(Protocol):
+    """A step that says which objects it changed (:class:`Step` with ``changes``, IFC's steps)."""
+
+    changes: Touched | None
 
 
 class NavigationResult(TypedDict):
@@ -179,9 +187,9 @@ class History:
         return len(self._forward)
 
     def last_touched(self) -> Touched | None:
-        """What the most recent undoable step changed, where it says (a :class:`Step` with ``touched``)."""
+        """What the most recent undoable step changed, where it says (:class:`ChangeReport`)."""
         step = self._back[-1] if self._back else None
-        return step.touched if isinstance(step, Step) else None
+        return step.changes if isinstance(step, ChangeReport) else None
 
     def undo_names(self) -> list[str]:
         """Names of undoable steps, most recent first."""

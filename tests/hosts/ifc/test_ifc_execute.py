@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import io
+
+import numpy as np
 import pytest
 from ifc_helpers import ADD_WALL, counts, run, text
+from PIL import Image
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +105,40 @@ async def test_history_tampered_by_a_script_is_reported_not_crashed(client) -> N
     result = await client.call_tool("navigate_history", {"direction": "back"})
     assert result.is_error
     assert "rename" in text(result) and "history no longer matches" in text(result)
+
+
+async def test_a_steps_checkpoint_names_the_products_it_created_and_edited_and_a_view_marks_them(
+    client,
+) -> None:
+    code = (
+        "wall = model.by_type('IfcWall')[0]\n"
+        "wall.Name = 'Renamed'\n"
+        "new = api.root.create_entity(model, ifc_class='IfcWall', name='New')\n"
+        "model.createIfcCartesianPoint((1.0, 2.0, 3.0))\n"  # no product: not named
+        "(new.id(), wall.id())"
+    )
+    result = await run(client, code)
+    assert not result.is_error, text(result)
+    created, modified = (int(v) for v in text(result).split("Result: (", 1)[1].split(")", 1)[0].split(", "))
+    touched = result.meta["io.cadmcp/checkpoint"]["touched"]
+    assert touched == {
+        "created": {"count": 1, "ids": [str(created)]},
+        "modified": {"count": 1, "ids": [str(modified)]},
+        "deleted": {"count": 0, "ids": []},
+    }
+    plain = await client.call_tool("view_screenshot", {"width": 300, "complete": True})
+    shot = await client.call_tool(
+        "view_screenshot", {"width": 300, "complete": True, "mark": [f"#{modified}", str(created), "x"]}
+    )
+    assert shot.structured_content["marked"] == [str(modified)]  # the new wall has no body to draw
+    assert "marked" not in plain.structured_content
+    # the wall is drawn in the marks' orange (shaded like any face): what changed turned orange
+    before, after = _pixels(plain), _pixels(shot)
+    changed = (before != after).any(axis=2)
+    r, g, b = np.median(after[changed], axis=0)
+    assert changed.sum() > 1000 and b < 0.2 * r and 0.25 * r < g < 0.6 * r, (changed.sum(), r, g, b)
+
+
+def _pixels(result) -> np.ndarray:
+    data = next(c for c in result.content if c.type == "image").data
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")).astype(int)

@@ -31,7 +31,7 @@ from cadmcp.host.builtins import (
     Shot,
     requested_outcome,
 )
-from cadmcp.host.history import UNDO_DEPTH_ENV, undo_depth
+from cadmcp.host.history import UNDO_DEPTH_ENV, Touched, undo_depth
 from cadmcp.hosts.freecad import IMPORT_SUFFIXES
 from cadmcp.hosts.freecad.undo import (
     DocumentSteps,
@@ -127,6 +127,14 @@ def profile(gui: bool) -> HostProfile:
                 "isometric",
                 "View direction; 'current' keeps the GUI's camera as the user has it (headless: isometric).",
             ),
+            ScreenshotOption(
+                "mark",
+                list[str] | None,
+                None,
+                "Names of objects to mark (e.g. what the last change created or modified): drawn in orange "
+                "(headless views; the window's picture is as the user sees it). structuredContent.marked "
+                "lists those in the picture.",
+            ),
         ),
         domain=DOMAIN,
         history_note=(
@@ -195,14 +203,17 @@ class _Changes:
         self.created = 0
         self.deleted = 0
         self.changed: set[str] = set()
+        self.names: dict[str, list[str]] = {"created": [], "deleted": []}
 
     def slotCreatedObject(self, obj: Any) -> None:
         if obj.Document is self.doc:
             self.created += 1
+            self.names["created"].append(obj.Name)
 
     def slotDeletedObject(self, obj: Any) -> None:
         if obj.Document is self.doc:
             self.deleted += 1
+            self.names["deleted"].append(obj.Name)
 
     def slotChangedObject(self, obj: Any, prop: str) -> None:
         if obj.Document is self.doc:
@@ -211,6 +222,14 @@ class _Changes:
     @property
     def any(self) -> bool:
         return bool(self.created or self.deleted or self.changed)
+
+    def touched(self) -> Touched:
+        """The objects' names: created, changed (by the code or its recompute) and deleted."""
+        created = [n for n in dict.fromkeys(self.names["created"]) if n not in self.names["deleted"]]
+        deleted = [n for n in dict.fromkeys(self.names["deleted"]) if n not in self.names["created"]]
+        gone = {*self.names["created"], *self.names["deleted"]}
+        modified = sorted(n for n in self.changed if n not in gone)
+        return Touched(tuple(created), tuple(modified), tuple(deleted))
 
 
 def _close_application_transaction(abort: bool) -> None:
@@ -312,6 +331,7 @@ class FreeCADScriptRun:
                 frozenset(self._touched),
                 frozenset(touched(self.doc)),
                 None if self._values.overflowed else self._values.values,
+                changes=self._changes.touched(),
             )
         )
         c = self._changes
@@ -696,22 +716,23 @@ class FreeCADAdapter:
             try:
                 return Shot(*self.gui.screenshot(doc, width, height, view))
             except Exception as exc:  # no usable 3D view: fall back to the tessellation, and say so
-                shot = self._rendered(doc, width, height, view)
+                shot = self._rendered(doc, width, height, view, options.get("mark"))
                 shot.notes.insert(
                     0,
                     f"[NO 3D VIEW] The GUI could not draw ({echo(str(exc), 100)}); drawn from the "
                     "tessellated shapes instead.",
                 )
                 return shot
-        return self._rendered(doc, width, height, view)
+        return self._rendered(doc, width, height, view, options.get("mark"))
 
-    def _rendered(self, doc: Any, width: int, height: int | None, view: str) -> Shot:
+    def _rendered(self, doc: Any, width: int, height: int | None, view: str, mark: Any = None) -> Shot:
         """The tessellated shapes drawn; a blank image saying why when even that fails (never an error)."""
         try:
             from cadmcp.hosts.freecad.render import render_document
 
+            marked = frozenset(str(m) for m in mark[:500]) if isinstance(mark, list) else frozenset()
             png, notes, coverage = render_document(
-                doc, self.title(doc), width, height, "isometric" if view == "current" else view
+                doc, self.title(doc), width, height, "isometric" if view == "current" else view, marked
             )
             return Shot(png, notes, coverage)
         except Exception as exc:

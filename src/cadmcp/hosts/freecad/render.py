@@ -25,6 +25,8 @@ from cadmcp.wire.echo import echo
 
 __all__ = ["Scene", "named_by_reason", "render_document", "scene"]
 
+MARK_COLOUR = (255, 106, 0)
+"""Marked objects (e.g. what the last change created or modified) are drawn in this orange."""
 PALETTE = [
     (168, 186, 208),
     (214, 182, 140),
@@ -240,9 +242,10 @@ def named_by_reason(items: list[tuple[Any, str]]) -> str:
 
 
 def render_document(
-    doc: Any, title: str, width: int, height: int | None, view: str
+    doc: Any, title: str, width: int, height: int | None, view: str, marked: frozenset[str] = frozenset()
 ) -> tuple[bytes, list[str], dict[str, Any]]:
-    """PNG bytes of ``doc`` seen from ``view``, notes on what is not drawn, and the coverage."""
+    """PNG bytes of ``doc`` seen from ``view``, notes on what is not drawn, and the coverage. Objects
+    named in ``marked`` are drawn in :data:`MARK_COLOUR`."""
     found = scene(doc)
     box = None
     for _, shape in found.drawn:
@@ -275,7 +278,7 @@ def render_document(
         matrix = _placement(obj)
         if matrix is not None:
             triangles = triangles @ matrix[:3, :3].T + matrix[:3, 3]
-        parts.append(Part(triangles, PALETTE[index % len(PALETTE)]))
+        parts.append(Part(triangles, MARK_COLOUR if obj.Name in marked else PALETTE[index % len(PALETTE)]))
         drawn.append(obj)
     # FreeCAD's faces are not all wound outwards (sketch faces, open shells): keep back faces
     png = render_parts(
@@ -310,4 +313,6 @@ def render_document(
         ],
         "hiddenCount": found.hidden,
     }
+    if marked:
+        coverage["marked"] = sorted(o.Name for o in drawn if o.Name in marked)
     return png, notes, coverage

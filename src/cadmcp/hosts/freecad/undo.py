@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cadmcp.host.builtins import HostError
+from cadmcp.host.history import Touched
 
 __all__ = [
     "DocumentSteps",
@@ -283,6 +284,8 @@ class StepMarks:
     touched_after: frozenset[str]
     values: dict[Key, Saved] | None = None
     values_after: dict[Key, Saved] = field(default_factory=dict)
+    changes: Touched | None = None
+    """The objects it created, modified and deleted, by name."""
 
     @property
     def size(self) -> int:
@@ -362,6 +365,11 @@ class FreeCADUndoStack:
 
     def dropped(self) -> int:
         return self.steps.dropped
+
+    def touched(self) -> Touched | None:
+        """What the step on top of the undo stack changed, when a script of ours recorded it."""
+        marks = self.steps.for_undo(tuple(self.doc.UndoNames))
+        return marks.changes if marks is not None else None
 
     def _move(self, back: bool) -> None:
         names = tuple(self.doc.UndoNames)

@@ -121,6 +121,13 @@ def profile() -> HostProfile:
                 "'main' frames where most of the model is and names far elements it leaves out; 'all' frames "
                 "every element however far apart.",
             ),
+            ScreenshotOption(
+                "mark",
+                list[str] | None,
+                None,
+                "Step ids of elements to mark (e.g. '12' or '#12': what the last change created or "
+                "modified): drawn in orange. structuredContent.marked lists those in the picture.",
+            ),
             COMPLETE_OPTION,
         ),
         domain=DOMAIN,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cadmcp.host.builtins.adapter import HostError, RequestedDocument, requested_outcome
 from cadmcp.host.builtins.paths import check_document_path, reject_non_text
-from cadmcp.host.history import History, undo_depth
+from cadmcp.host.history import History, Touched, undo_depth
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -55,6 +55,51 @@ def touched_ids(transaction: Any) -> set[int]:
     return ids
 
 
+def changes_of(file: ifcopenshell.file, transaction: Any) -> Touched:
+    """The step ids of the products (what views draw) a committed transaction created, edited and
+    deleted; edits of their parts (a placement's point, a representation) are not traced up to them."""
+    from ifcopenshell import ifcopenshell_wrapper
+
+    schema = ifcopenshell_wrapper.schema_by_name(file.schema)
+    products: dict[str, bool] = {}
+
+    def is_product(kind: Any) -> bool:
+        if not isinstance(kind, str):
+            return False
+        if kind not in products:
+            try:
+                declaration = schema.declaration_by_name(kind)
+            except (RuntimeError, ValueError):
+                declaration = None
+            while declaration is not None and declaration.name() != "IfcProduct":
+                declaration = declaration.supertype()
+            products[kind] = declaration is not None
+        return products[kind]
+
+    created: dict[str, None] = {}
+    deleted: dict[str, None] = {}
+    edited: dict[str, None] = {}
+    for op in transaction.operations:
+        value = op.get("value") if isinstance(op.get("value"), dict) else {}
+        if op.get("action") == "create" and is_product(value.get("type")):
+            created[str(value.get("id"))] = None
+        elif op.get("action") == "delete" and is_product(value.get("type")):
+            deleted[str(value.get("id"))] = None
+        elif op.get("action") == "edit" and "id" in op:
+            edited[str(op["id"])] = None
+    modified = []
+    for key in edited:
+        if key in created or key in deleted or not key.isdigit():
+            continue
+        try:
+            entity = file.by_id(int(key))
+        except RuntimeError:  # gone since
+            continue
+        if entity.is_a("IfcProduct"):
+            modified.append(key)
+    return Touched(tuple(created), tuple(modified), tuple(k for k in deleted if k not in created))
+
+
 class IfcStep:
     """One undoable script run: an IfcOpenShell transaction with a name."""
 
@@ -65,6 +110,8 @@ class IfcStep:
         self.state_before = document.state
         self.state_after = next(_state_ids)
         self.touched = touched_ids(transaction)
+        self.changes = changes_of(document.file, transaction)
+        """What it did to the model's products (ids as views and elements name them)."""
 
     def undo(self) -> None:
         f = self._document.file

@@ -33,6 +33,8 @@ CLASS_COLOURS: dict[str, tuple[int, int, int]] = {
     "IfcCovering": (200, 200, 190),
 }
 ROOF_COLOUR = (168, 82, 62)
+MARK_COLOUR = (255, 106, 0)
+"""Marked elements (e.g. what the last change created or modified) are drawn in this orange."""
 PLAN = np.eye(3)
 
 
@@ -57,18 +59,24 @@ def render(
     caption: str | None = None,
     cut_z: float | None = None,
     framing: str = "main",
+    marked: frozenset[int] = frozenset(),
 ) -> tuple[Rendered, list[Mesh]]:
     """Render ``meshes`` (and ``underlay`` meshes drawn beneath everything); returns the rendering and
     the meshes in the order of its part indices (``Rendered.left_out`` refers to them).
 
     ``cut_z`` (world metres) cuts the non-underlay meshes like a plan's section plane. IfcOpenShell
     emits closed solids wound outwards, so faces turned away are culled. ``framing`` is 'main'
-    (far outliers left out of the frame) or 'all'.
+    (far outliers left out of the frame) or 'all'. Elements whose ids are in ``marked`` are drawn in
+    :data:`MARK_COLOUR`.
     """
     shown = [m for m in meshes if not m.empty]
     beneath = [m for m in underlay if not m.empty]
-    parts = [Part(m.triangles, colour_of(m, view)) for m in shown]
-    parts += [Part(m.triangles, colour_of(m, view), underlay=True) for m in beneath]
+
+    def colour(m: Mesh) -> tuple[int, int, int]:
+        return MARK_COLOUR if m.element_id in marked else colour_of(m, view)
+
+    parts = [Part(m.triangles, colour(m)) for m in shown]
+    parts += [Part(m.triangles, colour(m), underlay=True) for m in beneath]
     camera = PLAN if view == "plan" else axonometric()
     rendered = render_view(parts, width, height, camera, caption=caption, cut_z=cut_z, framing=framing)
     return rendered, [*shown, *beneath]

@@ -38,6 +38,16 @@ def _item(e: Any, **extra: Any) -> dict[str, Any]:
     return {"id": e.id(), "class": e.is_a(), "name": getattr(e, "Name", None), **extra}
 
 
+MAX_MARKED = 500
+
+
+def _marked(ids: Any) -> frozenset[int]:
+    """The step ids of a view's `mark` option (`12` or `#12`); others are left out."""
+    if not isinstance(ids, list | tuple):
+        return frozenset()
+    return frozenset(int(str(i).lstrip("#")) for i in ids[:MAX_MARKED] if str(i).lstrip("#").isdigit())
+
+
 def screenshot(
     doc: Any, cache: Any, level: Any, width: int, height: int | None, options: Mapping[str, Any]
 ) -> Shot:
@@ -89,13 +99,28 @@ def screenshot(
         above = [
             by_id[m.element_id] for m in meshes if not m.empty and float(m.triangles[..., 2].min()) > cut_z
         ]
+    marked = _marked(options.get("mark"))
     rendered, parts = render(
-        meshes, width, height, view, underlay=under, caption=caption, cut_z=cut_z, framing=extents
+        meshes,
+        width,
+        height,
+        view,
+        underlay=under,
+        caption=caption,
+        cut_z=cut_z,
+        framing=extents,
+        marked=marked,
     )
     if cut_z is not None and not rendered.covered and above:
         # nothing reaches the section plane (beams and roofs only): show them from above instead
         rendered, parts = render(
-            [*meshes, *under], width, height, view, caption=f"{caption} (overhead)", framing=extents
+            [*meshes, *under],
+            width,
+            height,
+            view,
+            caption=f"{caption} (overhead)",
+            framing=extents,
+            marked=marked,
         )
         notes.append(
             f"[OVERHEAD] Nothing of this storey reaches the section plane {PLAN_CUT_HEIGHT} m above its "
@@ -111,6 +136,10 @@ def screenshot(
         )
         structured["aboveCut"] = [_item(e) for e in above[:STRUCTURED]]
 
+    if marked:
+        structured["marked"] = sorted(
+            str(m.element_id) for m in parts if m.element_id in marked and not m.empty
+        )
     failed = [e for e in by_id.values() if e.id() in cache.failed]
     if failed:
         drawn = sum(1 for m in [*meshes, *under] if not m.empty)
