@@ -31,17 +31,21 @@ pad.Length = 25
 doc.recompute()
 round(pad.Shape.Volume, 3)
 """
-PICTURE_DIGEST = """
+PIXELS = """
 const img = arguments[0];
 if (!img.complete || !img.naturalWidth) return null;
 const canvas = document.createElement("canvas");
 canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
-const g = canvas.getContext("2d");
-g.drawImage(img, 0, 0);
-const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
-let h = 0;
-for (let i = 0; i < data.length; i += 4) h = (h * 31 + data[i] + 7 * data[i + 1] + 13 * data[i + 2]) | 0;
-return `${canvas.width}x${canvas.height}:${h}`;
+const context = canvas.getContext("2d");
+context.drawImage(img, 0, 0);
+const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+let digest = 0, orange = 0;
+for (let i = 0; i < data.length; i += 4) {
+  const r = data[i], g = data[i + 1], b = data[i + 2];
+  digest = (digest * 31 + r + 7 * g + 13 * b) | 0;
+  if (r > 90 && b < 0.25 * r && g > 0.25 * r && g < 0.6 * r) orange++;  // the marks' orange, shaded or not
+}
+return {digest: `${canvas.width}x${canvas.height}:${digest}`, orange};
 """
 
 
@@ -147,34 +151,22 @@ async def test_an_agents_call_appears_live_and_the_drawing_picture_changes(rig: 
         await until(lambda: not css(browser, marks)[0].text and _orange(browser, rig.dxf_pid) == 0)
 
 
-ORANGE = """
-const img = arguments[0];
-if (!img.complete || !img.naturalWidth) return null;
-const canvas = document.createElement("canvas");
-canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
-const g = canvas.getContext("2d");
-g.drawImage(img, 0, 0);
-const data = g.getImageData(0, 0, canvas.width, canvas.height).data;
-let n = 0;
-for (let i = 0; i < data.length; i += 4) {
-  const r = data[i], g = data[i + 1], b = data[i + 2];  // the marks' orange, shaded or not
-  if (r > 90 && b < 0.25 * r && g > 0.25 * r && g < 0.6 * r) n++;
-}
-return n;
-"""
-
-
 def _orange(browser: Any, pid: int) -> int | None:
     """How many pixels of host `pid`'s picture on the page are of the marks' orange hue (None: no picture
     yet); no colour of the sample drawing, model or part's palette is of that hue."""
-    imgs = css(browser, f'.view[data-host$="-{pid}"] img[data-revision]')
-    return browser.execute_script(ORANGE, imgs[0]) if imgs else None
+    pixels = _pixels(browser, pid)
+    return int(pixels["orange"]) if pixels else None
 
 
 def _picture(browser: Any, pid: int) -> str | None:
     """A digest of the pixels the page shows for host `pid`'s document (None until it has one)."""
+    pixels = _pixels(browser, pid)
+    return str(pixels["digest"]) if pixels else None
+
+
+def _pixels(browser: Any, pid: int) -> dict[str, Any] | None:
     imgs = css(browser, f'.view[data-host$="-{pid}"] img[data-revision]')
-    return browser.execute_script(PICTURE_DIGEST, imgs[0]) if imgs else None
+    return browser.execute_script(PIXELS, imgs[0]) if imgs else None
 
 
 async def test_a_freecad_document_shows_changes_after_an_edit_and_undo_from_the_page_restores_it(
