@@ -212,7 +212,7 @@ def _row_id(browser: Any, call_id: str) -> str:
 
 
 def _note(browser: Any, pid: int) -> str:
-    notes = css(browser, f'.view[data-host$="-{pid}"] .note')
+    notes = css(browser, f'.view[data-host$="-{pid}"] .said')  # what the page's undo or redo answered
     return str(notes[0].text) if notes else ""
 
 

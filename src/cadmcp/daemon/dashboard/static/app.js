@@ -142,6 +142,7 @@ function viewCard(h) {
   return el("article", { class: "view", "data-host": h.instanceId },
     el("h3", {}, h.hostApp), frame, controls,
     el("p", { class: "marks" }),
+    el("p", { class: "said", role: "status", "aria-live": "polite" }),
     el("p", { class: "muted note", role: "status", "aria-live": "polite" }));
 }
 
@@ -185,7 +186,8 @@ function refreshView(instanceId, revision) {
 
 async function history(instanceId, direction) {
   const answer = await post("/history", { instanceId, direction });
-  const node = $("view-list").querySelector(`[data-host="${CSS.escape(instanceId)}"] .note`);
+  // its own line: the note under the picture says when the next picture came
+  const node = $("view-list").querySelector(`[data-host="${CSS.escape(instanceId)}"] .said`);
   if (node) node.textContent = answer.ok ? answer.message : `Not done: ${answer.error}`;
 }
 
