@@ -118,3 +118,70 @@ async def test_a_blind_pocket_seen_from_the_top_shows_its_rim(fc: FreeCAD, pocke
     inside = picture.crop((60, 60, 540, 340)).getbbox()
     assert inside is not None
     assert _dark_runs(picture, 200, 60, 540) == rims
+
+
+POCKETED = """
+body = doc.addObject("PartDesign::Body", "Body")
+body.Placement.Base = Vector(0, 0, 50)
+def rectangle(name, x, y, w, h, z):
+    sketch = body.newObject("Sketcher::SketchObject", name)
+    sketch.Support = (body.Origin.OriginFeatures[3], [""])
+    sketch.MapMode = "FlatFace"
+    sketch.AttachmentOffset.Base = Vector(0, 0, z)
+    corners = [Vector(x, y, 0), Vector(x + w, y, 0), Vector(x + w, y + h, 0), Vector(x, y + h, 0)]
+    for i in range(4):
+        sketch.addGeometry(Part.LineSegment(corners[i], corners[(i + 1) % 4]))
+    return sketch
+pad = body.newObject("PartDesign::Pad", "Pad")
+pad.Profile = rectangle("Outline", 0, 0, 100, 60, 0)
+pad.Length = 10
+pocket = body.newObject("PartDesign::Pocket", "Pocket")
+pocket.Profile = rectangle("Hole", 30, 20, 40, 20, 10)
+pocket.Type = "ThroughAll"
+doc.recompute()
+pocket.BaseFeature = None  # the features follow one another through the Body alone, as in that file
+for o in doc.Objects:
+    o.Visibility = True  # as a file saved without FreeCAD's window keeps every feature
+doc.saveAs(PATH)
+App.closeDocument(doc.Name)
+"""
+
+
+def _empty_body_shape(path: Any) -> None:
+    """Rewrite the .FCStd with the Body's saved shape empty, as PartDesignExample.FCStd has it."""
+    import re
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    document = files["Document.xml"].decode("utf-8")
+    data = document[document.index("<ObjectData") :]
+    body = re.search(r'<Object name="Body"[^>]*>(.*?)</Object>', data, re.S)
+    assert body is not None
+    shape = r'<Property name="Shape" type="Part::PropertyPartShape"[^>]*>\s*<Part file="([^"]+)"'
+    brep = re.search(shape, body[1])
+    assert brep is not None
+    files[brep[1]] = b""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+
+
+async def test_a_body_saved_without_its_shape_is_drawn_as_its_tip(fc: FreeCAD, tmp_path: Any) -> None:
+    path = tmp_path / "pocketed.FCStd"
+    built = await fc.run(f"doc = App.newDocument('gen')\nPATH = {str(path)!r}\n{POCKETED}", "A pocketed body")
+    assert not built.is_error, text_of(built)
+    _empty_body_shape(path)
+    opened = await fc.invoke("open_document", {"filePath": str(path)})
+    assert not opened.is_error, text_of(opened)
+    state = await fc.value("doc.Name, doc.getObject('Body').Shape.isNull()")
+    assert state == "('pocketed', True)"  # the file's state, as opened
+
+    picture, _, coverage = await shot(fc, "top")
+    assert coverage["drawn"] == ["Body"]  # not the Pad under the Pocket, nor the Pocket beside it
+    # seen from the top the hole is open: the background shows through at the plate's middle
+    background = picture.getpixel((2, 2))
+    box = picture.getbbox()
+    assert box is not None
+    middle = ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)
+    assert picture.getpixel(middle) == background

@@ -76,9 +76,27 @@ def _own_shape(obj: Any) -> Any:
         import Part as FreeCADPart
 
         shape = FreeCADPart.getShape(obj)
+    if (shape is None or shape.isNull()) and obj.TypeId == "PartDesign::Body":
+        shape = _tip_shape(obj)
     if shape is None or not hasattr(shape, "isNull") or shape.isNull():
         return None
     return shape
+
+
+def _tip_shape(body: Any) -> Any:
+    """A Body's shape from its Tip, placed by the Body, as a recompute would give it.
+
+    A file can hold a Body with an empty shape (FreeCAD's own PartDesignExample.FCStd: its
+    features were saved, the Body never recomputed); opened and drawn as it was, every feature of
+    the Body (the Pad under each Pocket) was drawn as a solid of its own, the pockets filled in.
+    """
+    tip = getattr(body, "Tip", None)
+    shape = getattr(tip, "Shape", None)
+    if shape is None or shape.isNull():
+        return None
+    placed = shape.copy()
+    placed.Placement = body.Placement.multiply(placed.Placement)
+    return placed
 
 
 def _has_faces(obj: Any) -> bool:
