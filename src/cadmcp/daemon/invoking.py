@@ -38,7 +38,7 @@ from cadmcp.daemon.catalog import ID_RE, Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validation_error
 from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.hosts import HostDirectory
-from cadmcp.daemon.limits import MAX_READS, MAX_RESPONSES_BYTES, MAX_STATE_CHARS, check_text, json_size
+from cadmcp.daemon.limits import MAX_READS, MAX_STATE_CHARS, check_responses, check_text
 from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, preview_summary, question
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
@@ -281,7 +281,7 @@ async def invoke(
     arguments = _arguments(args.get("arguments"), "arguments")
     check_text(request_state, "requestState", MAX_STATE_CHARS)
     if input_responses is not None:
-        json_size(input_responses, "inputResponses", MAX_RESPONSES_BYTES)
+        check_responses(input_responses)
     entry, cap, link = await resolve(directory, args["id"])
     checker.check(cap, arguments)
     state = _open_state(request_state, cap)

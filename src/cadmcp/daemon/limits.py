@@ -31,6 +31,10 @@ MAX_STATE_CHARS = 256 * 1024
 """A multi-round `requestState` as the daemon issued it is far smaller."""
 MAX_RESPONSES_BYTES = 1024 * 1024
 """`inputResponses` of one round."""
+MAX_RESPONSES = 64
+"""Answers in one round's `inputResponses` (one per input request the round asked)."""
+MAX_RESPONSE_KEY_CHARS = 256
+"""The key of one answer (it names the input request it answers)."""
 MAX_DEPTH = 32
 """Nesting of objects and arrays inside arguments."""
 MAX_VALUES = 100_000
@@ -87,6 +91,38 @@ def json_size(value: Any, field: str, limit: int = MAX_ARGUMENTS_BYTES) -> int:
                 limit=limit,
             )
     return size
+
+
+def check_responses(value: Any, field: str = "inputResponses") -> dict[str, dict[str, Any]]:
+    """One round's answers (`invoke_dynamic`'s `inputResponses`, `tasks/update`'s): an object of at
+    most `MAX_RESPONSES` answers, each an object under a key of at most `MAX_RESPONSE_KEY_CHARS`
+    characters, `MAX_RESPONSES_BYTES` in all; a `validation_error` naming the bound otherwise."""
+    if not isinstance(value, dict):
+        raise validation_error(
+            f"{field} must be an object of answers keyed by the input request they answer.", field=field
+        )
+    if len(value) > MAX_RESPONSES:
+        raise validation_error(
+            f"{field} holds {len(value):,} answers; at most {MAX_RESPONSES} are accepted (one per "
+            "input request of the round).",
+            field=field,
+            limit=MAX_RESPONSES,
+        )
+    for key, answer in value.items():
+        if not isinstance(key, str) or len(key) > MAX_RESPONSE_KEY_CHARS:
+            raise validation_error(
+                f"{field} has a key over {MAX_RESPONSE_KEY_CHARS} characters; use the keys of the round's "
+                "inputRequests.",
+                field=field,
+                limit=MAX_RESPONSE_KEY_CHARS,
+            )
+        if not isinstance(answer, dict):
+            raise validation_error(
+                f"{field}[{key[:40]!r}] must be an object (an elicitation, sampling or roots answer).",
+                field=field,
+            )
+    json_size(value, field, MAX_RESPONSES_BYTES)
+    return value
 
 
 # -- what a host may list (every host: ours, a command's, a foreign server's proxy) -----------

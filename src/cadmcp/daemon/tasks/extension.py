@@ -22,7 +22,8 @@ from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import Field
 
-from cadmcp.daemon.limits import MAX_RESPONSES_BYTES, json_size
+from cadmcp.daemon.errors import DaemonError
+from cadmcp.daemon.limits import check_responses
 from cadmcp.daemon.tasks.engine import TASKS_EXTENSION, RawNotification, TaskEngine, declares_tasks
 from cadmcp.daemon.tasks.owner import owner_of
 from cadmcp.daemon.tasks.record import TaskRecord
@@ -63,9 +64,12 @@ async def get(engine: TaskEngine, ctx: ServerRequestContext[Any], params: TaskPa
 
 async def update(engine: TaskEngine, ctx: ServerRequestContext[Any], params: UpdateParams) -> dict[str, Any]:
     require_extension(ctx, "tasks/update")
+    try:  # the same bounds as invoke_dynamic's answers, before the task is looked at
+        responses = check_responses(params.input_responses)
+    except DaemonError as err:
+        raise MCPError(code=types.INVALID_PARAMS, message=err.message, data=err.body()) from None
     record = engine.lookup(ctx, params.task_id, "extension")
-    json_size(params.input_responses, "inputResponses", MAX_RESPONSES_BYTES)
-    engine.answer(record, params.input_responses)
+    engine.answer(record, responses)
     return {"resultType": "complete"}
 
 
