@@ -79,7 +79,7 @@ def test_changes_need_the_pages_origin_and_token_and_another_host_name_is_refuse
         assert status == 403 and said.encode() in answer, (headers, status, answer)
     ok = {"Cookie": cookie, "Content-Type": "application/json", "Origin": own, "X-Cadmcp-Csrf": csrf}
     status, _, answer = request(rig, "POST", "/dashboard/api/revert", ok, body)
-    assert status == 409 and "no longer running" in json.loads(answer)["error"]  # through, and why not
+    assert status == 409 and "No checkpoint" in json.loads(answer)["error"]  # through, and why not
     # a page of a rebinding domain reaches 127.0.0.1 with another Host: refused before anything else
     rebound = {"Cookie": cookie, "Host": "evil.example"}
     assert request(rig, "GET", "/dashboard/api/state", rebound)[0] == 421

@@ -159,7 +159,8 @@ async def test_the_agent_reverts_its_own_calls_across_hosts_and_is_stopped_by_so
         assert await _code(agent, dxf, COUNT_DXF) == before_dxf
         assert await _code(agent, ifc, COUNT_IFC) == "Result: 0"
         again = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
-        assert [c["reverted"] for c in again] == [True, True]
+        ours = [c["reverted"] for c in again if c["daemonPid"] == mine[0]["daemonPid"]]
+        assert ours == [True, True] and len(again) == 3  # the colleague's call is listed too
     assert len(host_calls(dxf_host.pid, "navigate_history")) == 2  # the colleague's undo, the revert
 
 
@@ -177,3 +178,53 @@ async def test_a_read_only_policy_denies_the_agent_a_revert(
         denied = await _own(agent, "revert_calls", {"callId": "1-1"})
         assert denied.structured_content["type"] == "policy_denied"
         assert denied.structured_content["capability"] == "revert_calls"
+
+
+async def test_checkpoints_are_machine_wide_a_second_client_lists_and_reverts_the_firsts_calls(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    drawing = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    hosts.start("dxf", str(drawing))
+    async with daemon_client() as first, daemon_client(era="legacy") as second:
+        await wait_for_hosts(first, 1)
+        await wait_for_hosts(second, 1)
+        dxf_first = await find_target(first, "execute_python_code", "DXF")
+        dxf_second = await find_target(second, "execute_python_code", "DXF")
+        before = await _code(first, dxf_first, COUNT_DXF)
+        await _code(first, dxf_first, "msp.add_circle((0, 0), 5)")
+        made = (await _own(first, "list_checkpoints", {})).structured_content["checkpoints"]
+        seen = (await _own(second, "list_checkpoints", {})).structured_content["checkpoints"]
+        assert [c["callId"] for c in seen] == [c["callId"] for c in made] and len(made) == 1
+        k1, first_pid = made[0]["callId"], made[0]["daemonPid"]
+
+        # the second client changes the drawing after it: the first call cannot be reverted over it
+        await _code(second, dxf_second, "msp.add_line((0, 0), (2, 2))")
+        listed = (await _own(first, "list_checkpoints", {})).structured_content["checkpoints"]
+        assert len(listed) == 2 and listed[1]["daemonPid"] != first_pid
+        k2 = listed[1]["callId"]
+        for asker in (first, second):  # from either daemon, with or without since
+            for since in (False, True):
+                stopped = await _own(asker, "revert_calls", {"callId": k1, "since": since})
+                text = stopped.structured_content.get("error", "")
+                assert stopped.is_error and "someone changed" in text and "their work stays" in text, text
+                assert k2 in text and "another daemon" in text, text
+        assert await _code(first, dxf_first, COUNT_DXF) == f"Result: {_plus(before, 1, 1)}"  # nothing undone
+
+        # the first client reverts the second client's call, then the second reverts the first's
+        theirs = await _own(first, "revert_calls", {"callId": k2})
+        assert not theirs.is_error and theirs.structured_content["reverted"] == [k2], theirs
+        mine = await _own(second, "revert_calls", {"callId": k1, "since": True})
+        assert not mine.is_error and mine.structured_content["reverted"] == [k1], mine
+        assert await _code(second, dxf_second, COUNT_DXF) == before
+        for asker in (first, second):
+            final = (await _own(asker, "list_checkpoints", {})).structured_content["checkpoints"]
+            assert [(c["callId"], c["reverted"]) for c in final] == [(k1, True), (k2, True)]
+        again = await _own(second, "revert_calls", {"callId": k2})
+        assert again.is_error and "reverted already" in again.structured_content["error"]
+
+
+def _plus(counts: str, circles: int, lines: int) -> str:
+    """`Result: (c, l)` with `circles` and `lines` more."""
+    c, n = (int(x) for x in counts.removeprefix("Result: ").strip("()").split(","))
+    return f"({c + circles}, {n + lines})"

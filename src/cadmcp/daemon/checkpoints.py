@@ -1,71 +1,179 @@
 """Checkpoints of what agents changed (call -> host -> history position), and reverting them.
 
 Every `execute_python_code` result a host stamps with `io.cadmcp/checkpoint` (the document,
-whether the run added an undo step, the undo step names after it) becomes a checkpoint here,
-numbered in call order. The result itself passes on untouched; the call's id is kept here, in a
-`policy/checkpoint` call-log line and in the call's own line (`callId`), and the agent reads it
-from `list_checkpoints` (the daemon's own catalog, `cadmcp.daemon.owncatalog`). Reverting one
-call, or everything since a call, checks every host it touched first: the document must still be
-the active one and its undo steps exactly those after the agent's last call there. Where someone
-else changed it since, nothing is undone anywhere and the answer says which host and what
-changed. Otherwise each host goes back the agent's steps with its own `navigate_history`.
+whether the run added an undo step, the undo step names after it) becomes a checkpoint: a
+`policy/checkpoint` line in the call log, and the call's own line names it (`callId`, unique among
+the machine's running daemons: the daemon's pid and a count). The result itself passes on untouched.
+
+Checkpoints are machine-wide: every daemon of the user writes its lines into the one shared log
+folder, and every daemon reads them all back (`LogScan`, only the bytes added since its last
+look), so `list_checkpoints` in one daemon lists the calls made through another (a second AI
+client), and either can revert them; a `policy/revert` line says which calls went back, for every
+daemon alike. A line keeps the undo step names as digests, so comparing a host's history with it
+is exact whatever the log masks or clips.
+
+Reverting one call, or everything since a call (the later calls made through the same daemon),
+checks every host it touched first: the document must still be the active one and its undo
+steps exactly those after the last call reverted there. Where anyone else changed it since (a
+person, or an agent through this or another daemon), nothing is undone anywhere and the answer
+says which host and what changed. Otherwise each host goes back the steps with its own
+`navigate_history`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import os
+import re
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from cadmcp.daemon.catalog import HostEntry, HostKey
+from cadmcp.daemon.catalog import HostEntry
 from cadmcp.daemon.hosts import HostDirectory
-from cadmcp.wire.calllog import clip, format_line, note, shared_log
+from cadmcp.wire.calllog import clip, format_line, note, parse_line, shared_log
 
 CHECKPOINT_META = "io.cadmcp/checkpoint"
+CHECKPOINT_LINE = "policy/checkpoint"
+REVERT_LINE = "policy/revert"
 MAX_CHECKPOINTS = 1000
+"""Checkpoints listed and revertable (the machine's most recent)."""
+MAX_UNDO_NAMES = 512
+"""Undo step names kept per checkpoint (more than any host keeps)."""
+_LOG_FILE = re.compile(r"^log_\d+_\d{10}_\d+\.log$")
+_WANTED = (f" {CHECKPOINT_LINE} ".encode(), f" {REVERT_LINE} ok ".encode())
 
 
-@dataclass
+def step_digest(name: str) -> str:
+    """An undo step name as a checkpoint keeps it (exact, and nothing for the log to mask)."""
+    return hashlib.blake2b(name.encode("utf-8", "replace"), digest_size=6).hexdigest()
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """One agent call that changed a document."""
 
     call_id: str
-    host: HostKey
+    host: str
+    """The host's `hostInstanceId`."""
     where: str
     """`DXF 1.4.5 pid 4242` for messages."""
     document: str
     added: int
     undo: tuple[str, ...]
+    """Digests (`step_digest`) of the document's undo step names after the call, latest first."""
+    step: str | None
+    """The call's own undo step name, for people."""
     at: float
     target: str = ""
     """The capability the call ran (`execute_python_code`)."""
-    reverted: bool = False
 
-    def view(self) -> dict[str, Any]:
+    @property
+    def daemon(self) -> int:
+        """The pid of the daemon the call went through."""
+        return int(self.call_id.split("-")[0])
+
+    @property
+    def order(self) -> tuple[float, int, int]:
+        return (self.at, self.daemon, int(self.call_id.split("-")[1]))
+
+    def view(self, reverted: bool) -> dict[str, Any]:
         return {
             "callId": self.call_id,
             "host": self.where,
-            "hostInstanceId": self.host.instance_id,
+            "hostInstanceId": self.host,
             "target": self.target,
             "document": self.document,
             "steps": self.added,
-            "step": self.undo[0] if self.undo else None,
+            "step": self.step,
             "at": self.at,
-            "reverted": self.reverted,
+            "daemonPid": self.daemon,
+            "reverted": reverted,
         }
+
+    def line(self) -> str:
+        fields = {k: v for k, v in self.view(False).items() if k != "reverted"}
+        return format_line(CHECKPOINT_LINE, "ok", {**clip(fields), "undo": list(self.undo)})
+
+    @classmethod
+    def from_line(cls, fields: dict[str, Any]) -> Checkpoint | None:
+        """The checkpoint a `policy/checkpoint` line holds (None: not one this version reads)."""
+        call_id, undo = fields.get("callId"), fields.get("undo")
+        if not isinstance(call_id, str) or not re.fullmatch(r"[0-9]{1,10}-[0-9]{1,10}", call_id):
+            return None
+        if not isinstance(undo, list) or not all(isinstance(u, str) for u in undo):
+            return None  # a line of an earlier version, without the step digests
+        try:
+            at, added = float(fields.get("at") or 0), int(fields.get("steps") or 0)
+        except (TypeError, ValueError):
+            return None
+        step = fields.get("step")
+        return cls(
+            call_id,
+            str(fields.get("hostInstanceId") or ""),
+            str(fields.get("host") or ""),
+            str(fields.get("document") or ""),
+            added,
+            tuple(undo),
+            step if isinstance(step, str) else None,
+            at,
+            str(fields.get("target") or ""),
+        )
+
+
+class LogScan:
+    """The `policy/checkpoint` lines and successful `policy/revert` lines of every log file in the
+    shared folder, read incrementally (each file is append-only: only what it gained is read)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._files: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+
+    def lines(self) -> list[dict[str, Any]]:
+        try:
+            names = [p.name for p in self.folder.iterdir() if _LOG_FILE.match(p.name)]
+        except OSError:
+            return []
+        for gone in self._files.keys() - set(names):
+            del self._files[gone]
+        out: list[dict[str, Any]] = []
+        for name in names:
+            offset, found = self._files.get(name, (0, []))
+            with contextlib.suppress(OSError):
+                offset, found = self._read(self.folder / name, offset, list(found))
+            self._files[name] = (offset, found)
+            out.extend(found)
+        return out
+
+    @staticmethod
+    def _read(path: Path, offset: int, found: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+        if path.stat().st_size <= offset:
+            return offset, found
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+        complete = data.rfind(b"\n") + 1  # a line being written waits for the next look
+        for raw in data[:complete].splitlines():
+            if any(w in raw for w in _WANTED):
+                with contextlib.suppress(ValueError):
+                    found.append(parse_line(raw.decode("utf-8", "replace")))
+        return offset + complete, found
 
 
 class Checkpoints:
-    """The checkpoints of this daemon's calls, oldest first (bounded; the oldest go first)."""
+    """The checkpoints of every daemon of this machine, oldest first (this daemon's own are also
+    kept in memory, so a log that cannot be written does not lose them)."""
 
-    def __init__(self) -> None:
-        self._items: OrderedDict[str, Checkpoint] = OrderedDict()
+    def __init__(self, folder: Path | None = None) -> None:
+        self._own: dict[str, Checkpoint] = {}
+        self._own_reverted: set[str] = set()
         self._numbers = itertools.count(1)
+        self._folder = folder
+        self._scan: LogScan | None = None
 
     def record(self, entry: HostEntry, target: str, result: dict[str, Any]) -> str | None:
         """Keep the checkpoint a host stamped on `result` (a call of `target`); its call id, or None
@@ -75,77 +183,103 @@ class Checkpoints:
         if not isinstance(mark, dict) or not mark.get("added") or result.get("isError"):
             return None
         call_id = f"{os.getpid()}-{next(self._numbers)}"  # unique among the user's running daemons
-        undo = mark.get("undo") if isinstance(mark.get("undo"), list) else []
-        checkpoint = self._items[call_id] = Checkpoint(
+        undo = [str(u) for u in mark.get("undo") or [] if isinstance(mark.get("undo"), list)]
+        checkpoint = Checkpoint(
             call_id,
-            entry.key,
+            entry.key.instance_id,
             f"{entry.host_app} {entry.version} pid {entry.key.pid}",
             str(mark.get("document") or ""),
             int(mark.get("added") or 0),
-            tuple(str(u) for u in undo),
+            tuple(step_digest(u) for u in undo[:MAX_UNDO_NAMES]),
+            undo[0] if undo else None,
             time.time(),
             target,
         )
-        while len(self._items) > MAX_CHECKPOINTS:
-            self._items.popitem(last=False)
+        self._own[call_id] = checkpoint
+        while len(self._own) > MAX_CHECKPOINTS:
+            self._own.pop(next(iter(self._own)))
         with contextlib.suppress(Exception):  # logging never breaks a call
-            shared_log().write(format_line("policy/checkpoint", "ok", clip(checkpoint.view())))
+            shared_log().write(checkpoint.line())
             note(callId=call_id)  # and the call's own line names it
         return call_id
 
+    def _state(self) -> tuple[list[Checkpoint], set[str]]:
+        """Every checkpoint of the machine (the most recent `MAX_CHECKPOINTS`, in call order) and
+        the call ids reverted."""
+        found: dict[str, Checkpoint] = {}
+        reverted = set(self._own_reverted)
+        with contextlib.suppress(Exception):  # an unreadable log folder leaves this daemon's own
+            if self._scan is None:
+                self._scan = LogScan(self._folder or shared_log().directory)
+            for line in self._scan.lines():
+                if line.get("method") == CHECKPOINT_LINE:
+                    checkpoint = Checkpoint.from_line(line)
+                    if checkpoint is not None:
+                        found[checkpoint.call_id] = checkpoint
+                elif isinstance(line.get("reverted"), list):
+                    reverted.update(str(c) for c in line["reverted"])
+        found.update(self._own)
+        items = sorted(found.values(), key=lambda c: c.order)[-MAX_CHECKPOINTS:]
+        return items, reverted
+
     def listing(self) -> list[dict[str, Any]]:
-        return [c.view() for c in self._items.values()]
+        items, reverted = self._state()
+        return [c.view(c.call_id in reverted) for c in items]
 
     async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
-        """Undo call `call_id` (with `since`, it and every later one) on every host it touched; the
-        outcome is a `policy/revert` line in the call log."""
+        """Undo call `call_id` (with `since`, it and every later one made through the same daemon)
+        on every host it touched; the outcome is a `policy/revert` line in the call log."""
         answer = await self._revert(directory, call_id, since)
+        if answer.get("ok"):
+            self._own_reverted.update(answer["reverted"])
         fields = {"callId": call_id, "since": since, **answer}
         with contextlib.suppress(Exception):  # logging never breaks a revert
-            shared_log().write(format_line("policy/revert", "ok" if answer.get("ok") else "refused", fields))
+            shared_log().write(format_line(REVERT_LINE, "ok" if answer.get("ok") else "refused", fields))
         return answer
 
     async def _revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
-        if call_id not in self._items:
+        items, reverted = self._state()
+        by_id = {c.call_id: c for c in items}
+        if call_id not in by_id:
             return _refused(
                 f"No checkpoint {call_id!r}: list_checkpoints (or `cadmcp policy checkpoints`) lists them."
             )
-        order = list(self._items)
-        chosen = [self._items[c] for c in order[order.index(call_id) :] if not self._items[c].reverted]
+        first = by_id[call_id]
+        live = [c for c in items if c.call_id not in reverted]
+        chosen = [c for c in live if c.order >= first.order and c.daemon == first.daemon]
         if not since:
-            chosen = [self._items[call_id]] if not self._items[call_id].reverted else []
+            chosen = [first] if first.call_id not in reverted else []
         if not chosen:
             return _refused(f"{call_id} was reverted already.")
-        groups: dict[tuple[HostKey, str], list[Checkpoint]] = {}
+        groups: dict[tuple[str, str], list[Checkpoint]] = {}
         for checkpoint in chosen:
             groups.setdefault((checkpoint.host, checkpoint.document), []).append(checkpoint)
         plans = []
-        for (host, document), items in groups.items():
+        for (host, document), group in groups.items():
             later = [
-                c
-                for c in self._items.values()
-                if c.host == host and c.document == document and not c.reverted and c.at > items[-1].at
+                c for c in live if c.host == host and c.document == document and c.order > group[-1].order
             ]
-            if later and not since:
+            mine = [c for c in later if c.daemon == first.daemon]
+            if mine and not since:
                 return _refused(
-                    f"{items[0].where}: later agent calls changed {document} after {call_id} "
-                    f"({', '.join(c.call_id for c in later)}); revert since {call_id} instead."
+                    f"{group[0].where}: later agent calls changed {document} after {call_id} "
+                    f"({', '.join(c.call_id for c in mine)}); revert since {call_id} instead."
                 )
-            for earlier, later_one in itertools.pairwise(items):
+            for earlier, later_one in itertools.pairwise(group):
                 if not _follows(earlier, later_one):
                     return _refused(
-                        f"{items[0].where}: someone changed {document} between {earlier.call_id} and "
+                        f"{group[0].where}: someone changed {document} between {earlier.call_id} and "
                         f"{later_one.call_id}; nothing was undone, so their work stays. Revert since "
                         f"{later_one.call_id} first.",
-                        host=items[0].where,
+                        host=group[0].where,
                     )
-            problem, link = await _check(directory, host, document, items[-1])
+            problem, link = await _check(directory, host, document, group[-1], later)
             if problem is not None:
-                return _refused(problem, host=items[0].where)
-            plans.append((items, link))
+                return _refused(problem, host=group[0].where)
+            plans.append((group, link))
         undone = []
-        for items, link in plans:
-            steps = sum(c.added for c in items)
+        for group, link in plans:
+            steps = sum(c.added for c in group)
             answer = await link.raw_request(
                 "tools/call", {"name": "navigate_history", "arguments": {"direction": "back", "steps": steps}}
             )
@@ -154,19 +288,20 @@ class Checkpoints:
                     str(c.get("text")) for c in answer.get("content") or [] if isinstance(c, dict)
                 )
                 return _refused(
-                    f"{items[0].where} could not go back {steps} step(s): {text[:300]}", partial=undone
+                    f"{group[0].where} could not go back {steps} step(s): {text[:300]}", partial=undone
                 )
-            for checkpoint in items:
-                checkpoint.reverted = True
-            undone.append({"host": items[0].where, "document": items[0].document, "steps": steps})
+            undone.append({"host": group[0].where, "document": group[0].document, "steps": steps})
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
 
 
 async def _check(
-    directory: HostDirectory, host: HostKey, document: str, last: Checkpoint
+    directory: HostDirectory, host: str, document: str, last: Checkpoint, later: list[Checkpoint]
 ) -> tuple[str | None, Any]:
-    """Whether the document is where the agent's last call left it (else why not)."""
-    entry, link = directory.entries.get(host), directory.links.get(host)
+    """Whether the document is where the last call reverted there left it (else why not; `later`:
+    the calls made there since, through any daemon, to name the one whose change is in the way)."""
+    key = next((k for k in directory.entries if k.instance_id == host), None)
+    entry = directory.entries.get(key) if key is not None else None
+    link = directory.links.get(key) if key is not None else None
     if entry is None or link is None:
         return f"{last.where} is no longer running; its changes cannot be reverted from here.", None
     uri = next((c.target for c in entry.capabilities if c.target.endswith("://model/history")), None)
@@ -183,10 +318,18 @@ async def _check(
             "activate it, then revert again. Nothing was undone.",
             None,
         )
-    if tuple(now.get("undo") or ()) != last.undo:
+    names = [str(u) for u in now.get("undo") or []]
+    digests = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
+    if digests != last.undo:
+        in_way = next((c for c in reversed(later) if c.undo == digests), None)
+        whose = (
+            f" by call {in_way.call_id} through another daemon (pid {in_way.daemon}), another client's"
+            if in_way is not None and in_way.daemon != last.daemon
+            else ""
+        )
         return (
-            f"{last.where}: someone changed {document} since {last.call_id} (its last steps are now "
-            f"{(now.get('undo') or [])[:3]}, after {last.call_id} they were {list(last.undo[:3])}). "
+            f"{last.where}: someone changed {document} since {last.call_id}{whose} (its last steps are now "
+            f"{names[:3]}, after {last.call_id} its last step was {last.step!r}). "
             "Nothing was undone, so their work stays.",
             None,
         )

@@ -33,8 +33,9 @@ TOOLS: list[dict[str, Any]] = [
         "name": "list_checkpoints",
         "title": "List the agent's checkpoints",
         "description": (
-            "Lists the changes made through this daemon, most recent last: each call's callId, the "
-            "host and document it changed, its undo step and whether it was reverted. Use a callId "
+            "Lists the changes agents made on this machine (through this daemon or another client's), "
+            "most recent last: each call's callId, the host and document it changed, its undo step, the "
+            "daemon it went through and whether it was reverted. Use a callId "
             "with revert_calls to undo that call or everything since it."
         ),
         "annotations": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
@@ -57,9 +58,9 @@ TOOLS: list[dict[str, Any]] = [
         "title": "Revert the agent's calls",
         "description": (
             "Undoes one call (callId from list_checkpoints) or, with since=true, it and every later "
-            "one, on every host they changed (DXF, IFC, ...). It first checks each document is where "
-            "the agent's last call left it: where someone else changed it since, nothing is undone "
-            "anywhere and the answer says which host and what changed."
+            "one made through the same daemon, on every host they changed (DXF, IFC, ...). It first "
+            "checks each document is where those calls left it: where someone else changed it since, "
+            "nothing is undone anywhere and the answer says which host and what changed."
         ),
         "annotations": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
         "_meta": {KEYWORDS: ["revert", "undo my changes", "roll back the agent", "undo everything since"]},

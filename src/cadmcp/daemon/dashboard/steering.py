@@ -1,14 +1,14 @@
 """Approvals, checkpoints, revert and undo/redo from the page, through the paths the CLI uses.
 
-This daemon's queue and checkpoints are asked directly (`cadmcp.daemon.policy.control.handle`);
-every other daemon of this user through its door in the runtime directory, as `cadmcp policy`
-does. What the page shows of a waiting call is masked like a call-log line.
+This daemon's queue and checkpoints are asked directly (`cadmcp.daemon.policy.control.handle`;
+checkpoints are the machine's, so this daemon lists and reverts every daemon's calls); every
+other daemon's queue through its door in the runtime directory, as `cadmcp policy` does. What
+the page shows of a waiting call is masked like a call-log line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -75,25 +75,19 @@ class Steering:
         }
 
     async def checkpoints(self) -> list[dict[str, Any]]:
-        out = []
-        for answer in await self._everyone({"op": "checkpoints"}):
-            for item in answer.get("checkpoints") or []:
-                out.append({**item, "daemonPid": answer.get("pid")})
-        return sorted(out, key=lambda c: c.get("at") or 0)
+        """The machine's checkpoints (every daemon keeps them all: this one answers)."""
+        answer = await control.handle(self.gate, self.directory, {"op": "checkpoints"})
+        return list(answer.get("checkpoints") or [])
 
     async def revert(self, call_id: str, since: bool) -> dict[str, Any]:
-        """Revert a call (or everything since) in the daemon that made it (its pid is the id's head)."""
+        """Revert a call (or it and everything since through the same daemon), from this daemon:
+        it sees every daemon's checkpoints and reaches every host of the machine."""
         head = call_id.split("-", 1)[0]
         if not head.isdigit() or len(call_id) > 40:
             return {"ok": False, "error": "Pick a call from the history list (its id looks like 4242-1)."}
-        request = {"op": "revert", "callId": call_id, "since": since}
-        if int(head) == os.getpid():
-            return await control.handle(self.gate, self.directory, request)
-        door = control.socket_path(self.directory.directory, int(head))
-        try:
-            return await control.ask(door, request)
-        except (OSError, TimeoutError, ValueError):
-            return {"ok": False, "error": f"The daemon that made {call_id} is no longer running."}
+        return await control.handle(
+            self.gate, self.directory, {"op": "revert", "callId": call_id, "since": since}
+        )
 
     async def history(self, instance_id: str, direction: str) -> dict[str, Any]:
         """Undo (`back`) or redo (`forward`) one step in a host's active document."""

@@ -7,9 +7,10 @@ through the gateway, its own); with no daemon running, the configuration file is
 hosts of this machine are asked directly. The first line says which. A pattern no running
 host offers is decided as a tool that declares nothing (a change). `approvals` lists the
 confirmations waiting in every running daemon;
-`answer ID accept|decline` answers one. `checkpoints` lists what agents changed through the
-running daemons; `revert CALL [--since]` reverts that call (or it and every later one) on
-every host it touched, or says who changed the document since and stops.
+`answer ID accept|decline` answers one. `checkpoints` lists what agents changed on this
+machine (every daemon keeps the machine's checkpoints, so one answers for all); `revert CALL
+[--since]` reverts that call (or it and every later one through the same daemon) on every host
+it touched, or says who changed the document since and stops.
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def _print_pending(answers: list[dict[str, Any]]) -> int:
     return 0
 
 
-async def _doors(request: dict[str, Any]) -> list[dict[str, Any]]:
+async def _doors(request: dict[str, Any], first: bool = False) -> list[dict[str, Any]]:
+    """The answers of every running daemon to `request` (with `first`, of the first that answers)."""
     from cadmcp.daemon.policy import control
     from cadmcp.wire.endpoints import runtime_dir
 
@@ -125,6 +127,8 @@ async def _doors(request: dict[str, Any]) -> list[dict[str, Any]]:
             answers.append(await control.ask(path, request))
         except (OSError, TimeoutError, ValueError):
             continue  # a daemon that exited left its socket behind
+        if first:
+            break
     return answers
 
 
@@ -135,23 +139,23 @@ def main(argv: Sequence[str]) -> int:
         return _print_pending(anyio.run(_doors, {"op": "list"}))
     if args.action == "checkpoints":
         count = 0
-        for answer in anyio.run(_doors, {"op": "checkpoints"}):
+        for answer in anyio.run(_doors, {"op": "checkpoints"}, True):
             for c in answer.get("checkpoints") or []:
                 count += 1
                 state = " (reverted)" if c["reverted"] else ""
                 print(
-                    f"{c['callId']}  daemon pid {answer.get('pid')}  {c['host']}  {c['document']}: "
+                    f"{c['callId']}  daemon pid {c.get('daemonPid')}  {c['host']}  {c['document']}: "
                     f"{c['step']}{state}"
                 )
         if not count:
             print("no agent change is recorded")
         return 0
     if args.action == "revert":
-        answers = anyio.run(_doors, {"op": "revert", "callId": args.call_id, "since": args.since})
+        request = {"op": "revert", "callId": args.call_id, "since": args.since}
+        answers = anyio.run(_doors, request, True)  # one daemon reverts for the machine
         done = next((a for a in answers if a.get("ok")), None)
         if done is None:
-            known = [a for a in answers if "No checkpoint" not in str(a.get("error"))]
-            errors = {str(a.get("error")) for a in (known or answers)} or {"no daemon is running"}
+            errors = {str(a.get("error")) for a in answers} or {"no daemon is running"}
             print(f"cadmcp policy revert: {'; '.join(sorted(errors))}", file=sys.stderr)
             return 1
         for undone in done["undone"]:
