@@ -243,3 +243,52 @@ async def test_a_confirmation_shows_the_preview_and_a_yes_applies_exactly_it(
             await control.ask(
                 doors[0], {"op": "answer", "approvalId": pending[0]["approvalId"], "answer": "decline"}
             )
+
+
+@pytest.mark.parametrize(
+    ("kind", "sample", "change", "other", "count"),
+    [
+        ("dxf", "floorplan.dxf", "msp.add_circle((0, 0), 5)", ADD_AND_DELETE, "len(msp.query('CIRCLE'))"),
+        (
+            "ifc",
+            "house.ifc",
+            "api.root.create_entity(model, ifc_class='IfcWall', name='Redo wall')",
+            "model.by_type('IfcDoor')[0].Name = 'Previewed door'",
+            "len([w for w in model.by_type('IfcWall') if w.Name == 'Redo wall'])",
+        ),
+    ],
+)
+async def test_a_rejected_preview_after_an_undo_keeps_the_redo_step(
+    hosts: Any,
+    daemon_client: Any,
+    tmp_path: Path,
+    kind: str,
+    sample: str,
+    change: str,
+    other: str,
+    count: str,
+) -> None:
+    path = tmp_path / sample
+    shutil.copy(SAMPLES / sample, path)
+    hosts.start(kind, str(path))
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        code = await find_target(session, "execute_python_code", kind.upper())
+        history = await find_target(session, "navigate_history", kind.upper())
+        before = (await _run(session, code["id"], count)).content[0].text
+        assert not (await _run(session, code["id"], change)).is_error
+        after = (await _run(session, code["id"], count)).content[0].text
+        assert after != before
+        back = await call(
+            session, "invoke_dynamic", {"id": history["id"], "arguments": {"direction": "back"}}
+        )
+        assert not back.is_error and (await _run(session, code["id"], count)).content[0].text == before
+        preview = await _run(session, code["id"], other, dryRun=True)
+        found = preview.structured_content
+        assert not preview.is_error and sum(found[k]["count"] for k in ("created", "modified", "deleted")), (
+            found
+        )
+        forward = {"id": history["id"], "arguments": {"direction": "forward"}}
+        redone = await call(session, "invoke_dynamic", forward)
+        assert not redone.is_error and redone.structured_content["navigated"] == 1, redone
+        assert (await _run(session, code["id"], count)).content[0].text == after

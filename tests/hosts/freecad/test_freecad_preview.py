@@ -229,3 +229,62 @@ async def test_a_preview_in_freecads_window_pictures_the_3d_view_and_leaves_the_
         )
         assert not applied.is_error, text_of(applied)
         assert await _revision(fc) == found["revision"]["after"]
+
+        # after an undo, a preview in the window runs in a hidden copy: the redo step stays
+        back = await fc.invoke("navigate_history", {"direction": "back"})
+        assert not back.is_error, text_of(back)
+        undone = await fc.value(STATE)
+        copied = await _preview(fc, SPARE)
+        assert not copied.is_error, text_of(copied)
+        assert any("tessellated" in note for note in copied.structured_content["notes"])
+        assert await fc.value(STATE) == undone and await _revision(fc) == start
+        assert await fc.value("len(App.listDocuments())") == "1"  # the copy is closed
+        forward = await fc.invoke("navigate_history", {"direction": "forward"})
+        assert not forward.is_error and await _revision(fc) == found["revision"]["after"]
+
+
+async def test_a_preview_after_an_undo_keeps_the_redo_steps_and_its_approval_applies_exactly_it(
+    hosts: Any, daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    hosts.start("freecad", str(sample))
+    async with daemon() as session:
+        await wait_for_freecad(session)
+        fc = FreeCAD(session)
+        assert not (await fc.run(SPARE, "Add a spare cylinder")).is_error
+        boss = BOSS.replace(
+            "doc.getObject('Params').set('B3', '12')\n", ""
+        )  # a cell set after another step: the undo xfail
+        assert not (await fc.run(boss, "Add the boss")).is_error
+        done = await _dump(fc, tmp_path / "done.json")
+        back = await fc.invoke("navigate_history", {"direction": "back"})
+        assert not back.is_error, text_of(back)
+        state = await fc.value(STATE)
+        assert ast.literal_eval(state)[1] == ["Add the boss"]  # on the redo stack
+        undone = await _dump(fc, tmp_path / "undone.json")
+        start = await _revision(fc)
+
+        preview = await _preview(fc, CHANGE.replace("'Boss'", "'Boss2'"))
+        assert not preview.is_error, text_of(preview)
+        found = preview.structured_content
+        assert found["revision"]["before"] == start and found["created"]["byKind"] == {"Part::Box": 1}
+        assert any("copy of the document" in n for n in found["notes"]), found["notes"]
+        assert await fc.value(STATE) == state  # rejected: undo and redo stacks as they were
+        assert await _dump(fc, tmp_path / "undone.json") == undone
+        listed = (await fc.invoke("list_documents", {})).structured_content["documents"]
+        assert [d["title"] for d in listed] == [sample.name]  # the copy is gone
+
+        forward = await fc.invoke("navigate_history", {"direction": "forward"})
+        assert not forward.is_error and forward.structured_content["navigated"] == 1, text_of(forward)
+        assert await _dump(fc, tmp_path / "done.json") == done  # redo gives back exactly the step
+        back = await fc.invoke("navigate_history", {"direction": "back"})
+        assert not back.is_error and await fc.value(STATE) == state
+
+        # approved: what the preview in the copy showed is what the document itself becomes
+        again = await _preview(fc, CHANGE.replace("'Boss'", "'Boss2'"))
+        previewed = again.structured_content["applyWith"]["previewed"]
+        assert previewed == found["applyWith"]["previewed"]
+        applied = await fc.invoke(
+            "execute_python_code", {"code": CHANGE.replace("'Boss'", "'Boss2'"), "previewed": previewed}
+        )
+        assert not applied.is_error, text_of(applied)
+        assert await _revision(fc) == found["revision"]["after"]

@@ -12,15 +12,19 @@ revision (someone may have changed it meanwhile: then nothing runs), runs the sc
 commits only if the document ends at the previewed after-revision; otherwise it is rolled back.
 
 An adapter offers previews by having `inventory()` (and `forget_views()` when it caches
-renderings); others answer that this host cannot preview. An inventory whose entries carry
-their parts (:class:`Entry`, e.g. FreeCAD's properties) names the parts of each modified object
-that changed; a script run with `prepare()` (e.g. FreeCAD's recompute) is brought to what its
-commit would record before the after-inventory and -picture are taken.
+renderings); others answer that this host cannot preview. An adapter whose rollback would cost
+the document something (FreeCAD drops the redo steps at the first change of any transaction,
+aborted or not) runs previews elsewhere with `preview_place()` (:class:`Isolating`). An
+inventory whose entries carry their parts (:class:`Entry`, e.g. FreeCAD's properties) names the
+parts of each modified object that changed; a script run with `prepare()` (e.g. FreeCAD's
+recompute) is brought to what its commit would record before the after-inventory and -picture
+are taken.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 from collections import Counter
 from collections.abc import Mapping
@@ -73,6 +77,16 @@ class Preparable(Protocol):
 
     def prepare(self) -> None:
         """Bring the document to what a commit would record, leaving the transaction open."""
+        ...
+
+
+@runtime_checkable
+class Isolating(Protocol):
+    """An adapter that may run a preview somewhere other than in the active document itself."""
+
+    def preview_place(self) -> contextlib.AbstractContextManager[list[str]]:
+        """Inside the block, the active document is where the preview runs (the document itself, or
+        a copy of it); the notes yielded say so, and go into the preview's answer."""
         ...
 
 
@@ -181,7 +195,14 @@ class _Previewed(Exception):
 def preview_script(adapter: DocumentAdapter, code: str, description: str | None) -> types.CallToolResult:
     """Run `code` in a transaction, report and picture what it changed, and roll it back."""
     source = _previewable(adapter)
-    notes: list[str] = []
+    place = adapter.preview_place() if isinstance(adapter, Isolating) else contextlib.nullcontext([])
+    with place as notes:
+        return _preview(adapter, source, code, description, list(notes))
+
+
+def _preview(
+    adapter: DocumentAdapter, source: Previewable, code: str, description: str | None, notes: list[str]
+) -> types.CallToolResult:
     before = dict(source.inventory())
     before_png = _picture(adapter, notes, "before")
     found: dict[str, Any] = {}

@@ -3,7 +3,9 @@
 Runs inside FreeCAD's interpreter, on its application thread (the Qt GUI thread with the GUI,
 the main thread without). One script is one FreeCAD transaction: opened before the code runs,
 the document recomputed after it, committed as one step of FreeCAD's own undo stack (the
-one Edit > Undo shows), aborted when the code fails or times out.
+one Edit > Undo shows), aborted when the code fails or times out. A preview of a document with
+redo steps runs in a hidden copy of it (:meth:`FreeCADAdapter.preview_place`): FreeCAD drops the
+redo steps at the first change of any transaction, even one that is then aborted.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -39,6 +43,7 @@ from cadmcp.hosts.freecad.undo import (
     StepMarks,
     ValueLog,
     refresh_derived,
+    restore_marks,
     restore_state,
     settle,
     touched,
@@ -400,6 +405,9 @@ class FreeCADAdapter:
         self.undo_depth = choose_undo_depth(gui is not None)
         """Steps FreeCAD keeps per document (see :func:`choose_undo_depth`)."""
         _keep_derived_shapes_fresh()
+        self._preview_copy: Any = None
+        """The hidden copy a preview runs in, while it runs (see :meth:`preview_place`)."""
+        self._preview_of: Any = None
 
     # documents -----------------------------------------------------------------------------------
     def open_later(self, paths: list[Path]) -> None:
@@ -451,6 +459,8 @@ class FreeCADAdapter:
         return [docs[name] for name in self._order]
 
     def title(self, doc: Any) -> str:
+        if doc is not None and doc is self._preview_copy:
+            return self.title(self._preview_of)  # a preview's pictures name the document it previews
         name = self._plain_title(doc)
         clashes = [d for d in App.listDocuments().values() if d is not doc and self._plain_title(d) == name]
         return f"{name} ({doc.Name})" if clashes else name
@@ -672,6 +682,65 @@ class FreeCADAdapter:
     def script(self, step_name: str) -> FreeCADScriptRun:
         return FreeCADScriptRun(self, self.active_document(), step_name)
 
+    @contextlib.contextmanager
+    def preview_place(self) -> Iterator[list[str]]:
+        """Where a preview runs: the active document itself when it has no redo steps; else a hidden
+        copy of it, made the active document for the run (FreeCAD drops a document's redo steps at
+        the first change of any transaction, aborted or not, so a preview in the document itself
+        would take them). The copy is the document saved and read back; when it does not read back
+        as the document (e.g. links to files beside it), the preview runs in place and says that
+        the redo steps went."""
+        doc = self.active_document()
+        redo = list(doc.RedoNames)
+        if not redo:
+            yield []
+            return
+        folder = tempfile.mkdtemp(prefix="cadmcp-preview-")
+        try:
+            copy = self._copy(doc, Path(folder) / "preview.FCStd")
+        except Exception as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            yield [
+                f"The preview ran in {self.title(doc)} itself, since a copy to preview in could not be "
+                f"made ({echo(str(exc), 100)}): FreeCAD dropped its {len(redo)} redo step(s)."
+            ]
+            return
+        self._preview_copy, self._preview_of = copy, doc
+        try:
+            place = "Previewed in a copy of the document, so its redo steps stay"
+            if self.gui is not None:
+                place += "; the after-picture is drawn from the tessellated shapes (the copy has no 3D view)"
+            yield [place + "."]
+        finally:
+            self._preview_copy = self._preview_of = None
+            self._unmodified_at.pop(copy.Name, None)
+            self._steps.pop(copy.Name, None)
+            with contextlib.suppress(Exception):
+                App.closeDocument(copy.Name)
+            shutil.rmtree(folder, ignore_errors=True)
+            self._activate(doc)
+
+    def _copy(self, doc: Any, path: Path) -> Any:
+        """``doc`` saved to ``path`` and opened hidden as the active document, its touched marks as
+        the document's; raises (nothing left open) when it does not read back as the document."""
+        from cadmcp.host.builtins.preview import revision
+        from cadmcp.hosts.freecad.inventory import inventory
+
+        doc.saveCopy(str(path))
+        copy = App.openDocument(str(path), True)
+        try:
+            copy.UndoMode = 1
+            restore_marks(copy, touched(doc))
+            if revision(inventory(copy)) != revision(inventory(doc)):
+                raise ValueError("the saved copy reads back differently, e.g. links to files beside it")
+        except Exception:
+            with contextlib.suppress(Exception):
+                App.closeDocument(copy.Name)
+            self._activate(doc)
+            raise
+        App.setActiveDocument(copy.Name)
+        return copy
+
     def steps(self, doc: Any) -> DocumentSteps:
         """What is known about ``doc``'s undo steps beyond FreeCAD's names."""
         steps = self._steps.get(doc.Name)
@@ -712,7 +781,7 @@ class FreeCADAdapter:
     def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
         doc = self.active_document()
         view = options.get("view", "isometric")
-        if self.gui is not None:
+        if self.gui is not None and doc is not self._preview_copy:  # a hidden copy has no 3D view
             try:
                 return Shot(*self.gui.screenshot(doc, width, height, view))
             except Exception as exc:  # no usable 3D view: fall back to the tessellation, and say so
