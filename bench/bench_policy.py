@@ -10,7 +10,8 @@ confirmation answered from another task, until the waiting call goes on. The pre
 run a typical script (three lines and a deletion on the DXF sample; a wall and a rename on
 the IFC sample; a spreadsheet value and a box on the FreeCAD sample, inside freecadcmd) in the
 real adapters: directly, as a preview (inventories, two pictures, rollback) and applied from
-its preview (revision checks around the run). The end-to-end figures go through a real daemon
+its preview (revision checks around the run); on FreeCAD also the preview after an undo, which
+runs in a copy of the document so that its redo steps stay. The end-to-end figures go through a real daemon
 and DXF host with a 2025-11-25 SDK client that answers by elicitation: the script run directly
 (trusted), the same call confirmed with its preview (preview, question, apply), and the time
 from the client's yes to the applied result arriving.
@@ -136,15 +137,19 @@ script = os.environ["CADMCP_BENCH_SCRIPT"]
 adapter = FreeCADAdapter()
 adapter.open(Path(os.environ["CADMCP_BENCH_DOCUMENT"]))
 adapter.screenshot(640, None, {})
-found = {"direct": [], "preview": [], "applied": [], "inventory": []}
+found = {"direct": [], "preview": [], "copy": [], "applied": [], "inventory": []}
 for _ in range(3):
     started = time.perf_counter()
     assert not run_script(adapter, script, None).is_error
     found["direct"].append(time.perf_counter() - started)
-    adapter.history().undo()
-    started = time.perf_counter()
-    shown = preview_script(adapter, script, None)
+    started = time.perf_counter()  # no redo steps: the preview runs in the document
+    assert not preview_script(adapter, script, None).is_error
     found["preview"].append(time.perf_counter() - started)
+    adapter.history().undo()
+    started = time.perf_counter()  # the undo left a redo step: the preview runs in a copy
+    shown = preview_script(adapter, script, None)
+    found["copy"].append(time.perf_counter() - started)
+    assert any("copy" in n for n in shown.structured_content["notes"]), shown.structured_content
     token = shown.structured_content["applyWith"]["previewed"]
     started = time.perf_counter()
     result = apply_previewed(adapter, script, None, token)
@@ -240,6 +245,7 @@ def _freecad_preview_costs(folder: Path) -> None:
         f"  {'FreeCAD bracket.FCStd':<21} direct {med['direct']:.3f}  preview {med['preview']:.3f}  "
         f"apply previewed {med['applied']:.3f}  ({f['objects']} objects; inventory {med['inventory']:.3f})"
     )
+    print(f"  {'':<21} preview after an undo, in a copy that keeps the redo steps {med['copy']:.3f}")
     print(f"  {'':<21} inventory of {f['large_objects']} objects (300 boxes added) {med['large']:.3f}")
 
 

@@ -28,10 +28,13 @@ import itertools
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from cadmcp.daemon.catalog import HostEntry
 from cadmcp.daemon.hosts import HostDirectory
@@ -174,6 +177,7 @@ class Checkpoints:
         self._numbers = itertools.count(1)
         self._folder = folder
         self._scan: LogScan | None = None
+        self._reading = threading.Lock()
 
     def record(self, entry: HostEntry, target: str, result: dict[str, Any]) -> str | None:
         """Keep the checkpoint a host stamped on `result` (a call of `target`); its call id, or None
@@ -203,27 +207,32 @@ class Checkpoints:
             note(callId=call_id)  # and the call's own line names it
         return call_id
 
-    def _state(self) -> tuple[list[Checkpoint], set[str]]:
+    async def _state(self) -> tuple[list[Checkpoint], set[str]]:
         """Every checkpoint of the machine (the most recent `MAX_CHECKPOINTS`, in call order) and
-        the call ids reverted."""
+        the call ids reverted; the log folder is read off the event loop."""
+        lines = await anyio.to_thread.run_sync(self._read_lines)
         found: dict[str, Checkpoint] = {}
         reverted = set(self._own_reverted)
-        with contextlib.suppress(Exception):  # an unreadable log folder leaves this daemon's own
-            if self._scan is None:
-                self._scan = LogScan(self._folder or shared_log().directory)
-            for line in self._scan.lines():
-                if line.get("method") == CHECKPOINT_LINE:
-                    checkpoint = Checkpoint.from_line(line)
-                    if checkpoint is not None:
-                        found[checkpoint.call_id] = checkpoint
-                elif isinstance(line.get("reverted"), list):
-                    reverted.update(str(c) for c in line["reverted"])
+        for line in lines:
+            if line.get("method") == CHECKPOINT_LINE:
+                checkpoint = Checkpoint.from_line(line)
+                if checkpoint is not None:
+                    found[checkpoint.call_id] = checkpoint
+            elif isinstance(line.get("reverted"), list):
+                reverted.update(str(c) for c in line["reverted"])
         found.update(self._own)
         items = sorted(found.values(), key=lambda c: c.order)[-MAX_CHECKPOINTS:]
         return items, reverted
 
-    def listing(self) -> list[dict[str, Any]]:
-        items, reverted = self._state()
+    def _read_lines(self) -> list[dict[str, Any]]:
+        with self._reading, contextlib.suppress(Exception):  # unreadable logs leave this daemon's own
+            if self._scan is None:
+                self._scan = LogScan(self._folder or shared_log().directory)
+            return self._scan.lines()
+        return []
+
+    async def listing(self) -> list[dict[str, Any]]:
+        items, reverted = await self._state()
         return [c.view(c.call_id in reverted) for c in items]
 
     async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
@@ -238,7 +247,7 @@ class Checkpoints:
         return answer
 
     async def _revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
-        items, reverted = self._state()
+        items, reverted = await self._state()
         by_id = {c.call_id: c for c in items}
         if call_id not in by_id:
             return _refused(

@@ -165,7 +165,7 @@ class Gate:
         self.machine_name = machine_name
         self.queue = queue or ApprovalQueue()
         self.checkpoints = Checkpoints()
-        """What agents changed through this daemon, for reverting (`cadmcp.daemon.checkpoints`)."""
+        """What agents changed on this machine, every daemon's calls (`cadmcp.daemon.checkpoints`)."""
         self.trusting = policy.is_trusting
         self._decided: dict[Subject, Decision] = {}
 
