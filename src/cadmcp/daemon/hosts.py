@@ -34,6 +34,7 @@ from cadmcp.daemon.limits import MAX_HOST_RESOURCES, MAX_HOST_TOOLS, catalog_pro
 from cadmcp.daemon.search import SearchIndex, capability_docs, meta_domain
 from cadmcp.wire import endpoints, sockets
 from cadmcp.wire.meta import DOMAIN, HOST_STATE
+from cadmcp.wire.reconnect import ListChanges, describe, retry_delay
 
 log = logging.getLogger("cadmcp.daemon")
 
@@ -54,6 +55,8 @@ LAST_SEEN_HOSTS = 256
 """Hosts remembered after they go (to restart one that stopped answering, with its documents)."""
 PROBE_MISSES = 2
 """Probes in a row a host may miss before its connection is failed (see `_watch_liveness`)."""
+RETRY_MAX = 30.0
+"""The longest wait, in seconds, before a host that failed is connected again."""
 REFRESH_BUSY_RETRIES = 30
 """Catalog listings retried (each up to `list_timeout`) while a busy host holds the GIL."""
 
@@ -213,28 +216,20 @@ class HostDirectory:
                 state.status, state.error = "failed", "the host closed the connection"
         except Exception as exc:  # any failure stays inside this host's task
             state.status = "failed"
-            state.error = _describe(exc)
+            state.error = describe(exc)
             log.info("host %s: %s", ep.name, state.error)
         finally:
-            state.retry_at = time.monotonic() + min(
-                30.0, self.scan_interval * 2 ** min(state.attempts - 1, 4)
+            state.retry_at = time.monotonic() + retry_delay(
+                state.attempts, self.scan_interval, min(RETRY_MAX, self.scan_interval * 16)
             )
             self._tasks.pop(ep.path, None)
             self.remove(key, str(ep.path))
 
     async def _serve_host(self, ep: endpoints.Endpoint, key: HostKey, state: EndpointState) -> None:
-        changes_send, changes_recv = anyio.create_memory_object_stream[str](8)
-
-        async def on_message(message: Any) -> None:
-            root = getattr(message, "root", message)
-            method = getattr(root, "method", "") or ""
-            if method.endswith("list_changed"):
-                with contextlib.suppress(anyio.WouldBlock):
-                    changes_send.send_nowait(method)
-
+        changes = ListChanges()
         async with (
             sockets.connect(ep.path, timeout=self.connect_timeout) as (read, write),
-            HostLink(read, write, message_handler=on_message) as link,
+            HostLink(read, write, message_handler=changes.on_message) as link,
         ):
             with anyio.fail_after(self.connect_timeout):
                 version = await link.connect()
@@ -249,7 +244,7 @@ class HostDirectory:
                 else:
                     await self._refresh_patiently(ep, key, link, version)
                     state.status, state.error, state.attempts = "connected", None, 0
-                    async for _ in changes_recv:
+                    async for _ in changes.received:
                         await self._refresh_patiently(ep, key, link, version)
                 tg.cancel_scope.cancel()
 
@@ -451,10 +446,3 @@ def _endpoint_problem(ep: endpoints.Endpoint, entries: dict[HostKey, HostEntry])
         if entry.key.pid == ep.pid and entry.endpoint != str(ep.path):
             return f"claims pid {ep.pid}, which {Path(entry.endpoint).name} already serves (ignored)"
     return None
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an error, looking through single-exception groups the SDK's task groups add."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -45,6 +45,7 @@ from cadmcp.foreign import link
 from cadmcp.foreign.rounds import Rounds
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import PassThroughSession
+from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
 
 log = logging.getLogger("cadmcp.foreign")
 
@@ -66,19 +67,6 @@ class ForeignSession(PassThroughSession):
 
 class ServerDown(MCPError):
     """The foreign server is not connected right now."""
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    """The one error inside the single-exception groups the SDK's task groups add."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    exc = _unwrap(exc)
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return text[:MAX_REASON_CHARS]
 
 
 def _complete(result: dict[str, Any], *, read: bool = False) -> dict[str, Any]:
@@ -187,7 +175,7 @@ class ForeignHost:
     # -- supervision ---------------------------------------------------------------------------
     async def supervise(self) -> None:
         """Connect, serve, and start the server again with backoff whenever it goes, forever."""
-        delay = BACKOFF_START
+        failures = 0
         while True:
             started = time.monotonic()
             refused = False
@@ -195,16 +183,18 @@ class ForeignHost:
                 await self._connect_once()
                 reason = "the server closed its connection"
             except Exception as exc:
-                inner = _unwrap(exc)
+                inner = unwrap(exc)
                 refused = isinstance(inner, CatalogRefused)
-                reason = f"refused: {inner}" if refused else _describe(exc)
+                reason = f"refused: {inner}" if refused else describe(exc, MAX_REASON_CHARS)
             self.session = None
             tail = link.tail(self._stderr)
             if tail and self.config.transport == "stdio":
                 reason = f"{reason}; its stderr ends with: {tail[-400:]}"
             self.rounds.fail_all(reason)
             if time.monotonic() - started > 2 * BACKOFF_MAX:
-                delay = BACKOFF_START  # it had been up for a while: a fresh failure
+                failures = 0  # it had been up for a while: a fresh failure
+            failures += 1
+            delay = retry_delay(failures, BACKOFF_START, BACKOFF_MAX)
             if refused:
                 delay = BACKOFF_MAX  # listed again now and then: the server may be fixed
             self.down_reason = reason
@@ -213,26 +203,17 @@ class ForeignHost:
             log.warning("%s is %s: %s (again in %.0f s)", self.app.name, self.state["phase"], reason, delay)
             self.first_attempt.set()
             await anyio.sleep(delay)
-            delay = min(delay * 2, BACKOFF_MAX)
             self.restarts += 1
 
     async def _connect_once(self) -> None:
-        changes_send, changes_recv = anyio.create_memory_object_stream[str](8)
-
-        async def on_message(message: Any) -> None:
-            root = getattr(message, "root", message)
-            method = getattr(root, "method", "") or ""
-            if method.endswith("list_changed"):
-                with contextlib.suppress(anyio.WouldBlock):
-                    changes_send.send_nowait(method)
-
+        changes = ListChanges()
         before = link.children(set())
         self._stderr.seek(0)
         self._stderr.truncate()
         async with (
             link.transport(self.config, self._stderr) as (read, write),
             ForeignSession(
-                read, write, elicitation_callback=self.rounds.elicit, message_handler=on_message
+                read, write, elicitation_callback=self.rounds.elicit, message_handler=changes.on_message
             ) as session,
         ):
             if self.config.transport == "stdio":
@@ -256,7 +237,7 @@ class ForeignHost:
                         ) as events:
                             async for _ in events:
                                 await self._relist(session)
-                async for _ in changes_recv:
+                async for _ in changes.received:
                     await self._relist(session)
                 tg.cancel_scope.cancel()
 
@@ -281,7 +262,9 @@ class ForeignHost:
                         f"{misses * PROBE_TIMEOUT:g} s)"
                     ) from None
             except Exception as exc:
-                raise ConnectionError(f"the connection to the server is gone ({_describe(exc)})") from None
+                raise ConnectionError(
+                    f"the connection to the server is gone ({describe(exc, MAX_REASON_CHARS)})"
+                ) from None
 
     async def _list(self, session: ForeignSession) -> None:
         caps = session.server_capabilities
