@@ -42,7 +42,7 @@ from pydantic import ValidationError
 
 from cadmcp.applications import Application, ForeignServer, StartRequest
 from cadmcp.foreign import link
-from cadmcp.foreign.rounds import Rounds
+from cadmcp.foreign.rounds import RELATED_TASK, Call, Rounds
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import PassThroughSession
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
@@ -59,6 +59,11 @@ MAX_LIST_ITEMS = 10_000
 """Items of one kind the proxy pages through; the daemon's catalog bounds are far smaller
 (`cadmcp.daemon.limits`), so a longer list is refused there with its size."""
 MAX_REASON_CHARS = 600
+TASK_TTL_MS = 3_600_000
+"""How long a server keeps a task the proxy runs there (the call's own timeout ends it sooner)."""
+TASK_POLL = (0.2, 5.0)
+"""Bounds, in seconds, of how often a server task's status is asked for (its pollInterval)."""
+CANCEL_TIMEOUT = 5.0
 
 
 class ForeignSession(PassThroughSession):
@@ -116,6 +121,18 @@ def _validated(kind: type, items: list[Any], what: str) -> list[Any]:
     return out
 
 
+def _driven_by_proxy(tool: types.Tool) -> types.Tool:
+    """A foreign tool as the proxy serves it: any call may become a task of the caller's (the
+    daemon's job, which calls the proxy plainly). What the server said of tasks at its end (the
+    SDKs' `forbidden` default, or `required`) is the proxy's to honour: it creates and follows a
+    server task where the server wants one."""
+    if tool.execution is None or tool.execution.task_support in (None, "optional"):
+        return tool
+    return tool.model_copy(
+        update={"execution": tool.execution.model_copy(update={"task_support": "optional"})}
+    )
+
+
 class CatalogRefused(ValueError):
     """The server's catalog cannot be served as it is; the message says why."""
 
@@ -130,6 +147,8 @@ class ForeignHost:
         self.config: ForeignServer = app.server
         self.session: ForeignSession | None = None
         self.tools: list[types.Tool] = []
+        self.served_tools: list[types.Tool] = []
+        """`tools` as the proxy serves them (every one may run as a task of the caller's)."""
         self.resources: list[types.Resource] = []
         self.templates: list[types.ResourceTemplate] = []
         self.prompts: dict[str, dict[str, Any]] = {}
@@ -291,7 +310,64 @@ class ForeignHost:
             types.ResourceTemplate, [_prompt_template(p) for p in prompt_items], "prompts"
         )
         self.tools, self.resources, self.templates = typed_tools, typed_resources, typed_templates
+        self.served_tools = [_driven_by_proxy(t) for t in typed_tools]
         self.prompts = {str(p["name"]): p for p in prompt_items}
+
+    # -- server tasks ----------------------------------------------------------------------------
+    def _runs_as_task(self, session: ForeignSession, name: str) -> bool:
+        """Whether the server runs this tool as a task (2025-11-25 tasks: the server takes them for
+        `tools/call` and the tool says `optional` or `required`); its questions then name the call."""
+        caps = session.server_capabilities
+        requests = caps.tasks.requests if caps is not None and caps.tasks is not None else None
+        if requests is None or requests.tools is None or requests.tools.call is None:
+            return False
+        tool = next((t for t in self.tools if t.name == name), None)
+        support = tool.execution.task_support if tool is not None and tool.execution is not None else None
+        return support in ("optional", "required")
+
+    async def _call_as_task(self, session: ForeignSession, raw: dict[str, Any], call: Call) -> dict[str, Any]:
+        """One call run as a server task: created, followed (its status as progress) until
+        `tasks/result` answers; cancelled there when the call is given up or times out."""
+        created = await session.raw_request(
+            "tools/call", {**raw, "task": {"ttl": TASK_TTL_MS}}, on_progress=call.progress
+        )
+        task = created.get("task")
+        if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
+            return created  # the server answered at once
+        call.task_id = task_id = task["taskId"]
+        poll = min(max((task.get("pollInterval") or 1000) / 1000, TASK_POLL[0]), TASK_POLL[1])
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._follow_task, session, task_id, poll, call)
+                result = await session.raw_request("tasks/result", {"taskId": task_id})
+                tg.cancel_scope.cancel()
+        except BaseException:
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(CANCEL_TIMEOUT),
+                contextlib.suppress(Exception),
+            ):
+                await session.raw_request("tasks/cancel", {"taskId": task_id}, timeout=CANCEL_TIMEOUT)
+            raise
+        meta = result.get("_meta")
+        if isinstance(meta, dict) and RELATED_TASK in meta:  # the server's task id is no one else's
+            meta = {k: v for k, v in meta.items() if k != RELATED_TASK}
+            result = {**result, "_meta": meta} if meta else {k: v for k, v in result.items() if k != "_meta"}
+        return result
+
+    async def _follow_task(self, session: ForeignSession, task_id: str, poll: float, call: Call) -> None:
+        """Report each change of a server task's status message as progress of its call."""
+        last: tuple[Any, Any] | None = None
+        steps = 0
+        while True:
+            await anyio.sleep(poll)
+            with contextlib.suppress(MCPError, TimeoutError):
+                task = await session.raw_request("tasks/get", {"taskId": task_id}, timeout=PROBE_TIMEOUT)
+                seen = (task.get("status"), task.get("statusMessage"))
+                if seen != last:
+                    last, steps = seen, steps + 1
+                    message = str(seen[1] or seen[0] or "")[:200]
+                    await call.progress(float(steps), None, message or None)
 
     # -- serving -------------------------------------------------------------------------------
     def _live(self) -> ForeignSession:
@@ -313,7 +389,7 @@ class ForeignHost:
         """The low-level server whose handlers the host runtime calls (the proxied catalog)."""
 
         async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=self.tools)
+            return types.ListToolsResult(tools=self.served_tools)
 
         async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
             return types.ListResourcesResult(resources=self.resources)
@@ -339,10 +415,15 @@ class ForeignHost:
             if state is not None:
                 raw["requestState"] = state
 
-            async def run(on_progress: Any) -> dict[str, Any]:
+            tasked = self._runs_as_task(session, params.name)
+
+            async def run(call: Call) -> dict[str, Any]:
                 try:
+                    if tasked:
+                        with anyio.fail_after(self.config.call_timeout):
+                            return _complete(await self._call_as_task(session, raw, call))
                     result = await session.raw_request(
-                        "tools/call", raw, timeout=self.config.call_timeout, on_progress=on_progress
+                        "tools/call", raw, timeout=self.config.call_timeout, on_progress=call.progress
                     )
                     return _complete(result)
                 except TimeoutError:
@@ -354,7 +435,7 @@ class ForeignHost:
                         data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
                     ) from None
 
-            return await self.rounds.start(run, ctx, tg=self._tg)
+            return await self.rounds.start(run, ctx, tg=self._tg, tasked=tasked)
 
         async def read_resource(
             ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams

@@ -7,9 +7,14 @@ with `input_required` (the question as an `inputRequests` entry, a proxy token a
 server, then waits for the call's next event (its result, or another question). So the daemon,
 its sealed state, its policy and its legacy-client fallback see a host like any other.
 
-A question no retry answers within `ROUND_TIMEOUT` is answered ``cancel``. The server's
-requests carry no call id over stdio; a question goes to the oldest call in flight that is not
-already asking.
+A question no retry answers within `ROUND_TIMEOUT` is answered ``cancel``.
+
+Which call a question belongs to: JSON-RPC gives a server's request no link to the client request
+it serves (over stdio nothing at all), so the proxy never guesses. A call the server runs as a
+task (2025-11-25 tasks) gets its questions with the task's id in
+``_meta["io.modelcontextprotocol/related-task"]``: they go to that call, however many are in
+flight. Any other question goes to the one plain call in flight that could be asking; with several
+such calls it is refused (the server hears an error), never handed to a call that did not ask.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ ROUND_PREFIX = "cadmcp-foreign-round:"
 ROUND_TIMEOUT = 600.0
 """Seconds a question waits for its answer before the server is told ``cancel``."""
 INPUT_KEY = "elicitation"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 MAX_CALLS = 256
 """Calls in flight through one proxy."""
 
@@ -36,11 +42,14 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 @dataclass(eq=False)
-class _Call:
+class Call:
     send: Any
     recv: Any
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     reporter: Progress | None = None
+    tasked: bool = False
+    """The server runs this call as a task: its questions name the task."""
+    task_id: str | None = None
     asking: bool = False
     answered: anyio.Event | None = None
     answer: types.ElicitResult | None = None
@@ -49,6 +58,17 @@ class _Call:
         reporter = self.reporter
         if reporter is not None:
             await reporter(progress, total, message)
+
+
+def related_task(context: Any, params: Any) -> str | None:
+    """The server task a request from the server says it belongs to (its `_meta`), if any."""
+    for meta in (getattr(context, "meta", None), getattr(params, "meta", None)):
+        if meta is not None and not isinstance(meta, dict):
+            meta = meta.model_dump(by_alias=True) if hasattr(meta, "model_dump") else None
+        related = (meta or {}).get(RELATED_TASK)
+        if isinstance(related, dict) and isinstance(related.get("taskId"), str):
+            return related["taskId"]
+    return None
 
 
 def _elicit_result(answer: Any) -> types.ElicitResult:
@@ -73,8 +93,8 @@ class Rounds:
     """The calls in flight through the proxy and the questions waiting for their answers."""
 
     def __init__(self) -> None:
-        self.calls: list[_Call] = []
-        self.waiting: dict[str, _Call] = {}
+        self.calls: list[Call] = []
+        self.waiting: dict[str, Call] = {}
 
     @staticmethod
     def owns(state: str | None) -> bool:
@@ -83,25 +103,28 @@ class Rounds:
 
     async def start(
         self,
-        run: Callable[[Progress], Awaitable[Any]],
+        run: Callable[[Call], Awaitable[Any]],
         ctx: ServerRequestContext[Any],
         tg: anyio.abc.TaskGroup | None,
+        *,
+        tasked: bool = False,
     ) -> Any:
-        """Run one call (``run(progress)``) in ``tg`` and answer with its first event."""
+        """Run one call (``run(call)``) in ``tg`` and answer with its first event; ``tasked`` when the
+        server runs it as a task (``run`` sets ``call.task_id``)."""
         if len(self.calls) >= MAX_CALLS:
             raise MCPError(
                 code=types.INTERNAL_ERROR,
                 message=f"{MAX_CALLS} calls are already in flight to this server; wait for some to finish.",
             )
         send, recv = anyio.create_memory_object_stream[tuple[str, Any]](4)
-        call = _Call(send, recv)
+        call = Call(send, recv, tasked=tasked)
         self.calls.append(call)
 
         async def body() -> None:
             try:
                 with call.scope:
                     try:
-                        await send.send(("result", await run(call.progress)))
+                        await send.send(("result", await run(call)))
                     except Exception as exc:
                         await send.send(("error", exc))
             finally:
@@ -114,7 +137,7 @@ class Rounds:
         tg.start_soon(body)
         return await self._next(call, ctx)
 
-    async def _next(self, call: _Call, ctx: ServerRequestContext[Any]) -> Any:
+    async def _next(self, call: Call, ctx: ServerRequestContext[Any]) -> Any:
         call.reporter = ctx.session.report_progress if ctx.session is not None else None
         try:
             kind, value = await call.recv.receive()
@@ -154,10 +177,25 @@ class Rounds:
     async def elicit(
         self, context: Any, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
-        """The session's elicitation callback: ask through the call in flight, wait for the answer."""
-        call = next((c for c in self.calls if not c.asking), None)
-        if call is None:
-            return types.ErrorData(code=types.INVALID_REQUEST, message="No call is in flight to ask through.")
+        """The session's elicitation callback: ask through the call that asked, wait for the answer."""
+        task_id = related_task(context, params)
+        if task_id is not None:
+            call = next((c for c in self.calls if c.task_id == task_id and not c.asking), None)
+            if call is None:
+                return types.ErrorData(
+                    code=types.INVALID_REQUEST, message=f"No call in flight runs task {task_id[:80]}."
+                )
+        else:
+            plain = [c for c in self.calls if not c.tasked and not c.asking]
+            if len(plain) != 1:
+                message = (
+                    "No call is in flight to ask through."
+                    if not plain
+                    else f"{len(plain)} calls are in flight and the request names none of them (no "
+                    "related task): it is not handed to one at random."
+                )
+                return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+            call = plain[0]
         call.asking, call.answer, call.answered = True, None, anyio.Event()
         try:
             await call.send.send(("ask", params))
