@@ -34,6 +34,20 @@ from tests.tasks.helpers import (
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 APPROVE = {"approve": True, "confirm": True}
+RELATED = "io.modelcontextprotocol/related-task"
+
+
+@pytest.fixture
+def everything_host(
+    hosts: Any, tmp_path: Path, everything: list[str], monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """server-everything over stdio as the foreign host Everything, ready; the daemon's environment."""
+    env = config_env(
+        tmp_path, {"Everything": {"server": {"command": everything[0], "args": [everything[1], "stdio"]}}}
+    )
+    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+    hosts.wait_ready(hosts.spawn("Everything"), 120)
+    return env
 
 
 async def _answered(
@@ -68,13 +82,9 @@ def _text(result: Any) -> str:
 
 @pytest.mark.timeout(240)
 async def test_each_question_of_concurrent_calls_reaches_the_call_that_asked(
-    hosts: Any, daemon_client: Any, tmp_path: Path, everything: list[str], monkeypatch: pytest.MonkeyPatch
+    daemon_client: Any, everything_host: dict[str, str]
 ) -> None:
-    env = config_env(
-        tmp_path, {"Everything": {"server": {"command": everything[0], "args": [everything[1], "stdio"]}}}
-    )
-    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
-    hosts.wait_ready(hosts.spawn("Everything"), 120)
+    env = everything_host
     async with daemon_client(era="modern", env=env) as session:
         await _hosts_ready(session, {"Everything"})
         research = await _item(session, "simulate a research query", "simulate-research-query")
@@ -123,18 +133,11 @@ async def test_each_question_of_concurrent_calls_reaches_the_call_that_asked(
         assert "elicitation" not in asked and "Grace" not in _text(result), result
 
 
-RELATED = "io.modelcontextprotocol/related-task"
-
-
 @pytest.mark.timeout(240)
 async def test_a_foreign_tool_as_a_daemon_task_reports_progress_asks_and_is_cancelled_at_the_server(
-    hosts: Any, daemon_client: Any, tmp_path: Path, everything: list[str], monkeypatch: pytest.MonkeyPatch
+    daemon_client: Any, everything_host: dict[str, str]
 ) -> None:
-    env = config_env(
-        tmp_path, {"Everything": {"server": {"command": everything[0], "args": [everything[1], "stdio"]}}}
-    )
-    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
-    hosts.wait_ready(hosts.spawn("Everything"), 120)
+    env = everything_host
     heard: list[tuple[float, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
