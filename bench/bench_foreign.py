@@ -42,7 +42,9 @@ from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.foreign.servers import npm_command, python_command
 
-CALLS = 60
+CALLS = 200
+REST = 3.0
+"""Seconds the daemon and the proxy are watched with no call, for their CPU at rest."""
 
 
 Server = tuple[str, list[str], dict[str, str]]
@@ -102,20 +104,59 @@ async def direct_lists(found: dict[str, Server]) -> dict[str, list[dict[str, Any
     return out
 
 
-async def direct_calls() -> list[float]:
+def children(pid: int | str = "self") -> set[int]:
+    """The child processes of `pid` (Linux; none elsewhere)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.update(int(p) for p in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def cpu_ms(pid: int | str) -> float:
+    """CPU time (user + system) a process has used so far, in ms (0 where /proc has none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+class CpuPerCall:
+    """CPU per call of named processes over a loop of calls: unlike wall time, hardly moved by the
+    other work of a loaded machine."""
+
+    def __init__(self, pids: dict[str, int | str]) -> None:
+        self.pids = pids
+        self.before = {name: cpu_ms(pid) for name, pid in pids.items()}
+
+    def per_call(self, calls: int) -> dict[str, float]:
+        return {name: (cpu_ms(pid) - self.before[name]) / calls for name, pid in self.pids.items()}
+
+
+async def direct_calls() -> tuple[list[float], dict[str, float]]:
     command, args = python_command("mcp_server_time", "--local-timezone", "UTC")
     params = StdioServerParameters(command=command, args=args)
+    before = children()
     async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
+        server = min(children() - before, default=0)
+        cpu = CpuPerCall({"client": "self", "server": server})
         times = []
         for _ in range(CALLS):
             t0 = time.perf_counter()
             await s.call_tool("get_current_time", {"timezone": "UTC"})
             times.append((time.perf_counter() - t0) * 1000)
-    return times[5:]
+        used = cpu.per_call(CALLS)
+    return times[5:], used
 
 
-async def through_cadmcp(env: dict[str, str], names: list[str]) -> tuple[list[dict[str, Any]], list[float]]:
+async def through_cadmcp(
+    env: dict[str, str], names: list[str], time_proxy: int
+) -> tuple[list[dict[str, Any]], list[float], dict[str, float]]:
+    before = children()
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "cadmcp", "daemon", "--scan-interval", "0.5"], env=env
     )
@@ -148,12 +189,22 @@ async def through_cadmcp(env: dict[str, str], names: list[str]) -> tuple[list[di
             await s.call_tool("search_dynamic", {"query": "current time", "limit": 5})
         ).structured_content
         cap = next(i for i in found["items"] if i["target"] == "get_current_time")
+        daemon = min(children() - before, default=0)
+        server = min(children(time_proxy), default=0)
+        cpu = CpuPerCall({"client": "self", "daemon": daemon, "proxy": time_proxy, "server": server})
         times = []
+        started = time.perf_counter()
         for _ in range(CALLS):
             t0 = time.perf_counter()
             await s.call_tool("invoke_dynamic", {"id": cap["id"], "arguments": {"timezone": "UTC"}})
             times.append((time.perf_counter() - t0) * 1000)
-    return own, times[5:]
+        used = cpu.per_call(CALLS)
+        took = time.perf_counter() - started
+        resting = CpuPerCall({"daemon at rest": daemon, "proxy at rest": time_proxy})
+        await anyio.sleep(REST)
+        at_rest = {k: v / REST for k, v in resting.per_call(1).items()}  # ms of CPU a second, no calls
+        used.update({k: v * took / CALLS for k, v in at_rest.items()})  # what the same time costs idle
+    return own, times[5:], used
 
 
 def main() -> None:
@@ -180,8 +231,9 @@ def main() -> None:
     ]
     try:
         lists = anyio.run(direct_lists, found)
-        direct = anyio.run(direct_calls)
-        own, via = anyio.run(through_cadmcp, env, list(found))
+        direct, direct_cpu = anyio.run(direct_calls)
+        time_proxy = proxies[list(found).index("Time")].pid
+        own, via, via_cpu = anyio.run(through_cadmcp, env, list(found), time_proxy)
     finally:
         for proc in proxies:
             proc.terminate()
@@ -211,6 +263,12 @@ def main() -> None:
         f"get_current_time ({len(direct)} calls each): p50 direct {d50:.2f} ms, through cadmcp "
         f"{v50:.2f} ms, overhead {v50 - d50:.2f} ms (target <= 1.5 ms, cadmcp's own hosts); p95 direct "
         f"{d95:.2f} ms, through cadmcp {v95:.2f} ms, overhead {v95 - d95:.2f} ms"
+    )
+    print(
+        "CPU per call (ms; little moved by a loaded machine, unlike the times above): direct "
+        + ", ".join(f"{k} {v:.2f}" for k, v in direct_cpu.items())
+        + "; through cadmcp "
+        + ", ".join(f"{k} {v:.2f}" for k, v in via_cpu.items())
     )
     print(
         f"load average (1 min): {load_before:.1f} at start, {os.getloadavg()[0]:.1f} at end, "
