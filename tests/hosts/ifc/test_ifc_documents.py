@@ -192,3 +192,23 @@ async def test_a_damaged_start_up_file_is_reported_on_first_use(tmp_path: Path) 
         assert first.is_error and "could not parse" in text(first)
         then = await client.call_tool("execute_python_code", {"code": "1"})
         assert then.is_error and "open_document" in text(then)
+
+
+@pytest.mark.parametrize("schema", ["IFC2X3", "IFC4", "IFC4X3_ADD2"])
+def test_a_steps_changes_are_named_in_every_schema_ifcopenshell_reads(schema: str) -> None:
+    """An IFC4X3 file's ``schema`` is "IFC4X3", which names no IfcOpenShell schema: every script
+    that changed such a model ended "its changes could not be recorded" and was rolled back."""
+    import ifcopenshell.guid
+
+    from cadmcp.hosts.ifc.documents import changes_of
+
+    model = ifcopenshell.file(schema=schema)
+    wall = model.createIfcWall(ifcopenshell.guid.new(), Name="Old")
+    model.begin_transaction()
+    transaction = model.transaction
+    new = model.createIfcWall(ifcopenshell.guid.new(), Name="New")
+    wall.Name = "Renamed"
+    model.createIfcCartesianPoint((1.0, 2.0, 3.0))  # not a product: not named
+    model.end_transaction()
+    changes = changes_of(model, transaction)
+    assert changes.created == (str(new.id()),) and changes.modified == (str(wall.id()),)
