@@ -48,3 +48,22 @@ def test_the_newest_branch_wins_when_names_repeat() -> None:
     steps.record(StepMarks("b", ("a",), ("b", "a"), frozenset({"again"}), frozenset({"again after"})))
     assert steps.for_undo(("b", "a")).touched_before == {"again"}
     assert steps.for_redo(("a",), "b").touched_after == {"again after"}
+
+
+def test_a_step_made_twice_under_one_name_is_told_apart_from_the_first() -> None:
+    steps, _ = steps_of("a", "a")
+    assert steps.for_undo(("a", "a")).touched_before == {"before1"}
+    steps.moved(steps.for_undo(("a", "a")), True, ("a",))
+    assert steps.for_undo(("a",)).touched_before == {"before0"}  # not the second, whose stack began so
+    steps.moved(steps.for_undo(("a",)), True, ())
+    assert steps.for_redo((), "a").touched_after == {"after0"}
+    steps.moved(steps.for_redo((), "a"), False, ("a",))
+    assert steps.for_redo(("a",), "a").touched_after == {"after1"}
+
+
+def test_a_stack_moved_elsewhere_falls_back_to_the_names() -> None:
+    steps, _ = steps_of("a", "a")
+    # undone in FreeCAD's window: the stack is not as cadmcp left it, the names say which record
+    assert steps.for_undo(("a",)).touched_before == {"before0"}
+    steps.moved(None, True, ())  # a step that is not one of ours moved: nothing is known
+    assert steps.for_undo(("a", "a")).touched_before == {"before1"}

@@ -12,9 +12,11 @@ first change (FreeCAD's own serialisation, ``dumpPropertyContent``); an undo, re
 that step puts back, after FreeCAD's own restore, every property that step or the restore changed
 to its content in the state it goes back to, then exactly the recorded "touched" marks
 (:func:`restore_state`). Nothing is recomputed: a file whose saved values differ from what a
-recompute would give (written by another FreeCAD version) gets its saved values back. A step made
-elsewhere (in FreeCAD's window) keeps what FreeCAD restored and marked; a step whose values
-outgrew :data:`MAX_STEP_BYTES` falls back to recomputing what the restore touched (:func:`settle`).
+recompute would give (written by another FreeCAD version) gets its saved values back. Steps are
+told apart by where cadmcp left the stack, so a script run twice (two steps of one name) undoes as
+two. A step made elsewhere (in FreeCAD's window) keeps what FreeCAD restored and marked; a step
+whose values outgrew :data:`MAX_STEP_BYTES` falls back to recomputing what the restore touched
+(:func:`settle`).
 
 FreeCAD keeps a fixed number of steps per document (``MaxUndoSize`` of its preferences, read
 when its window makes a document; 20 without the window); the oldest one falls off silently,
@@ -286,7 +288,7 @@ def settle(doc: Any, names: Collection[str]) -> None:
     restore_marks(doc, waiting)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class StepMarks:
     """One step a script recorded: the undo stack and the touched objects before and after it, and
     the saved content of what it changed before it (``values``; None: not kept) and after it
@@ -301,6 +303,8 @@ class StepMarks:
     values_after: dict[Key, Saved] = field(default_factory=dict)
     changes: Touched | None = None
     """The objects it created, modified and deleted, by name."""
+    below: StepMarks | None = None
+    """The recorded step under it when it was made (None: none, or not known)."""
 
     @property
     def size(self) -> int:
@@ -322,9 +326,17 @@ class DocumentSteps:
     dropped: int = 0
     """Steps that fell off the bottom of the stack since the document was opened."""
     records: list[StepMarks] = field(default_factory=list)
+    top: StepMarks | None = None
+    """The recorded step on top of the undo stack as cadmcp last left it (None: none or not known)."""
+    stack: tuple[str, ...] | None = None
+    """FreeCAD's undo names then (None: not known); when they still are, ``top`` is the step that
+    an undo undoes, even where names repeat (a script run twice)."""
 
     def record(self, marks: StepMarks) -> str:
         """Remember a committed step; return the name of the step that fell off for it, or ''."""
+        if self.stack == marks.before:
+            marks.below = self.top
+        self.top, self.stack = marks, marks.after
         self.records.append(marks)
         del self.records[:-MAX_RECORDS]
         self.trim()
@@ -338,28 +350,46 @@ class DocumentSteps:
         """Let the oldest steps' values go until what is kept fits ``limit`` (they fall back to
         :func:`settle`)."""
         total = sum(m.size for m in self.records)
-        for i, marks in enumerate(self.records):
+        for marks in self.records:
             if total <= limit:
                 return
             if marks.values is not None:
                 total -= marks.size
-                self.records[i] = StepMarks(
-                    marks.name, marks.before, marks.after, marks.touched_before, marks.touched_after
-                )
+                marks.values, marks.values_after = None, {}
 
     def for_undo(self, undo_names: tuple[str, ...]) -> StepMarks | None:
-        """The record of the step that undoing the top of ``undo_names`` undoes."""
+        """The record of the step that undoing the top of ``undo_names`` undoes.
+
+        Where the stack is as cadmcp left it, the step on top; otherwise (steps made or undone in
+        FreeCAD's window) the newest record whose stack was these names, else the newest whose
+        stack began with them (older steps fell off since)."""
+        if not undo_names:
+            return None
+        if self.stack == undo_names and self.top is not None and self.top.name == undo_names[0]:
+            return self.top
         for marks in reversed(self.records):
-            if undo_names and _starts(undo_names, marks.after):
+            if marks.after == undo_names:
+                return marks
+        for marks in reversed(self.records):
+            if _starts(undo_names, marks.after):
                 return marks
         return None
 
     def for_redo(self, undo_names: tuple[str, ...], redo_name: str) -> StepMarks | None:
-        """The record of the step ``redo_name`` that a redo on top of ``undo_names`` redoes."""
-        for marks in reversed(self.records):
-            if marks.name == redo_name and _starts(undo_names, marks.before):
-                return marks
-        return None
+        """The record of the step ``redo_name`` that a redo on top of ``undo_names`` redoes (where the
+        stack is as cadmcp left it, one made on top of the step there)."""
+        fitting = [m for m in self.records if m.name == redo_name and _starts(undo_names, m.before)]
+        if self.stack == undo_names:
+            above = [m for m in fitting if m.below is self.top]
+            fitting = above or fitting
+        return fitting[-1] if fitting else None
+
+    def moved(self, marks: StepMarks | None, back: bool, undo_names: tuple[str, ...]) -> None:
+        """The stack moved one step (``marks``: the record of it, None: not one of ours)."""
+        if marks is None:
+            self.top, self.stack = None, None
+        else:
+            self.top, self.stack = (marks.below if back else marks), undo_names
 
 
 class FreeCADUndoStack:
@@ -398,6 +428,7 @@ class FreeCADUndoStack:
             self.doc.undo() if back else self.doc.redo()
         if len(self.doc.UndoNames) != expected:
             raise HostError("FreeCAD did not move its undo stack (a transaction may be open in the GUI).")
+        self.steps.moved(marks, back, tuple(self.doc.UndoNames))
         if marks is None:
             refresh_derived()
             return
