@@ -294,6 +294,7 @@ class FreeCADScriptRun:
         self._touched = touched(self.doc)
         self._undo_before = list(self.doc.UndoNames)
         App.addDocumentObserver(self._changes)
+        self._values.keep_cells()
         App.addDocumentObserver(self._values)
         self.doc.openTransaction(self.name)
         self._transaction = App.getActiveTransaction()
@@ -327,6 +328,7 @@ class FreeCADScriptRun:
         after = list(self.doc.UndoNames)
         if after == self._undo_before:
             return None
+        self._values.drop_unchanged_cells()  # an abort keeps them: its restore leaves the aliases stale
         steps = self.adapter.steps(self.doc)
         dropped = steps.record(
             StepMarks(

@@ -11,12 +11,16 @@ While a script runs, a :class:`ValueLog` keeps each property's saved content fro
 first change (FreeCAD's own serialisation, ``dumpPropertyContent``); an undo, redo or abort of
 that step puts back, after FreeCAD's own restore, every property that step or the restore changed
 to its content in the state it goes back to, then exactly the recorded "touched" marks
-(:func:`restore_state`). Nothing is recomputed: a file whose saved values differ from what a
-recompute would give (written by another FreeCAD version) gets its saved values back. Steps are
-told apart by where cadmcp left the stack, so a script run twice (two steps of one name) undoes as
-two. A step made elsewhere (in FreeCAD's window) keeps what FreeCAD restored and marked; a step
-whose values outgrew :data:`MAX_STEP_BYTES` falls back to recomputing what the restore touched
-(:func:`settle`).
+(:func:`restore_state`). Nothing is recomputed but spreadsheets: a file whose saved values differ
+from what a recompute would give (written by another FreeCAD version) gets its saved values back.
+A spreadsheet keeps its cells, column widths and row heights (kept for every sheet when a script
+starts: ``clearAll`` changes them unheard, and FreeCAD does not undo it) and computes the rest: each
+sheet the step or the restore changed reads its cells back whole and computes every cell again
+(FreeCAD's own restore leaves its alias index stale and its cell values typed as before rows or
+columns moved). Steps are told apart by where cadmcp left the stack, so a script run twice (two
+steps of one name) undoes as two. A step made elsewhere (in FreeCAD's window) keeps what FreeCAD
+restored and marked; a step whose values outgrew :data:`MAX_STEP_BYTES` falls back to recomputing
+what the restore touched (:func:`settle`).
 
 FreeCAD keeps a fixed number of steps per document (``MaxUndoSize`` of its preferences, read
 when its window makes a document; 20 without the window); the oldest one falls off silently,
@@ -42,6 +46,7 @@ __all__ = [
     "ValueLog",
     "comparable",
     "listening",
+    "recompute_sheets",
     "refresh_derived",
     "restore_marks",
     "restore_state",
@@ -92,6 +97,13 @@ def refresh_derived() -> None:
 
 SHAPE = "Part::PropertyPartShape"
 EXPRESSIONS = "App::PropertyExpressionEngine"
+SHEET = "Spreadsheet::Sheet"
+CELLS = "cells"
+SHEET_SIZES = ("columnWidths", "rowHeights")
+SHEET_PARTS = (CELLS, *SHEET_SIZES)
+"""What a spreadsheet keeps (the rest of it is computed from them)."""
+PROP_DYNAMIC, PROP_NO_PERSIST = 21, 22
+"""``App::Property`` status bits: added to one object, not written to its file."""
 Saved = Any
 """A property's value as it was: its saved content (bytes); for a shape the shape itself (FreeCAD
 replaces a shape rather than changing it, and a shape read back from its content can differ in the
@@ -145,7 +157,9 @@ def _same(obj: Any, prop: str, saved: Saved) -> bool:
 def _put(obj: Any, prop: str, saved: Saved) -> bool:
     """Give ``prop`` the value ``saved``; whether that worked."""
     try:
-        if isinstance(saved, bytes):
+        if isinstance(saved, bytes) and prop in SHEET_PARTS and obj.TypeId == SHEET:
+            _put_sheet(obj, prop, saved)
+        elif isinstance(saved, bytes):
             obj.restorePropertyContent(prop, saved)
         elif isinstance(saved, tuple):
             wanted = dict(saved)
@@ -159,6 +173,50 @@ def _put(obj: Any, prop: str, saved: Saved) -> bool:
         return True
     except Exception:
         return False
+
+
+def _cell_value(obj: Any, prop: str) -> bool:
+    """``prop`` is a spreadsheet's computed value of one cell (named by its address), which the sheet
+    makes from its cells when it recomputes and never writes to a file.
+
+    It is not put back: FreeCAD's undo pastes it back beside cells whose aliases it does not index
+    again (the next recompute then says "Property 'alias' not found") and with the type it had, which
+    after rows or columns moved is another cell's (``std::bad_cast``); the sheet computes it again.
+    """
+    try:
+        if obj.TypeId != SHEET:
+            return False
+        status = obj.getPropertyStatus(prop)
+        return PROP_DYNAMIC in status and PROP_NO_PERSIST in status
+    except Exception:
+        return False
+
+
+def recompute_sheets(doc: Any, names: Collection[str]) -> None:
+    """Give the spreadsheets among ``names`` their cells again, read back from their content (also
+    what FreeCAD's own undo restored: reading them rebuilds the sheet's alias index), and compute
+    every cell from them, sheets that others read first."""
+    sheets = {name for name in names if (obj := doc.getObject(name)) is not None and obj.TypeId == SHEET}
+    if not sheets:
+        return
+    ordered = [o for o in doc.TopologicalSortedObjects if o.Name in sheets]
+    for sheet in reversed(ordered):  # FreeCAD lists an object before those it depends on
+        saved = _save(sheet, CELLS)
+        if saved is not None:
+            _put(sheet, CELLS, saved)
+
+
+def _put_sheet(sheet: Any, prop: str, saved: bytes) -> None:
+    """Give a spreadsheet's cells, column widths or row heights (``prop``) exactly ``saved``: reading
+    them adds to those it has, so the sheet is emptied first (all three: the others are read back as
+    they were) and its cells computed again."""
+    parts = {part: bytes(sheet.dumpPropertyContent(part)) for part in SHEET_PARTS}
+    parts[prop] = saved
+    sheet.clearAll()
+    for part, content in parts.items():
+        sheet.restorePropertyContent(part, content)
+    with contextlib.suppress(Exception):  # a cell in error is the sheet's state, not a failed put-back
+        sheet.recompute()
 
 
 def _size(saved: Saved) -> int:
@@ -180,10 +238,12 @@ class ValueLog:
         """More content changed than ``limit``: ``values`` was let go."""
 
     def slotBeforeChangeObject(self, obj: Any, prop: str) -> None:
-        if self.overflowed or obj.Document is not self.doc:
-            return
+        if obj.Document is self.doc:
+            self._keep(obj, prop)
+
+    def _keep(self, obj: Any, prop: str) -> None:
         key = (obj.Name, prop)
-        if key in self.values:
+        if self.overflowed or key in self.values:
             return
         saved = _save(obj, prop)
         if saved is None:
@@ -192,6 +252,23 @@ class ValueLog:
         self.size += _size(saved)
         if self.size > self.limit:
             self.values, self.size, self.overflowed = {}, 0, True
+
+    def keep_cells(self) -> None:
+        """Keep every spreadsheet's cells, column widths and row heights as they are now, before any
+        change: some calls change them without a word to observers (``clearAll``), and FreeCAD's undo
+        does not give them back then."""
+        for obj in self.doc.Objects:
+            if obj.TypeId == SHEET:
+                for prop in SHEET_PARTS:
+                    self._keep(obj, prop)
+
+    def drop_unchanged_cells(self) -> None:
+        """Let go of what :meth:`keep_cells` kept that is as it was (nothing to put back, no sheet to
+        compute again)."""
+        for key in [k for k in self.values if k[1] in SHEET_PARTS]:
+            obj = self.doc.getObject(key[0])
+            if obj is not None and obj.TypeId == SHEET and _same(obj, key[1], self.values[key]):
+                self.size -= _size(self.values.pop(key))
 
 
 @contextlib.contextmanager
@@ -237,13 +314,14 @@ def restore_values(doc: Any, values: Mapping[Key, Saved]) -> int:
             moved = 0
             for name, prop in shapes + others if round_ == 0 else others:
                 obj = doc.getObject(name)
-                if obj is None or prop not in obj.PropertiesList:
+                if obj is None or prop not in obj.PropertiesList or _cell_value(obj, prop):
                     continue
                 saved = targets[(name, prop)]
                 if not _same(obj, prop, saved) and _put(obj, prop, saved):
                     moved += 1
             for key, saved in moved_by_handlers.values.items():
-                if key not in targets and isinstance(saved, bytes | tuple):
+                # a sheet's parts are put back whole (see _put_sheet): what the log saw was half-way
+                if key not in targets and isinstance(saved, bytes | tuple) and key[1] not in SHEET_PARTS:
                     targets[key] = saved
                     others.append(key)
                     moved += 1
@@ -261,6 +339,7 @@ def restore_state(doc: Any, values: Mapping[Key, Saved], names: Collection[str])
     recomputed here, with no object marked, and what that moved is put back again.
     """
     restore_values(doc, values)
+    recompute_sheets(doc, {name for name, _ in values})  # their cell values are never put back
     restore_marks(doc, ())
     if doc.recompute():
         restore_values(doc, values)
