@@ -196,3 +196,40 @@ def test_the_worker_ends_with_its_host(house: Path, runtime_dir: Path, how: sign
             host.kill()
         if worker and not _gone(worker):
             os.kill(worker, signal.SIGKILL)
+
+
+def test_once_the_worker_sends_a_view_waits_for_its_shapes_instead_of_building_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_worker: None, stopped: list[int]
+) -> None:
+    from cadmcp.hosts.ifc import geometry
+    from cadmcp.hosts.ifc.modelgen import build_wall_grid
+
+    path = tmp_path / "grid.ifc"
+    build_wall_grid(600).write(str(path))
+    server = create_server([str(path)], exec_timeout=30)
+    adapter = server.adapter
+    worker = the_worker(server)
+    until = time.monotonic() + 60
+    while worker.reading and time.monotonic() < until:
+        time.sleep(0.005)
+    os.kill(worker.pid, signal.SIGSTOP)  # it has read the file and said what it sends; no more now
+    stopped.append(worker.pid)
+    pending = {i for i in worker.ids if worker.will_send(i)}
+    assert len(pending) > 100, "the worker sent nearly everything before it was stopped"
+    built: list[int] = []
+    iterate = geometry.iterate_shapes
+
+    def counted(f: Any, elements: list[Any], threads: int = 1) -> Any:
+        built.extend(e.id() for e in elements)
+        return iterate(f, elements, threads)
+
+    monkeypatch.setattr(geometry, "iterate_shapes", counted)
+    monkeypatch.setenv("CADMCP_SCREENSHOT_BUDGET", "1")
+    shot = adapter.screenshot(320, None, {})
+    assert shot.coverage is not None and shot.coverage["notPreparedYet"] >= len(pending) - 1
+    assert not pending & set(built)  # nothing the worker is still to send was built here
+    edited = next(iter(pending))
+    worker.ignore([edited])  # as an edit does: the worker's shape of it would be stale
+    adapter.screenshot(320, None, {})
+    assert edited in built  # built here, beside the wait for the rest
+    os.kill(worker.pid, signal.SIGCONT)
