@@ -26,7 +26,7 @@ async def test_catalog_has_exactly_the_builtin_tools_and_resources(client) -> No
     assert set(tools["activate_document"].input_schema["properties"]) == {"document"}
     assert set(tools["save_document"].input_schema["properties"]) == {"filePath"}
     assert set(tools["navigate_history"].input_schema["properties"]) == {"direction", "steps"}
-    screenshot_arguments = {"width", "height", "view", "storey", "extents", "complete"}
+    screenshot_arguments = {"width", "height", "view", "storey", "extents", "complete", "mark"}
     assert set(tools["view_screenshot"].input_schema["properties"]) == screenshot_arguments
     assert all(len(t.description or "") > 40 for t in tools.values())
     resources = {str(r.uri) for r in (await client.list_resources()).resources}
