@@ -167,6 +167,16 @@ def test_recency_does_not_beat_a_clearly_better_match() -> None:
     assert index.search("export the sheet set as pdf", recent=["b"]).hits[0].host_key == "a"
 
 
+def test_twins_holding_the_same_typed_words_tie_however_long_their_descriptions() -> None:
+    index = SearchIndex()
+    index.replace_host("a", [tool("export_pdf", "Export as PDF.", host="a", app="A")])
+    long = "Export as PDF: every sheet of the set, each layout on its own page, titles and stamps kept."
+    index.replace_host("b", [tool("export_pdf", long, host="b", app="B")])
+    assert index.search("export pdf").hits[0].host_key == "a"  # the shorter text scores higher
+    result = index.search("export pdf", recent=["b"])
+    assert result.hits[0].host_key == "b" and result.reasons[0] == "its host was used most recently"
+
+
 # --- fallback tools ---------------------------------------------------------------------------
 
 

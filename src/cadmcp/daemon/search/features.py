@@ -49,11 +49,6 @@ CONSTANTS: dict[str, Constant] = {
             0.6,
             "share of a question's other words a capability must match to keep the fallback out",
         ),
-        Constant(
-            "twin_tie",
-            0.8,
-            "twins scoring within this ratio are tied (the most recently used host goes first)",
-        ),
         Constant("k1", 1.2, "BM25 term-frequency saturation"),
     )
 }
@@ -184,8 +179,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "twins_recent",
         "recently used hosts",
-        "twin_tie",
-        "twins scoring within this ratio are tied: the most recently used host goes first",
+        None,
+        "twins matching the same words of the request are tied: the most recently used host goes first",
         "its host was used most recently",
     ),
 )

@@ -157,14 +157,15 @@ def rank(
         if gid not in pool:
             out.total += not mask[gid]
             pool[gid] = float(final[gid]) if mask[gid] else 0.0
+    typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0]
     if store.fallbacks and request.words:
-        typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0]
         out.total += _lift_fallbacks(
             store, request, features, pool, typed, scope, mask, preferred | inferred, out
         )
     hits = [(store.entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
     hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
-    hits = _order_twins(hits, preferred, inferred, request, features, recent, out)
+    number = {store.entries[g].doc.key: g for g in pool}
+    hits = _order_twins(hits, store, number, typed, preferred, inferred, request, features, recent, out)
     out.hits = hits[:limit]
     for e, tier, _ in out.hits:
         key = e.doc.key
@@ -339,6 +340,9 @@ def _lift_fallbacks(
 
 def _order_twins(
     hits: list[Hit],
+    store: Store,
+    number: Mapping[str, int],
+    typed: list[tuple[str, float]],
     named: frozenset[str],
     inferred: frozenset[str],
     request: Request,
@@ -347,12 +351,13 @@ def _order_twins(
     out: Ranked,
 ) -> list[Hit]:
     """Order each group of twins (one capability on several hosts): the app the request names
-    or whose words it uses first; between tied twins, the most recently used host first."""
+    or whose words it uses first; between tied twins (holding the same of the words typed: their
+    scores then differ by what the request does not say), the most recently used host first."""
     groups: dict[tuple[str, str], list[int]] = {}
     for i, (e, _, _) in enumerate(hits):
         groups.setdefault((e.doc.kind, e.doc.target), []).append(i)
     rank_of = {k: i for i, k in enumerate(recent)}
-    tie = features.weight("twins_recent")
+    held: Any = None  # per doc number, the weight of the typed words it holds (when needed)
     result = list(hits)
     for positions in groups.values():
         if len(positions) < 2:
@@ -363,15 +368,15 @@ def _order_twins(
         first_app = first[0].doc.host_app
         why = None
         feature = None
-        # rule: twins within twin_tie of each other: the most recently used host first
-        tied = [m for m in members if m[1] == first[1] and m[2] >= tie * first[2]]
         said = first_app.casefold() in (named or inferred) and len(apps) > 1
-        if (
-            not said
-            and features.on("twins_recent")
-            and len(tied) > 1
-            and any(m[0].doc.host_key in rank_of for m in tied)
-        ):
+        tied: list[Hit] = []
+        if not said and features.on("twins_recent") and any(m[0].doc.host_key in rank_of for m in members):
+            if held is None:
+                held = store.postings.score(typed)[1]
+            # rule: twins holding the same of the words typed are tied: the most recently used host first
+            level = held[number[first[0].doc.key]]
+            tied = [m for m in members if m[1] == first[1] and held[number[m[0].doc.key]] == level]
+        if len(tied) > 1 and any(m[0].doc.host_key in rank_of for m in tied):
             tied.sort(key=lambda m: rank_of.get(m[0].doc.host_key, len(rank_of)))
             chosen_ids = {id(m) for m in tied}
             members = tied + [m for m in members if id(m) not in chosen_ids]
