@@ -190,16 +190,16 @@ def test_filters_apply_to_semantic_candidates() -> None:
     assert index.search("glimpse", kinds=["resource"]).hits == []
 
 
-def test_exact_names_still_come_first_without_asking_the_model() -> None:
+def test_exact_names_and_prefixes_still_come_first_with_the_model() -> None:
     enc = ToyEncoder()
     index, layer = _index(enc)
     index.replace_host("dxf-1", _docs())
     layer.wait(10)
     assert index.search("count_walls").hits[0].name == "count_walls"
     assert index.search("execute_python_code").hits[0].name == "execute_python_code"
-    assert enc.queries == 0
-    assert index.search("count_wa").hits[0].name == "count_walls"  # a prefix: fused as usual
-    assert enc.queries == 1
+    assert enc.queries == 2  # an exact name is fused like any other request
+    assert index.search("count_wa").hits[0].name == "count_walls"  # a prefix
+    assert enc.queries == 3
 
 
 def test_hosts_come_and_go_and_compaction_keeps_vectors() -> None:

@@ -96,12 +96,7 @@ def rank(
         for probe in request.probes:
             for gid, tier in store.name_matches(probe).items():
                 tiers[gid] = max(tier, tiers.get(gid, 0))
-    # rule: a request that is a capability's exact name is answered without the model
-    sims = (
-        None
-        if TIER_EXACT in tiers.values() or not features.on("semantic")
-        else store.semantic_sims(request.text)
-    )
+    sims = store.semantic_sims(request.text) if features.on("semantic") else None
     if not weighted and not tiers and sims is None and not store.fallbacks:
         return out
     has_words = any(not t.isdigit() for t in qterms)
