@@ -18,7 +18,7 @@ def test_every_number_of_the_ranking_is_a_declared_constant_or_marked() -> None:
 
 
 def test_rules_and_constants_do_not_grow_back() -> None:
-    assert len(rules()) <= 33  # the aim is 31
+    assert len(rules()) <= 32  # the aim is 30
     assert len(constants()) <= 10  # the aim is 9; the BM25F field table apart
 
 

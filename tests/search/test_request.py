@@ -169,12 +169,6 @@ def test_a_view_direction_says_view(lexicon: Lexicon, text: str, view: bool) -> 
     assert (read_request(text, lexicon).terms.get("view") == 1.0) is view
 
 
-def test_the_words_asking_for_a_count_weigh_less_than_the_things_counted(lexicon: Lexicon) -> None:
-    terms = read_request("how many doors are there", lexicon).terms
-    assert terms["door"] == 1.0 and terms["mani"] < 1.0 and terms["how"] < 1.0
-    assert read_request("many doors", lexicon).terms["mani"] == 1.0
-
-
 @pytest.mark.parametrize(
     ("text", "language"),
     [

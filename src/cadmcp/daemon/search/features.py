@@ -24,9 +24,7 @@ class Constant:
 CONSTANTS: dict[str, Constant] = {
     c.name: c
     for c in (
-        Constant(
-            "synonym_weight", 0.4, "weight of a synonym of a typed word, and of the words asking for a count"
-        ),
+        Constant("synonym_weight", 0.4, "weight of a synonym of a typed word"),
         Constant(
             "prefer",
             1.5,
@@ -90,13 +88,6 @@ FEATURES: tuple[Feature, ...] = (
         "request.terms",
         None,
         "a view direction ('from the top', 'Draufsicht') counts as the word 'view' typed, at this weight",
-        "",
-    ),
-    Feature(
-        "counting_is_kind",
-        "request.terms",
-        "synonym_weight",
-        "the words asking for a count ('how many') weigh this much: the things counted say what it is about",
         "",
     ),
     Feature(

@@ -64,18 +64,13 @@ def read_terms(
 ) -> dict[str, float]:
     """Index terms with weights: the typed words' at 1, their synonyms at
     `synonyms`. A request of stop words only ("what is this") uses them rather than nothing.
-    The words that ask for a count ("how many") say what kind of answer is wanted, not what it
-    is about: they weigh as a synonym does. A view direction ("from the top") says "view"."""
+    A view direction ("from the top") says "view"."""
     kept = list(words)
     analyzer = vocabulary.analyzer
     terms = analyzer.terms_of_words(kept)
     # rule: a synonym of a typed word counts at synonym_weight
     weights = dict.fromkeys(vocabulary.synonym_terms(kept), synonyms) if synonyms else {}
-    # rule: the words asking for a count weigh as a synonym
-    counting = vocabulary.counting_words(kept) if "counting_is_kind" not in off else set()
-    light = {analyzer.stem(kept[i]) for i in counting}
-    for t in terms:
-        weights[t] = constant("synonym_weight") if t in light else 1.0
+    weights.update(dict.fromkeys(terms, 1.0))
     # rule: a view direction ('from the top') says 'view'
     if "view_is_picture" not in off and vocabulary.view_directions(kept):
         implied = list(vocabulary.view_words)

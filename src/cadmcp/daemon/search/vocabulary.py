@@ -1,6 +1,6 @@
 """The CAD/BIM search vocabulary, shipped as data: per language, in `words/<code>.json`, the
 synonym groups (by concept), the verbs that make a change or a computed question, question
-and help words, units, counting words, view directions and stop words; `vocabulary.json`
+and help words, units, view directions and stop words; `vocabulary.json`
 holds what no language owns (app aliases, what a view direction means, the languages).
 
 Each language's words are stemmed with that language's Snowball stemmer (PyStemmer) and
@@ -127,7 +127,6 @@ class Vocabulary:
 
         self._questions = frozenset(w for text in every("questions") for w in split_words(text)[:1])
         self._units = frozenset(w for text in every("units") for w in split_words(text))
-        self._counting = _by_first_word(every("counting"))
         self._views = _by_first_word(every("views"))
         self._spoken: dict[tuple[str, ...], Language] = {}  # the last requests' languages
         self.view_words = tuple(w for t in shared.get("viewMeans", ()) for w in split_words(t))
@@ -253,10 +252,6 @@ class Vocabulary:
             # rule: an amount is a number followed by a unit
             if words[i].isdigit() and words[i + 1] in self._units
         ]
-
-    def counting_words(self, words: Sequence[str]) -> set[int]:
-        """Positions of the words that ask for a count ("how many", "number of", "wie viele")."""
-        return _phrase_positions(words, self._counting)
 
     def view_directions(self, words: Sequence[str]) -> set[int]:
         """Positions of the words that name a view direction ("from the top", "vue de dessus")."""
