@@ -30,8 +30,12 @@ CONSTANTS: dict[str, Constant] = {
             1.5,
             "score x this for the app the request names or is about, and for what only reads when it asks",
         ),
-        Constant("coordination", 0.5, "score x (share of the typed weight matched) ** this"),
-        Constant("name_coverage", 0.5, "score x (1 + this x IDF share of the name the request covers)"),
+        Constant(
+            "coverage",
+            0.5,
+            "how much a share of words covered counts: score x (share of the request's typed weight"
+            " a capability matches) ** this, and x (1 + this x IDF share of its name the request covers)",
+        ),
         Constant("fusion", 0.15, "fused = this x lexical share + (1 - this) x cosine"),
         Constant("fusion_domain", 0.35, "the same, when the request names an app or uses its domain words"),
         Constant(
@@ -100,7 +104,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "coordination",
         "request.terms, capability terms",
-        "coordination",
+        "coverage",
         "score x (share of the request's typed weight matched) ** weight",
         "",
     ),
@@ -128,7 +132,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature(
         "name_coverage",
         "request.terms, capability name terms",
-        "name_coverage",
+        "coverage",
         "score x (1 + weight x IDF-weighted share of its name the request covers)",
         "",
     ),
