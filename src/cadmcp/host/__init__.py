@@ -4,10 +4,36 @@ from cadmcp.host import HostRuntime
 runtime = HostRuntime("MyCAD", "2026")
 runtime.add_server(server)   # an MCP SDK MCPServer with your tools and resources
 runtime.run()
+
+The names load on first use: a process that needs one small module of the runtime (the
+tessellation worker, the daemon) does not pay for the MCP SDK by importing the package.
 """
 
-from cadmcp.host.appthread import AppThread, CallbackAppThread, QueueAppThread
-from cadmcp.host.progress import report_progress
-from cadmcp.host.runtime import HostRuntime, current
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cadmcp.host.appthread import AppThread, CallbackAppThread, QueueAppThread
+    from cadmcp.host.progress import report_progress
+    from cadmcp.host.runtime import HostRuntime, current
+
+_WHERE = {
+    "AppThread": "appthread",
+    "CallbackAppThread": "appthread",
+    "QueueAppThread": "appthread",
+    "report_progress": "progress",
+    "HostRuntime": "runtime",
+    "current": "runtime",
+}
 
 __all__ = ["AppThread", "CallbackAppThread", "HostRuntime", "QueueAppThread", "current", "report_progress"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value

@@ -19,7 +19,7 @@ from ifc_helpers import run, text
 from mcp import Client
 
 from cadmcp.hosts.ifc import create_server
-from cadmcp.hosts.ifc.geometry import drawable_elements
+from cadmcp.hosts.ifc.shapes import drawable_elements
 from cadmcp.hosts.ifc.tessellator import WORKER_MB_ENV
 
 pytestmark = pytest.mark.anyio

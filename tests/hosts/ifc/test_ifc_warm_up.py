@@ -20,7 +20,7 @@ from cadmcp.host import HostRuntime
 from cadmcp.host.appthread import CallbackAppThread
 from cadmcp.hosts.ifc import create_server
 from cadmcp.hosts.ifc.documents import DocumentError
-from cadmcp.hosts.ifc.geometry import drawable_elements
+from cadmcp.hosts.ifc.shapes import drawable_elements
 from cadmcp.wire.sockets import connect
 
 pytestmark = pytest.mark.anyio

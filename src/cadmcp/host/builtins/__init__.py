@@ -11,43 +11,75 @@ rollback semantics as every other host::
     DocumentHost("MyCAD", "2026", surface, toolsets=[]).run()   # serve until SIGINT/SIGTERM
 
 The guide is docs/hosts/adapters.md.
+
+The names load on first use: a module that needs only the adapter's types (a tessellation
+process, a file reader) does not load the MCP SDK by importing this package.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver import MCPServer
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
-from cadmcp.host.builtins.adapter import (
-    COMPLETE_OPTION,
-    DocumentAdapter,
-    DocumentInfo,
-    Domain,
-    HostError,
-    HostProfile,
-    NotFound,
-    Opened,
-    RecordedStep,
-    RequestedDocument,
-    Saved,
-    ScreenshotOption,
-    ScriptRun,
-    Shot,
-    UndoStack,
-    requested_outcome,
-)
-from cadmcp.host.builtins.navigation import HistoryStack, navigate
-from cadmcp.host.builtins.surface import (
-    DOMAIN_META,
-    MAX_IMAGE_SIDE,
-    MIN_IMAGE_SIDE,
-    WARM_UP_ENV,
-    BuiltinSurface,
-    build_server,
-    fit_height,
-)
-from cadmcp.host.runtime import HostRuntime
+    from cadmcp.host.builtins.adapter import (
+        COMPLETE_OPTION,
+        DocumentAdapter,
+        DocumentInfo,
+        Domain,
+        HostError,
+        HostProfile,
+        NotFound,
+        Opened,
+        RecordedStep,
+        RequestedDocument,
+        Saved,
+        ScreenshotOption,
+        ScriptRun,
+        Shot,
+        UndoStack,
+        requested_outcome,
+    )
+    from cadmcp.host.builtins.navigation import HistoryStack, navigate
+    from cadmcp.host.builtins.surface import (
+        MAX_IMAGE_SIDE,
+        MIN_IMAGE_SIDE,
+        WARM_UP_ENV,
+        BuiltinSurface,
+        build_server,
+        fit_height,
+    )
+    from cadmcp.host.runtime import HostRuntime
+
+_WHERE = {
+    "COMPLETE_OPTION": "adapter",
+    "DocumentAdapter": "adapter",
+    "DocumentInfo": "adapter",
+    "Domain": "adapter",
+    "HostError": "adapter",
+    "HostProfile": "adapter",
+    "NotFound": "adapter",
+    "Opened": "adapter",
+    "RecordedStep": "adapter",
+    "RequestedDocument": "adapter",
+    "Saved": "adapter",
+    "ScreenshotOption": "adapter",
+    "ScriptRun": "adapter",
+    "Shot": "adapter",
+    "UndoStack": "adapter",
+    "requested_outcome": "adapter",
+    "HistoryStack": "navigation",
+    "navigate": "navigation",
+    "DOMAIN_META": "surface",
+    "MAX_IMAGE_SIDE": "surface",
+    "MIN_IMAGE_SIDE": "surface",
+    "WARM_UP_ENV": "surface",
+    "BuiltinSurface": "surface",
+    "build_server": "surface",
+    "fit_height": "surface",
+}
 
 __all__ = [
     "COMPLETE_OPTION",
@@ -79,11 +111,21 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
 def attach(
     runtime: HostRuntime, surface: BuiltinSurface | MCPServer[Any], *, warm_up: bool | None = None
 ) -> None:
     """Serve ``surface`` from ``runtime`` (:meth:`BuiltinSurface.attach`); a plain MCP server is
     only added to the catalog."""
+    from cadmcp.host.builtins.surface import BuiltinSurface
+
     if isinstance(surface, BuiltinSurface):
         surface.attach(runtime, warm_up=warm_up)
     else:
@@ -92,4 +134,6 @@ def attach(
 
 def declare_domain(runtime: HostRuntime, domain: dict[str, list[str]]) -> None:
     """Put the search vocabulary on the runtime's ``tools/list`` results (``_meta["io.cadmcp/domain"]``)."""
+    from cadmcp.host.builtins.surface import DOMAIN_META
+
     runtime.set_list_meta(DOMAIN_META, domain)

@@ -438,8 +438,8 @@ class IfcAdapter:
         import ifcopenshell.util.element
         import ifcopenshell.util.unit  # noqa: F401  (plan views)
 
-        from cadmcp.hosts.ifc.geometry import draw_order, drawable_elements
         from cadmcp.hosts.ifc.render import render_png
+        from cadmcp.hosts.ifc.shapes import draw_order, drawable_elements
 
         yield "imports"
         documents = [active, *(d for d in self.workspace.documents if d is not active)]

@@ -277,7 +277,7 @@ def main() -> int:
     request = json.loads(sys.stdin.buffer.readline() or b"{}")
     _follow_parent(int(request.get("parent", os.getppid())))
     out = sys.stdout.buffer
-    from cadmcp.hosts.ifc import geometry
+    from cadmcp.hosts.ifc import shapes
     from cadmcp.hosts.ifc.documents import load_model, stamp
 
     path = Path(request["path"])
@@ -290,7 +290,7 @@ def main() -> int:
         _write_frame(out, {"error": f"the tessellation process could not read the model: {exc}"})
         out.flush()
         return 1
-    elements = geometry.draw_order(geometry.drawable_elements(model))
+    elements = shapes.draw_order(shapes.drawable_elements(model))
     elements += [e for e in model.by_type("IfcSpace") if e.Representation is not None]
     _write_frame(out, {"ids": [e.id() for e in elements], "stamp": before})
     out.flush()
@@ -307,18 +307,18 @@ def main() -> int:
         _write_frame(out, head, np.ascontiguousarray(triangles, dtype=np.float32).tobytes())
         sent.add(element.id())
 
-    first = [e for e in elements if geometry.draws_first(e)]
-    rest = [e for e in elements if not geometry.draws_first(e)]
+    first = [e for e in elements if shapes.draws_first(e)]
+    rest = [e for e in elements if not shapes.draws_first(e)]
     threads = max(1, int(request.get("threads", 1)))
     for group in (first, rest):
         if group:
-            for element, shape in geometry.iterate_shapes(model, group, threads):
-                triangles, failed = geometry.triangles_of(element, shape.geometry)
+            for element, shape in shapes.iterate_shapes(model, group, threads):
+                triangles, failed = shapes.triangles_of(element, shape.geometry)
                 send(element, triangles, failed)
             out.flush()
     for element in elements:  # what the iterator skipped: alone, to learn why
         if element.id() not in sent:
-            triangles, failed = geometry.shape_alone(element)
+            triangles, failed = shapes.shape_alone(element)
             send(element, triangles, failed)
     _write_frame(out, {"end": True})
     out.flush()

@@ -52,8 +52,8 @@ def screenshot(
     doc: Any, cache: Any, level: Any, width: int, height: int | None, options: Mapping[str, Any]
 ) -> Shot:
     """Render ``doc`` (one storey when ``level`` is given) and say what the picture leaves out."""
-    from cadmcp.hosts.ifc.geometry import drawable, drawable_elements, has_body, storey_products
     from cadmcp.hosts.ifc.render import render
+    from cadmcp.hosts.ifc.shapes import drawable, drawable_elements, has_body, storey_products
 
     view = options.get("view", "axonometric")
     extents = options.get("extents", "main")
@@ -225,7 +225,7 @@ def screenshot(
 
 def _in_no_storey(f: Any) -> list[Any]:
     """Drawable products that no storey holds (directly, through spaces, assemblies or references)."""
-    from cadmcp.hosts.ifc.geometry import drawable, storey_products
+    from cadmcp.hosts.ifc.shapes import drawable, storey_products
 
     held: set[int] = set()
     for storey in f.by_type("IfcBuildingStorey"):
