@@ -67,6 +67,19 @@ json.dumps([[o.Name, o.TypeId, o.Label, _props(o), _shape(o)] for o in objects])
 """
 
 
+def differences(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """Each object's entry that differs between two state dumps (name -> entry), as text."""
+    out = []
+    for name in sorted(set(want) | set(got)):
+        a, b = want.get(name, {}), got.get(name, {})
+        out += [
+            f"{name}.{k}: {a.get(k)!r} -> {b.get(k)!r}"
+            for k in sorted(set(a) | set(b))
+            if a.get(k) != b.get(k)
+        ]
+    return out
+
+
 def text_of(result: Any) -> str:
     return "\n".join(c.text for c in result.content if c.type == "text")
 

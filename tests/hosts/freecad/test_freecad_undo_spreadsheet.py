@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from freecad_helpers import FreeCAD, text_of
+from freecad_helpers import FreeCAD, differences, text_of
 from tests.core.helpers import structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -131,18 +131,6 @@ async def dump(fc: FreeCAD) -> dict[str, Any]:
 
 def without_marks(state: dict[str, Any]) -> dict[str, Any]:
     return {name: {k: v for k, v in entry.items() if k != "touched"} for name, entry in state.items()}
-
-
-def differences(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    out = []
-    for name in sorted(set(want) | set(got)):
-        a, b = want.get(name, {}), got.get(name, {})
-        out += [
-            f"{name}.{k}: {a.get(k)!r} -> {b.get(k)!r}"
-            for k in sorted(set(a) | set(b))
-            if a.get(k) != b.get(k)
-        ]
-    return out
 
 
 async def test_spreadsheet_cells_come_back_exactly_after_undo_and_redo(daemon: Any, tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from cadmcp.hosts.freecad.undo import (
     FreeCADUndoStack,
     StepMarks,
     ValueLog,
+    invalid,
     refresh_derived,
     restore_marks,
     restore_state,
@@ -277,6 +278,7 @@ class FreeCADScriptRun:
         self._values = ValueLog(doc)
         """What the code, its recompute and an abort changed, as it was before."""
         self._touched: set[str] = set()
+        self._invalid: set[str] = set()
         self._undo_before: list[str] = []
         self._was_modified = False
         self._transaction: Any = None
@@ -292,6 +294,7 @@ class FreeCADScriptRun:
         self.doc.UndoMode = 1
         self._was_modified = self.adapter.modified(self.doc)
         self._touched = touched(self.doc)
+        self._invalid = invalid(self.doc)
         self._undo_before = list(self.doc.UndoNames)
         App.addDocumentObserver(self._changes)
         self._values.keep_cells()
@@ -339,6 +342,8 @@ class FreeCADScriptRun:
                 frozenset(touched(self.doc)),
                 None if self._values.overflowed else self._values.values,
                 changes=self._changes.touched(),
+                invalid_before=frozenset(self._invalid),
+                invalid_after=frozenset(invalid(self.doc)),
             )
         )
         c = self._changes
@@ -376,7 +381,7 @@ class FreeCADScriptRun:
         if self._values.overflowed:  # after the transaction is closed: its recompute records nothing
             settle(self.doc, self._touched)
         else:
-            restore_state(self.doc, self._values.values, self._touched)
+            restore_state(self.doc, self._values.values, self._touched, self._invalid)
         self.adapter.rolled_back(self.doc, self._was_modified)
         return changed
 

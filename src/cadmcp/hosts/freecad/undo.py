@@ -11,8 +11,12 @@ While a script runs, a :class:`ValueLog` keeps each property's saved content fro
 first change (FreeCAD's own serialisation, ``dumpPropertyContent``); an undo, redo or abort of
 that step puts back, after FreeCAD's own restore, every property that step or the restore changed
 to its content in the state it goes back to, then exactly the recorded "touched" marks
-(:func:`restore_state`). Nothing is recomputed but spreadsheets: a file whose saved values differ
-from what a recompute would give (written by another FreeCAD version) gets its saved values back.
+(:func:`restore_state`). An object marked Invalid (its recompute failed) in one state and not in the
+other is recomputed (FreeCAD clears or sets the mark only then), and what that recompute wrote (an
+object's own ``execute`` writes properties of its own: an Arch window its IFC data) is put back too;
+an object whose recompute fails again keeps the mark (FreeCAD 0.20 has no other way to clear it).
+Nothing else is recomputed but spreadsheets: a file whose saved values differ from what a recompute
+would give (written by another FreeCAD version) gets its saved values back.
 A spreadsheet keeps its cells, column widths and row heights (kept for every sheet when a script
 starts: ``clearAll`` changes them unheard, and FreeCAD does not undo it) and computes the rest: each
 sheet the step or the restore changed reads its cells back whole and computes every cell again
@@ -45,6 +49,7 @@ __all__ = [
     "StepMarks",
     "ValueLog",
     "comparable",
+    "invalid",
     "listening",
     "recompute_sheets",
     "refresh_derived",
@@ -71,6 +76,11 @@ Key = tuple[str, str]
 def touched(doc: Any) -> set[str]:
     """Names of the objects of ``doc`` marked as needing a recompute."""
     return {o.Name for o in doc.Objects if "Touched" in o.State}
+
+
+def invalid(doc: Any) -> set[str]:
+    """Names of the objects of ``doc`` whose last recompute failed (marked Invalid)."""
+    return {o.Name for o in doc.Objects if "Invalid" in o.State}
 
 
 def restore_marks(doc: Any, names: Collection[str]) -> None:
@@ -331,18 +341,28 @@ def restore_values(doc: Any, values: Mapping[Key, Saved]) -> int:
     return restored
 
 
-def restore_state(doc: Any, values: Mapping[Key, Saved], names: Collection[str]) -> None:
-    """End an undo, redo or abort in the recorded state: ``values`` back, exactly ``names`` touched.
+def restore_state(
+    doc: Any, values: Mapping[Key, Saved], names: Collection[str], failed: Collection[str] | None = None
+) -> None:
+    """End an undo, redo or abort in the recorded state: ``values`` back, exactly ``names`` touched
+    and, when ``failed`` is given, exactly ``failed`` marked Invalid.
 
     Some objects need a recompute without being marked (a spreadsheet whose cells were read back
-    keeps them dirty), so the next recompute would redo them and what follows from them: they are
-    recomputed here, with no object marked, and what that moved is put back again.
+    keeps them dirty), so the next recompute would redo them and what follows from them; an Invalid
+    mark goes only with a recompute that succeeds (and comes back with one that fails again). They are
+    recomputed here, with only they marked, and everything that recompute wrote (their own
+    ``execute`` writes properties of theirs: an Arch window its IFC data) is put back as it was before
+    it, with ``values``.
     """
     restore_values(doc, values)
     recompute_sheets(doc, {name for name, _ in values})  # their cell values are never put back
-    restore_marks(doc, ())
-    if doc.recompute():
-        restore_values(doc, values)
+    wrong = set() if failed is None else invalid(doc) ^ set(failed)
+    restore_marks(doc, wrong)
+    written = ValueLog(doc, limit=2**62)
+    with listening(written):
+        recomputed = doc.recompute()
+    if recomputed:
+        restore_values(doc, {**written.values, **values})
     refresh_derived()
     restore_marks(doc, names)
 
@@ -382,6 +402,9 @@ class StepMarks:
     values_after: dict[Key, Saved] = field(default_factory=dict)
     changes: Touched | None = None
     """The objects it created, modified and deleted, by name."""
+    invalid_before: frozenset[str] | None = None
+    invalid_after: frozenset[str] | None = None
+    """The objects marked Invalid (their recompute failed) before and after it (None: not known)."""
     below: StepMarks | None = None
     """The recorded step under it when it was made (None: none, or not known)."""
 
@@ -512,12 +535,15 @@ class FreeCADUndoStack:
             refresh_derived()
             return
         names_then = marks.touched_before if back else marks.touched_after
+        failed_then = marks.invalid_before if back else marks.invalid_after
         if marks.values is None or log.overflowed:
             settle(self.doc, names_then)
             return
         # what the restore moved and the step did not change was the same before and after it
         moved = {k: v for k, v in log.values.items() if k not in marks.values}
-        restore_state(self.doc, {**moved, **(marks.values if back else marks.values_after)}, names_then)
+        restore_state(
+            self.doc, {**moved, **(marks.values if back else marks.values_after)}, names_then, failed_then
+        )
         self.steps.trim()
 
     def undo(self) -> None:
