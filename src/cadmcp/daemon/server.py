@@ -66,6 +66,20 @@ def _quiet_cancellation_races() -> None:
     loop.set_exception_handler(handler)
 
 
+async def _stop_on_sigint(scope: anyio.CancelScope) -> None:
+    """Ctrl-C stops the daemon by cancelling what serves the client, through anyio.
+
+    asyncio's own SIGINT handling cancels the main task once, natively; a cancellation that
+    lands while a shielded scope runs (a host link closing, say) can be absorbed there, and the
+    daemon then serves on until stdin closes. A cancelled scope stays cancelled."""
+    import signal
+
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
 class _DaemonServer(Server[Any]):
     """The low-level server, advertising tasks the way each protocol era expects."""
 
@@ -179,10 +193,17 @@ class Daemon:
         return server
 
     async def serve_stdio(self) -> None:
+        """Serve the client on stdin/stdout until it closes stdin (or SIGINT stops the daemon)."""
         from cadmcp.wire.stdio import stdio_streams
 
-        async with self._running(), stdio_streams(MAX_REQUEST_BYTES) as (read, write):
+        async with (
+            self._running(),
+            stdio_streams(MAX_REQUEST_BYTES) as (read, write),
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(_stop_on_sigint, tg.cancel_scope)
             await self.server.run(read, write, self.server.create_initialization_options())
+            tg.cancel_scope.cancel()
 
     async def serve_http(
         self,
