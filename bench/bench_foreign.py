@@ -37,6 +37,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from cadmcp.applications import CONFIG_ENV
+from cadmcp.daemon.search.semantic import SEMANTIC_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -224,7 +225,7 @@ def main() -> None:
             }
         )
     )
-    env = {**os.environ, RUNTIME_DIR_ENV: str(runtime), CONFIG_ENV: str(config), "CADMCP_SEMANTIC": "off"}
+    env = {**os.environ, RUNTIME_DIR_ENV: str(runtime), CONFIG_ENV: str(config), SEMANTIC_ENV: "off"}
     proxies = [
         subprocess.Popen([sys.executable, "-m", "cadmcp", "host", n], env=env, stderr=subprocess.DEVNULL)
         for n in found
