@@ -11,8 +11,9 @@ tessellation worker, the daemon) does not pay for the MCP SDK by importing the p
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cadmcp.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from cadmcp.host.appthread import AppThread, CallbackAppThread, QueueAppThread
@@ -31,9 +32,4 @@ _WHERE = {
 __all__ = ["AppThread", "CallbackAppThread", "HostRuntime", "QueueAppThread", "current", "report_progress"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _WHERE)

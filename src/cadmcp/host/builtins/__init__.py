@@ -18,8 +18,9 @@ process, a file reader) does not load the MCP SDK by importing this package.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from cadmcp.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -111,12 +112,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _WHERE)
 
 
 def attach(
