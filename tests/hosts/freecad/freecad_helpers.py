@@ -7,7 +7,7 @@ import io
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,28 @@ def differences(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
             if a.get(k) != b.get(k)
         ]
     return out
+
+
+async def history_round(
+    fc: Any,
+    dump: Callable[[Any], Awaitable[dict[str, Any]]],
+    original: dict[str, Any],
+    edited: dict[str, Any],
+    settled: Callable[[dict[str, Any]], dict[str, Any]] = lambda state: state,
+) -> list[str]:
+    """Undo, redo, undo again, then a recompute, each state dump compared with the one it must
+    give back (`settled` is applied to both before the recompute's compare): what differed."""
+    found = []
+    await fc.invoke("navigate_history", {"direction": "back"})
+    found += [f"undo: {d}" for d in differences(original, await dump(fc))]
+    await fc.invoke("navigate_history", {"direction": "forward"})
+    found += [f"redo: {d}" for d in differences(edited, await dump(fc))]
+    await fc.invoke("navigate_history", {"direction": "back"})
+    found += [f"undo again: {d}" for d in differences(original, await dump(fc))]
+    recomputed = await fc.run("doc.recompute()\nNone", "Recompute")
+    assert not recomputed.is_error, text_of(recomputed)
+    found += [f"recompute: {d}" for d in differences(settled(original), settled(await dump(fc)))]
+    return found
 
 
 def text_of(result: Any) -> str:

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 import pytest
-from freecad_helpers import FreeCAD, differences, text_of
+from freecad_helpers import FreeCAD, history_round, text_of
 from tests.core.helpers import structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -115,16 +115,7 @@ async def test_what_execute_wrote_and_the_errors_of_the_step_go_with_its_undo(da
             else:
                 assert [n for n, e in edited.items() if "Invalid" in e["state"]], what
 
-            found = []
-            await fc.invoke("navigate_history", {"direction": "back"})
-            found += [f"undo: {d}" for d in differences(original, await dump(fc))]
-            await fc.invoke("navigate_history", {"direction": "forward"})
-            found += [f"redo: {d}" for d in differences(edited, await dump(fc))]
-            await fc.invoke("navigate_history", {"direction": "back"})
-            found += [f"undo again: {d}" for d in differences(original, await dump(fc))]
-            recomputed = await fc.run("doc.recompute()\nNone", "Recompute")
-            assert not recomputed.is_error, text_of(recomputed)
-            found += [f"recompute: {d}" for d in differences(original, await dump(fc))]
+            found = await history_round(fc, dump, original, edited)
             if found:
                 failures[what] = found[:8]
             await fc.run("App.closeDocument(doc.Name)\nNone", "Close")

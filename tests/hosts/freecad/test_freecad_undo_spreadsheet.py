@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from freecad_helpers import FreeCAD, differences, text_of
+from freecad_helpers import FreeCAD, history_round, text_of
 from tests.core.helpers import structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -154,17 +154,7 @@ async def test_spreadsheet_cells_come_back_exactly_after_undo_and_redo(daemon: A
             edited = await dump(fc)
             assert (edited == original) == (what == "the value it holds"), what
 
-            found = []
-            await fc.invoke("navigate_history", {"direction": "back"})
-            found += [f"undo: {d}" for d in differences(original, await dump(fc))]
-            await fc.invoke("navigate_history", {"direction": "forward"})
-            found += [f"redo: {d}" for d in differences(edited, await dump(fc))]
-            await fc.invoke("navigate_history", {"direction": "back"})
-            found += [f"undo again: {d}" for d in differences(original, await dump(fc))]
-            recomputed = await fc.run("doc.recompute()\nNone", "Recompute")
-            assert not recomputed.is_error, text_of(recomputed)
-            after = without_marks(await dump(fc))
-            found += [f"recompute: {d}" for d in differences(without_marks(original), after)]
+            found = await history_round(fc, dump, original, edited, without_marks)
             if found:
                 failures[what] = found[:6]
     assert not failures, json.dumps(failures, indent=1)
