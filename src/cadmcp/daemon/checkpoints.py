@@ -130,7 +130,11 @@ class Checkpoint:
 
 class LogScan:
     """The `policy/checkpoint` lines and successful `policy/revert` lines of every log file in the
-    shared folder, read incrementally (each file is append-only: only what it gained is read)."""
+    shared folder, read incrementally (each file is append-only: only what it gained is read).
+
+    Each file keeps its newest `MAX_CHECKPOINTS` lines of each kind: only the machine's newest
+    checkpoints are listed, a file's older ones cannot be among them, and a revert line always
+    follows the checkpoints it names."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -164,7 +168,25 @@ class LogScan:
             if any(w in raw for w in _WANTED):
                 with contextlib.suppress(ValueError):
                     found.append(parse_line(raw.decode("utf-8", "replace")))
-        return offset + complete, found
+        return offset + complete, _newest(found)
+
+
+def _newest(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`lines` (oldest first) less all but the newest `MAX_CHECKPOINTS` checkpoint lines and
+    `MAX_CHECKPOINTS` revert lines."""
+    checkpoints = sum(1 for line in lines if line.get("method") == CHECKPOINT_LINE)
+    reverts = len(lines) - checkpoints
+    if checkpoints <= MAX_CHECKPOINTS and reverts <= MAX_CHECKPOINTS:
+        return lines
+    skip = {True: checkpoints - MAX_CHECKPOINTS, False: reverts - MAX_CHECKPOINTS}
+    kept = []
+    for line in lines:
+        kind = line.get("method") == CHECKPOINT_LINE
+        if skip[kind] > 0:
+            skip[kind] -= 1
+        else:
+            kept.append(line)
+    return kept
 
 
 class Checkpoints:
