@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,6 +128,9 @@ def test_the_inspector_cli_connects_with_the_token_and_is_refused_without_it(
     assert json.loads(hosts.stdout)["structuredContent"]["count"] >= 0, hosts.stderr
 
 
+_RESULT_STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
+
+
 def _conformance(url: str, out: Path, token: str | None) -> dict[str, list[str]]:
     env = {"PATH": f"{NODE.parent}:{os.environ.get('PATH', '')}", "HOME": os.environ.get("HOME", "/tmp")}
     if token:
@@ -141,7 +145,8 @@ def _conformance(url: str, out: Path, token: str | None) -> dict[str, list[str]]
     )
     outcome: dict[str, list[str]] = {}
     for checks in out.glob("*/checks.json"):
-        scenario = checks.parent.name.removeprefix("server-").rsplit("-20", 1)[0]
+        # `server-<scenario>-<ISO time with ':' and '.' as '-'>`: the time may hold "-20" too
+        scenario = _RESULT_STAMP.sub("", checks.parent.name.removeprefix("server-"))
         outcome[scenario] = [c["status"] for c in json.loads(checks.read_text())]
     return outcome
 
