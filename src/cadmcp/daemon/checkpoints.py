@@ -133,8 +133,9 @@ class LogScan:
     shared folder, read incrementally (each file is append-only: only what it gained is read).
 
     Each file keeps its newest `MAX_CHECKPOINTS` lines of each kind: only the machine's newest
-    checkpoints are listed, a file's older ones cannot be among them, and a revert line always
-    follows the checkpoints it names."""
+    checkpoints are listed, so a file's older ones cannot be among them. A revert older than its
+    file's newest `MAX_CHECKPOINTS` is forgotten; its call then lists as not reverted, and a
+    second revert of it is refused by the host's history check."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -172,21 +173,13 @@ class LogScan:
 
 
 def _newest(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`lines` (oldest first) less all but the newest `MAX_CHECKPOINTS` checkpoint lines and
-    `MAX_CHECKPOINTS` revert lines."""
-    checkpoints = sum(1 for line in lines if line.get("method") == CHECKPOINT_LINE)
-    reverts = len(lines) - checkpoints
-    if checkpoints <= MAX_CHECKPOINTS and reverts <= MAX_CHECKPOINTS:
+    """The newest `MAX_CHECKPOINTS` checkpoint lines of `lines` (oldest first), then its newest
+    `MAX_CHECKPOINTS` revert lines (their readers do not depend on the order between the two)."""
+    checkpoints = [line for line in lines if line.get("method") == CHECKPOINT_LINE]
+    if len(checkpoints) <= MAX_CHECKPOINTS and len(lines) - len(checkpoints) <= MAX_CHECKPOINTS:
         return lines
-    skip = {True: checkpoints - MAX_CHECKPOINTS, False: reverts - MAX_CHECKPOINTS}
-    kept = []
-    for line in lines:
-        kind = line.get("method") == CHECKPOINT_LINE
-        if skip[kind] > 0:
-            skip[kind] -= 1
-        else:
-            kept.append(line)
-    return kept
+    reverts = [line for line in lines if line.get("method") != CHECKPOINT_LINE]
+    return checkpoints[-MAX_CHECKPOINTS:] + reverts[-MAX_CHECKPOINTS:]
 
 
 class Checkpoints:
