@@ -18,6 +18,7 @@ from cadmcp.daemon.search.request import (
     read_question,
     read_request,
     read_terms,
+    read_words,
 )
 
 from .conftest import tool
@@ -31,6 +32,9 @@ def lexicon() -> Lexicon:
     index.replace_host("d", [layers, code], domain=HostDomain(terms=("layer", "block")))
     index.replace_host(
         "i", [tool("list_storeys", host="i", app="IFC")], domain=HostDomain(terms=("storey", "slab"))
+    )
+    index.replace_host(
+        "f", [tool("list_documents", host="f", app="FreeCAD")], domain=HostDomain(names=("FreeCAD",))
     )
     return index.lexicon()
 
@@ -48,10 +52,17 @@ def test_terms_weigh_typed_words_above_their_synonyms(lexicon: Lexicon) -> None:
         ("export the dwg layers", {"dxf"}),
         ("list storeys in the ifc model", {"ifc"}),
         ("list storeys", set()),
+        # a run of words spelling an alias names its app, however the name is split or typed
+        ("open it in freecad", {"freecad"}),
+        ("open it in FreeCAD", {"freecad"}),
+        ("open it in Free CAD", {"freecad"}),
+        ("the auto cad layers", {"dxf"}),
+        ("a free tool for cad", set()),  # the words are there, not in a run that spells it
+        ("open a cad file", set()),  # a stop word is no part of a name ("acad") unless the name has it
     ],
 )
 def test_apps_are_the_apps_the_request_names(lexicon: Lexicon, words: str, apps: set[str]) -> None:
-    assert read_apps(words.split(), lexicon) == apps
+    assert read_apps(read_words(words), lexicon) == apps
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,13 @@ from cadmcp.daemon.search.ranking import TIER_EXACT, TIER_PREFIX, Ranked, rank
 from cadmcp.daemon.search.request import Lexicon, read_request
 from cadmcp.daemon.search.semantic import semantic_text
 from cadmcp.daemon.search.suggestions import suggest
-from cadmcp.daemon.search.vocabulary import Vocabulary, alias_forms, default_vocabulary, shipped_stop_words
+from cadmcp.daemon.search.vocabulary import (
+    Aliases,
+    Vocabulary,
+    add_alias,
+    default_vocabulary,
+    shipped_stop_words,
+)
 
 if TYPE_CHECKING:
     from cadmcp.daemon.search.semantic import SemanticLayer
@@ -355,7 +361,7 @@ class SearchIndex:
         """The postings' app codes of casefolded app names (unknown ones left out)."""
         return [self._app_ids[a] for a in apps if a in self._app_ids]
 
-    def _aliases(self) -> dict[tuple[str, ...], str]:
+    def _aliases(self) -> Aliases:
         """App aliases: the vocabulary's, the names each host declares for its app, and each
         host's own app name where its capabilities hold that name more often than all others
         do: an app called "weather" among other weather tools is not mentioned by "weather"."""
@@ -364,18 +370,16 @@ class SearchIndex:
         for seg in self._segments.values():
             by_app.setdefault(seg.app, []).append(seg)
             for name in seg.domain.names if seg.domain else ():
-                for words in alias_forms(name):
-                    aliases.setdefault(words, seg.app)
+                add_alias(aliases, name, seg.app, replace=False)
         for app, segs in by_app.items():
-            forms = alias_forms(segs[0].docs[0].host_app)
-            terms = self.analyzer.terms_of_words(forms[0]) if forms else []
-            if not terms or forms[0] in aliases:
+            name = segs[0].docs[0].host_app
+            terms = self.analyzer.terms(name)
+            if not terms:
                 continue
             inside = min(sum(s.term_counts.get(t, 0) for s in segs) for t in terms)
             # rule: a host's app name names the app where its own capabilities hold it most
             if min(self.postings.df(t) for t in terms) - inside <= inside:
-                for form in forms:
-                    aliases.setdefault(form, app)
+                add_alias(aliases, name, app, replace=False)
         return aliases
 
     def name_matches(self, probe: str) -> dict[int, int]:

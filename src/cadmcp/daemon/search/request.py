@@ -15,7 +15,7 @@ from types import MappingProxyType
 from cadmcp.daemon.search.analyzer import fold, split_words, without_names
 from cadmcp.daemon.search.domain import DomainTable
 from cadmcp.daemon.search.features import constant
-from cadmcp.daemon.search.vocabulary import Language, Vocabulary
+from cadmcp.daemon.search.vocabulary import Aliases, Language, Vocabulary
 
 Intents = Mapping[str, tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]
 _EMPTY: Mapping[str, float] = MappingProxyType({})
@@ -27,7 +27,7 @@ class Lexicon:
     an app (the vocabulary's and the hosts' own), and the apps' declared domain words."""
 
     vocabulary: Vocabulary
-    aliases: Mapping[tuple[str, ...], str]
+    aliases: Aliases  # an alias's words joined → its app (see `vocabulary.add_alias`)
     domains: DomainTable
     fallbacks: bool = True  # whether any host declares a general-purpose tool (what reads the intents)
 
@@ -87,7 +87,9 @@ def read_probes(text: str, words: Sequence[str]) -> tuple[str, ...]:
 
 def read_apps(words: Sequence[str], lexicon: Lexicon) -> frozenset[str]:
     """Apps the request names by any alias."""
-    return frozenset(Vocabulary.app_mentions(words, lexicon.aliases)) if words else frozenset()
+    if not words:
+        return frozenset()
+    return frozenset(Vocabulary.app_mentions(words, lexicon.aliases, lexicon.vocabulary.analyzer.stop_words))
 
 
 def read_language(words: Sequence[str], vocabulary: Vocabulary) -> Language:

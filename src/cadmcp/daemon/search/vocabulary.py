@@ -13,7 +13,7 @@ Toolset authors add words for their own tools through the tool's `_meta["io.cadm
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -22,8 +22,10 @@ import Stemmer
 
 from cadmcp.daemon.search.analyzer import Analyzer, split_words
 
-#: App aliases longer than this many words are not looked for.
+#: App aliases spelled by more than this many words are not looked for.
 _MAX_ALIAS_WORDS = 4  # bound
+Aliases = dict[str, tuple[str, frozenset[str]]]
+"""An alias's words joined → (the app's casefolded name, the alias's own words)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +135,10 @@ class Vocabulary:
         """What a view direction ("from the top", "Draufsicht") says: a picture of the model."""
         self.measure_terms = frozenset(t for text in every("measures") for t in self.analyzer.terms(text))
         """Terms of the quantities a computed question may ask for (area, volume, length ...)."""
-        self._apps: dict[tuple[str, ...], str] = {}
+        self._apps: Aliases = {}
         for app, aliases in shared.get("apps", {}).items():
             for alias in (app, *aliases):
-                for words in alias_forms(alias):
-                    self._apps[words] = app.casefold()
+                add_alias(self._apps, alias, app.casefold())
 
     def _member(self, lang: Language, text: str) -> _Member:
         words = split_words(text)
@@ -264,20 +265,25 @@ class Vocabulary:
         return bool(words) and (words[0] in self._questions or query.rstrip().endswith("?"))
 
     @property
-    def app_aliases(self) -> dict[tuple[str, ...], str]:
-        """Word sequences that name an app → the app's casefolded name."""
+    def app_aliases(self) -> Aliases:
+        """The vocabulary's app aliases (see `add_alias`)."""
         return dict(self._apps)
 
     @staticmethod
-    def app_mentions(words: Sequence[str], aliases: Mapping[tuple[str, ...], str]) -> set[str]:
-        """Casefolded app names that the query's words name, by any alias in `aliases`."""
+    def app_mentions(words: Sequence[str], aliases: Aliases, stop_words: Collection[str]) -> set[str]:
+        """Casefolded app names that the query's words name: a run of words spelling an alias,
+        spaces and case aside ("freecad", "FreeCAD", "Free CAD"; "HDB car park" for an app
+        called hdbcarpark), where a stop word counts only as a word of the alias itself ("a cad"
+        does not spell "acad", "MySQL" typed still spells MySQL)."""
         found: set[str] = set()
         for i in range(len(words)):
-            for n in range(1, min(_MAX_ALIAS_WORDS, len(words) - i) + 1):
-                # rule: a request names an app by an alias (the vocabulary's, the names its hosts declare)
-                app = aliases.get(tuple(words[i : i + n]))
-                if app is not None:
-                    found.add(app)
+            key = ""
+            for n, w in enumerate(words[i : i + _MAX_ALIAS_WORDS], 1):
+                key += w
+                alias = aliases.get(key)
+                # rule: an app is named by a run of words spelling an alias (stop words only as the alias has)
+                if alias and all(v in alias[1] for v in words[i : i + n] if v in stop_words):
+                    found.add(alias[0])
         return found
 
 
@@ -299,16 +305,13 @@ def _phrase_positions(words: Sequence[str], phrases: Mapping[str, list[tuple[str
     return out
 
 
-def alias_forms(name: str) -> list[tuple[str, ...]]:
-    """The word sequences that name an app: its words as the analyser splits them and, for a
-    one-token name the analyser splits ("FreeCAD", "IfcOpenShell"), the same as one word, as
-    people type it ("freecad")."""
-    words = tuple(split_words(name))
-    forms = [words] if words else []
-    # rule: a one-token app name the analyser splits ('FreeCAD') is also typed as one word
-    if len(words) > 1 and len(name.split()) == 1 and all(w.isalpha() for w in words):
-        forms.append(("".join(words),))
-    return forms
+def add_alias(aliases: Aliases, name: str, app: str, *, replace: bool = True) -> None:
+    """Record `name` as naming `app`: keyed by its words joined (so that however the analyser
+    splits a name, "FreeCAD" into free and cad, it is spelled the same typed as one word or as
+    several), with those words (where a run of the request's words may hold a stop word)."""
+    words = split_words(name)
+    if words and (replace or "".join(words) not in aliases):
+        aliases["".join(words)] = (app, frozenset(words))
 
 
 def load_vocabulary_data() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
