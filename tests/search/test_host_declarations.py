@@ -196,6 +196,11 @@ def test_twins_holding_the_same_typed_words_tie_however_long_their_descriptions(
         ("laag hernoemen naar A-MUUR", "DXF"),  # Dutch
         ("EXPLODE all blocks on layer DOORS", "DXF"),  # a command typed in capitals is no name
         ("chamfer the top edges of every slab", "IFC"),
+        # the app's name is no word of what is asked: every capability of the app holds it
+        ("every wall 20 mm thicker in IFC", "IFC"),
+        ("the slab 30 mm thicker (IFC)", "IFC"),
+        ("the hatch border 5 mm wider in DXF", "DXF"),
+        ("Desplazar el bloque 10 mm hacia arriba en el plano DXF", "DXF"),
     ],
 )
 def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, app: str) -> None:

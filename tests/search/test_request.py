@@ -62,7 +62,15 @@ def test_terms_weigh_typed_words_above_their_synonyms(lexicon: Lexicon) -> None:
     ],
 )
 def test_apps_are_the_apps_the_request_names(lexicon: Lexicon, words: str, apps: set[str]) -> None:
-    assert read_apps(read_words(words), lexicon) == apps
+    assert read_apps(read_words(words), lexicon)[0] == apps
+
+
+def test_the_words_naming_an_app_are_read_as_its_terms(lexicon: Lexicon) -> None:
+    assert read_apps(read_words("the auto cad layers of the DWG"), lexicon) == (
+        {"dxf"},
+        {"auto", "cad", "dwg"},
+    )
+    assert read_apps(read_words("the layers"), lexicon) == (set(), set())
 
 
 @pytest.mark.parametrize(

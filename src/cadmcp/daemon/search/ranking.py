@@ -297,7 +297,8 @@ def _lift_fallbacks(
             and (not apps or entries[g].doc.host_app.casefold() in apps)
         )
 
-    rest = [(t, w) for t, w in typed if t not in asked_terms]
+    # the other words: neither what was asked nor the app's name (which all its capabilities hold)
+    rest = [(t, w) for t, w in typed if t not in asked_terms and t not in request.app_terms]
     # a question for a quantity (area, volume ...) is answered only by what says that
     # quantity: counting walls is no total wall area
     # rule: a question for a quantity (area, volume ...) is answered only by what says that quantity

@@ -42,6 +42,7 @@ class Request:
     terms: Mapping[str, float]  # index term → weight: typed words 1.0, their synonyms less
     probes: tuple[str, ...]  # the request as a whole name, for exact and prefix name matches
     apps: frozenset[str]  # apps the request names (casefolded)
+    app_terms: frozenset[str]  # index terms of the words that name them
     domains: frozenset[str]  # apps whose declared domain words the request uses most
     domain_words: Mapping[str, tuple[str, ...]]  # app → its declared words the request uses
     question: bool  # asks about state or for help, rather than for something to be done
@@ -85,11 +86,14 @@ def read_probes(text: str, words: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((fold(text).strip().casefold(), " ".join(words))))
 
 
-def read_apps(words: Sequence[str], lexicon: Lexicon) -> frozenset[str]:
-    """Apps the request names by any alias."""
+def read_apps(words: Sequence[str], lexicon: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
+    """Apps the request names by any alias, and the index terms of the words naming them."""
     if not words:
-        return frozenset()
-    return frozenset(Vocabulary.app_mentions(words, lexicon.aliases, lexicon.vocabulary.analyzer.stop_words))
+        return frozenset(), frozenset()
+    analyzer = lexicon.vocabulary.analyzer
+    found = Vocabulary.app_mentions(words, lexicon.aliases, analyzer.stop_words)
+    named = set().union(*found.values())
+    return frozenset(found), frozenset(analyzer.terms_of_words([w for w in words if w in named]))
 
 
 def read_language(words: Sequence[str], vocabulary: Vocabulary) -> Language:
@@ -155,7 +159,7 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
     # what a kind of request says is read only where a general-purpose tool may take it
     kinds = lexicon.fallbacks
     amounts = read_amounts(words, vocabulary) if kinds and "amount_is_change" not in off else ()
-    apps = read_apps(words, lexicon)
+    apps, app_terms = read_apps(words, lexicon)
     domains, domain_words = read_domains(text, language, lexicon)
     question = read_question(text, words, vocabulary)
     return Request(
@@ -165,6 +169,7 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
         terms=MappingProxyType(terms) if terms else _EMPTY,
         probes=read_probes(text, words),
         apps=apps,
+        app_terms=app_terms,
         domains=domains,
         domain_words=MappingProxyType(domain_words),
         question=question,

@@ -270,12 +270,15 @@ class Vocabulary:
         return dict(self._apps)
 
     @staticmethod
-    def app_mentions(words: Sequence[str], aliases: Aliases, stop_words: Collection[str]) -> set[str]:
-        """Casefolded app names that the query's words name: a run of words spelling an alias,
+    def app_mentions(
+        words: Sequence[str], aliases: Aliases, stop_words: Collection[str]
+    ) -> dict[str, set[str]]:
+        """The casefolded apps that the query's words name, each with the words naming it: a run
+        of words spelling an alias,
         spaces and case aside ("freecad", "FreeCAD", "Free CAD"; "HDB car park" for an app
         called hdbcarpark), where a stop word counts only as a word of the alias itself ("a cad"
         does not spell "acad", "MySQL" typed still spells MySQL)."""
-        found: set[str] = set()
+        found: dict[str, set[str]] = {}
         for i in range(len(words)):
             key = ""
             for n, w in enumerate(words[i : i + _MAX_ALIAS_WORDS], 1):
@@ -283,7 +286,7 @@ class Vocabulary:
                 alias = aliases.get(key)
                 # rule: an app is named by a run of words spelling an alias (stop words only as the alias has)
                 if alias and all(v in alias[1] for v in words[i : i + n] if v in stop_words):
-                    found.add(alias[0])
+                    found.setdefault(alias[0], set()).update(words[i : i + n])
         return found
 
 
