@@ -65,9 +65,14 @@ async def test_one_of_two_stdio_daemons_serves_the_page_and_both_give_links_to_i
         assert status == 303
         cookie = headers["set-cookie"].split(";", 1)[0]
         base = next(iter(bases))
-        status, _, body = await anyio.to_thread.run_sync(_get, f"{base}/dashboard/api/state", cookie)
-        assert status == 200
-        state = json.loads(body)
+        with anyio.fail_after(60):  # the host panel fills in as the daemon reads each host's report
+            while True:
+                status, _, body = await anyio.to_thread.run_sync(_get, f"{base}/dashboard/api/state", cookie)
+                assert status == 200
+                state = json.loads(body)
+                if state["hosts"] and state["hosts"][0]["toolsets"] is not None:
+                    break
+                await anyio.sleep(0.25)
         assert [h["pid"] for h in state["hosts"]] == [demo.pid]
         clients = {c.get("client") for c in state["calls"] if c["target"] == "list_host_instances"}
         assert clients and all(clients), state["calls"]  # who called: the client as it introduced itself

@@ -30,6 +30,8 @@ QUIET_POLL_SECONDS = 1.0
 MAX_BODY = 16 * 1024
 TOOLSETS_URI = "cadmcp://toolsets"
 TOOLSETS_SECONDS = 3.0
+TOOLSETS_RETRY_START, TOOLSETS_RETRY_MAX = 1.0, 30.0
+"""Seconds before a toolset report that could not be read is asked for again (doubling)."""
 STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
 SKIP_VIEW_TARGETS = frozenset({"view_screenshot", "list_documents", "navigate_history"})
 HEADERS = {
@@ -59,6 +61,8 @@ class Dashboard:
         self.steering = Steering(daemon.gate, daemon.directory)
         self.views = DocumentViews(daemon.directory, self._view_fresh)
         self.toolsets: dict[str, Any] = {}
+        self._toolsets_unread: dict[str, tuple[float, float]] = {}
+        """Hosts whose toolset report is still to be read: when to try next, and the delay before."""
         self._host_signature: Any = None
         self._approval_ids: tuple[str, ...] = ()
         self._checkpoint_count = -1
@@ -91,14 +95,19 @@ class Dashboard:
                 self._mark_pid(call.pid)
         entries = sorted(self.directory.hosts().items(), key=lambda item: item[0].instance_id)
         signature = tuple((k.instance_id, id(e), self._busy(e)) for k, e in entries)
-        if signature != self._host_signature:
+        signature_changed = signature != self._host_signature
+        if signature_changed:
             previous = {instance_id: ident for instance_id, ident, _ in self._host_signature or ()}
             self._host_signature = signature
             for instance_id, ident, _ in signature:
                 if instance_id in previous and previous[instance_id] != ident:
                     self.views.mark(instance_id)  # its state changed: a document changed, maybe
                 if previous.get(instance_id) != ident:
-                    await self._read_toolsets(instance_id)
+                    self._toolsets_unread[instance_id] = (0.0, TOOLSETS_RETRY_START / 2)
+            listed = {instance_id for instance_id, _, _ in signature}
+            self._toolsets_unread = {k: v for k, v in self._toolsets_unread.items() if k in listed}
+        read = await self._read_unread_toolsets() if self._toolsets_unread else False
+        if signature_changed or read:
             self.hub.publish("hosts", self.host_panel())
         if self.hub.watching:
             approvals = await self.steering.approvals()
@@ -112,20 +121,41 @@ class Dashboard:
                 self._checkpoint_count = marks
                 self.hub.publish("checkpoints", checkpoints)
 
-    async def _read_toolsets(self, instance_id: str) -> None:
-        """The host's toolset report (`cadmcp://toolsets`: paths, load errors), when it serves one."""
+    async def _read_unread_toolsets(self) -> bool:
+        """Read the toolset reports still missing; True when one was read. A report that could not
+        be read (the host busy or slow) is asked for again later, every time twice as late."""
+        now, read = time.monotonic(), False
+        for instance_id, (due, delay) in sorted(self._toolsets_unread.items()):
+            if due > now:
+                continue
+            done = await self._read_toolsets(instance_id)
+            if done:
+                del self._toolsets_unread[instance_id]
+                read = True
+            else:
+                delay = min(delay * 2, TOOLSETS_RETRY_MAX)
+                self._toolsets_unread[instance_id] = (time.monotonic() + delay, delay)
+        return read
+
+    async def _read_toolsets(self, instance_id: str) -> bool:
+        """The host's toolset report (`cadmcp://toolsets`: paths, load errors), when it serves one.
+
+        True when there is nothing more to read: the report was read, or the host serves none (or
+        is another machine's)."""
         key = next((k for k in self.directory.local_entries() if k.instance_id == instance_id), None)
         if key is None:
-            return
+            return True
         entry, link = self.directory.entries.get(key), self.directory.links.get(key)
-        if entry is None or link is None or entry.find("resource", TOOLSETS_URI) is None:
-            return
+        if entry is None or entry.find("resource", TOOLSETS_URI) is None:
+            return True
+        if link is None:
+            return False
         with anyio.move_on_after(TOOLSETS_SECONDS):
             try:
                 read = await link.raw_request("resources/read", {"uri": TOOLSETS_URI})
                 report = json.loads((read.get("contents") or [{}])[0].get("text") or "{}")
-            except Exception:  # a host that cannot say keeps its old report
-                return
+            except Exception:  # a host that cannot say keeps its old report, and is asked again
+                return False
             errors = report.get("errors") if isinstance(report.get("errors"), list) else []
             self.toolsets[instance_id] = {
                 "count": len(report.get("toolsets") or []),
@@ -135,6 +165,8 @@ class Dashboard:
                     if isinstance(e, dict)
                 ],
             }
+            return True
+        return False
 
     def _busy(self, entry: Any) -> Any:
         state = next(
