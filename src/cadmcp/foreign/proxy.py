@@ -42,7 +42,8 @@ from pydantic import ValidationError
 
 from cadmcp.applications import Application, ForeignServer, StartRequest
 from cadmcp.foreign import link
-from cadmcp.foreign.rounds import RELATED_TASK, Call, Rounds
+from cadmcp.foreign.fastlane import FastLane, ServerChannel, ServerGone
+from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import PassThroughSession
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
@@ -146,7 +147,10 @@ class ForeignHost:
         self.app = app
         self.config: ForeignServer = app.server
         self.session: ForeignSession | None = None
+        self.channel: ServerChannel | None = None
+        """The proxy's own requests on a stdio server's transport (`cadmcp.foreign.fastlane`)."""
         self.tools: list[types.Tool] = []
+        self._tool_names: frozenset[str] = frozenset()
         self.served_tools: list[types.Tool] = []
         """`tools` as the proxy serves them (every one may run as a task of the caller's)."""
         self.resources: list[types.Resource] = []
@@ -205,7 +209,7 @@ class ForeignHost:
                 inner = unwrap(exc)
                 refused = isinstance(inner, CatalogRefused)
                 reason = f"refused: {inner}" if refused else describe(exc, MAX_REASON_CHARS)
-            self.session = None
+            self.session = self.channel = None
             tail = link.tail(self._stderr)
             if tail and self.config.transport == "stdio":
                 reason = f"{reason}; its stderr ends with: {tail[-400:]}"
@@ -225,16 +229,30 @@ class ForeignHost:
             self.restarts += 1
 
     async def _connect_once(self) -> None:
-        changes = ListChanges()
         before = link.children(set())
         self._stderr.seek(0)
         self._stderr.truncate()
-        async with (
-            link.transport(self.config, self._stderr) as (read, write),
-            ForeignSession(
-                read, write, elicitation_callback=self.rounds.elicit, message_handler=changes.on_message
-            ) as session,
-        ):
+        async with link.transport(self.config, self._stderr) as (read, write):
+            # a stdio server's answers to the proxy's own calls are taken off its transport before
+            # the session reads it; over HTTP every request goes through the session
+            channel = ServerChannel(read, write) if self.config.transport == "stdio" else None
+            async with anyio.create_task_group() as pump:
+                if channel is not None:
+                    pump.start_soon(channel.run)
+                try:
+                    await self._serve_session(
+                        channel.session_read if channel else read, write, channel, before
+                    )
+                finally:
+                    pump.cancel_scope.cancel()
+
+    async def _serve_session(
+        self, read: Any, write: Any, channel: ServerChannel | None, before: set[int]
+    ) -> None:
+        changes = ListChanges()
+        async with ForeignSession(
+            read, write, elicitation_callback=self.rounds.elicit, message_handler=changes.on_message
+        ) as session:
             if self.config.transport == "stdio":
                 new = link.children(before)
                 self.server_pid = min(new) if new else None
@@ -242,7 +260,9 @@ class ForeignHost:
                 self.protocol_version = await session.connect()
                 self.server_info = session.server_info
                 await self._list(session)
-            self.session = session
+            if channel is not None:
+                channel.bind(session.envelope)
+            self.session, self.channel = session, channel
             self.down_reason = self.retry_at = None
             self._server_state("ready")
             log.info("%s connected: %d tools", self.app.name, len(self.tools))
@@ -310,6 +330,7 @@ class ForeignHost:
             types.ResourceTemplate, [_prompt_template(p) for p in prompt_items], "prompts"
         )
         self.tools, self.resources, self.templates = typed_tools, typed_resources, typed_templates
+        self._tool_names = frozenset(t.name for t in typed_tools)
         self.served_tools = [_driven_by_proxy(t) for t in typed_tools]
         self.prompts = {str(p["name"]): p for p in prompt_items}
 
@@ -385,6 +406,71 @@ class ForeignHost:
             data={"type": "server_down", "reason": self.down_reason},
         )
 
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup | None:
+        """Where calls run (they outlive one request); None until the proxy is started."""
+        return self._tg
+
+    def serves_tool(self, name: str) -> bool:
+        """Whether the server's catalog, as the proxy serves it now, has this tool."""
+        return name in self._tool_names
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        input_responses: dict[str, Any] | None,
+        state: str | None,
+        reporter: Progress | None,
+    ) -> Any:
+        """One `tools/call` of the server's as the proxy serves it (the SDK's handler and the fast
+        lane alike): the server's result, the proxy's `input_required` for a question the server
+        asked, or the retry of one with its answer; the caller hears progress through `reporter`."""
+        if state is not None and self.rounds.owns(state):
+            return await self.rounds.resume(state, input_responses, reporter)
+        session = self._live()
+        channel = self.channel
+        raw: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        if input_responses:  # a 2026-era server's own rounds pass through
+            raw["inputResponses"] = input_responses
+        if state is not None:
+            raw["requestState"] = state
+        tasked = self._runs_as_task(session, name)
+
+        async def run(call: Call) -> dict[str, Any]:
+            try:
+                if tasked:
+                    with anyio.fail_after(self.config.call_timeout):
+                        return _complete(await self._call_as_task(session, raw, call))
+                if channel is not None:
+                    heard = call.progress if reporter is not None else None  # asked for progress
+                    result = await channel.call(raw, on_progress=heard, timeout=self.config.call_timeout)
+                else:
+                    result = await session.raw_request(
+                        "tools/call", raw, timeout=self.config.call_timeout, on_progress=call.progress
+                    )
+                return _complete(result)
+            except TimeoutError:
+                raise MCPError(
+                    code=types.INTERNAL_ERROR,
+                    message=f"The {self.app.name} server did not answer {name} within "
+                    f"{self.config.call_timeout:g} s (its callTimeoutSeconds); the call was cancelled "
+                    "there. Try again later, or with less work.",
+                    data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
+                ) from None
+            except (ServerGone, MCPError) as exc:
+                if isinstance(exc, MCPError) and exc.error.code != types.CONNECTION_CLOSED:
+                    raise
+                raise MCPError(
+                    code=types.INTERNAL_ERROR,
+                    message=f"The {self.app.name} server went away during {name}; it may have partly run. "
+                    "It is started again with backoff: call list_host_instances to see when it is back.",
+                    data={"type": "server_down", "reason": "the server's connection closed during the call"},
+                ) from None
+
+        return await self.rounds.start(run, reporter, tg=self._tg, tasked=tasked)
+
     def provider(self) -> Server[Any]:
         """The low-level server whose handlers the host runtime calls (the proxied catalog)."""
 
@@ -400,42 +486,21 @@ class ForeignHost:
             return types.ListResourceTemplatesResult(resource_templates=self.templates)
 
         async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
-            state = params.request_state
-            if self.rounds.owns(state):
-                return await self.rounds.resume(state, params.input_responses, ctx)
-            session = self._live()
-            raw: dict[str, Any] = {"name": params.name, "arguments": params.arguments or {}}
-            if params.input_responses:  # a 2026-era server's own rounds pass through
-                raw["inputResponses"] = {
+            responses = params.input_responses
+            if responses:
+                responses = {
                     k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
                     if hasattr(v, "model_dump")
                     else v
-                    for k, v in params.input_responses.items()
+                    for k, v in responses.items()
                 }
-            if state is not None:
-                raw["requestState"] = state
-
-            tasked = self._runs_as_task(session, params.name)
-
-            async def run(call: Call) -> dict[str, Any]:
-                try:
-                    if tasked:
-                        with anyio.fail_after(self.config.call_timeout):
-                            return _complete(await self._call_as_task(session, raw, call))
-                    result = await session.raw_request(
-                        "tools/call", raw, timeout=self.config.call_timeout, on_progress=call.progress
-                    )
-                    return _complete(result)
-                except TimeoutError:
-                    raise MCPError(
-                        code=types.INTERNAL_ERROR,
-                        message=f"The {self.app.name} server did not answer {params.name} within "
-                        f"{self.config.call_timeout:g} s (its callTimeoutSeconds); the call was cancelled "
-                        "there. Try again later, or with less work.",
-                        data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
-                    ) from None
-
-            return await self.rounds.start(run, ctx, tg=self._tg, tasked=tasked)
+            return await self.call(
+                params.name,
+                params.arguments,
+                input_responses=responses,
+                state=params.request_state,
+                reporter=ctx.session.report_progress if ctx.session is not None else None,
+            )
 
         async def read_resource(
             ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -501,6 +566,7 @@ def serve(app: Application, request: StartRequest) -> int:
 
     host.on_change(changed)
     runtime.add_server(host.provider(), origin=f"foreign:{app.name}")
+    runtime.intercept = FastLane(host, lambda: runtime.server.server_info_stamp).intercept
     try:
         runtime.run(timeout=host.config.connect_timeout + 15, prepare=prepare)
     except RuntimeError as exc:

@@ -27,7 +27,6 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 ROUND_PREFIX = "cadmcp-foreign-round:"
@@ -104,13 +103,14 @@ class Rounds:
     async def start(
         self,
         run: Callable[[Call], Awaitable[Any]],
-        ctx: ServerRequestContext[Any],
+        reporter: Progress | None,
         tg: anyio.abc.TaskGroup | None,
         *,
         tasked: bool = False,
     ) -> Any:
-        """Run one call (``run(call)``) in ``tg`` and answer with its first event; ``tasked`` when the
-        server runs it as a task (``run`` sets ``call.task_id``)."""
+        """Run one call (``run(call)``) in ``tg`` and answer with its first event, the caller hearing
+        its progress through ``reporter``; ``tasked`` when the server runs it as a task (``run`` sets
+        ``call.task_id``)."""
         if len(self.calls) >= MAX_CALLS:
             raise MCPError(
                 code=types.INTERNAL_ERROR,
@@ -135,10 +135,10 @@ class Rounds:
         if tg is None:
             raise RuntimeError("the proxy is not started")
         tg.start_soon(body)
-        return await self._next(call, ctx)
+        return await self._next(call, reporter)
 
-    async def _next(self, call: Call, ctx: ServerRequestContext[Any]) -> Any:
-        call.reporter = ctx.session.report_progress if ctx.session is not None else None
+    async def _next(self, call: Call, reporter: Progress | None) -> Any:
+        call.reporter = reporter
         try:
             kind, value = await call.recv.receive()
         except anyio.EndOfStream:
@@ -159,9 +159,7 @@ class Rounds:
             request_state=ROUND_PREFIX + token,
         )
 
-    async def resume(
-        self, state: str, responses: dict[str, Any] | None, ctx: ServerRequestContext[Any]
-    ) -> Any:
+    async def resume(self, state: str, responses: dict[str, Any] | None, reporter: Progress | None) -> Any:
         """A retry: give the waiting server its answer, then answer with the call's next event."""
         call = self.waiting.pop(state[len(ROUND_PREFIX) :], None)
         if call is None or call.answered is None:
@@ -172,7 +170,7 @@ class Rounds:
             )
         call.answer = _elicit_result((responses or {}).get(INPUT_KEY))
         call.answered.set()
-        return await self._next(call, ctx)
+        return await self._next(call, reporter)
 
     async def elicit(
         self, context: Any, params: types.ElicitRequestParams

@@ -47,7 +47,7 @@ from cadmcp.wire.calllog import CallLogger
 from cadmcp.wire.endpoints import pid_alive
 from cadmcp.wire.lifecycle import PARENT_PID_ENV
 from cadmcp.wire.meta import HOST_STATE, TASK_SUPPORT
-from cadmcp.wire.sockets import message_streams
+from cadmcp.wire.sockets import Intercept, Reply, message_streams
 
 log = logging.getLogger("cadmcp.host")
 
@@ -191,6 +191,9 @@ class HostRuntime:
         self._state: dict[str, Any] = {"phase": "ready"}
         self._list_meta: dict[str, Any] = {}
         self._warm_ups_pending = 0
+        self.intercept: Callable[[Reply], Intercept] | None = None
+        """Makes, per connection, a path beside the MCP server that answers some lines itself (see
+        `cadmcp.wire.sockets.message_streams`); set before `start`."""
         self.server = self._build_server(instructions)
 
     # -- catalog ---------------------------------------------------------------------------
@@ -475,7 +478,7 @@ class HostRuntime:
         async def handle(stream: anyio.abc.SocketStream) -> None:
             self._last_activity = time.monotonic()  # a client is connecting: let it go first
             try:
-                async with message_streams(stream) as (read, write):
+                async with message_streams(stream, intercept=self.intercept) as (read, write):
                     await self.server.run(read, write, init_options)
             except Exception:  # one bad connection never stops the host
                 log.exception("connection ended with an error")

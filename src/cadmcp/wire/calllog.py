@@ -444,15 +444,15 @@ class CallLogger:
             outcome = "timeout" if isinstance(exc, TimeoutError) else "error"
             if "Cancelled" in type(exc).__name__:
                 outcome = "cancelled"
-            self._write(method, outcome, fields, started, args, error=_error_of(exc))
+            self.record(method, outcome, fields, started, args, error=error_of(exc))
             raise
         finally:
             _line_fields.reset(token)
         summarize = self.summaries.get(str(target)) if method == "tools/call" else None
-        self._write(method, outcome_of(result), fields, started, args, result=result, summarize=summarize)
+        self.record(method, outcome_of(result), fields, started, args, result=result, summarize=summarize)
         return result
 
-    def _write(
+    def record(
         self,
         method: str,
         outcome: str,
@@ -464,6 +464,8 @@ class CallLogger:
         summarize: Summarize | None = None,
         error: Any = None,
     ) -> None:
+        """Write one call's line (`started` from `time.perf_counter()`): for a path that serves
+        calls beside the middleware (a proxy's plain tool calls), the same line it writes."""
         duration = round((time.perf_counter() - started) * 1000)
         stamp = timestamp()
         if isinstance(result, dict):
@@ -487,7 +489,8 @@ class CallLogger:
             self.log.write_later(line)
 
 
-def _error_of(exc: BaseException) -> dict[str, Any]:
+def error_of(exc: BaseException) -> dict[str, Any]:
+    """What a failed call's line says of its error."""
     error = getattr(exc, "error", None)
     code = getattr(error, "code", None)
     message = getattr(error, "message", None) or str(exc) or type(exc).__name__

@@ -19,6 +19,15 @@ SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 MAX_LIST_PAGES = 1000
 
 
+def without_server_info(result: dict[str, Any]) -> dict[str, Any]:
+    """A result without the serverInfo stamp a 2026-era server puts in every result's `_meta`."""
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and SERVER_INFO_META_KEY in meta:
+        meta = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}
+        return {**result, "_meta": meta} if meta else {k: v for k, v in result.items() if k != "_meta"}
+    return result
+
+
 class PassThroughSession(ClientSession):
     """A `ClientSession` that returns results as the server sent them."""
 
@@ -50,19 +59,21 @@ class PassThroughSession(ClientSession):
         on_progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
         """Send a request and return the result dict as it arrived (serverInfo stamp removed)."""
-        data: dict[str, Any] = {"method": method, "params": dict(params or {})}
+        data = self.envelope(method, params)
         opts: dict[str, Any] = {}
-        self._stamp(data, opts)  # the SDK's per-era envelope (protocol version, client info)
         if timeout is not None:
             opts["timeout"] = timeout
         if on_progress is not None:
             opts["on_progress"] = on_progress
         result = await self._dispatcher.send_raw_request(method, data.get("params"), opts)  # type: ignore[arg-type]
-        meta = result.get("_meta")
-        if isinstance(meta, dict) and SERVER_INFO_META_KEY in meta:
-            meta = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}
-            result = {**result, "_meta": meta} if meta else {k: v for k, v in result.items() if k != "_meta"}
-        return result
+        return without_server_info(result)
+
+    def envelope(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """`{"method", "params"}` of a request as this session sends it: the SDK's per-era
+        envelope (protocol version, client info) added to `params`."""
+        data: dict[str, Any] = {"method": method, "params": dict(params or {})}
+        self._stamp(data, {})
+        return data
 
     async def list_all(
         self, method: str, key: str, timeout: float, max_items: int | None = None

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import anyio
 import anyio.abc
@@ -34,6 +34,21 @@ StreamPair = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
 ]
 Role = Literal["server", "client"]
+Reply = Callable[[bytes], Awaitable[None]]
+"""Writes one whole line (JSON, no newline) to the connection, in order with the session's messages."""
+
+
+class Intercept(Protocol):
+    """A path beside the session on one connection, offered each inbound line before it is parsed."""
+
+    def take(self, line: bytes) -> bool:
+        """True when it took the line (the session never sees it). It must not block: what it
+        takes, it answers later through its `Reply`."""
+        ...
+
+    def close(self) -> None:
+        """The connection closed: give up what it took and has not answered."""
+        ...
 
 
 async def _skip_rest_of_line(buffered: BufferedByteReceiveStream) -> bytes:
@@ -68,18 +83,32 @@ def _too_long(prefix: bytes, tail: bytes, limit: int, role: Role) -> inbound.Ref
 
 @asynccontextmanager
 async def message_streams(
-    stream: anyio.abc.ByteStream | StapledByteStream, *, role: Role = "server", max_line: int | None = None
+    stream: anyio.abc.ByteStream | StapledByteStream,
+    *,
+    role: Role = "server",
+    max_line: int | None = None,
+    intercept: Callable[[Reply], Intercept] | None = None,
 ) -> AsyncIterator[StreamPair]:
     """Adapt a connected byte stream into the (read, write) pair MCP sessions expect.
 
     A line that is not a usable message never tears the connection down: a server answers
     the request's id with an error saying what to change; a client side turns an over-long
     answer into an error for the request that is waiting for it.
+
+    ``intercept(reply)``, when given, makes this connection's `Intercept`: a path beside the
+    session that answers some lines itself (a foreign-host proxy's plain tool calls).
     """
     limit = max_line or (inbound.MAX_LINE_BYTES if role == "server" else MAX_RESULT_LINE_BYTES)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
-    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](16)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage | bytes](16)
     buffered = BufferedByteReceiveStream(stream)
+    raw_send = write_send.clone()
+
+    async def reply(line: bytes) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await raw_send.send(line)  # the connection is gone: nobody to answer
+
+    takes = intercept(reply) if intercept is not None else None
 
     async def deliver(refusal: inbound.Refusal) -> None:
         log.info("refused an inbound line: %s", refusal.reason)
@@ -116,6 +145,8 @@ async def message_streams(
                 continue
             if not line.strip():
                 continue
+            if takes is not None and takes.take(line):
+                continue
             if len(line) > LARGE_LINE_BYTES:
                 decoded = await anyio.to_thread.run_sync(inbound.decode, line)
             else:
@@ -127,10 +158,13 @@ async def message_streams(
 
     async def writer() -> None:
         async with write_recv:
-            async for session_message in write_recv:
-                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+            async for item in write_recv:
+                if isinstance(item, bytes):
+                    data = item
+                else:
+                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
                 try:
-                    await stream.send(data.encode() + b"\n")
+                    await stream.send(data + b"\n")
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return
 
@@ -144,6 +178,9 @@ async def message_streams(
             except BaseException as exc:  # re-raised below, unwrapped, once the pumps have stopped
                 body_error = exc
             finally:
+                raw_send.close()
+                if takes is not None:
+                    takes.close()
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
