@@ -56,6 +56,12 @@ async def test_two_daemons_on_one_machine_register_it_once_and_hand_over(
     nats_server: Any, machines: Any
 ) -> None:
     server, alpha, bravo, serving = serving_pair(nats_server, machines)
+
+    async def serving_registers() -> bool:  # it holds the machine's registration before another comes
+        locks = list(bravo.runtime.glob("gateway-*.lock"))
+        return bool(locks) and locks[0].read_text().strip() == str(serving.pid)
+
+    await wait_until(serving_registers, 60)
     async with (
         alpha.client(CADMCP_GATEWAY=server.url) as session,
         bravo.client(CADMCP_GATEWAY=server.url) as second,  # an AI client's daemon on the same machine
