@@ -55,6 +55,9 @@ CANCEL_WRITE_TIMEOUT = 2.0
 """Seconds the server is given to take a call's cancellation before the call gives up on telling it."""
 SESSION_BUFFER = 8
 """Messages for the session that may wait while it is busy, before the channel waits for it."""
+PROGRESS_WAIT = 0.5
+"""Seconds a progress note may wait for its caller's connection; a slower one loses the note, so a
+caller that stops reading never holds up the answers of the others' calls."""
 _CLOSED = object()
 
 
@@ -99,16 +102,17 @@ class ServerChannel:
         finally:
             self.closed = True
             for waiter in list(self._pending.values()):
-                waiter.send_nowait(_CLOSED)
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):
+                    waiter.send_nowait(_CLOSED)
 
     async def _took(self, message: Any) -> bool:
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             waiter = self._pending.pop(message.id, None) if isinstance(message.id, str) else None
             if waiter is None:
                 return False
-            waiter.send_nowait(
-                message.result if isinstance(message, types.JSONRPCResponse) else message.error
-            )
+            answered = message.result if isinstance(message, types.JSONRPCResponse) else message.error
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):  # given up meanwhile
+                waiter.send_nowait(answered)
             return True
         if isinstance(message, types.JSONRPCNotification) and message.method == "notifications/progress":
             params = message.params or {}
@@ -119,11 +123,14 @@ class ServerChannel:
             progress, total = params.get("progress"), params.get("total")
             if isinstance(progress, int | float) and not isinstance(progress, bool):
                 message_text = params.get("message")
-                await reporter(
-                    float(progress),
-                    float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
-                    message_text if isinstance(message_text, str) else None,
-                )
+                with anyio.move_on_after(PROGRESS_WAIT):
+                    await reporter(
+                        float(progress),
+                        float(total)
+                        if isinstance(total, int | float) and not isinstance(total, bool)
+                        else None,
+                        message_text if isinstance(message_text, str) else None,
+                    )
             return True
         return False
 
