@@ -39,7 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
 from cadmcp.foreign.rounds import Progress
-from cadmcp.host.runtime import MAX_RESULT_BYTES, MIB, result_size
+from cadmcp.host.runtime import check_result_size
 from cadmcp.wire.calllog import CallLogger, error_of, outcome_of
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import SERVER_INFO_META_KEY, without_server_info
@@ -329,14 +329,7 @@ class ConnectionLane:
         """The answer as the SDK's server puts it on this protocol version's wire."""
         if isinstance(answer, BaseModel):
             answer = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-        size = result_size(answer)
-        if size > MAX_RESULT_BYTES:
-            raise MCPError(
-                code=types.INTERNAL_ERROR,
-                message=f"The result is {size // MIB} MiB, over the {MAX_RESULT_BYTES // MIB} MiB a host "
-                "sends; ask for less (a smaller image, fewer rows, a narrower query).",
-                data={"type": "result_too_large", "bytes": size, "limit": MAX_RESULT_BYTES},
-            )
+        check_result_size(answer)
         if "resultType" not in answer:
             answer = {**answer, "resultType": "complete"}
         try:

@@ -92,18 +92,23 @@ def result_size(result: Any) -> int:
     return size
 
 
+def check_result_size(result: Any) -> None:
+    """Refuse a result over `MAX_RESULT_BYTES` (MCPError typed `result_too_large`)."""
+    size = result_size(result)
+    if size > MAX_RESULT_BYTES:
+        raise MCPError(
+            code=types.INTERNAL_ERROR,
+            message=f"The result is {size // MIB} MiB, over the {MAX_RESULT_BYTES // MIB} MiB a host "
+            "sends; ask for less (a smaller image, fewer rows, a narrower query).",
+            data={"type": "result_too_large", "bytes": size, "limit": MAX_RESULT_BYTES},
+        )
+
+
 async def bound_result_size(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
     """Refuse to send a result over `MAX_RESULT_BYTES` (typed `result_too_large`, link kept)."""
     result = await call_next(ctx)
     if ctx.method in ("tools/call", "resources/read"):
-        size = result_size(result)
-        if size > MAX_RESULT_BYTES:
-            raise MCPError(
-                code=types.INTERNAL_ERROR,
-                message=f"The result is {size // MIB} MiB, over the {MAX_RESULT_BYTES // MIB} MiB a host "
-                "sends; ask for less (a smaller image, fewer rows, a narrower query).",
-                data={"type": "result_too_large", "bytes": size, "limit": MAX_RESULT_BYTES},
-            )
+        check_result_size(result)
     return result
 
 
