@@ -93,10 +93,12 @@ async def test_two_daemons_on_one_machine_register_it_once_and_hand_over(
         echo = await find_target(session, "echo")
         done = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "still here"}})
         assert done.content[0].text == "still here"
-        served = [
-            line for line in bravo.log_lines() if line.get("via") == "gateway" and line["target"] == "echo"
-        ]
-        assert len(served) == 1
+
+        async def served() -> list[dict[str, Any]]:  # a line is written after its answer went out
+            lines = bravo.log_lines()
+            return [line for line in lines if line.get("via") == "gateway" and line["target"] == "echo"]
+
+        assert len(await wait_until(served, 10)) == 1
 
 
 async def test_remote_calls_time_out_and_are_cancelled_saying_whether_they_started(

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from cadmcp.daemon.launching import CONFIG_ENV
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.calllog import parse_line
@@ -34,3 +36,22 @@ def log_lines(method: str | None = None, pid: int | None = None) -> list[dict[st
 def host_calls(pid: int, target: str) -> list[dict[str, Any]]:
     """The host's own log lines for calls of `target`: proof of what reached it."""
     return [line for line in log_lines("tools/call", pid) if line.get("target") == target]
+
+
+async def wait_log_lines(
+    method: str | None = None, count: int = 1, pid: int | None = None, timeout: float = 10.0
+) -> list[dict[str, Any]]:
+    """`log_lines(method, pid)` once at least `count` are written: a process writes a call's line
+    on its log's writer thread after the answer has gone out, so a line may follow its answer."""
+    with anyio.fail_after(timeout):
+        while len(lines := log_lines(method, pid)) < count:
+            await anyio.sleep(0.05)
+    return lines
+
+
+async def wait_host_calls(pid: int, target: str, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+    """`host_calls(pid, target)` once at least `count` are written (see `wait_log_lines`)."""
+    with anyio.fail_after(timeout):
+        while len(lines := host_calls(pid, target)) < count:
+            await anyio.sleep(0.05)
+    return lines

@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from cadmcp.daemon.limits import MAX_RESPONSES, MAX_RESPONSES_BYTES
 from tests.core.helpers import find_target, wait_for_hosts
-from tests.policy.helpers import host_calls
+from tests.policy.helpers import wait_host_calls
 from tests.tasks.helpers import CreatedTask, UpdateParams, UpdateTask, poll, task_client_kwargs
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -41,7 +41,8 @@ async def test_answers_retried_with_invoke_dynamic_are_bounded(hosts: Any, daemo
             body = refused.structured_content
             assert refused.is_error and body["type"] == "validation_error"
             assert body["field"] == "inputResponses" and body["limit"] == bound
-        assert len(host_calls(demo.pid, "delete_item")) == 1  # only the first call reached the host
+        reached = await wait_host_calls(demo.pid, "delete_item", 1)
+        assert len(reached) == 1  # only the first call reached the host
         done = await session.call_tool(
             "invoke_dynamic", call, input_responses={"confirm": YES}, request_state=state
         )

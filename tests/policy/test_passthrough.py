@@ -15,7 +15,7 @@ import pytest
 from cadmcp.daemon.hostlink import HostLink
 from cadmcp.wire import endpoints, sockets
 from tests.core.helpers import call, find_target, wait_for_hosts
-from tests.policy.helpers import host_calls, log_lines, policy_env
+from tests.policy.helpers import policy_env, wait_host_calls, wait_log_lines
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -57,7 +57,8 @@ async def test_a_hosts_result_and_meta_arrive_as_the_host_sent_them(
     direct = await _direct(runtime_dir, demo.pid, "measure_distance", arguments)
     assert direct["_meta"]  # the host does put its own _meta on this result
     assert _wire(through) == direct
-    assert [line["args"] for line in host_calls(demo.pid, "measure_distance")] == [arguments, arguments]
+    reached = await wait_host_calls(demo.pid, "measure_distance", 2)
+    assert [line["args"] for line in reached] == [arguments, arguments]
 
 
 async def test_a_confirmed_preview_sends_the_agents_arguments_untouched_and_stops_on_a_change_meanwhile(
@@ -103,9 +104,9 @@ async def test_a_confirmed_preview_sends_the_agents_arguments_untouched_and_stop
             and "[NOT APPLIED] The document changed since the preview" in stopped.content[0].text
         )
         assert "creates 1 (1 CIRCLE)" in asked[1]
-    reached = [line["args"] for line in host_calls(dxf.pid, "execute_python_code")]
+    reached = [line["args"] for line in await wait_host_calls(dxf.pid, "execute_python_code", 5)]
     agents = [args for args in reached if args != {"code": "msp.add_point((9, 9))"}]
     assert agents == [{"code": SCRIPT}] * 4  # preview and apply, twice: never a dryRun or previewed key
-    decisions = [d for d in log_lines("policy/decision") if d.get("preview")]
+    decisions = [d for d in await wait_log_lines("policy/decision", 2) if d.get("preview")]
     assert [d["outcome"] for d in decisions] == ["confirmed", "confirmed"]
     assert all(d["preview"]["previewed"] and d["preview"]["created"] == 1 for d in decisions)

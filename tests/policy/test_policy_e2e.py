@@ -15,7 +15,7 @@ import pytest
 from cadmcp.daemon.launching import CONFIG_ENV
 from cadmcp.daemon.policy.gate import APPROVAL_KEY
 from tests.core.helpers import call, find_target, wait_for_hosts
-from tests.policy.helpers import host_calls, log_lines, policy_env
+from tests.policy.helpers import host_calls, log_lines, policy_env, wait_host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -114,7 +114,8 @@ async def test_a_2026_client_is_asked_in_an_input_round_and_only_yes_runs(
             allow_input_required=True,
         )
         assert replayed.structured_content["reason"] == "request_state_used"
-    assert len(host_calls(demo.pid, "echo")) == (1 if answer == "accept" else 0)
+    expected = 1 if answer == "accept" else 0
+    assert len(await wait_host_calls(demo.pid, "echo", expected)) == expected
     decision = (await _wait_log("policy/decision"))[-1]
     assert decision["how"] == "input_required" and decision["answeredBy"] == "client"
     assert decision["outcome"] == ("confirmed" if answer == "accept" else "refused")
@@ -178,7 +179,8 @@ async def test_a_2025_client_that_declares_elicitation_is_asked_by_elicitation(
             assert result.is_error and result.structured_content["type"] == "not_confirmed"
             assert result.structured_content["answer"] == answer
     assert len(asked) == 1 and asked[0].startswith("Allow echo on Demo 1.0")
-    assert len(host_calls(demo.pid, "echo")) == (1 if answer == "accept" else 0)
+    expected = 1 if answer == "accept" else 0
+    assert len(await wait_host_calls(demo.pid, "echo", expected)) == expected
     decision = (await _wait_log("policy/decision"))[-1]
     assert decision["how"] == "elicitation" and decision["answer"] == answer
 
@@ -220,7 +222,7 @@ async def test_a_client_that_cannot_be_asked_waits_for_the_approval_queue(
         assert results[0].content[0].text == "queued yes"
         assert results[1].structured_content["type"] == "not_confirmed"
         assert results[1].structured_content["answeredBy"] == "cadmcp policy answer"
-    assert [c["args"]["text"] for c in host_calls(demo.pid, "echo")] == ["queued yes"]
+    assert [c["args"]["text"] for c in await wait_host_calls(demo.pid, "echo", 1)] == ["queued yes"]
     decisions = await _wait_log("policy/decision", 2)
     assert [(d["how"], d["answer"]) for d in decisions] == [
         ("approval queue", "accept"),

@@ -16,7 +16,7 @@ import pytest
 
 from cadmcp.daemon.policy import control
 from tests.core.helpers import call, find_target, structured, wait_for_hosts
-from tests.policy.helpers import host_calls, log_lines, policy_env
+from tests.policy.helpers import log_lines, policy_env, wait_host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]  # two hosts, two daemons
 
@@ -161,7 +161,8 @@ async def test_the_agent_reverts_its_own_calls_across_hosts_and_is_stopped_by_so
         again = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
         ours = [c["reverted"] for c in again if c["daemonPid"] == mine[0]["daemonPid"]]
         assert ours == [True, True] and len(again) == 3  # the colleague's call is listed too
-    assert len(host_calls(dxf_host.pid, "navigate_history")) == 2  # the colleague's undo, the revert
+    undos = await wait_host_calls(dxf_host.pid, "navigate_history", 2)
+    assert len(undos) == 2  # the colleague's undo, the revert
 
 
 async def test_a_read_only_policy_denies_the_agent_a_revert(

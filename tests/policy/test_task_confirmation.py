@@ -13,7 +13,7 @@ import pytest
 
 from cadmcp.daemon.policy.gate import APPROVAL_KEY
 from tests.core.helpers import find_target, wait_for_hosts
-from tests.policy.helpers import host_calls, log_lines, policy_env
+from tests.policy.helpers import host_calls, policy_env, wait_host_calls, wait_log_lines
 from tests.tasks.helpers import (
     CreatedTask,
     UpdateParams,
@@ -64,9 +64,10 @@ async def test_a_2026_task_asks_the_person_in_its_input_round_with_the_preview(
             assert not result["isError"] and "[UNDO STEP]" in result["content"][0]["text"]
         else:
             assert result["isError"] and result["structuredContent"]["type"] == "not_confirmed"
-    applied = [c for c in host_calls(dxf.pid, "execute_python_code")]
-    assert len(applied) == (2 if answer == "accept" else 1)  # the preview, then (on yes) the change
-    decision = next(d for d in log_lines("policy/decision") if d.get("how"))
+    expected = 2 if answer == "accept" else 1
+    applied = await wait_host_calls(dxf.pid, "execute_python_code", expected)
+    assert len(applied) == expected  # the preview, then (on yes) the change
+    decision = next(d for d in await wait_log_lines("policy/decision") if d.get("how"))
     assert decision["how"] == "task input round" and decision["answeredBy"] == "client"
     assert decision["answer"] == answer and decision["preview"]["created"] == 1
 
@@ -98,4 +99,4 @@ async def test_a_2025_task_asks_the_person_on_tasks_result(
         result = await raw(session, "tasks/result", {"taskId": task_id})
         assert not result["isError"] and result["content"][0]["text"] == "t1"
     assert len(asked) == 1 and asked[0][0].startswith("Allow echo") and asked[0][1] == {"taskId": task_id}
-    assert len(host_calls(demo.pid, "echo")) == 1
+    assert len(await wait_host_calls(demo.pid, "echo", 1)) == 1
