@@ -128,7 +128,9 @@ async def test_host_tool_arguments_are_checked_against_its_schema_before_it_runs
         assert example["example"] == {"direction": "back"}
         ok = await call(session, "invoke_dynamic", {"id": run["id"], "arguments": {"code": "1 + 1"}})
         assert not ok.is_error
-    log = _host_log(dxf.pid)
+    with anyio.fail_after(10):  # the host writes a call's line after its answer has gone out
+        while (log := _host_log(dxf.pid)).count("tools/call") < 1:
+            await anyio.sleep(0.05)
     assert log.count("tools/call") == 1, log  # only the valid call reached the host
 
 
