@@ -102,6 +102,68 @@ def test_host_add_writes_a_private_entry_and_remove_takes_it_out(
     assert set(json.loads(path.read_text())["hosts"]) == {"Time"}
 
 
+TOML_CONFIG = """# the hosts of my workstation
+[policy]
+profile = "confirm-changes"  # ask me before a change
+
+[hosts.Git.server]
+command = "mcp-server-git"
+args = ["--repository", "~/projects/site"]
+"""
+
+
+def test_host_add_and_remove_edit_a_toml_configuration_keeping_its_comments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tomllib
+
+    path = tmp_path / "hosts.toml"
+    path.write_text(TOML_CONFIG)
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    add = ["host", "add", "Time", "--env", "TZ=UTC", "--", "mcp-server-time", "--local-timezone", "UTC"]
+    assert cli_main(add) == 0
+    text = path.read_text()
+    assert text.startswith(TOML_CONFIG)  # the person's text, comments included, as it was
+    data = tomllib.loads(text)
+    assert data["policy"] == {"profile": "confirm-changes"}
+    assert data["hosts"]["Time"]["server"] == {
+        "command": "mcp-server-time",
+        "args": ["--local-timezone", "UTC"],
+        "env": {"TZ": "UTC"},
+    }
+    assert {a.name for a in applications.configured(path)} == {"Git", "Time"}
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    assert cli_main(["host", "add", "Time", "--", "other"]) == 1  # no silent replacement
+    assert cli_main(["host", "add", "Time", "--force", "--", "other", "--flag"]) == 0
+    assert tomllib.loads(path.read_text())["hosts"]["Time"]["server"] == {
+        "command": "other",
+        "args": ["--flag"],
+    }
+    assert cli_main(["host", "remove", "Git"]) == 0
+    text = path.read_text()
+    assert "# ask me before a change" in text and "mcp-server-git" not in text
+    assert {a.name for a in applications.configured(path)} == {"Time"}
+    capsys.readouterr()
+
+    fresh = tmp_path / "new" / "hosts.toml"  # a TOML file named but not there yet is made
+    monkeypatch.setenv(CONFIG_ENV, str(fresh))
+    assert cli_main(["host", "add", "Api", "--url", "https://x.test/mcp"]) == 0
+    assert tomllib.loads(fresh.read_text()) == {"hosts": {"Api": {"server": {"url": "https://x.test/mcp"}}}}
+    assert f"added Api to {fresh}" in capsys.readouterr().out
+
+
+def test_host_add_leaves_a_configuration_it_cannot_read_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "hosts.toml"
+    path.write_text('[hosts.Git.server]\ncommand = "mcp-server-git"\nargs = [\n')  # cut off
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    assert cli_main(["host", "add", "Time", "--", "mcp-server-time"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path} cannot be read" in err and "Nothing was changed" in err
+    assert path.read_text().endswith("args = [\n")
+
+
 def test_a_catalog_over_the_bounds_is_refused_with_its_size_and_long_text_is_clipped() -> None:
     tools = [{"name": f"t{n}", "inputSchema": {"type": "object"}} for n in range(MAX_HOST_TOOLS + 1)]
     assert "more than 1,000 tools" in (catalog_problem(tools, [], []) or "")

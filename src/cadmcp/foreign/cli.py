@@ -2,8 +2,8 @@
 write a foreign MCP server into the host configuration (docs/hosts/foreign.md).
 
 The entry goes to the configuration file in use (`CADMCP_HOSTS_CONFIG`, else `hosts.json` in the
-cadmcp config folder, made if missing, mode 0600). A TOML file is not rewritten: the entry to
-paste into it is printed instead.
+cadmcp config folder, made if missing, mode 0600), JSON or TOML; a TOML file is edited in place
+with tomlkit, so its comments and layout stay as they were.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cadmcp.applications import BUILTIN, ConfigError, config_path, configured, parse_config_file
+from cadmcp.applications import BUILTIN, CONFIG_ENV, ConfigError, config_path, configured, parse_config_file
 from cadmcp.userdirs import config_dir
 
 MAX_NAME_CHARS = 40
@@ -97,15 +97,46 @@ def _literal_secrets(entry: dict[str, Any]) -> list[str]:
     return [k for k, v in headers.items() if "env:" not in v and "file:" not in v]
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _is_toml(path: Path) -> bool:
+    return path.suffix.lower() == ".toml"
+
+
+def _load(path: Path) -> tuple[dict[str, Any], Any]:
+    """The file's configuration as plain data, and for TOML the document to edit (comments kept)."""
+    if not path.exists():
+        return {}, None
+    data = parse_config_file(path)  # OSError, ValueError
+    configured(path)  # the file must be valid before it is changed
+    if not _is_toml(path):
+        return data, None
+    import tomlkit
+
+    return data, tomlkit.parse(path.read_text(encoding="utf-8"))
+
+
+def _text(path: Path, data: dict[str, Any], document: Any, name: str) -> str:
+    """What the file holds after the change: JSON written whole, or the TOML document edited."""
+    if not _is_toml(path):
+        return json.dumps(data, indent=2) + "\n"
+    import tomlkit
+
+    document = document if document is not None else tomlkit.document()
+    hosts = document.setdefault("hosts", tomlkit.table(is_super_table=True))
+    if name in data["hosts"]:
+        hosts[name] = data["hosts"][name]
+    else:
+        del hosts[name]
+    return tomlkit.dumps(document)
+
+
+def _write(path: Path, text: str) -> None:
     """Write the file (mode 0600) only if what it would hold is a valid configuration."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.json")
+    tmp = path.with_name(path.name + (".tmp.toml" if _is_toml(path) else ".tmp.json"))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2)
-            out.write("\n")
+            out.write(text)
         configured(tmp)
         os.replace(tmp, path)
     finally:
@@ -126,10 +157,16 @@ def main(argv: Sequence[str]) -> int:
         return 2
     path = config_path() or config_dir() / "hosts.json"
     try:
-        data = parse_config_file(path) if path.exists() else {}
-        configured(path) if path.exists() else None  # the file must be valid before it is changed
+        data, document = _load(path)
+    except ConfigError as exc:
+        print(f"cadmcp host: {exc} Nothing was changed.", file=sys.stderr)
+        return 2
     except (OSError, ValueError) as exc:
-        print(f"cadmcp host: {exc}", file=sys.stderr)
+        print(
+            f"cadmcp host: {path} cannot be read ({exc}); fix it, or point {CONFIG_ENV} at another file, "
+            "and run this again. Nothing was changed.",
+            file=sys.stderr,
+        )
         return 2
     hosts = data.setdefault("hosts", {})
     if args.action == "remove":
@@ -145,12 +182,17 @@ def main(argv: Sequence[str]) -> int:
             print(f"cadmcp host add: {path} already has {name}; pass --force to replace it", file=sys.stderr)
             return 1
         entry = hosts[name] = _entry(args, command)
-    if path.suffix.lower() == ".toml":
-        print(f"{path} is TOML and is not rewritten; {'remove' if args.action == 'remove' else 'add'} this:")
-        print(json.dumps({"hosts": {name: entry}}, indent=2))
-        return 0
     try:
-        _write(path, data)
+        text = _text(path, data, document, name)
+    except Exception as exc:  # a TOML layout tomlkit cannot edit: the entry to write by hand
+        import tomlkit
+
+        verb = "remove" if args.action == "remove" else "add"
+        print(f"cadmcp host: {path} could not be edited ({exc}); {verb} this by hand:", file=sys.stderr)
+        print(tomlkit.dumps({"hosts": {name: entry}}), file=sys.stderr)
+        return 2
+    try:
+        _write(path, text)
     except ConfigError as exc:
         print(f"cadmcp host: {exc}", file=sys.stderr)
         return 2
