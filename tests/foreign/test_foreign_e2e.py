@@ -12,12 +12,14 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.applications import CONFIG_ENV
 from tests.core.helpers import call, find, structured
@@ -338,6 +340,54 @@ async def test_a_streamable_http_server_is_reached_with_headers_from_the_environ
                     "tools/call", {"name": "echo", "arguments": {"message": "hi"}}
                 )
                 assert "hi" in echoed["content"][0]["text"]
+                tg.cancel_scope.cancel()
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+async def test_a_2026_era_sdk_http_server_gets_each_request_with_its_method_header(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A streamable HTTP server on the 2026-07-28 SDK refuses a request whose `Mcp-Method` header
+    is missing; the proxy's listing and calls carry it, and the secret header too."""
+    import socket
+
+    from cadmcp.applications import Application, ForeignServer
+    from cadmcp.foreign.proxy import ForeignHost
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = Path(__file__).with_name("sdk_http_server.py")
+    server = subprocess.Popen(
+        [sys.executable, str(script), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    monkeypatch.setenv("CADMCP_TEST_TOKEN", "t0ken")
+    config = ForeignServer(
+        url=f"http://127.0.0.1:{port}/mcp", headers={"Authorization": "Bearer env:CADMCP_TEST_TOKEN"}
+    )
+    host = ForeignHost(Application("Headers", "Headers", kind="mcp", server=config))
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    await anyio.sleep(0.1)
+            async with anyio.create_task_group() as tg:
+                await host.start(tg)
+                assert host.state["phase"] == "ready", host.state
+                assert host.state["foreign"]["protocolVersion"] in MODERN_PROTOCOL_VERSIONS, host.state
+                assert [t.name for t in host.tools] == ["show_headers"]
+                assert host.session is not None
+                call = {"name": "show_headers", "arguments": {}}
+                result = await host.session.raw_request("tools/call", call)
+                assert not result.get("isError"), result
+                headers = {k.lower(): v for k, v in json.loads(result["content"][0]["text"]).items()}
+                assert headers["mcp-method"] == "tools/call" and headers["mcp-name"] == "show_headers"
+                assert headers["authorization"] == "Bearer t0ken"
                 tg.cancel_scope.cancel()
     finally:
         server.terminate()

@@ -59,8 +59,7 @@ class PassThroughSession(ClientSession):
         on_progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
         """Send a request and return the result dict as it arrived (serverInfo stamp removed)."""
-        data = self.envelope(method, params)
-        opts: dict[str, Any] = {}
+        data, opts = self._stamped(method, params)  # opts: the era's HTTP headers among them
         if timeout is not None:
             opts["timeout"] = timeout
         if on_progress is not None:
@@ -71,9 +70,15 @@ class PassThroughSession(ClientSession):
     def envelope(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         """`{"method", "params"}` of a request as this session sends it: the SDK's per-era
         envelope (protocol version, client info) added to `params`."""
+        return self._stamped(method, params)[0]
+
+    def _stamped(self, method: str, params: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The request's envelope and the call options the era's stamp sets for it: on streamable
+        HTTP a 2026-era server refuses a request without its `Mcp-Method` header."""
         data: dict[str, Any] = {"method": method, "params": dict(params or {})}
-        self._stamp(data, {})
-        return data
+        opts: dict[str, Any] = {}
+        self._stamp(data, opts)  # type: ignore[arg-type]
+        return data, opts
 
     async def list_all(
         self, method: str, key: str, timeout: float, max_items: int | None = None
