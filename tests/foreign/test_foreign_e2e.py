@@ -392,3 +392,28 @@ async def test_a_2026_era_sdk_http_server_gets_each_request_with_its_method_head
     finally:
         server.terminate()
         server.wait(10)
+
+
+async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not_come_up(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    env = config_env(
+        tmp_path,
+        {
+            "Time": python_server("mcp_server_time", "--local-timezone", "UTC"),
+            "Missing": {"server": {"command": str(tmp_path / "no-such-mcp-server")}},
+            "Secretive": python_server("mcp_server_time", env={"TOKEN": "env:CADMCP_TEST_UNSET_VARIABLE"}),
+        },
+    )
+    async with daemon_client(env=env) as session:
+        started = await call(session, "launch_host", {"hostApp": "Time", "timeoutSeconds": 60})
+        assert not started.is_error, started
+        assert started.structured_content["phase"] == "ready"
+        now = await _item(session, "current time", "get_current_time")
+        assert not (await _invoke(session, now["id"], {"timezone": "UTC"})).is_error
+        for name, words in (("Missing", "no-such-mcp-server"), ("Secretive", "CADMCP_TEST_UNSET_VARIABLE")):
+            failed = await call(session, "launch_host", {"hostApp": name, "timeoutSeconds": 60})
+            body = failed.structured_content
+            assert failed.is_error and body["type"] == "server_down", body
+            assert words in body["message"] and "cadmcp host add" in body["message"], body
+            assert body["phase"] == "down" and body["hostRunning"] and body["retryInSeconds"] > 0

@@ -284,10 +284,16 @@ class HostLauncher:
             answer["documents"] = documents
         if documents and any(not d.get("opened") for d in documents):
             await self._refuse_documents(answer, documents, launched)
-        if phase != "ready":
+        if phase in ("down", "refused"):  # a foreign host whose server did not start or connect
+            raise _server_not_up(answer, entry.state)
+        if phase == "loading":
             answer["note"] = (
-                f"The host is connected and answers, but it is still {phase} its documents; the first "
+                "The host is connected and answers, but it is still loading its documents; the first "
                 "calls may be slow. list_host_instances shows when it is ready."
+            )
+        elif phase != "ready":
+            answer["note"] = (
+                f"The host is connected but says it is {phase}; list_host_instances shows when it is ready."
             )
         return answer
 
@@ -486,6 +492,33 @@ class HostLauncher:
         for item in self.launched:
             item.waiting = False
         self.reap()
+
+
+def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError:
+    """A foreign host that runs but whose MCP server is down or refused: why, and what next."""
+    phase, reason = state.get("phase"), str(state.get("error") or "no reason given")
+    retry = state.get("retryInSeconds")
+    name = answer["hostApp"]
+    again = (
+        f"It tries again in {retry:g} s and keeps trying, slower each time (list_host_instances shows "
+        "when it is ready)"
+        if isinstance(retry, int | float)
+        else "list_host_instances shows when it is ready"
+    )
+    return DaemonError(
+        "server_down",
+        f"The {name} host (pid {answer['pid']}) started, but its MCP server is {phase}: {reason}. "
+        f"{again}. If the reason is in its entry (command, URL, env, headers), fix it with "
+        f"`cadmcp host add {name} --force ...` or in the host configuration; nothing can be called "
+        "on it until then.",
+        {
+            **{k: answer[k] for k in ("hostApp", "version", "pid", "hostInstanceId", "detached")},
+            "phase": phase,
+            "reason": reason,
+            "hostRunning": True,
+            **({"retryInSeconds": retry} if retry is not None else {}),
+        },
+    )
 
 
 def _refused_at_start(launched: Launched) -> DaemonError:
