@@ -411,9 +411,18 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
         assert started.structured_content["phase"] == "ready"
         now = await _item(session, "current time", "get_current_time")
         assert not (await _invoke(session, now["id"], {"timezone": "UTC"})).is_error
+        again = (await call(session, "launch_host", {"hostApp": "Time"})).structured_content
+        assert (
+            again["alreadyRunning"]
+            and again["hostInstanceId"] == started.structured_content["hostInstanceId"]
+        )
+        listing = await structured(session, "list_host_instances")
+        assert [h["hostApp"] for h in listing["hosts"]].count("Time") == 1  # no second copy was started
         for name, words in (("Missing", "no-such-mcp-server"), ("Secretive", "CADMCP_TEST_UNSET_VARIABLE")):
             failed = await call(session, "launch_host", {"hostApp": name, "timeoutSeconds": 60})
             body = failed.structured_content
             assert failed.is_error and body["type"] == "server_down", body
             assert words in body["message"] and "cadmcp host add" in body["message"], body
             assert body["phase"] == "down" and body["hostRunning"] and body["retryInSeconds"] > 0
+            still = (await call(session, "launch_host", {"hostApp": name})).structured_content
+            assert still["type"] == "server_down" and still["hostInstanceId"] == body["hostInstanceId"]

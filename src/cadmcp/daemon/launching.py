@@ -32,7 +32,7 @@ import anyio
 from mcp.shared.dispatcher import ProgressFnT
 
 from cadmcp import applications
-from cadmcp.applications import CONFIG_ENV, Application, config_path, parse_config_file
+from cadmcp.applications import CONFIG_ENV, FOREIGN, Application, config_path, parse_config_file
 from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
@@ -182,6 +182,8 @@ class HostLauncher:
         host_app, version, file_path, timeout, detach, new_instance = _parse(args)
         app = self._choose(host_app, file_path)
         version = self._version(app, version)
+        if file_path is None and app.kind == FOREIGN:
+            return await self._start_server(app, version, timeout, detach, new_instance, progress)
         if file_path is None:
             return {**await self._start(app, version, [], timeout, detach, progress), "filePath": None}
         key = _same_file_key(file_path)
@@ -205,6 +207,29 @@ class HostLauncher:
                 "save_document(filePath=...)."
             )
         return answer
+
+    async def _start_server(
+        self,
+        app: Application,
+        version: str,
+        timeout: float,
+        detach: bool,
+        new_instance: bool,
+        progress: ProgressFnT | None,
+    ) -> dict[str, Any]:
+        """A foreign MCP server: the one already running on this machine (a second would list every
+        tool twice, and two copies of a stateful server would write the same files), unless
+        `newInstance` asks for another."""
+        async with self._file_locks.setdefault(f"server:{app.name.casefold()}", anyio.Lock()):
+            running = [
+                entry
+                for entry in self.directory.local_entries().values()
+                if entry.host_app.casefold() == app.name.casefold()
+            ]
+            if running and not new_instance:
+                return _already_running(running[0])
+            answer = await self._start(app, version, [], timeout, detach, progress)
+        return {**answer, "filePath": None}
 
     def hosts_with(self, file_path: Path) -> list[HostEntry]:
         """The connected hosts on this machine that have ``file_path`` open."""
@@ -512,7 +537,11 @@ def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError
         f"`cadmcp host add {name} --force ...` or in the host configuration; nothing can be called "
         "on it until then.",
         {
-            **{k: answer[k] for k in ("hostApp", "version", "pid", "hostInstanceId", "detached")},
+            **{
+                k: answer[k]
+                for k in ("hostApp", "version", "pid", "hostInstanceId", "detached")
+                if k in answer
+            },
             "phase": phase,
             "reason": reason,
             "hostRunning": True,
@@ -545,6 +574,28 @@ def _refused_at_start(launched: Launched) -> DaemonError:
 def _same_file_key(path: Path) -> str:
     """One key for every way of naming a file (symlinks, `..`), to find it open in another host."""
     return os.path.normcase(os.path.realpath(path))
+
+
+def _already_running(entry: HostEntry) -> dict[str, Any]:
+    """The launch answer for a foreign MCP server that already runs here: that host."""
+    answer = {
+        "pid": entry.key.pid,
+        "hostApp": entry.host_app,
+        "version": entry.version,
+        "hostInstanceId": entry.key.instance_id,
+        "bridgeConnected": True,
+        "phase": entry.state.get("phase", "ready"),
+        "alreadyRunning": True,
+        "filePath": None,
+        "capabilities": len(entry.capabilities),
+    }
+    if answer["phase"] in ("down", "refused"):
+        raise _server_not_up(answer, entry.state)
+    answer["note"] = (
+        f"{entry.host_app} already runs as host {entry.key.instance_id}; no other copy was started, use "
+        "that one. Pass newInstance: true to start a second copy."
+    )
+    return answer
 
 
 def _already_open(entry: HostEntry, file_path: Path) -> dict[str, Any]:

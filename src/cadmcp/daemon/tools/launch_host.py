@@ -21,7 +21,8 @@ DEFINITION: dict[str, Any] = {
         "version and filePath. Answers pid, hostApp, version, hostInstanceId, phase and documents (it "
         "waits while the host opens them); a document that did not open is an error "
         "(document_not_opened) saying why and the fix. A file already open answers that host "
-        "(alreadyOpen) unless newInstance. The host stops with the daemon unless detach. "
+        "(alreadyOpen), a configured MCP server already running answers it (alreadyRunning), unless "
+        "newInstance. The host stops with the daemon unless detach. "
         "restartHostInstanceId restarts a stuck host with its saved documents, listing unsaved changes lost."
     ),
     "execution": {"taskSupport": "optional"},
@@ -45,7 +46,7 @@ DEFINITION: dict[str, Any] = {
             "newInstance": {
                 "type": "boolean",
                 "default": False,
-                "description": "Open a second copy even if filePath is open in a host.",
+                "description": "Start a second copy even if filePath is open in a host or the server runs.",
             },
             "restartHostInstanceId": {
                 "type": "string",
