@@ -15,7 +15,7 @@ from cadmcp.applications import CONFIG_ENV, FOREIGN, ConfigError
 from cadmcp.cli import main as cli_main
 from cadmcp.daemon.limits import MAX_HOST_TOOLS, catalog_problem, clip_descriptions
 from cadmcp.daemon.screening import flag, steering
-from cadmcp.foreign.secrets import SecretError, resolve
+from cadmcp.foreign.secrets import SecretError, resolve, resolve_all
 from tests.foreign.shapes import POISON
 
 
@@ -74,6 +74,30 @@ def test_secrets_come_from_the_environment_or_a_private_file(
         resolve("headers.X", f"file:{secret}")
     secret.chmod(0o600)
     assert resolve("headers.X", f"Bearer file:{secret}") == "Bearer from-file"
+    secret.write_bytes(b"a\0b")
+    with pytest.raises(SecretError, match="NUL"):
+        resolve("env.X", f"file:{secret}")
+
+
+def test_values_that_only_look_like_references_stay_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLD", "earth")
+    env = {
+        "DATABASE_URL": "file:./dev.db",  # SQLite and Prisma spell a relative database so
+        "STORE": "file:///srv/store.db",  # a file: URL
+        "GREETING": "hello env:WORLD",  # only a header's reference may follow a word
+        "RAW": "literal:env:WORLD",  # the escape, for anything else
+        "HOME_DIR": "env:WORLD",
+    }
+    assert resolve_all("env", env) == {
+        "DATABASE_URL": "file:./dev.db",
+        "STORE": "file:///srv/store.db",
+        "GREETING": "hello env:WORLD",
+        "RAW": "env:WORLD",
+        "HOME_DIR": "earth",
+    }
+    assert resolve_all("headers", {"Authorization": "Bearer env:WORLD"}) == {"Authorization": "Bearer earth"}
+    with pytest.raises(SecretError, match="for launch_host, in the daemon's environment"):
+        resolve_all("env", {"TOKEN": "env:CADMCP_TEST_MISSING"})
 
 
 def test_host_add_writes_a_private_entry_and_remove_takes_it_out(

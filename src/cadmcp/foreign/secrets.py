@@ -1,9 +1,14 @@
 """Secret references in a foreign server's environment and headers, resolved when it connects.
 
-A value is used as written unless it is (or ends in, after one prefix word) a reference:
-``env:VAR`` names an environment variable of the proxy process, ``file:PATH`` a private file
-(a regular file of this user, mode 0600 or stricter) whose content, trailing newline removed,
-is the value. The configuration file therefore never holds the secret itself.
+A value is used as written unless it is a reference: ``env:VAR`` names an environment variable of
+the proxy process, ``file:PATH`` a private file (a regular file of this user, mode 0600 or
+stricter, PATH absolute or under ``~``) whose content, trailing newline removed, is the value. A
+header may put one word before its reference (``Bearer env:TOKEN``). The configuration file
+therefore never holds the secret itself.
+
+What only looks like a reference stays as written: ``file:`` with a relative path or a URL
+(``file:./dev.db``, ``file:///srv/db``), words around ``env:`` in an environment variable. Any
+value written ``literal:TEXT`` is ``TEXT`` as it is.
 """
 
 from __future__ import annotations
@@ -14,32 +19,44 @@ import stat
 from pathlib import Path
 
 MAX_SECRET_BYTES = 64 * 1024
-_REF = re.compile(r"^(?P<prefix>(?:\S+ )?)(?P<kind>env|file):(?P<ref>\S+)$")
+LITERAL = "literal:"
+_REF = re.compile(r"^(?P<kind>env|file):(?P<ref>\S+)$")
+_PREFIXED_REF = re.compile(r"^(?P<prefix>(?:\S+ )?)(?P<kind>env|file):(?P<ref>\S+)$")
 
 
 class SecretError(ValueError):
     """A reference that cannot be resolved; the message says what to fix (never the value)."""
 
 
-def resolve(name: str, value: str) -> str:
-    """The value of ``name`` with its reference, if any, filled in."""
-    match = _REF.match(value)
+def resolve(name: str, value: str, *, prefix_word: bool = True) -> str:
+    """The value of ``name`` with its reference, if any, filled in (``prefix_word``: a word such
+    as ``Bearer`` may come before the reference, as in a header)."""
+    if value.startswith(LITERAL):
+        return value[len(LITERAL) :]
+    match = (_PREFIXED_REF if prefix_word else _REF).match(value)
     if match is None:
         return value
-    prefix, kind, ref = match["prefix"], match["kind"], match["ref"]
+    prefix, kind, ref = match.groupdict().get("prefix") or "", match["kind"], match["ref"]
     if kind == "env":
         found = os.environ.get(ref)
         if found is None:
-            raise SecretError(f"{name} refers to the environment variable {ref}, which is not set")
+            raise SecretError(
+                f"{name} refers to the environment variable {ref}, which is not set where this host "
+                f"started: set it there (for launch_host, in the daemon's environment) and start the host "
+                f"again, or write {LITERAL}{value} for the text as it is"
+            )
         return prefix + found
+    if not ref.startswith(("/", "~")) or ref.startswith("//"):
+        return value  # a relative path or a file: URL is somebody's value, not a secret file
     return prefix + _read_private(name, Path(ref).expanduser())
 
 
 def _read_private(name: str, path: Path) -> str:
     try:
         info = path.stat()
-    except OSError as exc:
-        raise SecretError(f"{name} refers to {path}, which cannot be read ({exc.strerror})") from None
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise SecretError(f"{name} refers to {path}, which cannot be read ({why})") from None
     if not stat.S_ISREG(info.st_mode):
         raise SecretError(f"{name} refers to {path}, which is not a regular file")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
@@ -48,9 +65,17 @@ def _read_private(name: str, path: Path) -> str:
         raise SecretError(f"{name} refers to {path}, which others can read: chmod 600 {path}")
     if info.st_size > MAX_SECRET_BYTES:
         raise SecretError(f"{name} refers to {path}, over {MAX_SECRET_BYTES // 1024} KiB")
-    return path.read_text(encoding="utf-8").rstrip("\r\n")
+    try:
+        text = path.read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SecretError(f"{name} refers to {path}, which cannot be read as UTF-8 text ({exc})") from None
+    if "\0" in text:
+        raise SecretError(f"{name} refers to {path}, which holds a NUL character (not a usable value)")
+    return text
 
 
 def resolve_all(where: str, values: dict[str, str]) -> dict[str, str]:
-    """Every value of a mapping (env or headers) resolved."""
-    return {key: resolve(f"{where}.{key}", value) for key, value in values.items()}
+    """Every value of a mapping (``env`` or ``headers``) resolved; only a header's reference may
+    follow a word (``Bearer env:TOKEN``)."""
+    prefix_word = where == "headers"
+    return {key: resolve(f"{where}.{key}", value, prefix_word=prefix_word) for key, value in values.items()}
