@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -67,6 +68,10 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv(RUNTIME_DIR_ENV, str(path))
     monkeypatch.setenv(LOG_DIR_ENV, str(logs))  # call logs of hosts and daemons stay out of $HOME
     yield path
+    for endpoint in list_endpoints(path):  # hosts still serving, e.g. detached by a restart: stop them
+        with contextlib.suppress(OSError):
+            if b"cadmcp" in Path(f"/proc/{endpoint.pid}/cmdline").read_bytes():
+                os.kill(endpoint.pid, signal.SIGTERM)
     shutil.rmtree(path, ignore_errors=True)
     shutil.rmtree(logs, ignore_errors=True)
 

@@ -192,6 +192,17 @@ async def test_launched_hosts_are_searchable_and_stop_with_the_daemon_unless_det
             code = await find(session, "execute python code", hostInstanceId=doc["hostInstanceId"])
             assert "execute_python_code" in [i["target"] for i in code]
 
+            # a restart keeps how the host was started: attached to this daemon, or detached
+            again = await structured(
+                session, "launch_host", {"restartHostInstanceId": demo["hostInstanceId"]}
+            )
+            moved = await structured(
+                session, "launch_host", {"restartHostInstanceId": mycad["hostInstanceId"]}
+            )
+            assert (again["detached"], moved["detached"]) == (False, True), (again, moved)
+            assert wait_gone(detached_pid, 5)
+            detached_pid, demo = moved["pid"], again
+
         assert wait_gone(demo["pid"]) and wait_gone(doc["pid"]), "attached hosts outlived the daemon"
         assert pid_alive(detached_pid), "a detached host stopped with the daemon"
     finally:
@@ -222,7 +233,9 @@ async def test_restarting_a_host_that_exited_leaves_whatever_has_its_pid_now(tmp
         directory.install(entry, object(), [], [], [])  # type: ignore[arg-type]
         directory.remove(key)  # the host exited (and removed its socket)
         with pytest.raises(DaemonError):  # nothing runs discovery here: the new host is never seen
-            await launcher.restart({"restartHostInstanceId": key.instance_id, "timeoutSeconds": 1})
+            await launcher.restart(
+                {"restartHostInstanceId": key.instance_id, "timeoutSeconds": 1, "detach": False}
+            )
         assert bystander.poll() is None  # not signalled
     finally:
         launcher.shutdown()

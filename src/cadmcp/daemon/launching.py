@@ -403,6 +403,8 @@ class HostLauncher:
         # belong to another of the user's processes by now)
         serving = any(ep.pid == key.pid for ep in list_endpoints(self.directory.directory))
         stopped = await _stop_process(key.pid) if serving else "already gone"
+        if "detach" not in args:  # the new host outlives this daemon as the old one would have
+            detach = not any(item.proc.pid == key.pid and not item.detached for item in self.launched)
         answer = await self._start(app, version, saved if app.takes_files else [], timeout, detach, progress)
         return {
             **answer,
