@@ -1,7 +1,10 @@
 """A minimal MCP server over stdio (2025-11-25, plain JSON-RPC, no SDK) with a catalog of a given
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
-    python shapes.py poisoned | huge | malformed
+    python shapes.py poisoned | huge | malformed | chatty | mute
+
+`chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
+writes only such text and never an MCP message.
 """
 
 from __future__ import annotations
@@ -31,6 +34,14 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
+    if shape in ("chatty", "mute"):
+        return [
+            {
+                "name": "plain_tool",
+                "description": "Multiplies two numbers.",
+                "inputSchema": {"type": "object"},
+            }
+        ]
     if shape == "malformed":
         return [
             {"name": "fine", "inputSchema": {"type": "object"}},
@@ -39,9 +50,17 @@ def catalog(shape: str) -> list[Any]:
     raise SystemExit(f"unknown shape {shape!r}")
 
 
+LOG_LINE = "INFO starting the widget service on stdout"
+
+
 def main() -> None:
-    tools = catalog(sys.argv[1])
+    shape = sys.argv[1]
+    tools = catalog(shape)
     for line in sys.stdin:
+        if shape in ("chatty", "mute"):
+            print(LOG_LINE, flush=True)
+            if shape == "mute":
+                continue
         message = json.loads(line)
         method, ident = message.get("method"), message.get("id")
         if ident is None:

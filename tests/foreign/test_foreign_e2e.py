@@ -24,6 +24,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from cadmcp.applications import CONFIG_ENV
 from tests.core.helpers import call, find, structured
 from tests.foreign.conftest import config_env, python_server, shape_server
+from tests.foreign.shapes import LOG_LINE
 from tests.policy.helpers import host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -426,3 +427,21 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
             assert body["phase"] == "down" and body["hostRunning"] and body["retryInSeconds"] > 0
             still = (await call(session, "launch_host", {"hostApp": name})).structured_content
             assert still["type"] == "server_down" and still["hostInstanceId"] == body["hostInstanceId"]
+
+
+async def test_a_server_logging_to_stdout_works_and_one_that_only_logs_is_down_saying_so(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    mute = shape_server("mute")
+    mute["server"]["connectTimeoutSeconds"] = 2
+    env = config_env(tmp_path, {"Chatty": shape_server("chatty"), "Mute": mute})
+    async with daemon_client(env=env) as session:
+        chatty = await call(session, "launch_host", {"hostApp": "Chatty", "timeoutSeconds": 60})
+        assert not chatty.is_error and chatty.structured_content["phase"] == "ready", chatty
+        tool = await _item(session, "multiplies two numbers", "plain_tool")
+        assert (await _invoke(session, tool["id"], {})).content[0].text == "3"  # the log lines are skipped
+        failed = await call(session, "launch_host", {"hostApp": "Mute", "timeoutSeconds": 60})
+        body = failed.structured_content
+        assert failed.is_error and body["type"] == "server_down", body
+        assert "no MCP messages" in body["reason"] and LOG_LINE in body["reason"], body
+        assert "logging belongs on stderr" in body["message"]

@@ -84,6 +84,9 @@ class ServerChannel:
         self._progress: dict[str, Progress] = {}
         self._ids = itertools.count(1)
         self.closed = False
+        self.not_protocol = 0
+        """Lines of the server's stdout that were not MCP messages (a server logging to stdout)."""
+        self.first_not_protocol = ""
 
     def bind(self, envelope: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
         """Frame requests as the connected session does (its protocol era's envelope)."""
@@ -96,6 +99,9 @@ class ServerChannel:
                 async for item in self._read:
                     if isinstance(item, SessionMessage) and await self._took(item.message):
                         continue
+                    if isinstance(item, ValueError):  # a line that is no MCP message: counted, not passed
+                        self._note_not_protocol(item)
+                        continue
                     await self._to_session.send(item)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the session stopped reading: the connection is over
@@ -104,6 +110,26 @@ class ServerChannel:
             for waiter in list(self._pending.values()):
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):
                     waiter.send_nowait(_CLOSED)
+
+    def _note_not_protocol(self, exc: ValueError) -> None:
+        self.not_protocol += 1
+        if self.not_protocol == 1:
+            errors = exc.errors() if isinstance(exc, ValidationError) else []
+            line = errors[0].get("input") if errors else None
+            self.first_not_protocol = (line if isinstance(line, str) else json.dumps(line, default=str))[:200]
+            log.warning(
+                "the server wrote a line that is no MCP message to stdout: %r", self.first_not_protocol
+            )
+
+    def not_protocol_note(self) -> str:
+        """What a reason for the server being down adds when its stdout carried other text."""
+        if not self.not_protocol:
+            return ""
+        return (
+            f"its stdout had {self.not_protocol} line(s) that are no MCP messages, the first "
+            f"{self.first_not_protocol!r} (a stdio MCP server must write only protocol messages to "
+            "stdout; its logging belongs on stderr)"
+        )
 
     async def _took(self, message: Any) -> bool:
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):

@@ -160,6 +160,7 @@ class ForeignHost:
         self.protocol_version: str | None = None
         self.rounds = Rounds()
         self.state: dict[str, Any] = {"phase": "starting"}
+        self._last_channel: ServerChannel | None = None
         self.down_reason: str | None = None
         self.retry_at: float | None = None
         self.restarts = 0
@@ -210,6 +211,8 @@ class ForeignHost:
                 refused = isinstance(inner, CatalogRefused)
                 reason = f"refused: {inner}" if refused else describe(exc, MAX_REASON_CHARS)
             self.session = self.channel = None
+            if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
+                reason = f"{reason}; {note}"
             tail = link.tail(self._stderr)
             if tail and self.config.transport == "stdio":
                 reason = f"{reason}; its stderr ends with: {tail[-400:]}"
@@ -236,6 +239,7 @@ class ForeignHost:
             # a stdio server's answers to the proxy's own calls are taken off its transport before
             # the session reads it; over HTTP every request goes through the session
             channel = ServerChannel(read, write) if self.config.transport == "stdio" else None
+            self._last_channel = channel
             async with anyio.create_task_group() as pump:
                 if channel is not None:
                     pump.start_soon(channel.run)
@@ -546,8 +550,15 @@ class ForeignHost:
             await self.first_attempt.wait()
 
 
+def _not_a_parse_traceback(record: logging.LogRecord) -> bool:
+    """The SDK logs a traceback for every stdout line of a server that is no MCP message; the
+    proxy's channel counts those lines and names the first in the server's state instead."""
+    return record.getMessage() != "Failed to parse JSONRPC message from server"
+
+
 def serve(app: Application, request: StartRequest) -> int:
     """`cadmcp host NAME` for a foreign server: the proxy process, until SIGINT/SIGTERM."""
+    logging.getLogger("mcp.client.stdio").addFilter(_not_a_parse_traceback)
     from cadmcp.host.runtime import HostRuntime
 
     host = ForeignHost(app)
