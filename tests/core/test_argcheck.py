@@ -40,3 +40,16 @@ def test_expected_says_what_fits_not_what_was_wrong(arguments: dict[str, Any], e
     errors = raised.value.details["errors"]
     assert errors and all(e["expected"] == expected for e in errors), errors
     assert all(e["problem"] != e["expected"] for e in errors)
+
+
+def test_each_missing_field_is_named_once() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        "required": ["a", "b"],
+    }
+    cap = Capability("id", "tool", "get-sum", "get-sum", None, "", {"inputSchema": schema}, HostKey("m", 1))
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {})
+    assert [e["field"] for e in raised.value.details["errors"]] == ["a", "b"]
+    assert str(raised.value).count("a: missing") == 1

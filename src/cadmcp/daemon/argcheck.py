@@ -79,7 +79,9 @@ def _check_tool(target: str, schema: dict[str, Any], validator: Any, arguments: 
     except Exception as exc:  # e.g. a pattern the regex engine rejects: leave it to the host
         log.info("checking arguments of %s failed (%s); not checked", target, exc)
         return
-    problems = [problem for error in errors for problem in _describe(error)]
+    # jsonschema reports each missing required field as an error of its own, each naming the whole list
+    unique = {(p["field"], p["problem"]): p for error in errors for p in _describe(error)}
+    problems = list(unique.values())
     problems.extend(_unknown_arguments(schema, arguments, {p["field"] for p in problems}))
     if not problems:
         return
