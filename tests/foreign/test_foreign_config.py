@@ -176,6 +176,33 @@ def test_host_add_and_remove_edit_a_toml_configuration_keeping_its_comments(
     assert f"added Api to {fresh}" in capsys.readouterr().out
 
 
+def test_host_add_keeps_one_entry_per_name_writes_through_a_link_and_says_what_will_not_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tomllib
+
+    target = tmp_path / "dotfiles" / "hosts.toml"
+    target.parent.mkdir()
+    target.write_text('[hosts.Time3.server]\ncommand = "mcp-server-time"\n')
+    link = tmp_path / "hosts.toml"
+    link.symlink_to(target)
+    monkeypatch.setenv(CONFIG_ENV, str(link))
+    assert cli_main(["host", "add", "time3", "--", "other"]) == 1  # names are matched without case
+    assert "already has Time3" in capsys.readouterr().err
+    missing = tmp_path / "no-such-server"
+    add = ["host", "add", "time3", "--force", "--env", "T=env:CADMCP_TEST_MISSING", "--", str(missing)]
+    assert cli_main(add) == 0
+    err = capsys.readouterr().err
+    assert f"{missing} is not an executable" in err and "CADMCP_TEST_MISSING, which is not set" in err
+    assert link.is_symlink()  # the link stays; its target holds the entry
+    text = target.read_text()
+    assert text.endswith("\n") and set(tomllib.loads(text)["hosts"]) == {"time3"}
+    assert cli_main(["host", "remove", "TIME3"]) == 0
+    assert tomllib.loads(target.read_text()).get("hosts", {}) == {}
+    with pytest.raises(SystemExit, match="one of them"):
+        cli_main(["host", "add", "Nothing"])
+
+
 def test_host_add_leaves_a_configuration_it_cannot_read_untouched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

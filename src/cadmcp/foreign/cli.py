@@ -66,7 +66,7 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
     if (args.url is None) == (not command):
         raise SystemExit(
             "cadmcp host add: give the server either as `-- COMMAND ARGS...` (stdio) or as --url URL "
-            "(streamable HTTP), not both"
+            f"(streamable HTTP), {'not both' if command else 'one of them'}"
         )
     server: dict[str, Any] = {}
     if args.url is not None:
@@ -89,6 +89,30 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
     if args.version:
         entry["version"] = args.version
     return entry
+
+
+def _warnings(entry: dict[str, Any]) -> list[str]:
+    """What will keep the server from starting, as far as this shell can tell (not refused: the
+    host may start where the command and variables are)."""
+    import shutil
+
+    from cadmcp.foreign.secrets import SecretError, resolve_all
+
+    server = entry["server"]
+    found: list[str] = []
+    command = server.get("command")
+    if isinstance(command, str) and shutil.which(command) is None:
+        found.append(
+            f"{command} is not an executable on this shell's PATH; the host runs it with the PATH of "
+            "the process that starts it (give its full path if that one lacks it)"
+        )
+    for where in ("env", "headers"):
+        for key, value in (server.get(where) or {}).items():
+            try:
+                resolve_all(where, {key: value})
+            except SecretError as exc:
+                found.append(str(exc))
+    return found
 
 
 def _literal_secrets(entry: dict[str, Any]) -> list[str]:
@@ -114,23 +138,31 @@ def _load(path: Path) -> tuple[dict[str, Any], Any]:
     return data, tomlkit.parse(path.read_text(encoding="utf-8"))
 
 
-def _text(path: Path, data: dict[str, Any], document: Any, name: str) -> str:
-    """What the file holds after the change: JSON written whole, or the TOML document edited."""
+def _text(path: Path, data: dict[str, Any], document: Any, name: str, replaced: Sequence[str] = ()) -> str:
+    """What the file holds after the change: JSON written whole, or the TOML document edited
+    (``replaced``: entries of the same name in another case, taken out)."""
     if not _is_toml(path):
         return json.dumps(data, indent=2) + "\n"
     import tomlkit
 
     document = document if document is not None else tomlkit.document()
     hosts = document.setdefault("hosts", tomlkit.table(is_super_table=True))
+    for other in replaced:
+        del hosts[other]
     if name in data["hosts"]:
         hosts[name] = data["hosts"][name]
     else:
         del hosts[name]
-    return tomlkit.dumps(document)
+    if not data["hosts"]:  # the configuration holds a hosts table even when it is empty
+        document["hosts"] = tomlkit.table()
+    text = tomlkit.dumps(document)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _write(path: Path, text: str) -> None:
-    """Write the file (mode 0600) only if what it would hold is a valid configuration."""
+    """Write the file (mode 0600) only if what it would hold is a valid configuration; a symlink's
+    target is written, the link kept."""
+    path = path.resolve() if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + (".tmp.toml" if _is_toml(path) else ".tmp.json"))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -169,7 +201,9 @@ def main(argv: Sequence[str]) -> int:
         )
         return 2
     hosts = data.setdefault("hosts", {})
+    replaced: list[str] = []
     if args.action == "remove":
+        name = next((other for other in hosts if other.casefold() == name.casefold()), name)
         if name not in hosts:
             print(f"cadmcp host remove: {path} has no host {name!r}", file=sys.stderr)
             return 1
@@ -178,12 +212,18 @@ def main(argv: Sequence[str]) -> int:
         if name.casefold() in {a.key.casefold() for a in BUILTIN} and not args.force:
             print(f"cadmcp host add: {name} is a built-in host; pick another name", file=sys.stderr)
             return 2
-        if name in hosts and not args.force:
-            print(f"cadmcp host add: {path} already has {name}; pass --force to replace it", file=sys.stderr)
+        same = [other for other in hosts if other.casefold() == name.casefold()]
+        if same and not args.force:
+            print(
+                f"cadmcp host add: {path} already has {same[0]}; pass --force to replace it", file=sys.stderr
+            )
             return 1
+        for other in same:  # host names are matched without case: one entry per name
+            hosts.pop(other)
         entry = hosts[name] = _entry(args, command)
+        replaced = [other for other in same if other != name]
     try:
-        text = _text(path, data, document, name)
+        text = _text(path, data, document, name, replaced)
     except Exception as exc:  # a TOML layout tomlkit cannot edit: the entry to write by hand
         import tomlkit
 
@@ -200,6 +240,8 @@ def main(argv: Sequence[str]) -> int:
         print(f"removed {name} from {path}")
         return 0
     print(f"added {name} to {path}; start it with `cadmcp host {name}` or launch_host(hostApp={name!r})")
+    for warning in _warnings(entry):
+        print(f"note: {warning}", file=sys.stderr)
     for header in _literal_secrets(entry):
         print(
             f"note: header {header} is stored in {path} as written; for a secret use env:VAR or file:PATH",
