@@ -27,6 +27,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.policy.explain import MAX_PATTERN, show
 from cadmcp.daemon.policy.gate import Gate
+from cadmcp.wire.endpoints import pid_alive
 
 PREFIX = "cadmcp-approvals-"
 MAX_LINE = 64 * 1024
@@ -40,10 +41,20 @@ def socket_path(directory: Path, pid: int | None = None) -> Path:
 
 
 def doors(directory: Path) -> list[Path]:
-    """Every approval socket in the runtime directory (one per running daemon)."""
+    """Every approval socket in the runtime directory (one per running daemon). The socket of a
+    daemon that is gone (killed before it could remove it) is removed here."""
+    found = []
     with contextlib.suppress(OSError):
-        return sorted(p for p in directory.iterdir() if p.name.startswith(PREFIX) and p.suffix == ".sock")
-    return []
+        for path in directory.iterdir():
+            pid = path.name[len(PREFIX) : -len(".sock")]
+            if not (path.name.startswith(PREFIX) and path.suffix == ".sock"):
+                continue
+            if pid.isdigit() and not pid_alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            found.append(path)
+    return sorted(found)
 
 
 async def handle(
