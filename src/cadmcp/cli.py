@@ -45,7 +45,12 @@ def _parser() -> argparse.ArgumentParser:
 
     add_arguments(daemon)
 
-    host = sub.add_parser("host", help="run a host process")
+    host = sub.add_parser(
+        "host",
+        help="run a host process",
+        epilog="Foreign MCP servers as hosts: cadmcp host add NAME -- COMMAND ARGS... (or --url URL), "
+        "cadmcp host remove NAME, cadmcp host list.",
+    )
     host.add_argument(
         "kind",
         help=f"which host to run: {', '.join(a.key for a in BUILTIN)}, or one the host configuration names",
@@ -217,7 +222,7 @@ def _run_daemon(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:2] in (["host", "add"], ["host", "remove"]):
+    if argv[:2] in (["host", "add"], ["host", "remove"], ["host", "list"]):
         from cadmcp.foreign.cli import main as foreign_main
 
         return foreign_main(argv[1:])

@@ -174,6 +174,8 @@ def test_host_add_and_remove_edit_a_toml_configuration_keeping_its_comments(
     assert cli_main(["host", "add", "Api", "--url", "https://x.test/mcp"]) == 0
     assert tomllib.loads(fresh.read_text()) == {"hosts": {"Api": {"server": {"url": "https://x.test/mcp"}}}}
     assert f"added Api to {fresh}" in capsys.readouterr().out
+    assert cli_main(["host", "list"]) == 0
+    assert "  Api: https://x.test/mcp  [not running]" in capsys.readouterr().out.splitlines()
 
 
 def test_host_add_keeps_one_entry_per_name_writes_through_a_link_and_says_what_will_not_start(

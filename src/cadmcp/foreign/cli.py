@@ -1,5 +1,6 @@
 """`cadmcp host add NAME -- COMMAND ARGS...` / `--url URL --header K=env:VAR`, `cadmcp host remove NAME`:
-write a foreign MCP server into the host configuration (docs/hosts/foreign.md).
+write a foreign MCP server into the host configuration (docs/hosts/foreign.md); `cadmcp host list`
+shows what it holds.
 
 The entry goes to the configuration file in use (`CADMCP_HOSTS_CONFIG`, else `hosts.json` in the
 cadmcp config folder, made if missing, mode 0600), JSON or TOML; a TOML file is edited in place
@@ -49,7 +50,33 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--force", action="store_true", help="replace an entry of the same name")
     remove = sub.add_parser("remove", help="remove a host entry")
     remove.add_argument("name")
+    sub.add_parser("list", help="the configured hosts, and which of them run now")
     return parser
+
+
+def _list() -> int:
+    """`cadmcp host list`: each configured host, what it runs, and its running processes."""
+    from cadmcp.wire.endpoints import list_endpoints, runtime_dir
+
+    path = config_path() or config_dir() / "hosts.json"
+    try:
+        apps = configured(path) if path.exists() else []
+    except ConfigError as exc:
+        print(f"cadmcp host list: {exc}", file=sys.stderr)
+        return 2
+    if not apps:
+        print(f"{path} configures no host; add one with `cadmcp host add NAME -- COMMAND ARGS...`")
+        return 0
+    running: dict[str, list[int]] = {}
+    for endpoint in list_endpoints(runtime_dir(create=False)):
+        running.setdefault(endpoint.host_app.casefold(), []).append(endpoint.pid)
+    print(f"hosts in {path}:")
+    for app in apps:
+        what = app.server.describe() if app.server is not None else " ".join(app.launch_command())
+        pids = running.get(app.name.casefold())
+        state = f"running (pid {', '.join(map(str, pids))})" if pids else "not running"
+        print(f"  {app.name}: {what}  [{state}]")
+    return 0
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
@@ -183,6 +210,8 @@ def main(argv: Sequence[str]) -> int:
         at = argv.index("--")
         argv, command = argv[:at], argv[at + 1 :]
     args = _parser().parse_args(argv)
+    if args.action == "list":
+        return _list()
     name = args.name
     if not name or len(name) > MAX_NAME_CHARS or not all(c.isalnum() or c in "-_" for c in name):
         print(f"cadmcp host: NAME must be 1-{MAX_NAME_CHARS} letters, digits, - or _", file=sys.stderr)

@@ -131,7 +131,7 @@ class Rule:
             parts.append(f"it is a {s.kind}")
         if self.read_only is not None:
             if not s.read_only:
-                parts.append("it changes the model (it does not declare readOnlyHint)")
+                parts.append("it may change something (it does not declare readOnlyHint)")
             else:
                 parts.append("it only reads" + (" (it declares readOnlyHint)" if s.kind == "tool" else ""))
         if self.destructive is not None:
