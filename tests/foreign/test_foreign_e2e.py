@@ -8,11 +8,13 @@ dies, hangs or lists a bad catalog costs only itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -300,9 +302,12 @@ async def test_a_killed_server_comes_back_and_a_hung_one_fails_only_its_calls(
             os.kill(back["pid"], signal.SIGCONT)
 
 
-async def test_a_streamable_http_server_is_reached_with_headers_from_the_environment(
-    everything: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextlib.asynccontextmanager
+async def _http_host(
+    name: str, command: Callable[[int], list[str]], monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Any]:
+    """A streamable HTTP server started on a free port by `command(port)`, listening, and a
+    ForeignHost for it whose Authorization header comes from the environment."""
     import socket
 
     from cadmcp.applications import Application, ForeignServer
@@ -312,7 +317,7 @@ async def test_a_streamable_http_server_is_reached_with_headers_from_the_environ
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = subprocess.Popen(
-        [everything[0], everything[1], "streamableHttp"],
+        command(port),
         env={**os.environ, "PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -321,7 +326,6 @@ async def test_a_streamable_http_server_is_reached_with_headers_from_the_environ
     config = ForeignServer(
         url=f"http://127.0.0.1:{port}/mcp", headers={"Authorization": "Bearer env:CADMCP_TEST_TOKEN"}
     )
-    host = ForeignHost(Application("Remote", "Remote", kind="mcp", server=config))
     try:
         with anyio.fail_after(60):
             while True:  # the server is listening once a connection is accepted
@@ -330,21 +334,32 @@ async def test_a_streamable_http_server_is_reached_with_headers_from_the_environ
                         break
                 except OSError:
                     await anyio.sleep(0.1)
-            async with anyio.create_task_group() as tg:
-                await host.start(tg)
-                assert host.state["phase"] == "ready", host.state
-                assert host.state["foreign"]["transport"] == "http"
-                assert "t0ken" not in json.dumps(host.state)
-                assert "echo" in {t.name for t in host.tools}
-                assert host.session is not None
-                echoed = await host.session.raw_request(
-                    "tools/call", {"name": "echo", "arguments": {"message": "hi"}}
-                )
-                assert "hi" in echoed["content"][0]["text"]
-                tg.cancel_scope.cancel()
+        yield ForeignHost(Application(name, name, kind="mcp", server=config))
     finally:
         server.terminate()
         server.wait(10)
+
+
+async def test_a_streamable_http_server_is_reached_with_headers_from_the_environment(
+    everything: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    command = [everything[0], everything[1], "streamableHttp"]  # its port from PORT
+    async with (
+        _http_host("Remote", lambda port: command, monkeypatch) as host,
+        anyio.create_task_group() as tg,
+    ):
+        with anyio.fail_after(60):
+            await host.start(tg)
+            assert host.state["phase"] == "ready", host.state
+            assert host.state["foreign"]["transport"] == "http"
+            assert "t0ken" not in json.dumps(host.state)
+            assert "echo" in {t.name for t in host.tools}
+            assert host.session is not None
+            echoed = await host.session.raw_request(
+                "tools/call", {"name": "echo", "arguments": {"message": "hi"}}
+            )
+            assert "hi" in echoed["content"][0]["text"]
+        tg.cancel_scope.cancel()
 
 
 async def test_a_2026_era_sdk_http_server_gets_each_request_with_its_method_header(
@@ -352,47 +367,23 @@ async def test_a_2026_era_sdk_http_server_gets_each_request_with_its_method_head
 ) -> None:
     """A streamable HTTP server on the 2026-07-28 SDK refuses a request whose `Mcp-Method` header
     is missing; the proxy's listing and calls carry it, and the secret header too."""
-    import socket
-
-    from cadmcp.applications import Application, ForeignServer
-    from cadmcp.foreign.proxy import ForeignHost
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     script = Path(__file__).with_name("sdk_http_server.py")
-    server = subprocess.Popen(
-        [sys.executable, str(script), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    monkeypatch.setenv("CADMCP_TEST_TOKEN", "t0ken")
-    config = ForeignServer(
-        url=f"http://127.0.0.1:{port}/mcp", headers={"Authorization": "Bearer env:CADMCP_TEST_TOKEN"}
-    )
-    host = ForeignHost(Application("Headers", "Headers", kind="mcp", server=config))
-    try:
+    async with (
+        _http_host("Headers", lambda port: [sys.executable, str(script), str(port)], monkeypatch) as host,
+        anyio.create_task_group() as tg,
+    ):
         with anyio.fail_after(60):
-            while True:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=1):
-                        break
-                except OSError:
-                    await anyio.sleep(0.1)
-            async with anyio.create_task_group() as tg:
-                await host.start(tg)
-                assert host.state["phase"] == "ready", host.state
-                assert host.state["foreign"]["protocolVersion"] in MODERN_PROTOCOL_VERSIONS, host.state
-                assert [t.name for t in host.tools] == ["show_headers"]
-                assert host.session is not None
-                call = {"name": "show_headers", "arguments": {}}
-                result = await host.session.raw_request("tools/call", call)
-                assert not result.get("isError"), result
-                headers = {k.lower(): v for k, v in json.loads(result["content"][0]["text"]).items()}
-                assert headers["mcp-method"] == "tools/call" and headers["mcp-name"] == "show_headers"
-                assert headers["authorization"] == "Bearer t0ken"
-                tg.cancel_scope.cancel()
-    finally:
-        server.terminate()
-        server.wait(10)
+            await host.start(tg)
+            assert host.state["phase"] == "ready", host.state
+            assert host.state["foreign"]["protocolVersion"] in MODERN_PROTOCOL_VERSIONS, host.state
+            assert [t.name for t in host.tools] == ["show_headers"]
+            assert host.session is not None
+            result = await host.session.raw_request("tools/call", {"name": "show_headers", "arguments": {}})
+            assert not result.get("isError"), result
+            headers = {k.lower(): v for k, v in json.loads(result["content"][0]["text"]).items()}
+            assert headers["mcp-method"] == "tools/call" and headers["mcp-name"] == "show_headers"
+            assert headers["authorization"] == "Bearer t0ken"
+        tg.cancel_scope.cancel()
 
 
 async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not_come_up(

@@ -578,19 +578,22 @@ def _same_file_key(path: Path) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def _already_running(entry: HostEntry) -> dict[str, Any]:
-    """The launch answer for a foreign MCP server that already runs here: that host."""
-    answer = {
+def _running(entry: HostEntry) -> dict[str, Any]:
+    """What a launch answer says of a host that was already running."""
+    return {
         "pid": entry.key.pid,
         "hostApp": entry.host_app,
         "version": entry.version,
         "hostInstanceId": entry.key.instance_id,
         "bridgeConnected": True,
         "phase": entry.state.get("phase", "ready"),
-        "alreadyRunning": True,
-        "filePath": None,
         "capabilities": len(entry.capabilities),
     }
+
+
+def _already_running(entry: HostEntry) -> dict[str, Any]:
+    """The launch answer for a foreign MCP server that already runs here: that host."""
+    answer = {**_running(entry), "alreadyRunning": True, "filePath": None}
     if answer["phase"] in ("down", "refused"):
         raise _server_not_up(answer, entry.state)
     answer["note"] = (
@@ -612,16 +615,10 @@ def _already_open(entry: HostEntry, file_path: Path) -> dict[str, Any]:
     )
     unsaved = " It has unsaved changes there." if document.get("modified") else ""
     return {
-        "pid": entry.key.pid,
-        "hostApp": entry.host_app,
-        "version": entry.version,
-        "hostInstanceId": entry.key.instance_id,
-        "bridgeConnected": True,
-        "phase": entry.state.get("phase", "ready"),
+        **_running(entry),
         "alreadyOpen": True,
         "filePath": str(file_path),
         "documents": [{"path": str(file_path), "opened": True, "title": document.get("title")}],
-        "capabilities": len(entry.capabilities),
         "note": (
             f"{file_path.name} is already open in {entry.host_app} host {entry.key.instance_id}; no other "
             f"host was started, use that one.{unsaved} Pass newInstance: true to start a second copy "
