@@ -53,3 +53,11 @@ def test_each_missing_field_is_named_once() -> None:
         ArgumentChecker().check(cap, {})
     assert [e["field"] for e in raised.value.details["errors"]] == ["a", "b"]
     assert str(raised.value).count("a: missing") == 1
+
+
+def test_an_unknown_argument_names_the_close_one() -> None:
+    schema = {"type": "object", "properties": {"note": {"type": "string"}}}
+    cap = Capability("id", "tool", "add", "add", None, "", {"inputSchema": schema}, HostKey("m", 1))
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {"notes": "x"})
+    assert "notes: unknown argument (did you mean 'note'). Fix them" in str(raised.value)

@@ -96,7 +96,7 @@ def test_values_that_only_look_like_references_stay_as_written(monkeypatch: pyte
         "HOME_DIR": "earth",
     }
     assert resolve_all("headers", {"Authorization": "Bearer env:WORLD"}) == {"Authorization": "Bearer earth"}
-    with pytest.raises(SecretError, match="for launch_host, in the daemon's environment"):
+    with pytest.raises(SecretError, match="for launch_host, the daemon's"):
         resolve_all("env", {"TOKEN": "env:CADMCP_TEST_MISSING"})
 
 

@@ -240,6 +240,7 @@ async def test_an_unanswered_confirmation_is_a_no(hosts: Any, daemon_client: Any
         assert result.structured_content["type"] == "not_confirmed"
         assert result.structured_content["answer"] == "timeout"
         assert "no answer counts as no" in result.structured_content["message"]
+        assert "`cadmcp policy approvals`" in result.structured_content["message"]  # where to answer
     async with daemon_client(env=env, elicitation_callback=lambda *a: None) as session:  # a late 2026 answer
         await wait_for_hosts(session, 1)
         echo = await find_target(session, "echo")

@@ -161,7 +161,7 @@ def _unknown_arguments(
         if name in props or name in seen:
             continue
         close = difflib.get_close_matches(name, list(props), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f" (this tool takes {sorted(props)})"
+        hint = f" (did you mean {close[0]!r})" if close else f" (this tool takes {sorted(props)})"
         out.append({"field": name, "problem": f"unknown argument{hint}", "expected": "absent"})
     return out
 

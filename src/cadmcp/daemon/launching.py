@@ -133,8 +133,8 @@ class HostLauncher:
                 raise DaemonError(
                     "unknown_host_app",
                     f"No host app named {echo(host_app, 40)}. Supported: {[s.name for s in apps]}; "
-                    f"add others to the host configuration ({CONFIG_ENV} or hosts.json in the cadmcp "
-                    "config folder).",
+                    "add others with `cadmcp host add NAME -- COMMAND ARGS...` (an MCP server) or in the "
+                    f"host configuration ({CONFIG_ENV} or hosts.json in the cadmcp config folder).",
                     {"supported": [s.name for s in apps]},
                 )
             if file_path is not None:

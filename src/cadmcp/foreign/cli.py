@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="action", required=True)
     add = sub.add_parser(
         "add",
+        usage="cadmcp host add NAME [options] -- COMMAND ARGS... | cadmcp host add NAME --url URL [options]",
         help="add an MCP server: NAME -- COMMAND ARGS... (stdio) or NAME --url URL (streamable HTTP)",
     )
     add.add_argument("name", help="the host app name it is listed and launched as")

@@ -41,9 +41,9 @@ def resolve(name: str, value: str, *, prefix_word: bool = True) -> str:
         found = os.environ.get(ref)
         if found is None:
             raise SecretError(
-                f"{name} refers to the environment variable {ref}, which is not set where this host "
-                f"started: set it there (for launch_host, in the daemon's environment) and start the host "
-                f"again, or write {LITERAL}{value} for the text as it is"
+                f"{name} refers to the environment variable {ref}, which is not set here: the host "
+                f"reads it from the environment it starts in (for launch_host, the daemon's), so set it "
+                f"there and start the host again, or write {LITERAL}{value} for the text as it is"
             )
         return prefix + found
     if not ref.startswith(("/", "~")) or ref.startswith("//"):

@@ -45,12 +45,20 @@ NO_ANSWER = {
 }
 
 
+QUEUE_HINT = (
+    " A question nobody was shown waits in the approval queue: the person answers it with "
+    "`cadmcp policy approvals` and `cadmcp policy answer ID accept` on the machine that owns the "
+    "host, or in `cadmcp dashboard`, while the call waits."
+)
+
+
 def not_confirmed(decision: Decision, subject: Subject, answer: str, by: str) -> DaemonError:
     """`not_confirmed`: the call needed a yes and did not get one; nothing ran."""
+    hint = QUEUE_HINT if answer == "timeout" else ""
     return DaemonError(
         "not_confirmed",
         f"{where(subject)} needed a confirmation (rule {decision.rule.name!r}) and {NO_ANSWER[answer]}. "
         "Nothing ran. Do not retry the same call unasked; tell the person what you wanted to do, or "
-        "change the plan.",
+        f"change the plan.{hint}",
         {**_details(decision, subject), "answer": answer, "answeredBy": by},
     )

@@ -406,8 +406,8 @@ class TaskEngine:
     def _stop_note(record: TaskRecord) -> str:
         if record.execution_started:
             return (
-                "the call had reached the host, which was told to stop it (a running script stops and "
-                "its changes are rolled back)."
+                "the call had reached the host, which was told to stop it (a script in cadmcp's own "
+                "hosts stops and its changes are rolled back; another MCP server keeps what it did)."
             )
         return "the call had not reached a host; nothing ran."
 
