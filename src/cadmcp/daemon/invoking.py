@@ -401,13 +401,13 @@ async def _police(
             return Policed(answer=tried)
     channel = await hooks.confirm_channel(entry, link) if hooks.confirm_channel is not None else None
     if channel is not None:
-        await gate.ask(channel, "task input round", decision, subject, arguments, preview)
+        await gate.ask(channel, "task input round", decision, subject, arguments, preview, cap.raw)
     elif not _client_can_elicit(ctx):
-        await gate.ask(None, "approval queue", decision, subject, arguments, preview)
+        await gate.ask(None, "approval queue", decision, subject, arguments, preview, cap.raw)
     elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return Policed(answer=_approval_round(gate, entry, cap, arguments, preview))
     else:
-        await gate.ask(client_elicitation(ctx), "elicitation", decision, subject, arguments, preview)
+        await gate.ask(client_elicitation(ctx), "elicitation", decision, subject, arguments, preview, cap.raw)
     return Policed("granted", preview.get("previewed") if preview is not None else None)
 
 
@@ -426,7 +426,7 @@ def _approval_round(
     """The daemon's own `input_required` round asking the person; its sealed state expires with the
     confirmation time, and only the same id and arguments can answer it."""
     subject = gate.subject(entry, cap)
-    asked = question(gate.policy.decide(subject), subject, arguments, preview)
+    asked = question(gate.policy.decide(subject), subject, arguments, preview, cap.raw)
     asked.pop("pictures", None)  # an elicitation form carries text; the pictures are the queue's
     now = time.time()
     previewed = preview.get("previewed") if preview is not None else None

@@ -8,7 +8,7 @@ from cadmcp.daemon.catalog import KINDS, Capability
 from cadmcp.daemon.errors import validation_error
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import DEFAULT_LIMIT
-from cadmcp.daemon.screening import flag
+from cadmcp.daemon.screening import flag, visible
 from cadmcp.daemon.search.catalog import template_params
 from cadmcp.wire.echo import echo
 
@@ -16,7 +16,7 @@ _DESCRIPTION_CHARS = 200
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
+    text = " ".join(visible(text).split())
     if len(text) <= _DESCRIPTION_CHARS:
         return text
     cut = text[:_DESCRIPTION_CHARS]
@@ -81,7 +81,7 @@ def item(
     if why:
         out["why"] = why
     if cap.title:
-        out["title"] = cap.title
+        out["title"] = visible(cap.title)
     if (warning := flag(cap.raw)) is not None:
         out["flag"] = warning
     if detail == "schema" and cap.kind == "tool":

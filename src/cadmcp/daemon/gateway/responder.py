@@ -195,7 +195,7 @@ class Responder(GatewayPart):
                 preview = preview_summary(tried)
                 if preview is None:
                     return tried  # the script failed in its preview; nothing changed
-            await gate.ask(None, "approval queue", decision, subject, arguments, preview)
+            await gate.ask(None, "approval queue", decision, subject, arguments, preview, cap.raw)
             if preview is not None and preview.get("previewed"):  # exactly the previewed change
                 params["_meta"] = {**(params.get("_meta") or {}), PREVIEW: {"apply": preview["previewed"]}}
             return None

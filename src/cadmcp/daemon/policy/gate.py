@@ -22,6 +22,7 @@ from cadmcp.daemon.policy.approvals import ApprovalQueue
 from cadmcp.daemon.policy.engine import Policy, subject_for
 from cadmcp.daemon.policy.envelopes import denied, not_confirmed, where
 from cadmcp.daemon.policy.rules import Decision, Subject
+from cadmcp.daemon.screening import flag, visible
 from cadmcp.wire.calllog import clip, format_line, shared_log, timestamp
 from cadmcp.wire.jsonwire import dumps
 
@@ -29,6 +30,8 @@ APPROVAL_KEY = "io.cadmcp/approval"
 """The key of the daemon's own confirmation among a round's `inputRequests`."""
 MAX_SHOWN_CODE = 6000
 MAX_SHOWN_ARGUMENTS = 2000
+MAX_SHOWN_DESCRIPTION = 400
+"""Characters of a capability's own description shown in a question (it is the host author's text)."""
 CODE_ARGUMENTS = ("code", "script", "source")
 MAX_REMEMBERED = 8192
 """Decisions remembered (by subject) before the memory starts over."""
@@ -81,13 +84,20 @@ def _preview_lines(preview: dict[str, Any]) -> list[str]:
 
 
 def question(
-    decision: Decision, subject: Subject, arguments: dict[str, Any], preview: dict[str, Any] | None = None
+    decision: Decision,
+    subject: Subject,
+    arguments: dict[str, Any],
+    preview: dict[str, Any] | None = None,
+    about: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What the person is asked: what will run, where, with which arguments (a script's code in full,
-    up to a bound), what a preview showed it would change, and why they are asked."""
+    up to a bound), what a preview showed it would change, and why they are asked. ``about``: the
+    capability as its host lists it, whose own words (and any warning about them) are shown too."""
     code = next((arguments[k] for k in CODE_ARGUMENTS if isinstance(arguments.get(k), str)), None)
     rest = {k: v for k, v in arguments.items() if not (code is not None and v is code)}
     lines = [f"Allow {where(subject)}?"]
+    if about is not None:
+        lines.extend(_self_description(about))
     if subject.caller == "remote":
         lines.append(
             f"Asked by the machine {subject.caller_machine or 'another machine'} through the gateway."
@@ -119,6 +129,19 @@ def question(
             ),
         },
     }
+
+
+def _self_description(raw: dict[str, Any]) -> list[str]:
+    """The capability's description in its author's words (clipped), and cadmcp's warning when
+    those words try to steer the agent: the person sees what the agent was told."""
+    text = raw.get("description")
+    lines = []
+    if isinstance(text, str) and text.strip():
+        said = " ".join(visible(text).split())
+        lines.append(f"It describes itself as: {_shown(said, MAX_SHOWN_DESCRIPTION)}")
+    if (warning := flag(raw)) is not None:
+        lines.append(f"Warning: {warning}")
+    return lines
 
 
 def elicitation(asked: dict[str, Any]) -> dict[str, Any]:
@@ -203,9 +226,11 @@ class Gate:
         subject: Subject,
         arguments: dict[str, Any],
         preview: dict[str, Any] | None = None,
+        about: dict[str, Any] | None = None,
     ) -> None:
-        """Put the question to `answerer` (None: the approval queue); return on yes, raise on no."""
-        asked = question(decision, subject, arguments, preview)
+        """Put the question to `answerer` (None: the approval queue); return on yes, raise on no.
+        ``about``: the capability as its host lists it (see `question`)."""
+        asked = question(decision, subject, arguments, preview, about)
         started = time.time()
         timeout = self.policy.confirm_timeout
         answer, by = "timeout", ""
