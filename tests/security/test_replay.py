@@ -61,6 +61,19 @@ async def test_replaying_a_confirmed_round_is_refused_and_nothing_runs(
         assert isinstance(again, types.InputRequiredResult)  # a new round works as before
         assert again.request_state != first.request_state
 
+        # the new round's state with other arguments: refused, saying what to do; nothing runs
+        other = {"id": item["id"], "arguments": {"item": "gamma"}}
+        moved = await session.call_tool(
+            "invoke_dynamic", other, input_responses=answer, request_state=again.request_state
+        )
+        assert moved.is_error and moved.structured_content["type"] == "validation_error"
+        assert moved.structured_content["reason"] == "invalid_request_state"
+        assert "Start the call again without requestState" in moved.structured_content["message"]
+        with anyio.fail_after(10):  # the host writes a call's line after its answer has gone out
+            while (count := _host_calls(log_dir, host.pid, "delete_item")) < ran + 1:
+                await anyio.sleep(0.05)
+        assert count == ran + 1  # the new asking round only: the refused one never reached the host
+
 
 def test_a_nonce_is_spent_once() -> None:
     spent = SpentNonces(clock=lambda: 100.0)

@@ -28,6 +28,7 @@ from cadmcp.daemon.policy import Policy
 from cadmcp.daemon.policy.gate import Gate
 from cadmcp.daemon.recentimages import RecentImages
 from cadmcp.daemon.search import SearchIndex
+from cadmcp.daemon.staterefusal import install_logging, state_refusal
 from cadmcp.daemon.tasks import TaskEngine, TaskSupport
 from cadmcp.daemon.tools import BY_NAME, TOOLS, Services, structured
 from cadmcp.daemon.tools.base import unknown_tool_message
@@ -187,6 +188,8 @@ class Daemon:
         )
         server.middleware.append(daemon_call_log(self.directory))
         server.middleware.append(self.images)  # inside the log's middleware: its key joins the line
+        server.middleware.append(state_refusal)  # just outside the boundary whose refusals it words
+        install_logging()
         security = RequestStateSecurity.ephemeral(ttl=state_ttl, audience="cadmcp-daemon")
         server.middleware.append(RequestStateBoundary(security, default_audience="cadmcp-daemon"))
         tasks.install(server, self.tasks)

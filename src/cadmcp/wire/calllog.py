@@ -228,11 +228,12 @@ class _Forward(logging.Handler):
         logging.getLogger().handle(record)
 
 
-def route_logger(name: str, log: CallLogFile | None = None) -> None:
+def route_logger(name: str, log: CallLogFile | None = None, stderr: int = logging.WARNING) -> None:
     """Write INFO and above of logger `name` into the call-log file.
 
-    Info lines reach stderr only when the root logger is at INFO (`cadmcp -v`); warnings
-    keep reaching it as before, so stdio clients see a quiet stderr.
+    Info lines reach stderr only when the root logger is at INFO (`cadmcp -v`); records from
+    `stderr` up (warnings by default) keep reaching it as before, so stdio clients see a quiet
+    stderr.
     """
     logger = logging.getLogger(name)
     if any(isinstance(h, _FileHandler) for h in logger.handlers):
@@ -242,7 +243,7 @@ def route_logger(name: str, log: CallLogFile | None = None) -> None:
         logger.setLevel(logging.INFO)
         if logging.getLogger().getEffectiveLevel() > logging.INFO:
             logger.propagate = False
-            logger.addHandler(_Forward(logging.WARNING))
+            logger.addHandler(_Forward(stderr))
 
 
 # -- compacting what gets logged ---------------------------------------------------------------
