@@ -25,7 +25,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -44,9 +44,6 @@ from cadmcp.wire.calllog import CallLogger, error_of, outcome_of
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import SERVER_INFO_META_KEY, without_server_info
 from cadmcp.wire.sockets import Reply
-
-if TYPE_CHECKING:
-    from cadmcp.foreign.proxy import ForeignHost
 
 log = logging.getLogger("cadmcp.foreign")
 
@@ -216,10 +213,29 @@ def _encoded(message: dict[str, Any]) -> bytes:
         return json.dumps(message, separators=(",", ":")).encode()
 
 
+class LaneHost(Protocol):
+    """What the fast lane asks of the proxy's host (`cadmcp.foreign.proxy.ForeignHost`)."""
+
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup | None: ...
+
+    def serves_tool(self, name: str) -> bool: ...
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        input_responses: dict[str, Any] | None,
+        state: str | None,
+        reporter: Progress | None,
+    ) -> Any: ...
+
+
 class FastLane:
     """The proxy endpoint's hook: per connection, a `ConnectionLane`."""
 
-    def __init__(self, host: ForeignHost, server_info: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, host: LaneHost, server_info: Callable[[], dict[str, Any]]) -> None:
         self.host = host
         self.server_info = server_info
         """The proxy's own serverInfo stamp (what its SDK server puts on 2026-era results)."""
