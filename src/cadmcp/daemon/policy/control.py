@@ -46,9 +46,9 @@ def doors(directory: Path) -> list[Path]:
     found = []
     with contextlib.suppress(OSError):
         for path in directory.iterdir():
-            pid = path.name[len(PREFIX) : -len(".sock")]
             if not (path.name.startswith(PREFIX) and path.suffix == ".sock"):
                 continue
+            pid = path.name[len(PREFIX) : -len(".sock")]
             if pid.isdigit() and not pid_alive(int(pid)):
                 with contextlib.suppress(OSError):
                     path.unlink()
