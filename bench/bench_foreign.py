@@ -17,8 +17,9 @@ baseline). The target: a foreign call costs no more than that (1.5 ms on a quiet
 Clients speak the 2026-07-28 protocol as bench_core's do (`--era legacy`: 2025-11-25). Figures are
 printed, never asserted.
 
-Search quality on real tool catalogs is bench_search.py's (MetaTool's 199 tools beside FastMCP's
-BM25, see docs/search.md); this bench prints the command rather than running it again.
+Search quality on real tool catalogs is bench_search.py's (these five servers beside the CAD hosts,
+`eval/mcp-servers/`, and MetaTool's 199 tools, beside FastMCP's BM25, see docs/search.md); this
+bench prints the command rather than running it again.
 """
 
 from __future__ import annotations
@@ -295,8 +296,9 @@ def main() -> None:
         f"on {os.cpu_count()} cpus"
     )
     print(
-        "search quality on real tool catalogs (MetaTool's 199 tools, FastMCP's BM25 beside): "
-        "python bench/bench_search.py --sets MetaTool-A,MetaTool-B --no-scale (figures in docs/search.md)"
+        "search quality on these servers' catalogs beside the CAD hosts, and on MetaTool's 199 tools "
+        "(FastMCP's BM25 beside): python bench/bench_search.py --sets "
+        "MCP-servers-A,MCP-servers-B,MetaTool-A,MetaTool-B --no-scale (figures in docs/search.md)"
     )
 
 

@@ -6,8 +6,9 @@ Prints figures; asserts nothing. Quality runs on the BFCL dev set (built into a 
 first use with `shared/eval/build_bfcl_devset.py` when a `shared/` folder sits beside or above
 the checkout), halves A (tuned on) and B (held out); on the CAD/BIM sets in `eval/` (`cadmcp`
 and `cadbim-tune` tuned on, `cadbim-heldout` held out, `cadbim-blind` written from the catalog
-alone, half A tuned on and half B held out) and on MetaTool (`eval/metatool`, halves
-A and B, tuned on by nobody). The baseline, FastMCP 4.1.6's `BM25SearchTransform._search`,
+alone, half A tuned on and half B held out), on MetaTool (`eval/metatool`, halves
+A and B, tuned on by nobody) and on real MCP servers beside the CAD hosts (`eval/mcp-servers`,
+half A tuned on, half B held out). The baseline, FastMCP 4.1.6's `BM25SearchTransform._search`,
 runs in its own cached venv (made with `uv`) in a subprocess, so fastmcp never loads into the
 process that measures cadmcp. With the `semantic` extra installed, every figure is also given
 with semantic ranking fused in ("+semantic").
@@ -481,6 +482,8 @@ def main(argv: list[str]) -> int:
         "CAD-classes-B": (EVAL / "cadbim-classes", "b"),
         "MetaTool-A": (EVAL / "metatool", "a"),
         "MetaTool-B": (EVAL / "metatool", "b"),
+        "MCP-servers-A": (EVAL / "mcp-servers", "a"),
+        "MCP-servers-B": (EVAL / "mcp-servers", "b"),
     }
     if args.sets:
         sets = {k: v for k, v in sets.items() if k in args.sets.split(",")}
