@@ -282,6 +282,37 @@ def test_a_request_in_an_apps_domain_that_nothing_matches_goes_to_its_fallback()
     assert _both().search("qwzx blorf").hits == []  # no domain, no match: nothing
 
 
+GIT = {
+    "hostApp": "Git",
+    "version": "1",
+    "pid": 9,
+    "tools": [
+        {"name": "git_create_branch", "description": "Creates a new branch from an optional base branch"},
+        {"name": "git_log", "description": "Shows the commit logs"},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "create a new branch for the slab changes",  # "slab": IFC's domain word, but no IFC tool does it
+        "create a branch for the floor plan layer cleanup",
+    ],
+)
+def test_domain_words_do_not_set_back_a_server_that_declares_no_domain(query: str) -> None:
+    # a CAD user's other MCP servers declare no domain; the CAD words of a request say which CAD
+    # app it is about, not that a git tool cannot be what it asks for
+    catalog = {"hosts": [_host("DXF", 1, DXF_DOMAIN), _host("IFC", 2, IFC_DOMAIN), GIT]}
+    app, target, _ = _first(build_index_from_catalog(catalog), query)
+    assert (app, target) == ("Git", "git_create_branch")
+    # a change in the app's domain that the server does not do still goes to the app's fallback
+    assert _first(build_index_from_catalog(catalog), "cantilever that slab further")[:2] == (
+        "IFC",
+        "execute_python_code",
+    )
+
+
 def test_a_question_prefers_capabilities_that_only_read() -> None:
     index = SearchIndex()
     same = {"description": "The colours of the layers."}

@@ -85,6 +85,8 @@ class DomainTable:
                     if words:
                         phrases.setdefault(words, text)
         self._merged = dict(sorted(merged.items()))
+        self.apps = frozenset(self._merged)
+        """The apps that declare domain words."""
         self._by_language: dict[str, list[tuple[str, _Phrases]]] = {}
         self.contested = len(self._merged) >= 2
         """Whether two apps or more declare a domain (else no request is told apart by one)."""

@@ -361,6 +361,10 @@ class SearchIndex:
         """The postings' app codes of casefolded app names (unknown ones left out)."""
         return [self._app_ids[a] for a in apps if a in self._app_ids]
 
+    def undeclared_apps(self) -> frozenset[str]:
+        """Casefolded apps whose hosts declare no domain words (most foreign MCP servers)."""
+        return frozenset(self._app_ids) - self.lexicon().domains.apps
+
     def _aliases(self) -> Aliases:
         """App aliases: the vocabulary's, the names each host declares for its app, and each
         host's own app name where its capabilities hold that name more often than all others

@@ -45,6 +45,10 @@ class Store(Protocol):
         """The postings' codes of casefolded app names."""
         ...
 
+    def undeclared_apps(self) -> frozenset[str]:
+        """Casefolded apps that declare no domain words: a request's domain words say nothing of them."""
+        ...
+
 
 class Ranked:
     """The best hits of one search, how many matched in all, and per capability key why it
@@ -117,10 +121,11 @@ def rank(
     if preferred or inferred or question:
         prefer = features.weight("app_named")
         fused_boost = np.ones(len(final))
-        # rule: the app the request names or whose domain words it uses most is preferred
+        # rule: the app the request names or whose domain words it uses most is preferred (over the
+        # apps declaring other domains: one declaring none is not set back by words it never claimed)
         apps = store.app_codes(preferred or inferred)
         if apps and inferred:
-            fused_boost[_of_apps(postings, apps)] *= prefer
+            fused_boost[_of_apps(postings, apps + store.app_codes(store.undeclared_apps()))] *= prefer
         # rule: a question prefers what only reads (read-only tools, resources, resource templates)
         if question:
             fused_boost[postings.mask("read_only", store.read_only)] *= prefer
@@ -155,7 +160,7 @@ def rank(
     typed = [(t, w) for t, w in weighted if qterms[t] >= 1.0]
     if store.fallbacks and request.words:
         out.total += _lift_fallbacks(
-            store, request, features, pool, typed, scope, mask, preferred | inferred, out
+            store, request, features, pool, typed, scope, mask, preferred, inferred, out
         )
     hits = [(store.entries[g], tiers.get(g, 0), s) for g, s in pool.items()]
     hits.sort(key=lambda h: (-h[1], -h[2], h[0].order))
@@ -257,12 +262,14 @@ def _lift_fallbacks(
     typed: list[tuple[str, float]],
     scope: Any,
     mask: Any,
-    apps: frozenset[str],
+    named: frozenset[str],
+    inferred: frozenset[str],
     out: Ranked,
 ) -> int:
     """Put a host's fallback tool first when the request asks for a change (or a computed
     answer) that no dedicated capability is named for; returns how many were not matches."""
     intents = request.intents
+    apps = named | inferred
     entries = store.entries
     if not intents:
         # rule: with nothing matched, the general-purpose tool of the app the request is about
@@ -290,12 +297,13 @@ def _lift_fallbacks(
     asked = [(text, phrases) for found in intents.values() for text, phrases in found]
     asked_terms = {t for _, phrases in asked for phrase in phrases for t in phrase}
 
+    # what counts as a dedicated capability: one of the app the request is about, or (when its
+    # domain words alone say which app that is) of an app declaring no domain
+    neutral = store.undeclared_apps() if inferred and not named else frozenset()
+
     def specific(g: int) -> bool:
-        return (
-            bool(scope[g])
-            and g not in store.fallbacks
-            and (not apps or entries[g].doc.host_app.casefold() in apps)
-        )
+        app = entries[g].doc.host_app.casefold()
+        return bool(scope[g]) and g not in store.fallbacks and (not apps or app in apps or app in neutral)
 
     # the other words: neither what was asked nor the app's name (which all its capabilities hold)
     rest = [(t, w) for t, w in typed if t not in asked_terms and t not in request.app_terms]
