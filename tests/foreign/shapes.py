@@ -1,10 +1,11 @@
 """A minimal MCP server over stdio (2025-11-25, plain JSON-RPC, no SDK) with a catalog of a given
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
-    python shapes.py poisoned | huge | malformed | chatty | mute
+    python shapes.py poisoned | huge | malformed | chatty | mute | failing
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
-writes only such text and never an MCP message.
+writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
+generic server error (-32000), as servers report their own failures.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
-    if shape in ("chatty", "mute"):
+    if shape in ("chatty", "mute", "failing"):
         return [
             {
                 "name": "plain_tool",
@@ -51,6 +52,7 @@ def catalog(shape: str) -> list[Any]:
 
 
 LOG_LINE = "INFO starting the widget service on stdout"
+SERVER_ERROR = {"code": -32000, "message": "widget database locked; retry in 5 s"}
 
 
 def main() -> None:
@@ -73,6 +75,9 @@ def main() -> None:
             }
         elif method == "tools/list":
             result = {"tools": tools}
+        elif method == "tools/call" and shape == "failing":
+            print(json.dumps({"jsonrpc": "2.0", "id": ident, "error": SERVER_ERROR}), flush=True)
+            continue
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "3"}]}
         elif method == "ping":

@@ -26,7 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from cadmcp.applications import CONFIG_ENV
 from tests.core.helpers import call, find, structured
 from tests.foreign.conftest import config_env, python_server, shape_server
-from tests.foreign.shapes import LOG_LINE
+from tests.foreign.shapes import LOG_LINE, SERVER_ERROR
 from tests.policy.helpers import host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -268,11 +268,11 @@ async def test_a_killed_server_comes_back_and_a_hung_one_fails_only_its_calls(
         os.kill(first_pid, signal.SIGKILL)
         with anyio.fail_after(20):
             while True:  # said to be down (with why) until it is back
-                state = (await _hosts_ready(session, {"DXF"}))["Time"]["state"]
-                if state["phase"] == "down":
+                state = (await _hosts_ready(session, {"DXF"})).get("Time", {}).get("state", {})
+                if state.get("phase") == "down":
                     break
                 await anyio.sleep(0.1)
-        assert "error" in state
+        assert state["error"].startswith("the server's process ended"), state  # not the SDK's wording
         by_app = await _hosts_ready(session, {"Time", "DXF"})
         back = by_app["Time"]["state"]["foreign"]
         assert back["pid"] != first_pid and back["restarts"] >= 1
@@ -436,3 +436,21 @@ async def test_a_server_logging_to_stdout_works_and_one_that_only_logs_is_down_s
         assert failed.is_error and body["type"] == "server_down", body
         assert "no MCP messages" in body["reason"] and LOG_LINE in body["reason"], body
         assert "logging belongs on stderr" in body["message"]
+
+
+async def test_a_servers_own_generic_error_is_its_answer_not_its_end(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    # -32000 is JSON-RPC's generic server error, which the SDK also uses for a closed connection
+    env = config_env(tmp_path, {"Failing": shape_server("failing")})
+    async with daemon_client(env=env) as session:
+        launched = await call(session, "launch_host", {"hostApp": "Failing", "timeoutSeconds": 60})
+        assert not launched.is_error, launched
+        tool = await _item(session, "multiplies two numbers", "plain_tool")
+        for _ in range(2):
+            failed = await _invoke(session, tool["id"], {})
+            text = failed.content[0].text
+            assert failed.is_error and SERVER_ERROR["message"] in text and "went away" not in text, text
+        hosts = (await call(session, "list_host_instances", {})).structured_content["hosts"]
+        failing = next(h for h in hosts if h["hostApp"] == "Failing")
+        assert failing["state"]["phase"] == "ready" and failing["state"]["foreign"]["restarts"] == 0, failing

@@ -40,6 +40,7 @@ from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_READS, MAX_STATE_CHARS, check_responses, check_text
 from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, preview_summary, question
+from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.meta import PREVIEW
@@ -150,7 +151,7 @@ HOST_MESSAGE_CHARS = 2000
 
 
 def _host_failure(exc: BaseException, entry: HostEntry, link: Link, *, started: bool) -> DaemonError:
-    if isinstance(exc, MCPError) and exc.error.code not in (types.CONNECTION_CLOSED,):
+    if isinstance(exc, MCPError) and not connection_closed(exc):
         data = exc.error.data
         if isinstance(data, dict) and data.get("type") == "host_busy":
             return host_busy(entry, data, exc.error.message)

@@ -32,7 +32,7 @@ from urllib.parse import quote, unquote
 import anyio
 import anyio.abc
 import mcp_types as types
-from mcp.client.subscriptions import listen
+from mcp.client.subscriptions import SubscriptionLost, listen
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -44,6 +44,7 @@ from cadmcp.applications import Application, ForeignServer, StartRequest
 from cadmcp.foreign import link
 from cadmcp.foreign.fastlane import FastLane, ServerChannel, ServerGone
 from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
+from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import PassThroughSession
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
@@ -162,6 +163,7 @@ class ForeignHost:
         self.state: dict[str, Any] = {"phase": "starting"}
         self._last_channel: ServerChannel | None = None
         self.down_reason: str | None = None
+        self._ending: str | None = None  # why the proxy itself is ending the connection, if it is
         self.retry_at: float | None = None
         self.restarts = 0
         self.server_pid: int | None = None
@@ -205,11 +207,16 @@ class ForeignHost:
             refused = False
             try:
                 await self._connect_once()
-                reason = "the server closed its connection"
+                reason = self._closed_reason()
             except Exception as exc:
                 inner = unwrap(exc)
                 refused = isinstance(inner, CatalogRefused)
-                reason = f"refused: {inner}" if refused else describe(exc, MAX_REASON_CHARS)
+                if refused:
+                    reason = f"refused: {inner}"
+                elif isinstance(inner, SubscriptionLost | anyio.EndOfStream) or self._transport_ended():
+                    reason = self._closed_reason()  # the SDK's wording for it says nothing to a user
+                else:
+                    reason = describe(exc, MAX_REASON_CHARS)
             self.session = self.channel = None
             if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
                 reason = f"{reason}; {note}"
@@ -230,6 +237,14 @@ class ForeignHost:
             self.first_attempt.set()
             await anyio.sleep(delay)
             self.restarts += 1
+
+    def _transport_ended(self) -> bool:
+        return self._last_channel is not None and self._last_channel.closed
+
+    def _closed_reason(self) -> str:
+        if self.config.transport == "stdio" and self._transport_ended():
+            return "the server's process ended or closed its stdout"
+        return "the server closed its connection"
 
     async def _connect_once(self) -> None:
         before = link.children(set())
@@ -267,7 +282,7 @@ class ForeignHost:
             if channel is not None:
                 channel.bind(session.envelope)
             self.session, self.channel = session, channel
-            self.down_reason = self.retry_at = None
+            self.down_reason = self.retry_at = self._ending = None
             self._server_state("ready")
             log.info("%s connected: %d tools", self.app.name, len(self.tools))
             self.first_attempt.set()
@@ -300,10 +315,11 @@ class ForeignHost:
             except TimeoutError:
                 misses += 1
                 if misses >= PROBE_MISSES:
-                    raise ConnectionError(
+                    self._ending = (
                         f"the server stopped answering (no reply to {misses} probes in "
-                        f"{misses * PROBE_TIMEOUT:g} s)"
-                    ) from None
+                        f"{misses * PROBE_TIMEOUT:g} s), so it is started again"
+                    )
+                    raise ConnectionError(self._ending) from None
             except Exception as exc:
                 raise ConnectionError(
                     f"the connection to the server is gone ({describe(exc, MAX_REASON_CHARS)})"
@@ -464,13 +480,16 @@ class ForeignHost:
                     data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
                 ) from None
             except (ServerGone, MCPError) as exc:
-                if isinstance(exc, MCPError) and exc.error.code != types.CONNECTION_CLOSED:
-                    raise
+                # the channel tells closure apart (`ServerGone`): every error through it is the server's
+                via_channel = channel is not None and not tasked
+                if isinstance(exc, MCPError) and (via_channel or not connection_closed(exc)):
+                    raise  # the server's own error answer (-32000 is its generic "server error" too)
                 raise MCPError(
                     code=types.INTERNAL_ERROR,
-                    message=f"The {self.app.name} server went away during {name}; it may have partly run. "
+                    message=f"The {self.app.name} server went away during {name} "
+                    f"({self._ending or self._closed_reason()}); it may have partly run. "
                     "It is started again with backoff: call list_host_instances to see when it is back.",
-                    data={"type": "server_down", "reason": "the server's connection closed during the call"},
+                    data={"type": "server_down", "reason": self._ending or self._closed_reason()},
                 ) from None
 
         return await self.rounds.start(run, reporter, tg=self._tg, tasked=tasked)
