@@ -410,6 +410,7 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
         )
         listing = await structured(session, "list_host_instances")
         assert [h["hostApp"] for h in listing["hosts"]].count("Time") == 1  # no second copy was started
+        down: dict[str, Any] = {}
         for name, words in (("Missing", "no-such-mcp-server"), ("Secretive", "CADMCP_TEST_UNSET_VARIABLE")):
             failed = await call(session, "launch_host", {"hostApp": name, "timeoutSeconds": 60})
             body = failed.structured_content
@@ -418,6 +419,15 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
             assert body["phase"] == "down" and body["hostRunning"] and body["retryInSeconds"] > 0
             still = (await call(session, "launch_host", {"hostApp": name})).structured_content
             assert still["type"] == "server_down" and still["hostInstanceId"] == body["hostInstanceId"]
+            down[name] = body
+        # fixed as the answer says: the running proxy starts the server again with the new entry
+        assert "as soon as the file changes" in down["Missing"]["message"]
+        config = Path(env[CONFIG_ENV])
+        fixed = json.loads(config.read_text())
+        fixed["hosts"]["Missing"] = shape_server("chatty")
+        config.write_text(json.dumps(fixed))
+        by_app = await _hosts_ready(session, {"Missing"}, timeout=20)  # not after its backoff's 30 s
+        assert by_app["Missing"]["hostInstanceId"] == down["Missing"]["hostInstanceId"]  # the same proxy
 
 
 async def test_a_server_logging_to_stdout_works_and_one_that_only_logs_is_down_saying_so(

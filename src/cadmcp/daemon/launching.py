@@ -536,8 +536,8 @@ def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError
         "server_down",
         f"The {name} host (pid {answer['pid']}) started, but its MCP server is {phase}: {reason}. "
         f"{again}. If the reason is in its entry (command, URL, env, headers), fix it with "
-        f"`cadmcp host add {name} --force ...` or in the host configuration; nothing can be called "
-        "on it until then.",
+        f"`cadmcp host add {name} --force ...` or in the host configuration (it is started again "
+        "with the new entry as soon as the file changes); nothing can be called on it until then.",
         {
             **{
                 k: answer[k]

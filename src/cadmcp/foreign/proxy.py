@@ -26,6 +26,7 @@ import logging
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -40,7 +41,7 @@ from mcp.shared.uri_template import UriTemplate
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from cadmcp.applications import Application, ForeignServer, StartRequest
+from cadmcp.applications import Application, ConfigError, ForeignServer, StartRequest, config_path, find
 from cadmcp.foreign import link
 from cadmcp.foreign.fastlane import FastLane, ServerChannel, ServerGone
 from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
@@ -57,6 +58,8 @@ BACKOFF_MAX = 30.0
 PROBE_INTERVAL = 1.0
 PROBE_TIMEOUT = 3.0
 PROBE_MISSES = 2
+CONFIG_POLL = 1.0
+"""Seconds between looks at the host configuration file while the server waits to start again."""
 MAX_LIST_ITEMS = 10_000
 """Items of one kind the proxy pages through; the daemon's catalog bounds are far smaller
 (`cadmcp.daemon.limits`), so a longer list is refused there with its size."""
@@ -139,6 +142,15 @@ class CatalogRefused(ValueError):
     """The server's catalog cannot be served as it is; the message says why."""
 
 
+def _file_signature(path: Path | None) -> tuple[int, int] | None:
+    """What changes when a file is edited: its modification time (ns) and size; None when absent."""
+    try:
+        found = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (found.st_mtime_ns, found.st_size) if found is not None else None
+
+
 class ForeignHost:
     """Supervises one foreign server and serves its catalog to the host runtime."""
 
@@ -172,6 +184,7 @@ class ForeignHost:
         self._changed: list[Any] = []
         # the server's stderr, for the reason it went down (open as long as the proxy runs)
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._config_file = config_path()
 
     # -- what the runtime is told --------------------------------------------------------------
     def on_change(self, notify: Any) -> None:
@@ -235,8 +248,42 @@ class ForeignHost:
             self._server_state("refused" if refused else "down", error=reason, retryInSeconds=round(delay, 1))
             log.warning("%s is %s: %s (again in %.0f s)", self.app.name, self.state["phase"], reason, delay)
             self.first_attempt.set()
-            await anyio.sleep(delay)
+            await self._wait_or_edited(delay)
             self.restarts += 1
+            self._reload()
+
+    async def _wait_or_edited(self, delay: float) -> None:
+        """Sleep `delay` seconds, less if the host configuration file changes meanwhile (someone
+        fixing the entry, as the reason it is down tells them to, wants it tried at once)."""
+        before = _file_signature(self._config_file)
+        deadline = time.monotonic() + delay
+        while (left := deadline - time.monotonic()) > 0:
+            await anyio.sleep(min(CONFIG_POLL, left))
+            if _file_signature(self._config_file) != before:
+                return
+
+    def _reload(self) -> None:
+        """Start again with the server's entry as the configuration has it now (a fixed command, a
+        new URL or header), or as before when it is gone or cannot be read."""
+        try:
+            fresh = find(self.app.name)
+        except ConfigError as exc:
+            log.warning(
+                "%s: the host configuration cannot be read again (%s); its entry stays as it was",
+                self.app.name,
+                exc,
+            )
+            return
+        if fresh is None or fresh.server is None:
+            log.warning(
+                "%s: no longer a server in the host configuration; its entry stays as it was", self.app.name
+            )
+            return
+        if fresh.server != self.config:
+            log.info(
+                "%s: its entry in the host configuration changed; started with the new one", self.app.name
+            )
+            self.app, self.config = fresh, fresh.server
 
     def _transport_ended(self) -> bool:
         return self._last_channel is not None and self._last_channel.closed
