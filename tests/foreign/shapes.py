@@ -1,17 +1,19 @@
 """A minimal MCP server over stdio (2025-11-25, plain JSON-RPC, no SDK) with a catalog of a given
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
-    python shapes.py poisoned | huge | malformed | chatty | mute | failing
+    python shapes.py poisoned | huge | malformed | chatty | mute | failing | sluggish
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
-generic server error (-32000), as servers report their own failures.
+generic server error (-32000), as servers report their own failures; `sluggish` takes 5 s to
+answer `initialize`, as a server that loads a large model first.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 POISON = (
@@ -35,7 +37,7 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
-    if shape in ("chatty", "mute", "failing"):
+    if shape in ("chatty", "mute", "failing", "sluggish"):
         return [
             {
                 "name": "plain_tool",
@@ -52,6 +54,7 @@ def catalog(shape: str) -> list[Any]:
 
 
 LOG_LINE = "INFO starting the widget service on stdout"
+SLUGGISH_SECONDS = 5.0
 SERVER_ERROR = {"code": -32000, "message": "widget database locked; retry in 5 s"}
 
 
@@ -68,6 +71,8 @@ def main() -> None:
         if ident is None:
             continue
         if method == "initialize":
+            if shape == "sluggish":
+                time.sleep(SLUGGISH_SECONDS)
             result: Any = {
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"tools": {}},

@@ -13,9 +13,10 @@ import pytest
 from cadmcp import applications
 from cadmcp.applications import CONFIG_ENV, FOREIGN, ConfigError
 from cadmcp.cli import main as cli_main
-from cadmcp.daemon.limits import MAX_HOST_TOOLS, catalog_problem, clip_descriptions
+from cadmcp.daemon.limits import clip_descriptions
 from cadmcp.daemon.screening import flag, steering
 from cadmcp.foreign.secrets import SecretError, resolve, resolve_all
+from cadmcp.wire.catalogbounds import MAX_HOST_TOOLS, catalog_problem
 from tests.foreign.shapes import POISON
 
 

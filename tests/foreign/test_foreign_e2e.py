@@ -207,28 +207,40 @@ async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
         assert ours and not any(i.get("flag") for i in ours)
 
 
-async def test_a_huge_catalog_is_refused_by_the_daemon_and_a_malformed_one_by_the_proxy(
+async def test_a_huge_or_malformed_catalog_is_refused_by_the_proxy_and_said_at_once(
     hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = config_env(tmp_path, {"Huge": shape_server("huge"), "Malformed": shape_server("malformed")})
     monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
-    for proc in [hosts.spawn("Huge"), hosts.spawn("Malformed")]:
+    for proc in [hosts.spawn("Malformed")]:
         hosts.wait_ready(proc, 120)
     async with daemon_client(era="modern", env=env) as session:
-        with anyio.fail_after(60):
-            while True:
-                listing = await structured(session, "list_host_instances")
-                ends = {e["hostApp"]: e for e in listing["endpoints"]}
-                if ends.get("Huge", {}).get("error") and any(
-                    h["hostApp"] == "Malformed" for h in listing["hosts"]
-                ):
-                    break
-                await anyio.sleep(0.2)
-        huge = next(e for e in listing["endpoints"] if e["hostApp"] == "Huge")
-        assert huge["status"] == "failed" and "more than 1,000 tools" in huge["error"], huge
-        malformed = next(h for h in listing["hosts"] if h["hostApp"] == "Malformed")
+        by_app = await _hosts_listed(session, {"Malformed"})
+        malformed = by_app["Malformed"]
         assert malformed["state"]["phase"] == "refused" and "item 1" in malformed["state"]["error"]
         assert malformed["capabilities"] == 0
+        # over the bounds the daemon holds every host to: the proxy refuses it before serving it,
+        # so launch_host answers with why at once (not after its timeout) and starts no second copy
+        with anyio.fail_after(30):
+            refused = await call(session, "launch_host", {"hostApp": "Huge", "timeoutSeconds": 120})
+        body = refused.structured_content
+        assert refused.is_error and body["phase"] == "refused", body
+        assert "more than 1,000 tools" in body["message"], body
+        again = (await call(session, "launch_host", {"hostApp": "Huge"})).structured_content
+        assert again["hostInstanceId"] == body["hostInstanceId"], again
+        listing = await structured(session, "list_host_instances")
+        assert [h["hostApp"] for h in listing["hosts"]].count("Huge") == 1
+
+
+async def _hosts_listed(session: Any, names: set[str], timeout: float = 60.0) -> dict[str, dict[str, Any]]:
+    """The connected hosts by app name once every one of `names` is listed, in whatever phase."""
+    with anyio.fail_after(timeout):
+        while True:
+            listing = await structured(session, "list_host_instances")
+            by_app = {h["hostApp"]: h for h in listing["hosts"]}
+            if names <= by_app.keys():
+                return by_app
+            await anyio.sleep(0.2)
 
 
 async def _invoke_confirmed(session: Any, cap_id: str, arguments: dict[str, Any], progress: Any) -> Any:
@@ -464,3 +476,16 @@ async def test_a_servers_own_generic_error_is_its_answer_not_its_end(
         hosts = (await call(session, "list_host_instances", {})).structured_content["hosts"]
         failing = next(h for h in hosts if h["hostApp"] == "Failing")
         assert failing["state"]["phase"] == "ready" and failing["state"]["foreign"]["restarts"] == 0, failing
+
+
+async def test_a_server_slower_to_start_than_its_connect_timeout_is_down_saying_which_setting(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    sluggish = shape_server("sluggish")
+    sluggish["server"]["connectTimeoutSeconds"] = 1
+    env = config_env(tmp_path, {"Sluggish": sluggish})
+    async with daemon_client(env=env) as session:
+        failed = await call(session, "launch_host", {"hostApp": "Sluggish", "timeoutSeconds": 60})
+        body = failed.structured_content
+        assert failed.is_error and body["type"] == "server_down", body  # never a ready answer
+        assert "connectTimeoutSeconds (1 s)" in body["message"] and "answering initialize" in body["message"]

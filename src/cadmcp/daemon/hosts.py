@@ -30,9 +30,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from cadmcp.daemon import pulse
 from cadmcp.daemon.catalog import HostEntry, HostKey, IdLedger
 from cadmcp.daemon.hostlink import HostLink, Link
-from cadmcp.daemon.limits import MAX_HOST_RESOURCES, MAX_HOST_TOOLS, catalog_problem, clip_descriptions
+from cadmcp.daemon.limits import clip_descriptions
 from cadmcp.daemon.search import SearchIndex, capability_docs, meta_domain
 from cadmcp.wire import endpoints, sockets
+from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.meta import DOMAIN, HOST_STATE
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay
 

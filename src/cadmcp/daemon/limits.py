@@ -125,41 +125,9 @@ def check_responses(value: Any, field: str = "inputResponses") -> dict[str, dict
     return value
 
 
-# -- what a host may list (every host: ours, a command's, a foreign server's proxy) -----------
-MAX_HOST_TOOLS = 1000
-"""Tools one host may list; a longer catalog is refused (the host is shown failed, with why)."""
-MAX_HOST_RESOURCES = 5000
-MAX_HOST_TEMPLATES = 1000
-MAX_CATALOG_BYTES = 8 * 1024 * 1024
-"""One host's whole listing as JSON text."""
-MAX_ITEM_BYTES = 256 * 1024
-"""One tool, resource or template as JSON text (a schema of that size is not a tool an agent uses)."""
+# -- what a host lists (its bounds are the wire's: cadmcp.wire.catalogbounds) --------------------
 MAX_DESCRIPTION_CHARS = 2000
 """Longer descriptions are clipped when listed (search answers show 200 characters)."""
-
-
-def catalog_problem(tools: list[Any], resources: list[Any], templates: list[Any]) -> str | None:
-    """Why a host's listing is refused (too many items, too large, an item not an object), or None."""
-    total = 0
-    for what, items, limit in (
-        ("tools", tools, MAX_HOST_TOOLS),
-        ("resources", resources, MAX_HOST_RESOURCES),
-        ("resource templates", templates, MAX_HOST_TEMPLATES),
-    ):
-        if len(items) > limit:
-            return f"it lists more than {limit:,} {what} (at least {len(items):,}), over what a host may list"
-        for n, item in enumerate(items):
-            if not isinstance(item, dict):
-                return f"its {what} item {n} is not an object"
-            size = len(_compact(item))
-            if size > MAX_ITEM_BYTES:
-                name = str(item.get("name") or item.get("uri") or item.get("uriTemplate") or "")[:60]
-                kib = f"{size // 1024:,} KiB, over {MAX_ITEM_BYTES // 1024} KiB"
-                return f"its {what} item {n} ({name!r}) is {kib}"
-            total += size
-    if total > MAX_CATALOG_BYTES:
-        return f"its listing is {total // (1024 * 1024)} MiB, over {MAX_CATALOG_BYTES // (1024 * 1024)} MiB"
-    return None
 
 
 def clip_descriptions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -171,9 +139,3 @@ def clip_descriptions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             item = {**item, "description": text[:MAX_DESCRIPTION_CHARS] + "…"}
         out.append(item)
     return out
-
-
-def _compact(item: Any) -> str:
-    import json
-
-    return json.dumps(item, separators=(",", ":"), ensure_ascii=False, default=str)

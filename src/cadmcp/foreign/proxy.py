@@ -45,6 +45,7 @@ from cadmcp.applications import Application, ConfigError, ForeignServer, StartRe
 from cadmcp.foreign import link
 from cadmcp.foreign.fastlane import FastLane, ServerChannel, ServerGone
 from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
+from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import PassThroughSession
@@ -58,11 +59,11 @@ BACKOFF_MAX = 30.0
 PROBE_INTERVAL = 1.0
 PROBE_TIMEOUT = 3.0
 PROBE_MISSES = 2
+START_MARGIN = 10.0
+"""Seconds beyond its connectTimeoutSeconds that a proxy's start waits for the first attempt (the
+server's spawn, a runtime such as npx or uv fetching it) before its endpoint says `starting`."""
 CONFIG_POLL = 1.0
 """Seconds between looks at the host configuration file while the server waits to start again."""
-MAX_LIST_ITEMS = 10_000
-"""Items of one kind the proxy pages through; the daemon's catalog bounds are far smaller
-(`cadmcp.daemon.limits`), so a longer list is refused there with its size."""
 MAX_REASON_CHARS = 600
 TASK_TTL_MS = 3_600_000
 """How long a server keeps a task the proxy runs there (the call's own timeout ends it sooner)."""
@@ -136,6 +137,10 @@ def _driven_by_proxy(tool: types.Tool) -> types.Tool:
     return tool.model_copy(
         update={"execution": tool.execution.model_copy(update={"task_support": "optional"})}
     )
+
+
+class GaveUp(ConnectionError):
+    """The proxy ended an attempt itself (a start too slow, probes unanswered); says why."""
 
 
 class CatalogRefused(ValueError):
@@ -226,6 +231,8 @@ class ForeignHost:
                 refused = isinstance(inner, CatalogRefused)
                 if refused:
                     reason = f"refused: {inner}"
+                elif isinstance(inner, GaveUp):
+                    reason = str(inner)
                 elif isinstance(inner, SubscriptionLost | anyio.EndOfStream) or self._transport_ended():
                     reason = self._closed_reason()  # the SDK's wording for it says nothing to a user
                 else:
@@ -322,10 +329,19 @@ class ForeignHost:
             if self.config.transport == "stdio":
                 new = link.children(before)
                 self.server_pid = min(new) if new else None
-            with anyio.fail_after(self.config.connect_timeout):
-                self.protocol_version = await session.connect()
-                self.server_info = session.server_info
-                await self._list(session)
+            step = "answering initialize"
+            try:
+                with anyio.fail_after(self.config.connect_timeout):
+                    self.protocol_version = await session.connect()
+                    self.server_info = session.server_info
+                    step = "listing its catalog"
+                    await self._list(session)
+            except TimeoutError:
+                raise GaveUp(
+                    f"the server did not finish starting within its connectTimeoutSeconds "
+                    f"({self.config.connect_timeout:g} s): it was still {step}. If it is only slow to "
+                    "start, raise connectTimeoutSeconds in its entry"
+                ) from None
             if channel is not None:
                 channel.bind(session.envelope)
             self.session, self.channel = session, channel
@@ -366,7 +382,7 @@ class ForeignHost:
                         f"the server stopped answering (no reply to {misses} probes in "
                         f"{misses * PROBE_TIMEOUT:g} s), so it is started again"
                     )
-                    raise ConnectionError(self._ending) from None
+                    raise GaveUp(self._ending) from None
             except Exception as exc:
                 raise ConnectionError(
                     f"the connection to the server is gone ({describe(exc, MAX_REASON_CHARS)})"
@@ -376,19 +392,29 @@ class ForeignHost:
         caps = session.server_capabilities
         timeout = self.config.connect_timeout
 
-        async def items(method: str, key: str, offered: Any) -> list[dict[str, Any]]:
+        async def items(method: str, key: str, offered: Any, most: int) -> list[dict[str, Any]]:
             if caps is not None and offered is None:
                 return []
-            found, _ = await session.list_all(method, key, timeout, max_items=MAX_LIST_ITEMS)
+            found, _ = await session.list_all(method, key, timeout, max_items=most)
             return found
 
-        tools = await items("tools/list", "tools", caps.tools if caps else True)
-        resources = await items("resources/list", "resources", caps.resources if caps else True)
-        templates = await items(
-            "resources/templates/list", "resourceTemplates", caps.resources if caps else True
+        tools = await items("tools/list", "tools", caps.tools if caps else True, MAX_HOST_TOOLS)
+        resources = await items(
+            "resources/list", "resources", caps.resources if caps else True, MAX_HOST_RESOURCES
         )
-        prompts = await items("prompts/list", "prompts", caps.prompts if caps else True)
+        templates = await items(
+            "resources/templates/list",
+            "resourceTemplates",
+            caps.resources if caps else True,
+            MAX_HOST_TEMPLATES,
+        )
+        prompts = await items("prompts/list", "prompts", caps.prompts if caps else True, MAX_HOST_TEMPLATES)
         prompt_items = [p for p in prompts if isinstance(p, dict)]
+        # the bounds the daemon holds every host to, applied here: an oversized catalog is refused
+        # where the server is supervised (down with why, retried now and then), not by the daemon
+        problem = catalog_problem(tools, resources, [*templates, *map(_prompt_template, prompt_items)])
+        if problem is not None:
+            raise CatalogRefused(f"{problem}; ask its author for a smaller one")
         typed_tools = _validated(types.Tool, tools, "tools")
         typed_resources = _validated(types.Resource, resources, "resources")
         typed_templates = _validated(types.ResourceTemplate, templates, "resource templates")
@@ -612,7 +638,8 @@ class ForeignHost:
         """Start supervising in ``tg`` and wait (bounded) for the first attempt's outcome."""
         self._tg = tg
         tg.start_soon(self.supervise)
-        with anyio.move_on_after(self.config.connect_timeout + 1):
+        # the attempt's own timeout starts once the server is spawned and its session open
+        with anyio.move_on_after(self.config.connect_timeout + START_MARGIN):
             await self.first_attempt.wait()
 
 
