@@ -410,6 +410,11 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
         },
     )
     async with daemon_client(env=env) as session:
+        # nothing runs yet: search says what launch_host can start, configured servers first
+        empty = await structured(session, "search_dynamic", {"query": "current time"})
+        told = empty["guidance"]["message"]
+        assert empty["count"] == 0 and "launch_host" in told, told
+        assert "Time, Missing, Secretive, DXF" in told, told
         started = await call(session, "launch_host", {"hostApp": "Time", "timeoutSeconds": 60})
         assert not started.is_error, started
         assert started.structured_content["phase"] == "ready"

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from cadmcp.daemon.catalog import KINDS, Capability
-from cadmcp.daemon.errors import validation_error
+from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
+from cadmcp.daemon.launching import builtin_hosts, configured_hosts
 from cadmcp.daemon.limits import DEFAULT_LIMIT
 from cadmcp.daemon.screening import flag, visible
 from cadmcp.daemon.search.catalog import template_params
@@ -134,8 +135,9 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
     if not items:
         if not directory.hosts():
             message = (
-                "No host is connected, so there is nothing to search. Start a host (for example "
-                "`cadmcp host dxf drawing.dxf`) or call list_host_instances to see what was discovered."
+                "No host is connected, so there is nothing to search. Start one with launch_host "
+                f"(hostApp one of {', '.join(_launchable())}, or filePath of a drawing or model to open) "
+                "or call list_host_instances to see what was discovered."
             )
         else:
             message = (
@@ -147,3 +149,14 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
             "kindsAvailable": result.kinds_available,
         }
     return answer
+
+
+def _launchable() -> list[str]:
+    """The apps launch_host can start: the configured ones (other MCP servers too), then the built-ins."""
+    try:
+        configured = configured_hosts()
+    except DaemonError:  # an unreadable configuration is launch_host's to report
+        configured = []
+    names = [app.name for app in configured]
+    taken = {n.casefold() for n in names}
+    return names + [app.name for app in builtin_hosts() if app.name.casefold() not in taken]
