@@ -140,9 +140,18 @@ def test_semantic_text_has_name_words_title_description_and_parameters() -> None
         params=[("layer_name", ""), ("dryRun", "Only report what would go. " * 10)],
     )
     assert semantic_text(doc) == (
-        "purge layer entities. Purge layer. Delete every entity on a layer. layer name; dry run: "
+        "purge layer entities in dxf. Purge layer. Delete every entity on a layer. layer name; dry run: "
         + ("Only report what would go. " * 4)[:80]
     )
+
+
+def test_semantic_text_names_the_app_once() -> None:
+    # a terse foreign tool reads as what its server is about; an app named like its tool adds nothing
+    memory = tool("create_entities", "Create entities.", app="Memory")
+    assert semantic_text(memory) == "create entities in memory. . Create entities."
+    git_log = tool("git_log", "Shows the commit logs", app="Git")
+    assert semantic_text(git_log) == "git log. . Shows the commit logs"
+    assert semantic_text(tool("AI2sql", "Text to SQL.", app="AI2sql")) == "ai 2 sql. . Text to SQL."
 
 
 # --- the layer and fusion, with a toy encoder --------------------------------------------
@@ -206,6 +215,7 @@ def test_hosts_come_and_go_and_compaction_keeps_vectors() -> None:
     enc = ToyEncoder()
     index, layer = _index(enc)
     index.replace_host("dxf-1", _docs())
+    index.replace_host("ifc-first", _docs("ifc-first", "IFC"))  # an app's texts name it: embedded once
     layer.wait(10)
     calls = enc.calls
     for n in range(1200):  # enough churn to compact the postings several times
@@ -214,6 +224,7 @@ def test_hosts_come_and_go_and_compaction_keeps_vectors() -> None:
         index.remove_host(key)
     layer.wait(10)
     assert enc.calls == calls  # the IFC hosts list the same texts: every vector came from the cache
+    index.remove_host("ifc-first")
     result = index.search("glimpse")
     assert [d.host_key for d in result.hits] == ["dxf-1"]
 

@@ -168,9 +168,12 @@ class _DropLogs(logging.Filter):
 
 
 def semantic_text(doc: CapabilityDoc) -> str:
-    """The text a capability is embedded as: its name's words, title and description, then each
-    parameter's name words with the start of its description."""
-    name = " ".join(split_words(doc.name))
+    """The text a capability is embedded as: its name's words "in" its app's (those its name
+    lacks: a terse tool reads as what its server is about, "create entities in memory"), title
+    and description, then each parameter's name words with the start of its description."""
+    words = split_words(doc.name)
+    app = " ".join(w for w in split_words(doc.host_app) if w not in words)
+    name = f"{' '.join(words)} in {app}" if app else " ".join(words)
     head = f"{name}. {doc.title or ''}. {doc.description}"[:_MAX_TEXT]
     params = "; ".join(
         " ".join(split_words(n)) + (f": {text[:_MAX_PARAM_TEXT]}" if text else "") for n, text in doc.params
