@@ -1,12 +1,13 @@
 """A minimal MCP server over stdio (2025-11-25, plain JSON-RPC, no SDK) with a catalog of a given
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
-    python shapes.py poisoned | huge | malformed | chatty | mute | failing | sluggish
+    python shapes.py poisoned | huge | malformed | chatty | mute | failing | sluggish | broken
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
 generic server error (-32000), as servers report their own failures; `sluggish` takes 5 s to
-answer `initialize`, as a server that loads a large model first.
+answer `initialize`, as a server that loads a large model first; `broken` answers calls with a
+result whose content is no list.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
-    if shape in ("chatty", "mute", "failing", "sluggish"):
+    if shape in ("chatty", "mute", "failing", "sluggish", "broken"):
         return [
             {
                 "name": "plain_tool",
@@ -83,6 +84,8 @@ def main() -> None:
         elif method == "tools/call" and shape == "failing":
             print(json.dumps({"jsonrpc": "2.0", "id": ident, "error": SERVER_ERROR}), flush=True)
             continue
+        elif method == "tools/call" and shape == "broken":
+            result = {"content": "3"}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "3"}]}
         elif method == "ping":

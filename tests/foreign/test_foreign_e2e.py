@@ -494,3 +494,14 @@ async def test_a_server_slower_to_start_than_its_connect_timeout_is_down_saying_
         body = failed.structured_content
         assert failed.is_error and body["type"] == "server_down", body  # never a ready answer
         assert "connectTimeoutSeconds (1 s)" in body["message"] and "answering initialize" in body["message"]
+
+
+async def test_a_servers_broken_result_is_said_as_its_error(daemon_client: Any, tmp_path: Path) -> None:
+    env = config_env(tmp_path, {"Broken": shape_server("broken")})
+    async with daemon_client(env=env) as session:
+        launched = await call(session, "launch_host", {"hostApp": "Broken", "timeoutSeconds": 60})
+        assert not launched.is_error, launched
+        tool = await _item(session, "multiplies two numbers", "plain_tool")
+        failed = await _invoke(session, tool["id"], {})  # a tool error, not a protocol failure
+        text = failed.content[0].text
+        assert failed.is_error and "content that is not a list" in text and "author" in text, text

@@ -89,6 +89,31 @@ def _complete(result: dict[str, Any], *, read: bool = False) -> dict[str, Any]:
     return out
 
 
+def _tool_result(result: Any, app: str, tool: str) -> dict[str, Any]:
+    """A server's `tools/call` answer checked for the shape every client needs (an object whose
+    `content` is a list of typed items), complete as `_complete` makes it; a server's broken answer
+    is its error, said as such, not a protocol failure further on."""
+    problem = None
+    if not isinstance(result, dict):
+        problem = "is not an object"
+    elif result.get("resultType", "complete") == "complete":
+        content = result.get("content", [])
+        if not isinstance(content, list):
+            problem = "has a content that is not a list"
+        elif any(not isinstance(c, dict) or not isinstance(c.get("type"), str) for c in content):
+            problem = "has a content item without a type"
+        elif not isinstance(result.get("structuredContent", {}), dict):
+            problem = "has a structuredContent that is not an object"
+    if problem is not None:
+        raise MCPError(
+            code=types.INTERNAL_ERROR,
+            message=f"The {app} server's answer to {tool} {problem}, so it is no MCP tool result; "
+            "tell the server's author (the call may have run).",
+            data={"type": "invalid_result"},
+        )
+    return _complete(result)
+
+
 def _prompt_template(prompt: dict[str, Any]) -> dict[str, Any]:
     """A foreign prompt as the resource template its reads go through."""
     name = str(prompt.get("name") or "")
@@ -535,7 +560,7 @@ class ForeignHost:
             try:
                 if tasked:
                     with anyio.fail_after(self.config.call_timeout):
-                        return _complete(await self._call_as_task(session, raw, call))
+                        return _tool_result(await self._call_as_task(session, raw, call), self.app.name, name)
                 if channel is not None:
                     heard = call.progress if reporter is not None else None  # asked for progress
                     result = await channel.call(raw, on_progress=heard, timeout=self.config.call_timeout)
@@ -543,7 +568,7 @@ class ForeignHost:
                     result = await session.raw_request(
                         "tools/call", raw, timeout=self.config.call_timeout, on_progress=call.progress
                     )
-                return _complete(result)
+                return _tool_result(result, self.app.name, name)
             except TimeoutError:
                 raise MCPError(
                     code=types.INTERNAL_ERROR,
