@@ -148,6 +148,8 @@ def _expand(cap: Capability, arguments: dict[str, Any]) -> str:
 
 HOST_MESSAGE_CHARS = 2000
 """How much of a host's own error message is passed on."""
+PASSED_ON_TYPES = frozenset({"result_too_large", "server_down", "server_timeout", "invalid_result"})
+"""Error types a host gives in `data.type` that the daemon answers as they are."""
 
 
 def _host_failure(exc: BaseException, entry: HostEntry, link: Link, *, started: bool) -> DaemonError:
@@ -155,9 +157,11 @@ def _host_failure(exc: BaseException, entry: HostEntry, link: Link, *, started: 
         data = exc.error.data
         if isinstance(data, dict) and data.get("type") == "host_busy":
             return host_busy(entry, data, exc.error.message)
-        if isinstance(data, dict) and data.get("type") == "result_too_large":
+        if isinstance(data, dict) and data.get("type") in PASSED_ON_TYPES:
+            # a typed failure the host says in full (a foreign server down or timed out): its own
+            # type and words, not wrapped in "the host answered an error"
             details = {k: v for k, v in data.items() if k != "type"}
-            return DaemonError("result_too_large", exc.error.message[:HOST_MESSAGE_CHARS], details)
+            return DaemonError(str(data["type"]), exc.error.message[:HOST_MESSAGE_CHARS], details)
         message = exc.error.message
         if len(message) > HOST_MESSAGE_CHARS:
             message = message[:HOST_MESSAGE_CHARS] + "…"
