@@ -1,13 +1,13 @@
 """A minimal MCP server over stdio (2025-11-25, plain JSON-RPC, no SDK) with a catalog of a given
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
-    python shapes.py poisoned | huge | malformed | chatty | mute | failing | sluggish | broken
+    python shapes.py poisoned | huge | malformed | chatty | mute | failing | sluggish | broken | endless
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
 generic server error (-32000), as servers report their own failures; `sluggish` takes 5 s to
 answer `initialize`, as a server that loads a large model first; `broken` answers calls with a
-result whose content is no list.
+result whose content is no list; `endless` lists one tool a page and always another page.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
-    if shape in ("chatty", "mute", "failing", "sluggish", "broken"):
+    if shape in ("chatty", "mute", "failing", "sluggish", "broken", "endless"):
         return [
             {
                 "name": "plain_tool",
@@ -79,6 +79,9 @@ def main() -> None:
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": f"shape-{sys.argv[1]}", "version": "0.1"},
             }
+        elif method == "tools/list" and shape == "endless":
+            page = int((message.get("params") or {}).get("cursor") or 0)
+            result = {"tools": [{**tools[0], "name": f"tool_{page}"}], "nextCursor": str(page + 1)}
         elif method == "tools/list":
             result = {"tools": tools}
         elif method == "tools/call" and shape == "failing":

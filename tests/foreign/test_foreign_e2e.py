@@ -210,7 +210,14 @@ async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
 async def test_a_huge_or_malformed_catalog_is_refused_by_the_proxy_and_said_at_once(
     hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = config_env(tmp_path, {"Huge": shape_server("huge"), "Malformed": shape_server("malformed")})
+    env = config_env(
+        tmp_path,
+        {
+            "Huge": shape_server("huge"),
+            "Malformed": shape_server("malformed"),
+            "Endless": shape_server("endless"),
+        },
+    )
     monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
     for proc in [hosts.spawn("Malformed")]:
         hosts.wait_ready(proc, 120)
@@ -230,6 +237,9 @@ async def test_a_huge_or_malformed_catalog_is_refused_by_the_proxy_and_said_at_o
         assert again["hostInstanceId"] == body["hostInstanceId"], again
         listing = await structured(session, "list_host_instances")
         assert [h["hostApp"] for h in listing["hosts"]].count("Huge") == 1
+        endless = await call(session, "launch_host", {"hostApp": "Endless", "timeoutSeconds": 120})
+        body = endless.structured_content  # not served cut to what fits
+        assert endless.is_error and body["phase"] == "refused" and "never ends" in body["message"], body
 
 
 async def _hosts_listed(session: Any, names: set[str], timeout: float = 60.0) -> dict[str, dict[str, Any]]:

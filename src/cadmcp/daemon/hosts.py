@@ -17,7 +17,7 @@ import socket
 import stat
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from cadmcp.daemon.search import SearchIndex, capability_docs, meta_domain
 from cadmcp.wire import endpoints, sockets
 from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.meta import DOMAIN, HOST_STATE
+from cadmcp.wire.passthrough import EndlessList
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay
 
 log = logging.getLogger("cadmcp.daemon")
@@ -64,6 +65,15 @@ REFRESH_BUSY_RETRIES = 30
 
 class CatalogRefused(ValueError):
     """A host's listing is over the daemon's bounds (`cadmcp.daemon.limits`); the message says why."""
+
+
+@contextlib.contextmanager
+def _refused_when_endless() -> Iterator[None]:
+    """A host whose list pages never end is refused like an oversized one."""
+    try:
+        yield
+    except EndlessList as exc:
+        raise CatalogRefused(f"catalog refused: {exc}; ask its author to end the list") from None
 
 
 class HostUnresponsive(ConnectionError):
@@ -311,7 +321,7 @@ class HostDirectory:
     async def _refresh(self, ep: endpoints.Endpoint, key: HostKey, link: HostLink, version: str) -> None:
         """List the host's whole catalog and swap its entry (and search segment) at once."""
         started = time.perf_counter()
-        with anyio.fail_after(self.list_timeout):
+        with anyio.fail_after(self.list_timeout), _refused_when_endless():
             tools, meta = await link.list_all("tools/list", "tools", self.list_timeout, MAX_HOST_TOOLS)
             resources, _ = await link.list_all(
                 "resources/list", "resources", self.list_timeout, MAX_HOST_RESOURCES

@@ -48,7 +48,7 @@ from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
 from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
-from cadmcp.wire.passthrough import PassThroughSession
+from cadmcp.wire.passthrough import EndlessList, PassThroughSession
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
 
 log = logging.getLogger("cadmcp.foreign")
@@ -420,7 +420,10 @@ class ForeignHost:
         async def items(method: str, key: str, offered: Any, most: int) -> list[dict[str, Any]]:
             if caps is not None and offered is None:
                 return []
-            found, _ = await session.list_all(method, key, timeout, max_items=most)
+            try:
+                found, _ = await session.list_all(method, key, timeout, max_items=most)
+            except EndlessList as exc:
+                raise CatalogRefused(str(exc)) from None
             return found
 
         tools = await items("tools/list", "tools", caps.tools if caps else True, MAX_HOST_TOOLS)

@@ -28,6 +28,10 @@ def without_server_info(result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+class EndlessList(ValueError):
+    """A paginated list that still had a next page after `MAX_LIST_PAGES` pages."""
+
+
 class PassThroughSession(ClientSession):
     """A `ClientSession` that returns results as the server sent them."""
 
@@ -99,4 +103,9 @@ class PassThroughSession(ClientSession):
             cursor = result.get("nextCursor")
             if not cursor or (max_items is not None and len(items) > max_items):
                 break
+        else:  # a cursor still pending: a list that never ends is no list to serve part of
+            raise EndlessList(
+                f"its {method} still had more after {MAX_LIST_PAGES:,} pages ({len(items):,} items): "
+                "it never ends its pages"
+            )
         return items, meta
