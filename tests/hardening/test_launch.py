@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from cadmcp.daemon.policy.control import socket_path
 from cadmcp.daemon.search.semantic import SEMANTIC_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, pid_alive
 from tests.core.helpers import structured, wait_gone
@@ -45,7 +46,7 @@ async def test_launches_in_a_row_with_the_semantic_layer_busy_never_hang(
     assert all(wait_gone(pid, 15) for pid in launched), "attached hosts outlived the daemon"
 
 
-def _launch_then(runtime_dir: Path, ending: str) -> tuple[list[int], int]:
+def _launch_then(runtime_dir: Path, ending: str) -> tuple[list[int], int, int]:
     """Start a daemon (a raw stdio process), launch two attached hosts and a detached one, end it."""
     from tests.hardening.rawwire import RawDaemon
 
@@ -66,16 +67,18 @@ def _launch_then(runtime_dir: Path, ending: str) -> tuple[list[int], int]:
         assert daemon.proc.stdin is not None
         daemon.proc.stdin.close()
     daemon.proc.wait(30)
-    return pids[:2], pids[2]
+    return pids[:2], pids[2], daemon.proc.pid
 
 
 @pytest.mark.parametrize("ending", ["SIGKILL", "SIGTERM", "SIGINT", "stdin closed"])
 def test_attached_hosts_stop_however_the_daemon_ends(runtime_dir: Path, ending: str) -> None:
-    attached, detached = _launch_then(runtime_dir, ending)
+    attached, detached, daemon = _launch_then(runtime_dir, ending)
     try:
         for pid in attached:
             assert wait_gone(pid, 15), f"host {pid} outlived a daemon that ended by {ending}"
         assert pid_alive(detached), "the detached host stopped with the daemon"
+        if ending != "SIGKILL":  # what it can clean up, it does: its approvals socket goes
+            assert not socket_path(runtime_dir, daemon).exists(), f"ended by {ending}"
     finally:
         os.kill(detached, signal.SIGTERM)
         wait_gone(detached, 10)

@@ -67,15 +67,17 @@ def _quiet_cancellation_races() -> None:
     loop.set_exception_handler(handler)
 
 
-async def _stop_on_sigint(scope: anyio.CancelScope) -> None:
-    """Ctrl-C stops the daemon by cancelling what serves the client, through anyio.
+async def _stop_on_signal(scope: anyio.CancelScope) -> None:
+    """Ctrl-C, or SIGTERM (how clients and service managers stop a server), stops the daemon by
+    cancelling what serves the client, through anyio, so it cleans up as when stdin closes (its
+    approvals socket goes, attached hosts are told).
 
     asyncio's own SIGINT handling cancels the main task once, natively; a cancellation that
     lands while a shielded scope runs (a host link closing, say) can be absorbed there, and the
     daemon then serves on until stdin closes. A cancelled scope stays cancelled."""
     import signal
 
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for _ in signals:
             scope.cancel()
             return
@@ -204,7 +206,7 @@ class Daemon:
             stdio_streams(MAX_REQUEST_BYTES) as (read, write),
             anyio.create_task_group() as tg,
         ):
-            tg.start_soon(_stop_on_sigint, tg.cancel_scope)
+            tg.start_soon(_stop_on_signal, tg.cancel_scope)
             await self.server.run(read, write, self.server.create_initialization_options())
             tg.cancel_scope.cancel()
 
