@@ -14,15 +14,23 @@ names) declares more, each of one kind:
   ``"server": {"url": "https://.../mcp", "headers": {"Authorization": "Bearer env:TOKEN"}}``;
   docs/hosts/foreign.md).
 
+A wrong entry costs only itself: it is listed as an application that cannot start, whose
+``problem`` says what to fix (logged once, and answered by `cadmcp host NAME`, which
+`launch_host` runs for it); a key nothing reads is logged with the key probably meant. A file
+that is not valid TOML/JSON raises :class:`UnreadableConfig`, naming the line.
+
 Importing this module is cheap (the daemon does): adapters are named, never imported, here.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import json
+import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,11 +49,18 @@ __all__ = [
     "ConfigError",
     "ForeignServer",
     "StartRequest",
+    "UnreadableConfig",
     "applications",
     "config_path",
     "configured",
+    "configured_from",
+    "entry_application",
+    "example",
     "find",
+    "name_problem",
+    "parse_config",
     "parse_config_file",
+    "read_config",
     "resolve",
 ]
 
@@ -142,9 +157,14 @@ class Application:
     summary: str = ""
     server: ForeignServer | None = None
     """For ``mcp`` applications: the foreign server the proxy fronts."""
+    problem: str | None = None
+    """Why its entry in the configuration cannot be used and how to fix it (None: it can be)."""
 
     def launch_command(self) -> tuple[str, ...]:
-        """The command `launch_host` runs (before its slots are filled in)."""
+        """The command `launch_host` runs (before its slots are filled in); for a wrong entry,
+        `cadmcp host KEY`, which says what is wrong with it."""
+        if self.problem is not None:
+            return (sys.executable, "-m", "cadmcp", "host", self.key)
         if self.kind == COMMAND:
             return self.command
         if self.kind == FOREIGN:
@@ -219,15 +239,71 @@ BUILTIN: tuple[Application, ...] = (
 )
 
 
+TOP_KEYS = ("hosts", "gateway", "policy")
+"""The sections of the configuration file."""
+ENTRY_KEYS = ("command", "adapter", "server", "extensions", "version", "versions", "summary")
+"""The keys of one host entry (each kind uses some of them)."""
+SERVER_KEYS = (
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "callTimeoutSeconds",
+    "connectTimeoutSeconds",
+)
+"""The keys of a foreign entry's ``server`` table."""
+TIMEOUT_RANGE = (0.1, 3600.0)
+"""The seconds a foreign server's call or connect timeout may be set to."""
+EXAMPLES: dict[str, dict[str, Any]] = {
+    FOREIGN: {"server": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]}},
+    COMMAND: {"command": ["mycad", "--cadmcp", "{filePath}"], "extensions": [".abc"]},
+    DOCUMENT: {"adapter": "my_host.py:open_documents", "extensions": [".abc"]},
+}
+"""A right entry of each kind, shown in the messages about a wrong one."""
+MAX_WARNED = 1000
+
+log = logging.getLogger("cadmcp.applications")
+_warned: set[str] = set()
+
+
+def example(path: Path, name: str = "MyCAD", kind: str = COMMAND) -> str:
+    """A right entry of this kind as the file would hold it: a TOML table or a JSON object."""
+    entry = EXAMPLES[kind]
+    if path.suffix.lower() != ".toml":
+        return json.dumps({"hosts": {name: entry}})
+    key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+    table, items = (f"hosts.{key}.server", entry["server"]) if "server" in entry else (f"hosts.{key}", entry)
+    return f"[{table}] " + " ".join(f"{k} = {json.dumps(v)}" for k, v in items.items())
+
+
 class ConfigError(ValueError):
     """The host configuration file cannot be used; the message says what to fix."""
 
     def __init__(self, path: Path, problem: str) -> None:
         super().__init__(
-            f"The host configuration {path} is invalid: {problem}. Fix it, e.g. "
-            '{"hosts": {"MyCAD": {"command": ["mycad", "--cadmcp"], "extensions": [".abc"]}}}.'
+            f"The host configuration {path} is invalid: {problem}. Fix it, e.g. {example(path)}."
         )
         self.path = path
+        self.problem = problem
+
+
+class UnreadableConfig(ConfigError):
+    """The file cannot be read, or is not valid TOML/JSON: nothing in it (hosts, gateway, policy) applies."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        ValueError.__init__(
+            self,
+            f"The host configuration {path} cannot be used: {problem}. Fix it (or point {CONFIG_ENV} at "
+            "another file); until it can be read, no host can be launched.",
+        )
+        self.path = path
+        self.problem = problem
+
+
+class _EntryError(ValueError):
+    """One host entry is wrong (the message says how); the other entries are not affected."""
 
 
 def config_path() -> Path | None:
@@ -239,9 +315,8 @@ def config_path() -> Path | None:
     return next((p for p in (folder / "hosts.toml", folder / "hosts.json") if p.is_file()), None)
 
 
-def parse_config_file(path: Path) -> Any:
-    """The configuration file's content: TOML for `.toml`, else JSON (OSError, ValueError)."""
-    text = path.read_text(encoding="utf-8")
+def parse_config(text: str, path: Path) -> Any:
+    """A configuration text in the format of ``path``: TOML for `.toml`, else JSON (ValueError)."""
     if path.suffix.lower() == ".toml":
         import tomllib
 
@@ -249,17 +324,85 @@ def parse_config_file(path: Path) -> Any:
     return json.loads(text)
 
 
-def _command(path: Path, name: str, value: Any) -> tuple[str, ...]:
+def parse_config_file(path: Path) -> Any:
+    """The configuration file's content: TOML for `.toml`, else JSON (OSError, ValueError)."""
+    return parse_config(path.read_text(encoding="utf-8"), path)
+
+
+def read_config(path: Path) -> Any:
+    """The configuration file's content; :class:`UnreadableConfig` saying where a syntax error is."""
+    try:
+        return parse_config_file(path)
+    except FileNotFoundError:
+        raise ConfigError(path, "the file does not exist") from None
+    except OSError as exc:
+        raise UnreadableConfig(path, f"it cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UnreadableConfig(path, f"it is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:  # the decoders' messages name the line and column
+        language = "TOML" if path.suffix.lower() == ".toml" else "JSON"
+        raise UnreadableConfig(path, f"it has a {language} syntax error: {exc}") from None
+
+
+def _warn_once(message: str) -> None:
+    """Log a problem of the configuration once per process (it is read again at every launch)."""
+    if message in _warned:
+        return
+    if len(_warned) >= MAX_WARNED:
+        _warned.clear()
+    _warned.add(message)
+    log.warning("%s", message)
+
+
+def _nearest(key: str, known: Sequence[str]) -> str | None:
+    """The known key ``key`` was probably meant to be: the closest spelling, else one it begins with
+    (``enviroment``: ``env``) or that begins with it."""
+    folded = {k.casefold(): k for k in known}
+    wanted = key.casefold()
+    close = difflib.get_close_matches(wanted, list(folded), n=1)
+    if close:
+        return folded[close[0]]
+    return next(
+        (
+            k
+            for f, k in folded.items()
+            if min(len(f), len(wanted)) >= 3 and (wanted.startswith(f) or f.startswith(wanted))
+        ),
+        None,
+    )
+
+
+def _unknown(where: str, raw: Any, known: Sequence[str]) -> list[str]:
+    """A note per key of ``raw`` that is not among ``known``, naming the nearest known key."""
+    notes = []
+    for key in raw if isinstance(raw, dict) else ():
+        if key in known:
+            continue
+        near = _nearest(str(key), known)
+        guess = f"did you mean {near}?" if near else f"the keys are {', '.join(known)}"
+        notes.append(f"{f'{where}.' if where else ''}{str(key)[:80]} is not a known key ({guess})")
+    return notes
+
+
+def _unknown_in_entry(name: str, entry: Any) -> list[str]:
+    """Notes on the keys of one host entry (and of its server table) that nothing reads."""
+    notes = _unknown(f"hosts.{name}", entry, ENTRY_KEYS)
+    if isinstance(entry, dict) and isinstance(entry.get("server"), dict):
+        notes += _unknown(f"hosts.{name}.server", entry["server"], SERVER_KEYS)
+    return notes
+
+
+def _command(name: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         import shlex
 
         value = shlex.split(value)
     if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
-        raise ConfigError(path, f"hosts.{name}.command must be a non-empty list of strings")
+        raise _EntryError(f"hosts.{name}.command must be a non-empty list of strings")
     return tuple(value)
 
 
-def _strings(path: Path, where: str, value: Any, kind: type) -> Any:
+def _strings(where: str, value: Any, kind: type) -> Any:
     if value is None:
         return kind()
     if kind is tuple:
@@ -268,122 +411,185 @@ def _strings(path: Path, where: str, value: Any, kind: type) -> Any:
         ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
     if not ok or len(value) > MAX_CONFIG_ITEMS:
         shape = "a list of strings" if kind is tuple else 'an object of strings like {"K": "env:VAR"}'
-        raise ConfigError(path, f"{where} must be {shape} (at most {MAX_CONFIG_ITEMS})")
+        raise _EntryError(f"{where} must be {shape} (at most {MAX_CONFIG_ITEMS})")
     return tuple(value) if kind is tuple else {str(k): v for k, v in value.items()}
 
 
-def _seconds(path: Path, where: str, value: Any, default: float) -> float:
+def _seconds(where: str, value: Any, default: float) -> float:
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.1 <= value <= 3600:
-        raise ConfigError(path, f"{where} must be a number of seconds between 0.1 and 3600")
+    low, high = TIMEOUT_RANGE
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise _EntryError(f"{where} must be a number of seconds between {low:g} and {high:g}")
     return float(value)
 
 
 def _foreign_server(path: Path, name: str, raw: Any) -> ForeignServer:
     where = f"hosts.{name}.server"
     if not isinstance(raw, dict):
-        raise ConfigError(
-            path, f'{where} must be an object: {{"command": "...", "args": [...]}} or {{"url": "..."}}'
+        raise _EntryError(
+            f'{where} must be an object: {{"command": "...", "args": [...]}} or {{"url": "..."}}'
         )
     command, url = raw.get("command"), raw.get("url")
     if (command is None) == (url is None):
-        raise ConfigError(path, f"{where} needs exactly one of command (stdio) or url (streamable HTTP)")
+        raise _EntryError(f"{where} needs exactly one of command (stdio) or url (streamable HTTP)")
     if command is not None and (not isinstance(command, str) or not command.strip()):
-        raise ConfigError(path, f"{where}.command must be the program to run (put its arguments in args)")
+        raise _EntryError(f"{where}.command must be the program to run (put its arguments in args)")
     if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
-        raise ConfigError(path, f"{where}.url must be an http:// or https:// URL")
+        raise _EntryError(f"{where}.url must be an http:// or https:// URL")
     cwd = raw.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
-        raise ConfigError(path, f"{where}.cwd must be a folder path")
+        raise _EntryError(f"{where}.cwd must be a folder path")
     return ForeignServer(
         command=command,
-        args=_strings(path, f"{where}.args", raw.get("args"), tuple),
-        env=_strings(path, f"{where}.env", raw.get("env"), dict),
+        args=_strings(f"{where}.args", raw.get("args"), tuple),
+        env=_strings(f"{where}.env", raw.get("env"), dict),
         cwd=str((path.parent / Path(cwd).expanduser()).resolve()) if cwd else None,
         url=url,
-        headers=_strings(path, f"{where}.headers", raw.get("headers"), dict),
-        call_timeout=_seconds(path, f"{where}.callTimeoutSeconds", raw.get("callTimeoutSeconds"), 120.0),
-        connect_timeout=_seconds(
-            path, f"{where}.connectTimeoutSeconds", raw.get("connectTimeoutSeconds"), 30.0
-        ),
+        headers=_strings(f"{where}.headers", raw.get("headers"), dict),
+        call_timeout=_seconds(f"{where}.callTimeoutSeconds", raw.get("callTimeoutSeconds"), 120.0),
+        connect_timeout=_seconds(f"{where}.connectTimeoutSeconds", raw.get("connectTimeoutSeconds"), 30.0),
+    )
+
+
+def _extensions(name: str, entry: dict[str, Any]) -> tuple[str, ...]:
+    extensions = entry.get("extensions") or []
+    if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
+        raise _EntryError(f'hosts.{name}.extensions must be a list like [".abc"]')
+    return tuple("." + e.lower().lstrip(".") for e in extensions)
+
+
+def _kind_of(entry: Any) -> str:
+    """The kind an entry means to be (also when it is wrong): a server, an adapter, or a command."""
+    if isinstance(entry, dict) and "server" in entry:
+        return FOREIGN
+    return DOCUMENT if isinstance(entry, dict) and "adapter" in entry else COMMAND
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a host (its endpoint would not read back as it), or None."""
+    from cadmcp.wire.endpoints import MAX_PART_CHARS, round_trips
+
+    if round_trips(name):
+        return None
+    return (
+        f"the name {name[:80]!r} is too long for a host: keep it to {MAX_PART_CHARS} letters, digits, "
+        "'.', '+' or '-' (any other character counts as 3 or more)"
     )
 
 
 def _configured_one(path: Path, name: str, entry: Any) -> Application:
     if not isinstance(entry, dict):
-        raise ConfigError(path, f"hosts.{name} must be an object with a command")
+        raise _EntryError(f"hosts.{name} must be an object with a command, an adapter or a server")
+    if (problem := name_problem(name)) is not None:
+        raise _EntryError(f"hosts.{name[:80]}: {problem}")
+    version = str(entry["version"]) if entry.get("version") is not None else None
     if "server" in entry:
         if "command" in entry or "adapter" in entry:
-            raise ConfigError(path, f"hosts.{name} names a server, so it takes no command or adapter")
-        version = str(entry["version"]) if entry.get("version") is not None else None
+            raise _EntryError(f"hosts.{name} names a server, so it takes no command or adapter")
         return Application(
-            str(name),
-            str(name),
+            name,
+            name,
             kind=FOREIGN,
             takes_files=False,
             version=version,
             origin=str(path),
-            server=_foreign_server(path, str(name), entry["server"]),
+            server=_foreign_server(path, name, entry["server"]),
             summary=str(entry.get("summary") or "")[:200],
         )
-    extensions = entry.get("extensions") or []
-    if not isinstance(extensions, list) or not all(isinstance(e, str) for e in extensions):
-        raise ConfigError(path, f'hosts.{name}.extensions must be a list like [".abc"]')
-    suffixes = tuple("." + e.lower().lstrip(".") for e in extensions)
-    version = str(entry["version"]) if entry.get("version") is not None else None
+    suffixes = _extensions(name, entry)
     adapter = entry.get("adapter")
     if adapter is not None:
         if not isinstance(adapter, str) or ":" not in adapter or "command" in entry:
-            raise ConfigError(
-                path, f'hosts.{name}.adapter must be "file.py:factory" or "module:factory" (and no command)'
+            raise _EntryError(
+                f'hosts.{name}.adapter must be "file.py:factory" or "module:factory" (and no command)'
             )
         file_part, _, attr = adapter.rpartition(":")
         if file_part.endswith(".py") and not Path(file_part).expanduser().is_absolute():
             adapter = f"{(path.parent / file_part).resolve()}:{attr}"  # relative to the file
         return Application(
-            str(name),
-            str(name),
-            adapter=adapter,
-            extensions=suffixes,
-            version=version or "1.0",
-            origin=str(path),
+            name, name, adapter=adapter, extensions=suffixes, version=version or "1.0", origin=str(path)
         )
     versions = entry.get("versions") or {}
-    if not isinstance(versions, dict):
-        raise ConfigError(path, f'hosts.{name}.versions must map versions to {{"command": [...]}}')
+    if not isinstance(versions, dict) or not all(isinstance(c, dict | None) for c in versions.values()):
+        raise _EntryError(f'hosts.{name}.versions must map versions to {{"command": [...]}}')
     return Application(
-        str(name),
-        str(name),
+        name,
+        name,
         kind=COMMAND,
-        command=_command(path, name, entry.get("command")),
+        command=_command(name, entry.get("command")),
         extensions=suffixes,
         version=version,
         versions={
-            str(v): _command(path, f"{name}.versions.{v}", (c or {}).get("command"))
-            for v, c in versions.items()
+            str(v): _command(f"{name}.versions.{v}", (c or {}).get("command")) for v, c in versions.items()
         },
         origin=str(path),
     )
 
 
-def configured(path: Path | None = None) -> list[Application]:
-    """Applications from the host configuration file (none without one); :class:`ConfigError`."""
+def _unusable(path: Path, name: str, entry: Any, problem: str) -> Application:
+    """A wrong entry as an application that cannot start: launching it (``cadmcp host NAME``)
+    answers ``problem``; it keeps its name (and the extensions it names) so that neither a
+    built-in of that name nor another host is started in its place."""
+    kind = _kind_of(entry)
+    try:
+        suffixes = _extensions(name, entry) if isinstance(entry, dict) else ()
+    except _EntryError:
+        suffixes = ()
+    return Application(
+        name,
+        name,
+        kind=kind,
+        takes_files=kind != FOREIGN,
+        extensions=suffixes,
+        origin=str(path),
+        problem=problem,
+    )
+
+
+def entry_application(path: Path, name: str, entry: Any, *, warn: bool = True) -> Application:
+    """The application one entry of the file at ``path`` declares; a wrong entry is one that cannot
+    start, whose :attr:`Application.problem` says what to fix. Keys nothing reads are named (and,
+    with ``warn``, logged) with the key that was probably meant."""
+    notes = _unknown_in_entry(name, entry)
+    try:
+        app = _configured_one(path, name, entry)
+    except _EntryError as exc:
+        problem = "; ".join([str(exc), *notes])
+        message = (
+            f"The entry {name[:80]} of the host configuration {path} cannot be used: {problem}. Fix it, "
+            f"e.g. {example(path, name[:80], _kind_of(entry))}; the other hosts work meanwhile."
+        )
+        if warn:
+            _warn_once(message)
+        return _unusable(path, name, entry, message)
+    for note in notes if warn else ():
+        _warn_once(f"The host configuration {path}: {note}, so it is ignored.")
+    return app
+
+
+def configured(path: Path | None = None, *, warn: bool = True) -> list[Application]:
+    """Applications from the host configuration file (none without one). A file that cannot be
+    read or parsed raises :class:`ConfigError` (:class:`UnreadableConfig`); a wrong entry is only
+    itself unusable (see :func:`entry_application`)."""
     path = path or config_path()
     if path is None or (not path.exists() and CONFIG_ENV not in os.environ):
         return []
-    try:
-        data = parse_config_file(path)
-    except FileNotFoundError:
-        raise ConfigError(path, "the file does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(path, f"{type(exc).__name__}: {exc}") from None
-    hosts = data.get("hosts") if isinstance(data, dict) else None
-    if hosts is None and isinstance(data, dict) and ("gateway" in data or "policy" in data):
+    return configured_from(path, read_config(path), warn=warn)
+
+
+def configured_from(path: Path, data: Any, *, warn: bool = True) -> list[Application]:
+    """The applications of a configuration's content (``data``, read from ``path``)."""
+    if not isinstance(data, dict):
+        raise ConfigError(path, 'the top level needs a "hosts" table')
+    for note in _unknown("", data, TOP_KEYS) if warn else ():
+        _warn_once(f"The host configuration {path}: {note}, so it is ignored.")
+    hosts = data.get("hosts")
+    if hosts is None and ("gateway" in data or "policy" in data):
         return []  # a file with only the gateway or policy section (docs/machines.md, docs/policy.md)
     if not isinstance(hosts, dict):
-        raise ConfigError(path, 'the top level needs a "hosts" object')
-    return [_configured_one(path, str(name), entry) for name, entry in hosts.items()]
+        raise ConfigError(path, 'the top level needs a "hosts" table')
+    return [entry_application(path, str(name), entry, warn=warn) for name, entry in hosts.items()]
 
 
 def applications(path: Path | None = None) -> list[Application]:

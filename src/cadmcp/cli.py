@@ -112,7 +112,9 @@ def _run_host(args: argparse.Namespace) -> int:
     app = applications.find(args.kind, applications.BUILTIN)
     try:
         configured = [
-            a for a in applications.configured() if a.kind in (applications.DOCUMENT, applications.FOREIGN)
+            a
+            for a in applications.configured(warn=False)  # a wrong entry is said below, when asked for
+            if a.kind in (applications.DOCUMENT, applications.FOREIGN) or a.problem is not None
         ]
     except applications.ConfigError as exc:
         if app is None:
@@ -123,6 +125,9 @@ def _run_host(args: argparse.Namespace) -> int:
     if app is None:
         known = [a.key for a in (*applications.BUILTIN, *configured)]
         print(f"cadmcp host: no application {args.kind!r}; pick one of {known}", file=sys.stderr)
+        return 2
+    if app.problem is not None:
+        print(f"cadmcp host {args.kind}: {app.problem}", file=sys.stderr)
         return 2
     if _runtime_dir_refused(f"host {args.kind}"):
         return 2
@@ -144,6 +149,19 @@ def _run_host(args: argparse.Namespace) -> int:
     from cadmcp.host.hosting import serve_application
 
     return serve_application(app, request)
+
+
+def _check_host_config() -> None:
+    """Log at start what is wrong in the host configuration (each wrong entry, keys nothing reads);
+    the daemon starts anyway, and launch_host answers the same problems."""
+    from cadmcp import applications
+
+    try:
+        applications.configured()
+    except applications.UnreadableConfig:
+        pass  # the policy's fallback said it
+    except applications.ConfigError as exc:
+        logging.getLogger("cadmcp.applications").warning("%s", exc)
 
 
 def _run_daemon(args: argparse.Namespace) -> int:
@@ -173,10 +191,11 @@ def _run_daemon(args: argparse.Namespace) -> int:
     try:
         semantic = semantic_from_env()
         gateway = load_settings(vars(args))
-        policy = load_policy()
+        policy = load_policy()  # logs a configuration file it cannot parse, and starts on a fallback
     except (SemanticUnavailable, DaemonError) as exc:
         print(f"cadmcp daemon: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
+    _check_host_config()
     if args.serve and not gateway.configured:
         print(
             "cadmcp daemon: --serve needs a gateway (--gateway URL, CADMCP_GATEWAY or the config file)",

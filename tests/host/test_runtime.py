@@ -76,10 +76,16 @@ def test_runtime_dir_is_created_private(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_endpoint_names_round_trip_and_reject_strangers(tmp_path: Path) -> None:
-    name = endpoints.endpoint_name("Auto CAD_x", "2026_1", 42)
-    parsed = endpoints.parse_endpoint(tmp_path / name)
-    assert parsed is not None and parsed.pid == 42 and "_" not in parsed.host_app
+    for host_app, version in (("Auto CAD_x", "2026_1"), ("Raw_cursorloop", "1.0"), ("Café", "v2+b")):
+        name = endpoints.endpoint_name(host_app, version, 42)
+        assert name.count("_") == 3  # `_` only between the parts
+        parsed = endpoints.parse_endpoint(tmp_path / name)
+        assert parsed is not None and (parsed.host_app, parsed.version, parsed.pid) == (host_app, version, 42)
+    assert endpoints.endpoint_name("Raw_cursorloop", "1.0", 7) == "cadmcp_Raw%5Fcursorloop_1.0_7.sock"
+    old = endpoints.parse_endpoint(tmp_path / "cadmcp_Auto-CAD_2026_42.sock")  # written before escapes
+    assert old is not None and old.host_app == "Auto-CAD"
     assert endpoints.parse_endpoint(tmp_path / "other.sock") is None
+    assert not endpoints.round_trips("_" * 40) and len(endpoints.endpoint_name("_" * 40, "1", 1)) < 90
 
 
 async def _session(runtime: HostRuntime) -> Any:

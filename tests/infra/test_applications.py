@@ -40,9 +40,13 @@ def test_a_configured_adapter_is_a_document_application(tmp_path: Path) -> None:
     (configured,) = configured_hosts(config)
     assert configured.command_for("1.0", ["/x/a.json"])[-3:] == ["host", "Notes", "/x/a.json"]
     config.write_text(json.dumps({"hosts": {"Notes": {"adapter": "no-colon", "extensions": [".json"]}}}))
+    (wrong,) = configured_hosts(config)  # only this entry is wrong: it cannot start, saying why
+    assert wrong.problem is not None and "file.py:factory" in wrong.problem
+    assert wrong.extensions == (".json",)  # a .json file is not sent to another host meanwhile
+    config.write_text("{not json")
     with pytest.raises(DaemonError) as refused:
         configured_hosts(config)
-    assert refused.value.type == "config_error" and "file.py:factory" in refused.value.message
+    assert refused.value.type == "config_error" and "JSON syntax error" in refused.value.message
 
 
 def test_cadmcp_host_names_the_applications_it_knows(tmp_path: Path) -> None:

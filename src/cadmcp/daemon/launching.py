@@ -181,6 +181,8 @@ class HostLauncher:
             return await self.restart(args, progress)
         host_app, version, file_path, timeout, detach, new_instance = _parse(args)
         app = self._choose(host_app, file_path)
+        if app.problem is not None:  # a wrong entry of the configuration: only it is unusable
+            raise DaemonError("config_error", app.problem, {"configPath": app.origin})
         version = self._version(app, version)
         if file_path is None and app.kind == FOREIGN:
             return await self._start_server(app, version, timeout, detach, new_instance, progress)

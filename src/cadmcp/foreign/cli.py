@@ -13,11 +13,23 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cadmcp.applications import BUILTIN, CONFIG_ENV, ConfigError, config_path, configured, parse_config_file
+from cadmcp.applications import (
+    BUILTIN,
+    CONFIG_ENV,
+    TIMEOUT_RANGE,
+    ConfigError,
+    config_path,
+    configured,
+    configured_from,
+    name_problem,
+    parse_config,
+    parse_config_file,
+)
 from cadmcp.userdirs import config_dir
 
 MAX_NAME_CHARS = 40
@@ -61,7 +73,7 @@ def _list() -> int:
 
     path = config_path() or config_dir() / "hosts.json"
     try:
-        apps = configured(path) if path.exists() else []
+        apps = configured(path, warn=False) if path.exists() else []  # wrong entries are listed as such
     except ConfigError as exc:
         print(f"cadmcp host list: {exc}", file=sys.stderr)
         return 2
@@ -73,9 +85,12 @@ def _list() -> int:
         running.setdefault(endpoint.host_app.casefold(), []).append(endpoint.pid)
     print(f"hosts in {path}:")
     for app in apps:
-        what = app.server.describe() if app.server is not None else " ".join(app.launch_command())
         pids = running.get(app.name.casefold())
         state = f"running (pid {', '.join(map(str, pids))})" if pids else "not running"
+        if app.problem is not None:
+            print(f"  {app.name}: cannot start  [{state}]\n    {app.problem}")
+            continue
+        what = app.server.describe() if app.server is not None else " ".join(app.launch_command())
         print(f"  {app.name}: {what}  [{state}]")
     return 0
 
@@ -112,6 +127,9 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
     if args.cwd:
         server["cwd"] = str(Path(args.cwd).expanduser().resolve())
     if args.call_timeout is not None:
+        low, high = TIMEOUT_RANGE
+        if not low <= args.call_timeout <= high:
+            raise SystemExit(f"cadmcp host add: --call-timeout must be {low:g} to {high:g} seconds")
         server["callTimeoutSeconds"] = args.call_timeout
     entry: dict[str, Any] = {"server": server}
     if args.version:
@@ -187,20 +205,28 @@ def _text(path: Path, data: dict[str, Any], document: Any, name: str, replaced: 
     return text if text.endswith("\n") else text + "\n"
 
 
+def _problem(path: Path, text: str, name: str) -> str | None:
+    """Why ``text`` must not be written: it would not read back as a configuration, or its entry
+    ``name`` (when it has one) could not start; None when it may."""
+    try:
+        apps = configured_from(path, parse_config(text, path), warn=False)
+    except ValueError as exc:  # ConfigError, or a text the edit made unreadable
+        return f"{path} would not read back after the change ({exc})"
+    return next((a.problem for a in apps if a.name == name and a.problem is not None), None)
+
+
 def _write(path: Path, text: str) -> None:
-    """Write the file (mode 0600) only if what it would hold is a valid configuration; a symlink's
-    target is written, the link kept."""
+    """Write the file (mode 0600); a symlink's target is written, the link kept. The text goes to
+    a private temporary file beside it first, which then replaces the file at once."""
     path = path.resolve() if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + (".tmp.toml" if _is_toml(path) else ".tmp.json"))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
-        configured(tmp)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -216,6 +242,9 @@ def main(argv: Sequence[str]) -> int:
     name = args.name
     if not name or len(name) > MAX_NAME_CHARS or not all(c.isalnum() or c in "-_" for c in name):
         print(f"cadmcp host: NAME must be 1-{MAX_NAME_CHARS} letters, digits, - or _", file=sys.stderr)
+        return 2
+    if (problem := name_problem(name)) is not None:  # letters of other scripts take more room
+        print(f"cadmcp host: {problem}", file=sys.stderr)
         return 2
     path = config_path() or config_dir() / "hosts.json"
     try:
@@ -261,11 +290,11 @@ def main(argv: Sequence[str]) -> int:
         print(f"cadmcp host: {path} could not be edited ({exc}); {verb} this by hand:", file=sys.stderr)
         print(tomlkit.dumps({"hosts": {name: entry}}), file=sys.stderr)
         return 2
-    try:
-        _write(path, text)
-    except ConfigError as exc:
-        print(f"cadmcp host: {exc}", file=sys.stderr)
+    problem = _problem(path, text, name)
+    if problem is not None:
+        print(f"cadmcp host: {problem} Nothing was changed.", file=sys.stderr)
         return 2
+    _write(path, text)
     if args.action == "remove":
         print(f"removed {name} from {path}")
         return 0

@@ -1,6 +1,7 @@
 """Where hosts listen: the per-user runtime directory and endpoint file names.
 
-A host listens on `<runtime dir>/cadmcp_{Host}_{Version}_{PID}.sock`. The directory is
+A host listens on `<runtime dir>/cadmcp_{Host}_{Version}_{PID}.sock`, its name and version
+written so that they read back exactly (`_` and other characters as `%XX`). The directory is
 private to the user (mode 0700) so no other account can connect to a host and run code.
 It is created and checked without following symbolic links: another account cannot point
 it somewhere else, and one that pre-created the shared default only moves us to a per-user
@@ -18,12 +19,16 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 RUNTIME_DIR_ENV = "CADMCP_RUNTIME_DIR"
 _PREFIX = "cadmcp_"
 _SUFFIX = ".sock"
 _NAME_RE = re.compile(r"^cadmcp_(?P<host>[^_]+)_(?P<version>[^_]+)_(?P<pid>\d+)\.sock$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+-]")
+MAX_PART_CHARS = 40
+"""Characters of a host name or version as written in an endpoint file name (escapes included):
+a Unix socket's whole path must stay under about 104 bytes."""
 MAX_PID = 2**31 - 1
 """No platform hands out larger process ids; a file name claiming one is not an endpoint."""
 
@@ -179,9 +184,23 @@ def _elsewhere(variable: str) -> str:
     return f"set {variable} to a folder of your own (for example {variable}={example})"
 
 
-def _clean(part: str) -> str:
-    cleaned = _UNSAFE.sub("-", part.strip()) or "unknown"
-    return cleaned[:40]
+def _written(part: str) -> str:
+    """A host name or version as its endpoint file name holds it: letters, digits, `.`, `+` and `-`
+    as they are, any other character (`_` separates the parts) as `%XX` of its UTF-8 bytes, so
+    :func:`parse_endpoint` reads back exactly what the host is called. Cut whole characters at
+    :data:`MAX_PART_CHARS`."""
+    out = ""
+    for char in part or "unknown":
+        piece = char if not _UNSAFE.match(char) else "".join(f"%{b:02X}" for b in char.encode())
+        if len(out) + len(piece) > MAX_PART_CHARS:
+            break
+        out += piece
+    return out or "unknown"
+
+
+def round_trips(host_app: str) -> bool:
+    """Whether a host of this name reads back under the same name from its endpoint (not too long)."""
+    return bool(host_app) and unquote(_written(host_app), errors="replace") == host_app
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +219,7 @@ class Endpoint:
 
 def endpoint_name(host_app: str, version: str, pid: int) -> str:
     """The socket file name for a host: `cadmcp_{Host}_{Version}_{PID}.sock`."""
-    return f"{_PREFIX}{_clean(host_app)}_{_clean(version)}_{pid}{_SUFFIX}"
+    return f"{_PREFIX}{_written(host_app)}_{_written(version)}_{pid}{_SUFFIX}"
 
 
 def parse_endpoint(path: Path) -> Endpoint | None:
@@ -208,7 +227,8 @@ def parse_endpoint(path: Path) -> Endpoint | None:
     match = _NAME_RE.match(path.name)
     if not match or len(match["pid"]) > 10 or int(match["pid"]) > MAX_PID:
         return None
-    return Endpoint(match["host"], match["version"], int(match["pid"]), path)
+    host, version = (unquote(match[part], errors="replace") for part in ("host", "version"))
+    return Endpoint(host, version, int(match["pid"]), path)
 
 
 def list_endpoints(directory: Path | None = None) -> list[Endpoint]:

@@ -33,6 +33,9 @@ MAX_PATTERN_CHARS = 1000
 DEFAULT_CONFIRM_TIMEOUT = 120.0
 MAX_CONFIRM_TIMEOUT = 86400.0
 SECTION_KEYS = frozenset({"profile", "confirmTimeoutSeconds", "previewChanges", "rules"})
+FALLBACK_PROFILE = "confirm-changes"
+"""The profile while the configuration file cannot be parsed: reads run, changes ask the person
+(the file may have held a stricter policy, which a trusting default would silently drop)."""
 
 
 def config_error(where: str, problem: str) -> DaemonError:
@@ -47,21 +50,35 @@ def config_error(where: str, problem: str) -> DaemonError:
 
 
 def section(path: Path | None) -> dict[str, Any]:
-    """The `policy` section of the configuration file ({} when there is none)."""
+    """The `policy` section of the configuration file ({} when there is none). A file that cannot
+    be read or parsed raises :class:`~cadmcp.applications.UnreadableConfig` (see :func:`unreadable`)."""
     if path is None or not path.is_file():
         return {}
-    from cadmcp.applications import parse_config_file
+    from cadmcp.applications import ConfigError, UnreadableConfig, read_config
 
     try:
-        data = parse_config_file(path)
-    except (OSError, ValueError) as exc:
-        raise config_error(str(path), f"the file cannot be read ({type(exc).__name__}: {exc})") from None
+        data = read_config(path)
+    except UnreadableConfig:
+        raise
+    except ConfigError:  # gone since it was looked for: as if there were none
+        return {}
     value = data.get("policy") if isinstance(data, dict) else None
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise config_error(str(path), "the policy section must be a table/object")
     return value
+
+
+def unreadable(path: Path, problem: str) -> tuple[str, tuple[Rule, ...], str]:
+    """(profile, rules, source) while the configuration file cannot be parsed: its policy is
+    unknown, so changes wait for the person's yes (:data:`FALLBACK_PROFILE`), saying why."""
+    reason = (
+        f"{path} cannot be used ({problem}), so its policy is not known; until it is fixed, "
+        f"the {FALLBACK_PROFILE} profile applies"
+    )
+    rule = Rule("configuration unreadable", "confirm", str(path), read_only=False, reason=reason)
+    return FALLBACK_PROFILE, (rule,), f"the fallback while {path} cannot be used"
 
 
 def _patterns(where: str, key: str, value: Any) -> tuple[str, ...]:

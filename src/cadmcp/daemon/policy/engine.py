@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cadmcp.applications import UnreadableConfig
 from cadmcp.daemon.catalog import Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.policy import config
 from cadmcp.daemon.policy.profiles import DEFAULT_PROFILE, PROFILES
 from cadmcp.daemon.policy.rules import DEFAULT_RULE, Decision, Rule, Subject, declared
+
+log = logging.getLogger("cadmcp.policy")
 
 TIMEOUT_ENV = "CADMCP_CONFIRM_TIMEOUT"
 """Seconds an unanswered confirmation waits before it counts as a no (over the config file)."""
@@ -68,12 +72,12 @@ def load(path: Path | None = None, env: dict[str, str] | None = None) -> Policy:
         from cadmcp.applications import config_path
 
         path = config_path()
-    value = config.section(path)
-    if not value:
-        policy = Policy()
+    try:
+        value = config.section(path)
+    except UnreadableConfig as exc:
+        policy = _fallback(exc)
     else:
-        profile, rules, timeout, preview = config.parse(value, str(path))
-        policy = Policy(profile, rules, timeout, str(path), preview)
+        policy = _configured(value, path)
     if env.get(TIMEOUT_ENV):
         try:
             timeout = float(env[TIMEOUT_ENV])
@@ -83,6 +87,25 @@ def load(path: Path | None = None, env: dict[str, str] | None = None) -> Policy:
             raise DaemonError("config_error", f"{TIMEOUT_ENV} must be a number of seconds (0-86400].")
         policy = Policy(policy.profile, policy.rules, timeout, policy.source, policy.preview)
     return policy
+
+
+def _configured(value: dict[str, Any], path: Path | None) -> Policy:
+    """The policy a configuration file's section sets (the defaults without one)."""
+    if not value:
+        return Policy()
+    profile, rules, timeout, preview = config.parse(value, str(path))
+    return Policy(profile, rules, timeout, str(path), preview)
+
+
+def _fallback(exc: UnreadableConfig) -> Policy:
+    """The policy while the configuration file cannot be parsed, logged with the file's problem."""
+    profile, rules, source = config.unreadable(exc.path, exc.problem)
+    log.warning(
+        "%s Meanwhile the policy is the %s profile: reads run, changes wait for your yes.",
+        exc,
+        profile,
+    )
+    return Policy(profile, rules, source=source)
 
 
 def active_document(entry: HostEntry) -> str:

@@ -1,0 +1,46 @@
+"""A host's name is the same everywhere: a server added as `Raw_cursorloop` is listed, found
+running and launched once under exactly that name (its endpoint file escapes the `_`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cadmcp.applications import CONFIG_ENV
+from cadmcp.cli import main as cli_main
+from cadmcp.wire.endpoints import list_endpoints
+from tests.core.helpers import call, structured
+from tests.foreign.conftest import config_env, python_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+NAME = "Raw_cursorloop"
+
+
+async def test_a_server_named_with_an_underscore_is_launched_once_and_listed_by_that_name(
+    daemon_client: Any,
+    runtime_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    env = config_env(tmp_path, {NAME: python_server("mcp_server_time", "--local-timezone", "UTC")})
+    async with daemon_client(env=env) as session:
+        started = await call(session, "launch_host", {"hostApp": NAME, "timeoutSeconds": 60})
+        assert not started.is_error, started
+        assert started.structured_content["hostApp"] == NAME
+        again = (await call(session, "launch_host", {"hostApp": NAME})).structured_content
+        assert again["alreadyRunning"] and again["hostApp"] == NAME, again
+        assert again["hostInstanceId"] == started.structured_content["hostInstanceId"]
+        listing = await structured(session, "list_host_instances")
+        assert [h["hostApp"] for h in listing["hosts"]] == [NAME]  # one copy, under its own name
+        other = (await call(session, "launch_host", {"hostApp": "Raw-cursorloop"})).structured_content
+        assert other["type"] == "unknown_host_app" and NAME in other["supported"], other
+
+        (endpoint,) = list_endpoints(runtime_dir)
+        assert endpoint.host_app == NAME and endpoint.path.name.startswith("cadmcp_Raw%5Fcursorloop_")
+        monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+        assert cli_main(["host", "list"]) == 0
+        assert f"  {NAME}: " in (out := capsys.readouterr().out) and f"[running (pid {endpoint.pid})]" in out
