@@ -306,6 +306,9 @@ class ForeignHost:
                 exc,
             )
             return
+        if fresh is not None and fresh.problem is not None:
+            log.warning("%s: its entry is wrong now (%s); it stays as it was", self.app.name, fresh.problem)
+            return
         if fresh is None or fresh.server is None:
             log.warning(
                 "%s: no longer a server in the host configuration; its entry stays as it was", self.app.name
