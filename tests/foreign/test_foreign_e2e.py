@@ -515,3 +515,20 @@ async def test_a_servers_broken_result_is_said_as_its_error(daemon_client: Any, 
         failed = await _invoke(session, tool["id"], {})  # a tool error, not a protocol failure
         text = failed.content[0].text
         assert failed.is_error and "content that is not a list" in text and "author" in text, text
+
+
+async def test_launching_again_after_a_timed_out_launch_waits_for_that_host(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    sluggish = shape_server("sluggish")
+    sluggish["server"]["connectTimeoutSeconds"] = 20
+    env = config_env(tmp_path, {"Sluggish": sluggish})
+    async with daemon_client(env=env) as session:
+        first = await call(session, "launch_host", {"hostApp": "Sluggish", "timeoutSeconds": 1})
+        body = first.structured_content
+        assert first.is_error and body["type"] == "launch_timeout" and body["running"], body
+        again = await call(session, "launch_host", {"hostApp": "Sluggish", "timeoutSeconds": 60})
+        assert not again.is_error, again
+        assert again.structured_content["pid"] == body["pid"], again.structured_content  # that one
+        listing = await structured(session, "list_host_instances")
+        assert [h["hostApp"] for h in listing["hosts"]].count("Sluggish") == 1

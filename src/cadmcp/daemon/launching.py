@@ -116,6 +116,8 @@ class HostLauncher:
         self.directory = directory
         self.launched: list[Launched] = []
         self._file_locks: dict[str, anyio.Lock] = {}
+        self._starting: dict[str, int] = {}
+        """Launch key (a server's name, a file) → pid of a host a timed-out launch left starting."""
 
     # -- choosing what to start ----------------------------------------------------------------
     def applications(self) -> list[Application]:
@@ -195,7 +197,9 @@ class HostLauncher:
                 holders = self.hosts_with(file_path)
                 if holders and not new_instance:
                     return _already_open(holders[0], file_path)
-                answer = await self._start(app, version, [str(file_path)], timeout, detach, progress)
+                if not new_instance and (earlier := await self._earlier(key, app, timeout)) is not None:
+                    return _already_open(earlier, file_path)
+                answer = await self._started(key, app, version, [str(file_path)], timeout, detach, progress)
         finally:
             if not lock.locked() and not lock.statistics().tasks_waiting:
                 self._file_locks.pop(key, None)
@@ -230,8 +234,60 @@ class HostLauncher:
             ]
             if running and not new_instance:
                 return _already_running(running[0])
-            answer = await self._start(app, version, [], timeout, detach, progress)
+            key = f"server:{app.name.casefold()}"
+            if not new_instance and (earlier := await self._earlier(key, app, timeout)) is not None:
+                return _already_running(earlier)
+            answer = await self._started(key, app, version, [], timeout, detach, progress)
         return {**answer, "filePath": None}
+
+    async def _started(
+        self,
+        key: str,
+        app: Application,
+        version: str,
+        files: list[str],
+        timeout: float,
+        detach: bool,
+        progress: ProgressFnT | None,
+    ) -> dict[str, Any]:
+        """`_start`, remembering a host that did not connect in time but still runs: the next launch
+        of the same server or file waits for it rather than starting a second copy."""
+        try:
+            answer = await self._start(app, version, files, timeout, detach, progress)
+        except DaemonError as exc:
+            if exc.type == "launch_timeout" and exc.details.get("running"):
+                self._starting[key] = int(exc.details["pid"])
+            raise
+        self._starting.pop(key, None)
+        return answer
+
+    async def _earlier(self, key: str, app: Application, timeout: float) -> HostEntry | None:
+        """The host an earlier, timed-out launch of `key` left starting, once connected (None when
+        there is none, or it has exited); `launch_timeout` again if it is still not connected."""
+        pid = self._starting.get(key)
+        if pid is None or not pid_alive(pid):
+            self._starting.pop(key, None)
+            return None
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [e for e in self.directory.local_entries().values() if e.key.pid == pid]
+            if found:
+                self._starting.pop(key, None)
+                return found[0]
+            if not pid_alive(pid):
+                self._starting.pop(key, None)
+                return None
+            if time.monotonic() >= deadline:
+                raise DaemonError(
+                    "launch_timeout",
+                    f"The {app.name} host (pid {pid}) that an earlier launch_host started has still not "
+                    f"connected; no second copy was started. {self._endpoint_note(pid)} Call "
+                    "list_host_instances later, launch_host again with a larger timeoutSeconds to wait "
+                    "for it, or newInstance: true for another copy.",
+                    {"pid": pid, "running": True},
+                )
+            self.directory.wake()
+            await anyio.sleep(0.1)
 
     def hosts_with(self, file_path: Path) -> list[HostEntry]:
         """The connected hosts on this machine that have ``file_path`` open."""
