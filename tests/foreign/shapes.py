@@ -1,13 +1,15 @@
 """A minimal MCP server over stdio (2025-11-25, plain JSON-RPC, no SDK) with a catalog of a given
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
-    python shapes.py poisoned | huge | malformed | chatty | mute | failing | sluggish | broken | endless
+    python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, sluggish,
+                              broken, nullresult or endless)
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
 generic server error (-32000), as servers report their own failures; `sluggish` takes 5 s to
 answer `initialize`, as a server that loads a large model first; `broken` answers calls with a
-result whose content is no list; `endless` lists one tool a page and always another page.
+result whose content is no list, `nullresult` with a null result; `endless` lists one tool a
+page and always another page.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
-    if shape in ("chatty", "mute", "failing", "sluggish", "broken", "endless"):
+    if shape in ("chatty", "mute", "failing", "sluggish", "broken", "nullresult", "endless"):
         return [
             {
                 "name": "plain_tool",
@@ -89,6 +91,8 @@ def main() -> None:
             continue
         elif method == "tools/call" and shape == "broken":
             result = {"content": "3"}
+        elif method == "tools/call" and shape == "nullresult":
+            result = None
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "3"}]}
         elif method == "ping":

@@ -506,15 +506,23 @@ async def test_a_server_slower_to_start_than_its_connect_timeout_is_down_saying_
         assert "connectTimeoutSeconds (1 s)" in body["message"] and "answering initialize" in body["message"]
 
 
-async def test_a_servers_broken_result_is_said_as_its_error(daemon_client: Any, tmp_path: Path) -> None:
-    env = config_env(tmp_path, {"Broken": shape_server("broken")})
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [("broken", "content that is not a list"), ("nullresult", "its result is null, not an object")],
+)
+async def test_a_servers_broken_result_is_said_as_its_error_at_once(
+    daemon_client: Any, tmp_path: Path, shape: str, said: str
+) -> None:
+    env = config_env(tmp_path, {"Broken": shape_server(shape)})
     async with daemon_client(env=env) as session:
         launched = await call(session, "launch_host", {"hostApp": "Broken", "timeoutSeconds": 60})
         assert not launched.is_error, launched
         tool = await _item(session, "multiplies two numbers", "plain_tool")
-        failed = await _invoke(session, tool["id"], {})  # a tool error, not a protocol failure
+        with anyio.fail_after(20):  # not after the call's 120 s timeout
+            failed = await _invoke(session, tool["id"], {})  # a tool error, not a protocol failure
         text = failed.content[0].text
-        assert failed.is_error and "content that is not a list" in text and "author" in text, text
+        assert failed.is_error and said in text and "author" in text, text
+        assert failed.structured_content["type"] == "invalid_result", failed.structured_content
 
 
 async def test_launching_again_after_a_timed_out_launch_waits_for_that_host(

@@ -97,7 +97,8 @@ class ServerChannel:
                     if isinstance(item, SessionMessage) and await self._took(item.message):
                         continue
                     if isinstance(item, ValueError):  # a line that is no MCP message: counted, not passed
-                        self._note_not_protocol(item)
+                        if not self._answered_badly(item):
+                            self._note_not_protocol(item)
                         continue
                     await self._to_session.send(item)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -107,6 +108,33 @@ class ServerChannel:
             for waiter in list(self._pending.values()):
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):
                     waiter.send_nowait(_CLOSED)
+
+    def _answered_badly(self, exc: ValueError) -> bool:
+        """A line that answers one of the proxy's calls but is no JSON-RPC response (a result that
+        is null or not an object, neither result nor error): that call fails now, saying so,
+        instead of waiting out its timeout."""
+        errors = exc.errors() if isinstance(exc, ValidationError) else []
+        line = errors[0].get("input") if errors else None
+        waiter = (
+            self._pending.pop(line["id"], None)
+            if isinstance(line, dict) and isinstance(line.get("id"), str)
+            else None
+        )
+        if waiter is None:
+            return False
+        if "result" in line:
+            kind = "null" if line["result"] is None else type(line["result"]).__name__
+            what = f"its result is {kind}, not an object"
+        else:
+            what = "it has neither a result nor an error"
+        error = types.ErrorData(
+            code=types.INTERNAL_ERROR,
+            message=f"the server's answer is no JSON-RPC response ({what}); tell the server's author",
+            data={"type": "invalid_result"},
+        )
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):
+            waiter.send_nowait(error)
+        return True
 
     def _note_not_protocol(self, exc: ValueError) -> None:
         self.not_protocol += 1

@@ -97,8 +97,10 @@ def _tool_result(result: Any, app: str, tool: str) -> dict[str, Any]:
     if not isinstance(result, dict):
         problem = "is not an object"
     elif result.get("resultType", "complete") == "complete":
-        content = result.get("content", [])
-        if not isinstance(content, list):
+        content = result.get("content")
+        if content is None:
+            problem = "has no content"
+        elif not isinstance(content, list):
             problem = "has a content that is not a list"
         elif any(not isinstance(c, dict) or not isinstance(c.get("type"), str) for c in content):
             problem = "has a content item without a type"
