@@ -1,12 +1,13 @@
 """A minimal MCP server over stdio (2025-11-25, plain JSON-RPC, no SDK) with a catalog of a given
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
-    python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, sluggish,
-                              broken, nullresult or endless)
+    python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, closedtext,
+                              sluggish, broken, nullresult or endless)
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
-generic server error (-32000), as servers report their own failures; `sluggish` takes 5 s to
+generic server error (-32000), as servers report their own failures, `closedtext` with it
+worded as the SDK words a closed connection; `sluggish` takes 5 s to
 answer `initialize`, as a server that loads a large model first; `broken` answers calls with a
 result whose content is no list, `nullresult` with a null result; `endless` lists one tool a
 page and always another page.
@@ -40,7 +41,7 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
-    if shape in ("chatty", "mute", "failing", "sluggish", "broken", "nullresult", "endless"):
+    if shape in ("chatty", "mute", "failing", "closedtext", "sluggish", "broken", "nullresult", "endless"):
         return [
             {
                 "name": "plain_tool",
@@ -86,8 +87,9 @@ def main() -> None:
             result = {"tools": [{**tools[0], "name": f"tool_{page}"}], "nextCursor": str(page + 1)}
         elif method == "tools/list":
             result = {"tools": tools}
-        elif method == "tools/call" and shape == "failing":
-            print(json.dumps({"jsonrpc": "2.0", "id": ident, "error": SERVER_ERROR}), flush=True)
+        elif method == "tools/call" and shape in ("failing", "closedtext"):
+            error = SERVER_ERROR if shape == "failing" else {"code": -32000, "message": "Connection closed"}
+            print(json.dumps({"jsonrpc": "2.0", "id": ident, "error": error}), flush=True)
             continue
         elif method == "tools/call" and shape == "broken":
             result = {"content": "3"}

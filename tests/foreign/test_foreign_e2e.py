@@ -475,11 +475,15 @@ async def test_a_server_logging_to_stdout_works_and_one_that_only_logs_is_down_s
         assert "logging belongs on stderr" in body["message"]
 
 
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [("failing", SERVER_ERROR["message"]), ("closedtext", "the server answered: Connection closed")],
+)
 async def test_a_servers_own_generic_error_is_its_answer_not_its_end(
-    daemon_client: Any, tmp_path: Path
+    daemon_client: Any, tmp_path: Path, shape: str, said: str
 ) -> None:
     # -32000 is JSON-RPC's generic server error, which the SDK also uses for a closed connection
-    env = config_env(tmp_path, {"Failing": shape_server("failing")})
+    env = config_env(tmp_path, {"Failing": shape_server(shape)})
     async with daemon_client(env=env) as session:
         launched = await call(session, "launch_host", {"hostApp": "Failing", "timeoutSeconds": 60})
         assert not launched.is_error, launched
@@ -487,7 +491,8 @@ async def test_a_servers_own_generic_error_is_its_answer_not_its_end(
         for _ in range(2):
             failed = await _invoke(session, tool["id"], {})
             text = failed.content[0].text
-            assert failed.is_error and SERVER_ERROR["message"] in text and "went away" not in text, text
+            assert failed.is_error and said in text and "went away" not in text, text
+            assert failed.structured_content["type"] == "host_error", failed.structured_content
         hosts = (await call(session, "list_host_instances", {})).structured_content["hosts"]
         failing = next(h for h in hosts if h["hostApp"] == "Failing")
         assert failing["state"]["phase"] == "ready" and failing["state"]["foreign"]["restarts"] == 0, failing

@@ -19,7 +19,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from cadmcp.applications import CONFIG_ENV
-from cadmcp.foreign.fastlane import FastLane
+from cadmcp.foreign.fastlane import FastLane, NotSent, ServerChannel, ServerGone
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.calllog import parse_line
 from cadmcp.wire.endpoints import list_endpoints
@@ -240,3 +240,21 @@ async def test_the_fast_lane_answers_errors_progress_and_takes_nothing_on_a_2025
     assert note["params"] == {"progressToken": "t", "progress": 1.0, "total": 2.0, "message": "half"}
     assert next(r for r in replies if r.get("id") == 2)["result"]["content"][0]["text"] == "5"
     assert [name for name, _ in host.calls] == ["fails", "add"]
+
+
+async def test_a_call_on_an_ended_transport_says_it_was_not_sent() -> None:
+    # a call made after the server ended but before the proxy noticed never reached it: the
+    # proxy then says the server is down (nothing ran), not that it went away during the call
+    read_send, read = anyio.create_memory_object_stream[Any](4)
+    write, write_recv = anyio.create_memory_object_stream[Any](4)
+    channel = ServerChannel(read, write)
+    channel.bind(lambda method, params: {"method": method, "params": dict(params)})
+    async with write_recv, anyio.create_task_group() as tg:
+        tg.start_soon(channel.run)
+        await read_send.aclose()  # the server's stdout ended
+        with anyio.fail_after(5):
+            while not channel.closed:
+                await anyio.sleep(0.01)
+        with pytest.raises(NotSent) as raised:
+            await channel.call({"name": "t", "arguments": {}}, on_progress=None, timeout=5)
+        assert isinstance(raised.value, ServerGone)

@@ -62,6 +62,10 @@ class ServerGone(ConnectionError):
     """The foreign server's transport ended while a call waited for its answer."""
 
 
+class NotSent(ServerGone):
+    """The foreign server's transport had ended before the call was sent: nothing of it ran."""
+
+
 class ServerChannel:
     """The proxy's own requests on a foreign server's transport, beside its client session."""
 
@@ -194,7 +198,7 @@ class ServerChannel:
         TimeoutError after ``timeout`` seconds; cancelled or timed out, the server is told to stop.
         MCPError for the server's error answer, ServerGone when its transport ended meanwhile."""
         if self.closed or self._envelope is None:
-            raise ServerGone("the server's connection is closed")
+            raise NotSent("the server's connection is closed")
         request_id = f"cadmcp-{next(self._ids)}"
         data = self._envelope("tools/call", params)
         out = data["params"]

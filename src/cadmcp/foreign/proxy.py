@@ -43,7 +43,7 @@ from pydantic import ValidationError
 
 from cadmcp.applications import Application, ConfigError, ForeignServer, StartRequest, config_path, find
 from cadmcp.foreign import link
-from cadmcp.foreign.fastlane import FastLane, ServerChannel, ServerGone
+from cadmcp.foreign.fastlane import FastLane, NotSent, ServerChannel, ServerGone
 from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
 from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.closure import connection_closed
@@ -589,13 +589,25 @@ class ForeignHost:
                 # the channel tells closure apart (`ServerGone`): every error through it is the server's
                 via_channel = channel is not None and not tasked
                 if isinstance(exc, MCPError) and (via_channel or not connection_closed(exc)):
+                    if connection_closed(exc):  # the server's own words, which the daemon would misread
+                        raise MCPError(
+                            exc.error.code, f"the server answered: {exc.error.message}", exc.error.data
+                        ) from None
                     raise  # the server's own error answer (-32000 is its generic "server error" too)
+                why = self._ending or self._closed_reason()
+                if isinstance(exc, NotSent):
+                    raise MCPError(
+                        code=types.INTERNAL_ERROR,
+                        message=f"The {self.app.name} server is down ({why}); {name} did not reach it. "
+                        "It is started again with backoff: call list_host_instances to see when it is back.",
+                        data={"type": "server_down", "reason": why},
+                    ) from None
                 raise MCPError(
                     code=types.INTERNAL_ERROR,
-                    message=f"The {self.app.name} server went away during {name} "
-                    f"({self._ending or self._closed_reason()}); it may have partly run. "
-                    "It is started again with backoff: call list_host_instances to see when it is back.",
-                    data={"type": "server_down", "reason": self._ending or self._closed_reason()},
+                    message=f"The {self.app.name} server went away during {name} ({why}); it may have "
+                    "partly run. It is started again with backoff: call list_host_instances to see when "
+                    "it is back.",
+                    data={"type": "server_down", "reason": why},
                 ) from None
 
         return await self.rounds.start(run, reporter, tg=self._tg, tasked=tasked)
