@@ -582,6 +582,7 @@ class HostLauncher:
 def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError:
     """A foreign host that runs but whose MCP server is down or refused: why, and what next."""
     phase, reason = state.get("phase"), str(state.get("error") or "no reason given")
+    reason = reason.removeprefix("refused: ") if phase == "refused" else reason  # said once
     retry = state.get("retryInSeconds")
     name = answer["hostApp"]
     again = (
