@@ -2,20 +2,22 @@
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
     python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, closedtext,
-                              sluggish, broken, nullresult or endless)
+                              sluggish, broken, nullresult, hangup or endless)
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
-generic server error (-32000), as servers report their own failures, `closedtext` with it
-worded as the SDK words a closed connection; `sluggish` takes 5 s to
-answer `initialize`, as a server that loads a large model first; `broken` answers calls with a
-result whose content is no list, `nullresult` with a null result; `endless` lists one tool a
-page and always another page.
+generic server error (-32000), as servers report their own failures, `closedtext` with it worded
+as the SDK words a closed connection; `sluggish` takes 5 s to answer `initialize`, as a server
+that loads a large model first; `broken` answers calls with a result whose content is no list,
+`nullresult` with a null result, `hangup` by closing its stdout and staying up a while;
+`endless` lists one tool a page and always another page.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from typing import Any
@@ -41,7 +43,17 @@ def catalog(shape: str) -> list[Any]:
             {"name": f"tool_{n}", "description": f"Tool number {n}.", "inputSchema": {"type": "object"}}
             for n in range(1500)
         ]
-    if shape in ("chatty", "mute", "failing", "closedtext", "sluggish", "broken", "nullresult", "endless"):
+    if shape in (
+        "chatty",
+        "mute",
+        "failing",
+        "closedtext",
+        "sluggish",
+        "broken",
+        "nullresult",
+        "hangup",
+        "endless",
+    ):
         return [
             {
                 "name": "plain_tool",
@@ -95,6 +107,12 @@ def main() -> None:
             result = {"content": "3"}
         elif method == "tools/call" and shape == "nullresult":
             result = None
+        elif method == "tools/call" and shape == "hangup":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as a server busy shutting down
+            sys.stdout.close()
+            os.close(1)
+            time.sleep(30)
+            return
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "3"}]}
         elif method == "ping":

@@ -24,6 +24,7 @@ import pytest
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.applications import CONFIG_ENV
+from cadmcp.wire.endpoints import pid_alive
 from tests.core.helpers import call, find, structured
 from tests.foreign.conftest import config_env, python_server, shape_server
 from tests.foreign.shapes import LOG_LINE, SERVER_ERROR
@@ -545,3 +546,28 @@ async def test_launching_again_after_a_timed_out_launch_waits_for_that_host(
         assert again.structured_content["pid"] == body["pid"], again.structured_content  # that one
         listing = await structured(session, "list_host_instances")
         assert [h["hostApp"] for h in listing["hosts"]].count("Sluggish") == 1
+
+
+async def test_a_server_that_ends_is_listed_down_at_once_not_when_its_process_is_gone(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    # the server closes its stdout and stays up: stopping its process takes the SDK seconds, and
+    # meanwhile the listing and new calls must not take it for ready
+    env = config_env(tmp_path, {"Hangup": shape_server("hangup")})
+    async with daemon_client(env=env) as session:
+        launched = await call(session, "launch_host", {"hostApp": "Hangup", "timeoutSeconds": 60})
+        assert not launched.is_error, launched
+        server = (await _hosts_ready(session, {"Hangup"}))["Hangup"]["state"]["foreign"]["pid"]
+        tool = await _item(session, "multiplies two numbers", "plain_tool")
+        failed = await _invoke(session, tool["id"], {})
+        assert failed.is_error and failed.structured_content["type"] == "server_down", failed
+        with anyio.fail_after(10):
+            while True:
+                state = (await _hosts_listed(session, {"Hangup"}))["Hangup"]["state"]
+                if state["phase"] != "ready":
+                    break
+                await anyio.sleep(0.05)
+        assert state["phase"] == "down" and "closed its stdout" in state["error"], state
+        assert pid_alive(server), "said down only once its process was gone"
+        again = await _invoke(session, tool["id"], {})  # nothing is sent to a server that ended
+        assert "did not reach it" in again.content[0].text or "is down" in again.content[0].text, again

@@ -85,6 +85,8 @@ class ServerChannel:
         self._progress: dict[str, Progress] = {}
         self._ids = itertools.count(1)
         self.closed = False
+        self.on_server_end: Callable[[], None] | None = None
+        """Called once the server's stdout ends (it exited or closed it), before the session notices."""
         self.not_protocol = 0
         """Lines of the server's stdout that were not MCP messages (a server logging to stdout)."""
         self.first_not_protocol = ""
@@ -105,6 +107,9 @@ class ServerChannel:
                             self._note_not_protocol(item)
                         continue
                     await self._to_session.send(item)
+            self.closed = True
+            if self.on_server_end is not None:  # the server's side ended (not the proxy's own doing)
+                self.on_server_end()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the session stopped reading: the connection is over
         finally:

@@ -322,6 +322,14 @@ class ForeignHost:
             )
             self.app, self.config = fresh, fresh.server
 
+    def _server_ended(self) -> None:
+        """The server's stdout ended: say it is down now, while the session and its transport wind
+        down (which takes up to seconds), so the listing and new calls do not take it for ready."""
+        if self.state.get("phase") == "ready":
+            self.session = self.channel = None  # new calls answer that it is down, and why
+            self.down_reason = self._closed_reason()
+            self._server_state("down", error=self.down_reason)
+
     def _transport_ended(self) -> bool:
         return self._last_channel is not None and self._last_channel.closed
 
@@ -339,6 +347,8 @@ class ForeignHost:
             # the session reads it; over HTTP every request goes through the session
             channel = ServerChannel(read, write) if self.config.transport == "stdio" else None
             self._last_channel = channel
+            if channel is not None:
+                channel.on_server_end = self._server_ended
             async with anyio.create_task_group() as pump:
                 if channel is not None:
                     pump.start_soon(channel.run)
