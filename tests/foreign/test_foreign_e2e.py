@@ -243,6 +243,20 @@ async def test_a_huge_or_malformed_catalog_is_refused_by_the_proxy_and_said_at_o
         assert endless.is_error and body["phase"] == "refused" and "never ends" in body["message"], body
 
 
+def _sluggish(tmp_path: Path, *, connect_timeout: float) -> dict[str, str]:
+    """The environment of a daemon whose one host, Sluggish, takes 5 s to answer initialize."""
+    sluggish = shape_server("sluggish")
+    sluggish["server"]["connectTimeoutSeconds"] = connect_timeout
+    return config_env(tmp_path, {"Sluggish": sluggish})
+
+
+async def _launched_tool(session: Any, app: str) -> dict[str, Any]:
+    """Launch the host of a `shapes.py` server and find its one tool."""
+    launched = await call(session, "launch_host", {"hostApp": app, "timeoutSeconds": 60})
+    assert not launched.is_error, launched
+    return await _item(session, "multiplies two numbers", "plain_tool")
+
+
 async def _hosts_listed(session: Any, names: set[str], timeout: float = 60.0) -> dict[str, dict[str, Any]]:
     """The connected hosts by app name once every one of `names` is listed, in whatever phase."""
     with anyio.fail_after(timeout):
@@ -486,9 +500,7 @@ async def test_a_servers_own_generic_error_is_its_answer_not_its_end(
     # -32000 is JSON-RPC's generic server error, which the SDK also uses for a closed connection
     env = config_env(tmp_path, {"Failing": shape_server(shape)})
     async with daemon_client(env=env) as session:
-        launched = await call(session, "launch_host", {"hostApp": "Failing", "timeoutSeconds": 60})
-        assert not launched.is_error, launched
-        tool = await _item(session, "multiplies two numbers", "plain_tool")
+        tool = await _launched_tool(session, "Failing")
         for _ in range(2):
             failed = await _invoke(session, tool["id"], {})
             text = failed.content[0].text
@@ -502,10 +514,7 @@ async def test_a_servers_own_generic_error_is_its_answer_not_its_end(
 async def test_a_server_slower_to_start_than_its_connect_timeout_is_down_saying_which_setting(
     daemon_client: Any, tmp_path: Path
 ) -> None:
-    sluggish = shape_server("sluggish")
-    sluggish["server"]["connectTimeoutSeconds"] = 1
-    env = config_env(tmp_path, {"Sluggish": sluggish})
-    async with daemon_client(env=env) as session:
+    async with daemon_client(env=_sluggish(tmp_path, connect_timeout=1)) as session:
         failed = await call(session, "launch_host", {"hostApp": "Sluggish", "timeoutSeconds": 60})
         body = failed.structured_content
         assert failed.is_error and body["type"] == "server_down", body  # never a ready answer
@@ -521,9 +530,7 @@ async def test_a_servers_broken_result_is_said_as_its_error_at_once(
 ) -> None:
     env = config_env(tmp_path, {"Broken": shape_server(shape)})
     async with daemon_client(env=env) as session:
-        launched = await call(session, "launch_host", {"hostApp": "Broken", "timeoutSeconds": 60})
-        assert not launched.is_error, launched
-        tool = await _item(session, "multiplies two numbers", "plain_tool")
+        tool = await _launched_tool(session, "Broken")
         with anyio.fail_after(20):  # not after the call's 120 s timeout
             failed = await _invoke(session, tool["id"], {})  # a tool error, not a protocol failure
         text = failed.content[0].text
@@ -534,10 +541,7 @@ async def test_a_servers_broken_result_is_said_as_its_error_at_once(
 async def test_launching_again_after_a_timed_out_launch_waits_for_that_host(
     daemon_client: Any, tmp_path: Path
 ) -> None:
-    sluggish = shape_server("sluggish")
-    sluggish["server"]["connectTimeoutSeconds"] = 20
-    env = config_env(tmp_path, {"Sluggish": sluggish})
-    async with daemon_client(env=env) as session:
+    async with daemon_client(env=_sluggish(tmp_path, connect_timeout=20)) as session:
         first = await call(session, "launch_host", {"hostApp": "Sluggish", "timeoutSeconds": 1})
         body = first.structured_content
         assert first.is_error and body["type"] == "launch_timeout" and body["running"], body
@@ -555,10 +559,8 @@ async def test_a_server_that_ends_is_listed_down_at_once_not_when_its_process_is
     # meanwhile the listing and new calls must not take it for ready
     env = config_env(tmp_path, {"Hangup": shape_server("hangup")})
     async with daemon_client(env=env) as session:
-        launched = await call(session, "launch_host", {"hostApp": "Hangup", "timeoutSeconds": 60})
-        assert not launched.is_error, launched
+        tool = await _launched_tool(session, "Hangup")
         server = (await _hosts_ready(session, {"Hangup"}))["Hangup"]["state"]["foreign"]["pid"]
-        tool = await _item(session, "multiplies two numbers", "plain_tool")
         failed = await _invoke(session, tool["id"], {})
         assert failed.is_error and failed.structured_content["type"] == "server_down", failed
         with anyio.fail_after(10):
