@@ -64,7 +64,8 @@ REFRESH_BUSY_RETRIES = 30
 
 
 class CatalogRefused(ValueError):
-    """A host's listing is over the daemon's bounds (`cadmcp.daemon.limits`); the message says why."""
+    """A host's listing is over the bounds every host is held to (`cadmcp.wire.catalogbounds`), or
+    never ends; the message says why."""
 
 
 @contextlib.contextmanager

@@ -176,11 +176,13 @@ class CatalogRefused(ValueError):
 
 def _file_signature(path: Path | None) -> tuple[int, int] | None:
     """What changes when a file is edited: its modification time (ns) and size; None when absent."""
+    if path is None:
+        return None
     try:
-        found = path.stat() if path is not None else None
+        found = path.stat()
     except OSError:
         return None
-    return (found.st_mtime_ns, found.st_size) if found is not None else None
+    return found.st_mtime_ns, found.st_size
 
 
 class ForeignHost:
@@ -453,18 +455,17 @@ class ForeignHost:
         )
         prompts = await items("prompts/list", "prompts", caps.prompts if caps else True, MAX_HOST_TEMPLATES)
         prompt_items = [p for p in prompts if isinstance(p, dict)]
+        prompt_templates = [_prompt_template(p) for p in prompt_items]
         # the bounds the daemon holds every host to, applied here: an oversized catalog is refused
         # where the server is supervised (down with why, retried now and then), not by the daemon
-        problem = catalog_problem(tools, resources, [*templates, *map(_prompt_template, prompt_items)])
+        problem = catalog_problem(tools, resources, [*templates, *prompt_templates])
         if problem is not None:
             raise CatalogRefused(f"{problem}; ask its author for a smaller one")
         typed_tools = _validated(types.Tool, tools, "tools")
         typed_resources = _validated(types.Resource, resources, "resources")
         typed_templates = _validated(types.ResourceTemplate, templates, "resource templates")
         _validated(types.Prompt, prompts, "prompts")
-        typed_templates += _validated(
-            types.ResourceTemplate, [_prompt_template(p) for p in prompt_items], "prompts"
-        )
+        typed_templates += _validated(types.ResourceTemplate, prompt_templates, "prompts")
         self.tools, self.resources, self.templates = typed_tools, typed_resources, typed_templates
         self._tool_names = frozenset(t.name for t in typed_tools)
         self.served_tools = [_driven_by_proxy(t) for t in typed_tools]

@@ -354,7 +354,10 @@ class SearchIndex:
                 if seg.domain is not None and seg.domain.terms:
                     declared.setdefault(seg.app, []).append(seg.domain)
             domains = DomainTable(declared, self.analyzer.stop_words)
-            self._lexicon = Lexicon(self.vocabulary, self._aliases(), domains, bool(self.fallbacks))
+            undeclared = frozenset(seg.app for seg in self._segments.values()) - domains.apps
+            self._lexicon = Lexicon(
+                self.vocabulary, self._aliases(), domains, bool(self.fallbacks), undeclared
+            )
         return self._lexicon
 
     def app_codes(self, apps: Collection[str]) -> list[int]:
@@ -363,7 +366,7 @@ class SearchIndex:
 
     def undeclared_apps(self) -> frozenset[str]:
         """Casefolded apps whose hosts declare no domain words (most foreign MCP servers)."""
-        return frozenset(self._app_ids) - self.lexicon().domains.apps
+        return self.lexicon().undeclared
 
     def _aliases(self) -> Aliases:
         """App aliases: the vocabulary's, the names each host declares for its app, and each

@@ -30,6 +30,7 @@ class Lexicon:
     aliases: Aliases  # an alias's words joined → its app (see `vocabulary.add_alias`)
     domains: DomainTable
     fallbacks: bool = True  # whether any host declares a general-purpose tool (what reads the intents)
+    undeclared: frozenset[str] = frozenset()  # connected apps declaring no domain words (casefolded)
 
 
 @dataclass(frozen=True, slots=True)
