@@ -17,6 +17,11 @@ baseline). The target: a foreign call costs no more than that (1.5 ms on a quiet
 Clients speak the 2026-07-28 protocol as bench_core's do (`--era legacy`: 2025-11-25). Figures are
 printed, never asserted.
 
+Big answers: a `shapes.py bulky` server answers one call with 30 MB of text while small calls to
+the same server go on; printed, the big call's time and the longest wait of a small call meanwhile,
+through the proxy (its own line reader) against an SDK stdio client talking to the server directly
+(the reader the proxy used before; it joins a long line chunk by chunk, in quadratic time).
+
 Search quality on real tool catalogs is bench_search.py's (these five servers beside the CAD hosts,
 `eval/mcp-servers/`, and MetaTool's 199 tools, beside FastMCP's BM25, see docs/search.md); this
 bench prints the command rather than running it again.
@@ -45,6 +50,7 @@ from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
 from cadmcp.wire.sockets import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.foreign.conftest import SHAPES
 from tests.foreign.servers import npm_command, python_command
 
 CALLS = 200
@@ -221,6 +227,49 @@ async def overhead(
     return own, times, used
 
 
+BIG_MB = 30
+
+
+async def _big_answer_while_small_calls(session: ClientSession) -> tuple[float, float, int]:
+    """Seconds the big call takes, and the longest small call (ms) and their count meanwhile."""
+    waits: list[float] = []
+    done = anyio.Event()
+
+    async def small() -> None:
+        while not done.is_set():
+            t0 = time.perf_counter()
+            await session.call_tool("plain_tool", {"megabytes": 0})
+            waits.append((time.perf_counter() - t0) * 1000)
+            await anyio.sleep(0.01)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(small)
+        await anyio.sleep(0.3)
+        t0 = time.perf_counter()
+        result = await session.call_tool("plain_tool", {"megabytes": BIG_MB})
+        took = time.perf_counter() - t0
+        done.set()
+    assert not result.is_error, result
+    return took, max(waits), len(waits)
+
+
+async def big_answers(runtime: Path, era: str) -> dict[str, tuple[float, float, int]]:
+    """A 30 MB answer beside small calls: through the proxy, and an SDK client directly."""
+    with anyio.fail_after(120):
+        while "Bulky" not in {ep.host_app for ep in list_endpoints(runtime)}:
+            await anyio.sleep(0.1)
+    endpoint = next(ep.path for ep in list_endpoints(runtime) if ep.host_app == "Bulky")
+    direct = StdioServerParameters(command=sys.executable, args=[str(SHAPES), "bulky"])
+    out = {}
+    async with connect(endpoint) as (r, w), ClientSession(r, w, read_timeout_seconds=None) as proxy:
+        await _open(proxy, era)
+        out["through the proxy"] = await _big_answer_while_small_calls(proxy)
+    async with stdio_client(direct) as (r, w), ClientSession(r, w, read_timeout_seconds=None) as sdk:
+        await sdk.initialize()
+        out["SDK stdio client, directly"] = await _big_answer_while_small_calls(sdk)
+    return out
+
+
 def main() -> None:
     era = sys.argv[sys.argv.index("--era") + 1] if "--era" in sys.argv else "modern"
     work = Path(tempfile.mkdtemp(prefix="cmb"))
@@ -236,17 +285,19 @@ def main() -> None:
                     n: {"server": {"command": c, "args": a, **({"env": e} if e else {})}}
                     for n, (c, a, e) in found.items()
                 }
+                | {"Bulky": {"server": {"command": sys.executable, "args": [str(SHAPES), "bulky"]}}}
             }
         )
     )
     env = {**os.environ, RUNTIME_DIR_ENV: str(runtime), CONFIG_ENV: str(config), SEMANTIC_ENV: "off"}
     hosts = [
         subprocess.Popen([sys.executable, "-m", "cadmcp", "host", n], env=env, stderr=subprocess.DEVNULL)
-        for n in [*found, "demo"]
+        for n in [*found, "demo", "Bulky"]
     ]
     try:
         lists = anyio.run(direct_lists, found)
         own, times, cpu = anyio.run(overhead, env, runtime, era)
+        big = anyio.run(big_answers, runtime, era)
     finally:
         for proc in hosts:
             proc.terminate()
@@ -291,6 +342,11 @@ def main() -> None:
         "  CPU per call (ms; little moved by a loaded machine, unlike the times above): "
         + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
     )
+    for name, (took, longest, count) in big.items():
+        print(
+            f"a {BIG_MB} MB answer, {name}: {took:.2f} s; the longest of {count} small calls to the same "
+            f"server meanwhile {longest:.0f} ms"
+        )
     print(
         f"load average (1 min): {load_before:.1f} at start, {os.getloadavg()[0]:.1f} at end, "
         f"on {os.cpu_count()} cpus"

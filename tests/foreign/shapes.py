@@ -2,7 +2,7 @@
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
     python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, closedtext,
-                              sluggish, broken, nullresult, hangup or endless)
+                              sluggish, broken, nullresult, hangup, endless or bulky)
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
@@ -10,7 +10,8 @@ generic server error (-32000), as servers report their own failures, `closedtext
 as the SDK words a closed connection; `sluggish` takes 5 s to answer `initialize`, as a server
 that loads a large model first; `broken` answers calls with a result whose content is no list,
 `nullresult` with a null result, `hangup` by closing its stdout and staying up a while;
-`endless` lists one tool a page and always another page.
+`endless` lists one tool a page and always another page; `bulky` answers a call with as many
+megabytes of text as its `megabytes` argument asks (a server returning a whole file).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def catalog(shape: str) -> list[Any]:
         "nullresult",
         "hangup",
         "endless",
+        "bulky",
     ):
         return [
             {
@@ -113,6 +115,9 @@ def main() -> None:
             os.close(1)
             time.sleep(30)
             return
+        elif method == "tools/call" and shape == "bulky":
+            size = (message["params"].get("arguments") or {}).get("megabytes", 0)
+            result = {"content": [{"type": "text", "text": "x" * int(size * 1024 * 1024)}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "3"}]}
         elif method == "ping":

@@ -573,3 +573,21 @@ async def test_a_server_that_ends_is_listed_down_at_once_not_when_its_process_is
         assert pid_alive(server), "said down only once its process was gone"
         again = await _invoke(session, tool["id"], {})  # nothing is sent to a server that ended
         assert "did not reach it" in again.content[0].text or "is down" in again.content[0].text, again
+
+
+async def test_an_answer_too_long_to_read_fails_only_its_call(daemon_client: Any, tmp_path: Path) -> None:
+    # the answer is read and dropped as it streams, never held whole: the call is told why, at once,
+    # and the server (which did nothing wrong by the protocol) stays up for the next call
+    env = config_env(tmp_path, {"Bulky": shape_server("bulky")})
+    async with daemon_client(env=env) as session:
+        tool = await _launched_tool(session, "Bulky")
+        with anyio.fail_after(60):
+            failed = await _invoke(session, tool["id"], {"megabytes": 65})
+        body = failed.structured_content
+        assert failed.is_error and body["type"] == "result_too_large", body
+        assert "over 64 MiB" in body["message"] and "ask for less" in body["message"], body
+        fine = await _invoke(session, tool["id"], {"megabytes": 1})
+        assert not fine.is_error and len(fine.content[0].text) == 1024 * 1024
+        listing = await structured(session, "list_host_instances")
+        bulky = next(h for h in listing["hosts"] if h["hostApp"] == "Bulky")
+        assert bulky["state"]["foreign"]["restarts"] == 0, bulky

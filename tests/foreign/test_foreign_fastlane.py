@@ -246,10 +246,15 @@ async def test_a_call_on_an_ended_transport_says_it_was_not_sent() -> None:
     # a call made after the server ended but before the proxy noticed never reached it: the
     # proxy then says the server is down (nothing ran), not that it went away during the call
     read_send, read = anyio.create_memory_object_stream[Any](4)
-    write, write_recv = anyio.create_memory_object_stream[Any](4)
-    channel = ServerChannel(read, write)
+    written: list[bytes] = []
+
+    async def reply(line: bytes) -> None:
+        written.append(line)
+
+    channel = ServerChannel().intercept(reply)
+    channel.attach(read)
     channel.bind(lambda method, params: {"method": method, "params": dict(params)})
-    async with write_recv, anyio.create_task_group() as tg:
+    async with anyio.create_task_group() as tg:
         tg.start_soon(channel.run)
         await read_send.aclose()  # the server's stdout ended
         with anyio.fail_after(5):

@@ -48,6 +48,32 @@ def test_a_line_nobody_waits_for_gets_no_answer() -> None:
 
 
 @pytest.mark.parametrize(
+    ("answer", "answered"),
+    [
+        (
+            {"jsonrpc": "2.0", "id": "c-4", "result": {"content": [{"type": "text", "text": BIG, "id": 1}]}},
+            "c-4",
+        ),
+        ({"result": {"content": [{"type": "text", "text": BIG}], "id": 9}, "jsonrpc": "2.0", "id": 4}, 4),
+        ({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": BIG}}, None),
+    ],
+)
+def test_an_answer_too_long_to_take_fails_the_request_it_answers(
+    answer: dict[str, object], answered: object
+) -> None:
+    line = _line(answer)
+    prefix, tail = line[: inbound.ID_SCAN_BYTES], line[-inbound.ID_SCAN_BYTES :]
+    refusal = inbound.refuse_answer(prefix, tail, "over the limit")
+    if answered is None:  # a notification: nobody waits for it
+        assert refusal.answer is None
+        return
+    assert refusal.answer is not None
+    error = refusal.answer.message
+    assert error.id == answered and error.error.message == "over the limit"
+    assert error.error.data == {"type": "result_too_large"}
+
+
+@pytest.mark.parametrize(
     ("line", "words"),
     [
         (

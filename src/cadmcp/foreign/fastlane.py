@@ -5,10 +5,11 @@ of cadmcp's own hosts crosses one. Through the SDK on both of the proxy's sides 
 the daemon, its client for the server), that second hop cost more than the first. So the proxy
 answers a plain `tools/call` itself, at the line level, and keeps the SDK for everything else:
 
-- `ServerChannel` sits between the foreign server's stdio transport and the proxy's client
-  session. The proxy's calls go out on the transport with ids of their own; their answers (and
-  their progress) come back to the waiting call, every other message goes on to the session
-  (so the server's questions still reach `cadmcp.foreign.rounds`, listing and probes still work).
+- `ServerChannel` sits on the foreign server's stdio pipe before the proxy's client session. The
+  proxy's calls go out on the pipe with ids of their own; their answers are taken off it as
+  lines and their progress as messages, back to the waiting call; every other message goes on to
+  the session (so the server's questions still reach `cadmcp.foreign.rounds`, listing and probes
+  still work).
 - `FastLane.intercept` is the per-connection hook of the proxy's endpoint
   (`cadmcp.wire.sockets.message_streams`): it takes a 2026-era `tools/call` whose tool the proxy
   serves, runs it through the same `ForeignHost.call` the SDK handler runs, and writes the answer
@@ -43,7 +44,7 @@ from cadmcp.host.runtime import check_result_size
 from cadmcp.wire.calllog import CallLogger, error_of, outcome_of
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.passthrough import SERVER_INFO_META_KEY, without_server_info
-from cadmcp.wire.sockets import Reply
+from cadmcp.wire.sockets import LARGE_LINE_BYTES, Reply
 
 log = logging.getLogger("cadmcp.foreign")
 
@@ -67,16 +68,17 @@ class NotSent(ServerGone):
 
 
 class ServerChannel:
-    """The proxy's own requests on a foreign server's transport, beside its client session."""
+    """The proxy's own requests on a stdio server's pipe, beside its client session.
 
-    def __init__(
-        self,
-        read: MemoryObjectReceiveStream[SessionMessage | Exception],
-        write: MemoryObjectSendStream[SessionMessage],
-    ) -> None:
-        """``read``/``write``: the transport's streams (the session reads `session_read` instead)."""
-        self._read = read
-        self._write = write
+    It is the pipe's `Intercept` (`cadmcp.wire.sockets.message_streams`): each line the server
+    writes is offered to it before it is parsed. It takes the answers to its calls (read with the
+    standard JSON parser, not validated into the SDK's models) and the lines that are no JSON at
+    all; `run` passes the rest on to the session, less the progress of its calls and the answers
+    too long to be taken at the line level (parsed on a worker thread)."""
+
+    def __init__(self) -> None:
+        self._read: MemoryObjectReceiveStream[SessionMessage | Exception] | None = None
+        self._reply: Reply | None = None
         self._envelope: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
         self._to_session, self.session_read = anyio.create_memory_object_stream[SessionMessage | Exception](
             SESSION_BUFFER
@@ -91,20 +93,56 @@ class ServerChannel:
         """Lines of the server's stdout that were not MCP messages (a server logging to stdout)."""
         self.first_not_protocol = ""
 
+    def intercept(self, reply: Reply) -> ServerChannel:
+        """The pipe's intercept (``reply`` writes a line to the server, in order with the session's)."""
+        self._reply = reply
+        return self
+
+    def attach(
+        self, read: MemoryObjectReceiveStream[SessionMessage | Exception]
+    ) -> MemoryObjectReceiveStream[SessionMessage | Exception]:
+        """Read what the pipe passes on; the session reads what this returns instead."""
+        self._read = read
+        return self.session_read
+
     def bind(self, envelope: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
         """Frame requests as the connected session does (its protocol era's envelope)."""
         self._envelope = envelope
 
+    def take(self, line: bytes) -> bool:
+        """Take the answer to one of this channel's calls, or a line that is no JSON object."""
+        if not line[:64].lstrip().startswith(b"{"):
+            self._note_not_protocol(line[:400].decode(errors="replace"))
+            return True
+        if len(line) > LARGE_LINE_BYTES or b'"cadmcp-' not in line:
+            return False  # parsed off the event loop (and taken by `run`), or the session's
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            return False  # the session's parser words what is wrong
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(request_id, str) or "method" in message:
+            return False
+        waiter = self._pending.pop(request_id, None)
+        if waiter is None:
+            return request_id.startswith("cadmcp-")  # the answer to a call given up meanwhile
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):  # given up meanwhile
+            waiter.send_nowait(_answered(message))
+        return True
+
+    def close(self) -> None:
+        """The pipe closed (`run` fails the calls still waiting)."""
+
     async def run(self) -> None:
         """Deliver what the server sends until its transport ends; calls still waiting then fail."""
+        assert self._read is not None, "attach() first"
         try:
             async with self._to_session:
                 async for item in self._read:
                     if isinstance(item, SessionMessage) and await self._took(item.message):
                         continue
                     if isinstance(item, ValueError):  # a line that is no MCP message: counted, not passed
-                        if not self._answered_badly(item):
-                            self._note_not_protocol(item)
+                        self._note_not_protocol(str(item))
                         continue
                     await self._to_session.send(item)
             self.closed = True
@@ -118,42 +156,11 @@ class ServerChannel:
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):
                     waiter.send_nowait(_CLOSED)
 
-    def _answered_badly(self, exc: ValueError) -> bool:
-        """A line that answers one of the proxy's calls but is no JSON-RPC response (a result that
-        is null or not an object, neither result nor error): that call fails now, saying so,
-        instead of waiting out its timeout."""
-        errors = exc.errors() if isinstance(exc, ValidationError) else []
-        line = errors[0].get("input") if errors else None
-        waiter = (
-            self._pending.pop(line["id"], None)
-            if isinstance(line, dict) and isinstance(line.get("id"), str)
-            else None
-        )
-        if waiter is None:
-            return False
-        if "result" in line:
-            kind = "null" if line["result"] is None else type(line["result"]).__name__
-            what = f"its result is {kind}, not an object"
-        else:
-            what = "it has neither a result nor an error"
-        error = types.ErrorData(
-            code=types.INTERNAL_ERROR,
-            message=f"the server's answer is no JSON-RPC response ({what}); tell the server's author",
-            data={"type": "invalid_result"},
-        )
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.WouldBlock):
-            waiter.send_nowait(error)
-        return True
-
-    def _note_not_protocol(self, exc: ValueError) -> None:
+    def _note_not_protocol(self, text: str) -> None:
         self.not_protocol += 1
         if self.not_protocol == 1:
-            errors = exc.errors() if isinstance(exc, ValidationError) else []
-            line = errors[0].get("input") if errors else None
-            self.first_not_protocol = (line if isinstance(line, str) else json.dumps(line, default=str))[:200]
-            log.warning(
-                "the server wrote a line that is no MCP message to stdout: %r", self.first_not_protocol
-            )
+            self.first_not_protocol = text.strip()[:200]
+            log.warning("the server wrote a line that is no MCP message: %r", self.first_not_protocol)
 
     def not_protocol_note(self) -> str:
         """What a reason for the server being down adds when its stdout carried other text."""
@@ -202,7 +209,7 @@ class ServerChannel:
 
         TimeoutError after ``timeout`` seconds; cancelled or timed out, the server is told to stop.
         MCPError for the server's error answer, ServerGone when its transport ended meanwhile."""
-        if self.closed or self._envelope is None:
+        if self.closed or self._envelope is None or self._reply is None:
             raise NotSent("the server's connection is closed")
         request_id = f"cadmcp-{next(self._ids)}"
         data = self._envelope("tools/call", params)
@@ -212,10 +219,10 @@ class ServerChannel:
             self._progress[request_id] = on_progress
         send, receive = anyio.create_memory_object_stream[Any](1)
         self._pending[request_id] = send
-        request = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call", params=out)
+        request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": out}
         try:
             with anyio.fail_after(timeout):
-                await self._write.send(SessionMessage(request))
+                await self._reply(_encoded(request))
                 outcome = await receive.receive()
         except BaseException:
             if self._pending.pop(request_id, None) is not None and not self.closed:
@@ -230,17 +237,35 @@ class ServerChannel:
         return without_server_info(outcome)
 
     async def _cancel(self, request_id: str) -> None:
-        note = types.JSONRPCNotification(
-            jsonrpc="2.0",
-            method="notifications/cancelled",
-            params={"requestId": request_id, "reason": "the caller gave up on the call"},
-        )
-        with (
-            anyio.CancelScope(shield=True),
-            anyio.move_on_after(CANCEL_WRITE_TIMEOUT),
-            contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError),
-        ):
-            await self._write.send(SessionMessage(note))
+        assert self._reply is not None
+        note = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": "the caller gave up on the call"},
+        }
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WRITE_TIMEOUT):
+            await self._reply(_encoded(note))
+
+
+def _answered(message: dict[str, Any]) -> dict[str, Any] | types.ErrorData:
+    """A call's outcome from the server's answer: its result, or the error it answered or is."""
+    result, error = message.get("result"), message.get("error")
+    if isinstance(result, dict):
+        return result
+    if "result" not in message and isinstance(error, dict):
+        try:
+            return types.ErrorData.model_validate(error)
+        except ValidationError:
+            what = "its error is malformed"
+    elif "result" in message:
+        what = f"its result is {'null' if result is None else type(result).__name__}, not an object"
+    else:
+        what = "it has neither a result nor an error"
+    return types.ErrorData(
+        code=types.INTERNAL_ERROR,
+        message=f"the server's answer is no JSON-RPC response ({what}); tell the server's author",
+        data={"type": "invalid_result"},
+    )
 
 
 def _encoded(message: dict[str, Any]) -> bytes:

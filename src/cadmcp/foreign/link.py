@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 from typing import IO, Any
 
 from cadmcp.applications import ForeignServer
+from cadmcp.foreign.childprocess import server_process
 from cadmcp.foreign.secrets import resolve_all
+from cadmcp.wire.sockets import Intercept, Reply, message_streams
 
 STDERR_TAIL = 1500
 
 
 @contextlib.asynccontextmanager
-async def transport(server: ForeignServer, stderr: IO[str]) -> AsyncIterator[tuple[Any, Any]]:
-    """`(read, write)` streams to the server: a child process over stdio, or its HTTP endpoint.
+async def transport(
+    server: ForeignServer, stderr: IO[str], intercept: Callable[[Reply], Intercept] | None = None
+) -> AsyncIterator[tuple[Any, Any, int | None]]:
+    """`(read, write, pid)`: streams to the server, a child process over stdio (its pid) or its HTTP
+    endpoint (no pid). ``intercept`` sees each line a stdio server writes before it is parsed (the
+    proxy's own calls, `cadmcp.foreign.fastlane.ServerChannel`).
 
     References in ``env`` and ``headers`` are resolved here, at every connection (a rotated
     token is picked up on the next restart); :class:`~cadmcp.foreign.secrets.SecretError` when one
@@ -31,19 +36,15 @@ async def transport(server: ForeignServer, stderr: IO[str]) -> AsyncIterator[tup
             create_mcp_http_client(headers=headers) as client,
             streamable_http_client(server.url, http_client=client) as (read, write),
         ):
-            yield read, write
+            yield read, write, None
         return
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
     assert server.command is not None
-    params = StdioServerParameters(
-        command=server.command,
-        args=list(server.args),
-        env=resolve_all("env", server.env) or None,
-        cwd=server.cwd,
-    )
-    async with stdio_client(params, errlog=stderr) as (read, write):
-        yield read, write
+    env = resolve_all("env", server.env) or None
+    async with (
+        server_process(server.command, list(server.args), env, server.cwd, stderr) as (pipes, pid),
+        message_streams(pipes, role="client", intercept=intercept) as (read, write),
+    ):
+        yield read, write, pid
 
 
 def tail(stream: IO[str]) -> str:
@@ -57,13 +58,3 @@ def tail(stream: IO[str]) -> str:
         stream.seek(0, os.SEEK_END)
         return " ".join(text.split())[-STDERR_TAIL:]
     return ""
-
-
-def children(exclude: set[int]) -> set[int]:
-    """PIDs of this process's children (Linux), less ``exclude``: the stdio server just started."""
-    found: set[int] = set()
-    with contextlib.suppress(OSError):
-        for task in Path("/proc/self/task").iterdir():
-            with contextlib.suppress(OSError):
-                found.update(int(p) for p in (task / "children").read_text().split())
-    return found - exclude

@@ -341,36 +341,31 @@ class ForeignHost:
         return "the server closed its connection"
 
     async def _connect_once(self) -> None:
-        before = link.children(set())
         self._stderr.seek(0)
         self._stderr.truncate()
-        async with link.transport(self.config, self._stderr) as (read, write):
-            # a stdio server's answers to the proxy's own calls are taken off its transport before
-            # the session reads it; over HTTP every request goes through the session
-            channel = ServerChannel(read, write) if self.config.transport == "stdio" else None
-            self._last_channel = channel
+        # a stdio server's answers to the proxy's own calls are taken off its pipe before the
+        # session reads it; over HTTP every request goes through the session
+        channel = ServerChannel() if self.config.transport == "stdio" else None
+        self._last_channel = channel
+        intercept = channel.intercept if channel is not None else None
+        async with link.transport(self.config, self._stderr, intercept) as (read, write, pid):
+            self.server_pid = pid
             if channel is not None:
                 channel.on_server_end = self._server_ended
+                read = channel.attach(read)
             async with anyio.create_task_group() as pump:
                 if channel is not None:
                     pump.start_soon(channel.run)
                 try:
-                    await self._serve_session(
-                        channel.session_read if channel else read, write, channel, before
-                    )
+                    await self._serve_session(read, write, channel)
                 finally:
                     pump.cancel_scope.cancel()
 
-    async def _serve_session(
-        self, read: Any, write: Any, channel: ServerChannel | None, before: set[int]
-    ) -> None:
+    async def _serve_session(self, read: Any, write: Any, channel: ServerChannel | None) -> None:
         changes = ListChanges()
         async with ForeignSession(
             read, write, elicitation_callback=self.rounds.elicit, message_handler=changes.on_message
         ) as session:
-            if self.config.transport == "stdio":
-                new = link.children(before)
-                self.server_pid = min(new) if new else None
             step = "answering initialize"
             try:
                 with anyio.fail_after(self.config.connect_timeout):

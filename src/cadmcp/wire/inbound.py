@@ -70,6 +70,19 @@ def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail:
     return Refusal(reason, SessionMessage(error))
 
 
+def refuse_answer(prefix: bytes, tail: bytes, reason: str) -> Refusal:
+    """A refusal for an answer line that cannot be taken (`prefix` its start, `tail` its end): a
+    JSON-RPC error typed `result_too_large` for the request it answers, when its id is found."""
+    request_id = _scan_top_level(prefix[:ID_SCAN_BYTES])[0]
+    if request_id is None and tail:
+        request_id = _scan_tail(tail[-ID_SCAN_BYTES:])[0]
+    if request_id is None:
+        return Refusal(reason, None)
+    data = {"type": "result_too_large"}
+    error = types.ErrorData(code=types.INTERNAL_ERROR, message=reason, data=data)
+    return Refusal(reason, SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+
+
 def _explain(detail: str) -> str:
     """A pydantic/JSON parse failure in words a caller can act on."""
     lowered = detail.lower()

@@ -15,7 +15,6 @@ from typing import Literal, Protocol
 
 import anyio
 import anyio.abc
-import mcp_types as types
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from anyio.streams.stapled import StapledByteStream
@@ -72,12 +71,11 @@ def _too_long(prefix: bytes, tail: bytes, limit: int, role: Role) -> inbound.Ref
             "(a file path instead of file content, fewer items per call).",
             tail=tail,
         )
-    return inbound.refuse(
+    return inbound.refuse_answer(
         prefix,
+        tail,
         f"The answer is over {limit // (1024 * 1024)} MiB and was dropped; ask for less "
         "(a smaller screenshot, fewer rows, a narrower query).",
-        code=types.INTERNAL_ERROR,
-        tail=tail,
     )
 
 
