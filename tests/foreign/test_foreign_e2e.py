@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from cadmcp.applications import CONFIG_ENV
@@ -341,7 +342,7 @@ async def test_a_killed_server_comes_back_and_a_hung_one_fails_only_its_calls(
 
 @contextlib.asynccontextmanager
 async def _http_host(
-    name: str, command: Callable[[int], list[str]], monkeypatch: pytest.MonkeyPatch
+    name: str, command: Callable[[int], list[str]], monkeypatch: pytest.MonkeyPatch, **config: Any
 ) -> AsyncIterator[Any]:
     """A streamable HTTP server started on a free port by `command(port)`, listening, and a
     ForeignHost for it whose Authorization header comes from the environment."""
@@ -360,8 +361,10 @@ async def _http_host(
         stderr=subprocess.DEVNULL,
     )
     monkeypatch.setenv("CADMCP_TEST_TOKEN", "t0ken")
-    config = ForeignServer(
-        url=f"http://127.0.0.1:{port}/mcp", headers={"Authorization": "Bearer env:CADMCP_TEST_TOKEN"}
+    server_config = ForeignServer(
+        url=f"http://127.0.0.1:{port}/mcp",
+        headers={"Authorization": "Bearer env:CADMCP_TEST_TOKEN"},
+        **config,
     )
     try:
         with anyio.fail_after(60):
@@ -371,7 +374,7 @@ async def _http_host(
                         break
                 except OSError:
                     await anyio.sleep(0.1)
-        yield ForeignHost(Application(name, name, kind="mcp", server=config))
+        yield ForeignHost(Application(name, name, kind="mcp", server=server_config))
     finally:
         server.terminate()
         server.wait(10)
@@ -413,13 +416,32 @@ async def test_a_2026_era_sdk_http_server_gets_each_request_with_its_method_head
             await host.start(tg)
             assert host.state["phase"] == "ready", host.state
             assert host.state["foreign"]["protocolVersion"] in MODERN_PROTOCOL_VERSIONS, host.state
-            assert [t.name for t in host.tools] == ["show_headers"]
+            assert [t.name for t in host.tools] == ["show_headers", "wait"]
             assert host.session is not None
             result = await host.session.raw_request("tools/call", {"name": "show_headers", "arguments": {}})
             assert not result.get("isError"), result
             headers = {k.lower(): v for k, v in json.loads(result["content"][0]["text"]).items()}
             assert headers["mcp-method"] == "tools/call" and headers["mcp-name"] == "show_headers"
             assert headers["authorization"] == "Bearer t0ken"
+        tg.cancel_scope.cancel()
+
+
+async def test_an_http_server_too_slow_for_its_call_timeout_is_said_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    script = Path(__file__).with_name("sdk_http_server.py")
+    command = lambda port: [sys.executable, str(script), str(port)]  # noqa: E731
+    async with (
+        _http_host("Slow", command, monkeypatch, call_timeout=1.0) as host,
+        anyio.create_task_group() as tg,
+    ):
+        with anyio.fail_after(60):
+            await host.start(tg)
+            assert host.state["phase"] == "ready", host.state
+            with pytest.raises(MCPError) as raised:
+                await host.call("wait", {"seconds": 10}, input_responses=None, state=None, reporter=None)
+        assert raised.value.error.data == {"type": "server_timeout", "timeoutSeconds": 1.0}
+        assert "did not answer wait within 1 s (its callTimeoutSeconds)" in raised.value.error.message
         tg.cancel_scope.cancel()
 
 

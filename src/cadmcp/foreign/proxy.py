@@ -584,16 +584,12 @@ class ForeignHost:
                     )
                 return _tool_result(result, self.app.name, name)
             except TimeoutError:
-                raise MCPError(
-                    code=types.INTERNAL_ERROR,
-                    message=f"The {self.app.name} server did not answer {name} within "
-                    f"{self.config.call_timeout:g} s (its callTimeoutSeconds); the call was cancelled "
-                    "there. Try again later, or with less work.",
-                    data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
-                ) from None
+                raise self._timed_out(name) from None
             except (ServerGone, MCPError) as exc:
                 # the channel tells closure apart (`ServerGone`): every error through it is the server's
                 via_channel = channel is not None and not tasked
+                if not via_channel and isinstance(exc, MCPError) and exc.error.code == types.REQUEST_TIMEOUT:
+                    raise self._timed_out(name) from None  # the SDK's session timed the call out
                 if isinstance(exc, MCPError) and (via_channel or not connection_closed(exc)):
                     if connection_closed(exc):  # the server's own words, which the daemon would misread
                         raise MCPError(
@@ -617,6 +613,15 @@ class ForeignHost:
                 ) from None
 
         return await self.rounds.start(run, reporter, tg=self._tg, tasked=tasked)
+
+    def _timed_out(self, name: str) -> MCPError:
+        return MCPError(
+            code=types.INTERNAL_ERROR,
+            message=f"The {self.app.name} server did not answer {name} within "
+            f"{self.config.call_timeout:g} s (its callTimeoutSeconds); the call was cancelled "
+            "there. Try again later, or with less work.",
+            data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
+        )
 
     def provider(self) -> Server[Any]:
         """The low-level server whose handlers the host runtime calls (the proxied catalog)."""
