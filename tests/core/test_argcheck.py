@@ -61,3 +61,25 @@ def test_an_unknown_argument_names_the_close_one() -> None:
     with pytest.raises(DaemonError) as raised:
         ArgumentChecker().check(cap, {"notes": "x"})
     assert "notes: unknown argument (did you mean 'note'). Fix them" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("template", "arguments", "missing"),
+    [
+        ("prompt://args-prompt{?city,state}", {"city": "Oslo"}, None),  # a query variable may be left out
+        ("prompt://args-prompt{?city,state}", {}, None),  # (the host says which it needs itself)
+        ("drawing://{name}/layers{?kind}", {"kind": "frozen"}, "missing ['name']"),  # a path one may not
+        ("drawing://{name}/layers{&kind}", {"name": "a"}, None),
+        ("file:///{path*}{?rev}", {}, "missing ['path', 'rev']"),  # one the SDK cannot parse: all asked for
+    ],
+)
+def test_a_template_asks_for_its_path_variables_not_its_query_ones(
+    template: str, arguments: dict[str, Any], missing: str | None
+) -> None:
+    cap = Capability("id", "resource_template", template, template, None, "", {}, HostKey("m", 1))
+    if missing is None:
+        ArgumentChecker().check(cap, arguments)
+        return
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, arguments)
+    assert missing in raised.value.message, raised.value

@@ -190,9 +190,13 @@ async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
 
         # resources and prompts are read through the same ids
         prompt = await _item(session, "arguments prompt city", "prompt://args-prompt{?city,state}")
-        read = await _invoke(session, prompt["id"], {"city": "Paris", "state": ""})
+        read = await _invoke(session, prompt["id"], {"city": "Paris"})  # its optional state left out
         text = read.content[0].resource.text
         assert "Paris" in json.loads(text)["messages"][0]["content"]["text"]
+        unsaid = await _invoke(session, prompt["id"], {"state": "Texas"})
+        assert unsaid.is_error and "args-prompt prompt of Everything needs a value for city" in (
+            unsaid.content[0].text
+        ), unsaid
 
         # someone else's text: a description that steers the agent is flagged, a plain one is not
         poisoned = await find(

@@ -13,6 +13,8 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
+from mcp.shared.uri_template import UriTemplate
+
 from cadmcp.daemon.catalog import Capability
 from cadmcp.daemon.errors import validation_error
 from cadmcp.daemon.search.catalog import template_params
@@ -266,8 +268,9 @@ def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
     names = [name for name, _ in template_params(cap.target)]
+    optional = _query_variables(cap.target)
     unknown = sorted(set(arguments) - set(names))
-    missing = [n for n in names if n not in arguments]
+    missing = [n for n in names if n not in arguments and n not in optional]
     bad = [
         n
         for n, v in arguments.items()
@@ -287,11 +290,23 @@ def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
     if bad:
         parts.append(f"{bad} must be strings")
     example = {n: f"<{n}>" for n in names}
+    optional_note = f" ({', '.join(n for n in names if n in optional)} optional)" if optional else ""
     raise validation_error(
-        f"{cap.target} takes the arguments {names}: {'; '.join(parts)}. "
+        f"{cap.target} takes the arguments {names}{optional_note}: {'; '.join(parts)}. "
         f"For example arguments={_compact(example)}. Nothing was read.",
         example=example,
     )
+
+
+def _query_variables(uri_template: str) -> frozenset[str]:
+    """The variables of a template's query expressions (`{?a,b}`, `{&c}`): left out, they are left
+    out of the URI (RFC 6570), so a read may go without them. For a template the SDK cannot
+    parse: none (each of its variables is then asked for)."""
+    try:
+        template = UriTemplate.parse(uri_template)
+    except Exception:  # a host's malformed or unsupported template: the strict reading stays
+        return frozenset()
+    return frozenset(v.name for v in template.variables if v.operator in ("?", "&"))
 
 
 def _field_name(name: str, limit: int = 64) -> str:

@@ -682,6 +682,20 @@ class ForeignHost:
                 continue
             name = unquote(template.uri_template[len(PROMPT_SCHEME) :].split("{", 1)[0])
             args = {k: str(v) for k, v in matched.items() if v not in (None, "")}
+            declared = (self.prompts.get(name) or {}).get("arguments") or []
+            missing = [
+                a["name"]
+                for a in declared
+                if isinstance(a, dict) and a.get("required") and isinstance(a.get("name"), str)
+                if a["name"] not in args
+            ]
+            if missing:
+                raise MCPError(
+                    code=types.INVALID_PARAMS,
+                    message=f"The {name} prompt of {self.app.name} needs a value for "
+                    f"{', '.join(missing)}; give {'them' if len(missing) > 1 else 'it'} in arguments. "
+                    "Nothing was read.",
+                )
             with anyio.fail_after(self.config.call_timeout):
                 result = await session.raw_request("prompts/get", {"name": name, "arguments": args})
             contents = [{"uri": uri, "mimeType": "application/json", "text": dumps(result)}]
