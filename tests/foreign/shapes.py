@@ -2,7 +2,7 @@
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
     python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, closedtext,
-                              sluggish, broken, nullresult, hangup, endless or bulky)
+                              sluggish, broken, nullresult, hangup, endless, bulky or twice)
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
@@ -11,7 +11,8 @@ as the SDK words a closed connection; `sluggish` takes 5 s to answer `initialize
 that loads a large model first; `broken` answers calls with a result whose content is no list,
 `nullresult` with a null result, `hangup` by closing its stdout and staying up a while;
 `endless` lists one tool a page and always another page; `bulky` answers a call with as many
-megabytes of text as its `megabytes` argument asks (a server returning a whole file).
+megabytes of text as its `megabytes` argument asks (a server returning a whole file); `twice` lists
+one tool name twice.
 """
 
 from __future__ import annotations
@@ -62,6 +63,15 @@ def catalog(shape: str) -> list[Any]:
                 "description": "Multiplies two numbers.",
                 "inputSchema": {"type": "object"},
             }
+        ]
+    if shape == "twice":  # a server that lists a name twice
+        return [
+            {
+                "name": "plain_tool",
+                "description": "Multiplies two numbers.",
+                "inputSchema": {"type": "object"},
+            },
+            {"name": "plain_tool", "description": "Divides two numbers.", "inputSchema": {"type": "object"}},
         ]
     if shape == "malformed":
         return [

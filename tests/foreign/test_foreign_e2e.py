@@ -617,3 +617,14 @@ async def test_an_answer_too_long_to_read_fails_only_its_call(daemon_client: Any
         listing = await structured(session, "list_host_instances")
         bulky = next(h for h in listing["hosts"] if h["hostApp"] == "Bulky")
         assert bulky["state"]["foreign"]["restarts"] == 0, bulky
+
+
+async def test_a_name_listed_twice_is_served_once_and_said(daemon_client: Any, tmp_path: Path) -> None:
+    env = config_env(tmp_path, {"Twice": shape_server("twice")})
+    async with daemon_client(env=env) as session:
+        tool = await _launched_tool(session, "Twice")  # found by the first one's description
+        assert tool["description"].startswith("Multiplies"), tool
+        listing = await structured(session, "list_host_instances")
+        twice = next(h for h in listing["hosts"] if h["hostApp"] == "Twice")
+        note = twice["state"]["foreign"]["listedTwice"]
+        assert note.startswith("tool 'plain_tool': the server lists these names twice"), note

@@ -26,6 +26,7 @@ import logging
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -65,6 +66,8 @@ server's spawn, a runtime such as npx or uv fetching it) before its endpoint say
 CONFIG_POLL = 1.0
 """Seconds between looks at the host configuration file while the server waits to start again."""
 MAX_REASON_CHARS = 600
+MAX_LISTED_TWICE = 10
+"""Names listed twice that the host state names (the count says how many more)."""
 TASK_TTL_MS = 3_600_000
 """How long a server keeps a task the proxy runs there (the call's own timeout ends it sooner)."""
 TASK_POLL = (0.2, 5.0)
@@ -154,6 +157,20 @@ def _validated(kind: type, items: list[Any], what: str) -> list[Any]:
     return out
 
 
+def _first_of_each(items: list[Any], key: Callable[[Any], str], what: str) -> tuple[list[Any], list[str]]:
+    """The items with each key once (the first listed kept), and what was listed twice, named."""
+    seen: set[str] = set()
+    kept, twice = [], []
+    for item in items:
+        name = key(item)
+        if name in seen:
+            twice.append(f"{what} {name[:80]!r}")
+        else:
+            seen.add(name)
+            kept.append(item)
+    return kept, twice
+
+
 def _driven_by_proxy(tool: types.Tool) -> types.Tool:
     """A foreign tool as the proxy serves it: any call may become a task of the caller's (the
     daemon's job, which calls the proxy plainly). What the server said of tasks at its end (the
@@ -213,6 +230,8 @@ class ForeignHost:
         self.retry_at: float | None = None
         self.restarts = 0
         self.server_pid: int | None = None
+        self.listed_twice: list[str] = []
+        """Names the server's catalog lists more than once (`tool 'x'`, `resource 'y'`)."""
         self.first_attempt = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None  # where calls run (they outlive one request)
         self._changed: list[Any] = []
@@ -241,9 +260,16 @@ class ForeignHost:
                 **({"protocolVersion": self.protocol_version} if self.protocol_version else {}),
                 **({"pid": self.server_pid} if self.server_pid else {}),
                 "restarts": self.restarts,
+                **({"listedTwice": self._listed_twice_note()} if self.listed_twice else {}),
             },
             **more,
         )
+
+    def _listed_twice_note(self) -> str:
+        shown = ", ".join(self.listed_twice[:MAX_LISTED_TWICE])
+        extra = len(self.listed_twice) - MAX_LISTED_TWICE
+        more = f" and {extra} more" if extra > 0 else ""
+        return f"{shown}{more}: the server lists these names twice; the first of each is served"
 
     # -- supervision ---------------------------------------------------------------------------
     async def supervise(self) -> None:
@@ -461,6 +487,19 @@ class ForeignHost:
         typed_templates = _validated(types.ResourceTemplate, templates, "resource templates")
         _validated(types.Prompt, prompts, "prompts")
         typed_templates += _validated(types.ResourceTemplate, prompt_templates, "prompts")
+        # names a server lists twice would be one capability, its description and schema whichever
+        # came last: the first is kept, and the listing says so
+        typed_tools, twice = _first_of_each(typed_tools, lambda t: t.name, "tool")
+        typed_resources, twice_r = _first_of_each(typed_resources, lambda r: str(r.uri), "resource")
+        typed_templates, twice_t = _first_of_each(typed_templates, lambda t: t.uri_template, "template")
+        self.listed_twice = [*twice, *twice_r, *twice_t]
+        if self.listed_twice:
+            log.warning(
+                "%s lists %d names twice (the first of each kept): %s",
+                self.app.name,
+                len(self.listed_twice),
+                ", ".join(self.listed_twice[:MAX_LISTED_TWICE]),
+            )
         self.tools, self.resources, self.templates = typed_tools, typed_resources, typed_templates
         self._tool_names = frozenset(t.name for t in typed_tools)
         self.served_tools = [_driven_by_proxy(t) for t in typed_tools]
