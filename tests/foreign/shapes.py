@@ -2,7 +2,8 @@
 shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
     python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, closedtext,
-                              sluggish, broken, nullresult, hangup, endless, bulky or twice)
+                              sluggish, broken, nullresult, hangup, endless,
+                              bulky, twice, jsonlog or garbled)
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
@@ -12,7 +13,8 @@ that loads a large model first; `broken` answers calls with a result whose conte
 `nullresult` with a null result, `hangup` by closing its stdout and staying up a while;
 `endless` lists one tool a page and always another page; `bulky` answers a call with as many
 megabytes of text as its `megabytes` argument asks (a server returning a whole file); `twice` lists
-one tool name twice.
+one tool name twice; `jsonlog` logs JSON lines that carry the request's `id` and `method` to stdout
+before each answer (as structured loggers do); `garbled` answers a call with bytes that are not UTF-8.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def catalog(shape: str) -> list[Any]:
         "hangup",
         "endless",
         "bulky",
+        "jsonlog",
+        "garbled",
     ):
         return [
             {
@@ -98,6 +102,8 @@ def main() -> None:
         method, ident = message.get("method"), message.get("id")
         if ident is None:
             continue
+        if shape == "jsonlog":
+            print(json.dumps({"level": "info", "id": ident, "method": method, "msg": "handling"}), flush=True)
         if method == "initialize":
             if shape == "sluggish":
                 time.sleep(SLUGGISH_SECONDS)
@@ -125,6 +131,15 @@ def main() -> None:
             os.close(1)
             time.sleep(30)
             return
+        elif method == "tools/call" and shape == "garbled":
+            answer = json.dumps(
+                {"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": "@"}]}}
+            )
+            sys.stdout.buffer.write(
+                answer.replace("@", "caf\udce9").encode("utf-8", "surrogateescape") + b"\n"
+            )
+            sys.stdout.flush()
+            continue
         elif method == "tools/call" and shape == "bulky":
             size = (message["params"].get("arguments") or {}).get("megabytes", 0)
             result = {"content": [{"type": "text", "text": "x" * int(size * 1024 * 1024)}]}

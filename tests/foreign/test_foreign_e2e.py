@@ -259,7 +259,8 @@ async def _launched_tool(session: Any, app: str) -> dict[str, Any]:
     """Launch the host of a `shapes.py` server and find its one tool."""
     launched = await call(session, "launch_host", {"hostApp": app, "timeoutSeconds": 60})
     assert not launched.is_error, launched
-    return await _item(session, "multiplies two numbers", "plain_tool")
+    host = launched.structured_content["hostInstanceId"]
+    return await _item(session, "multiplies two numbers", "plain_tool", hostInstanceId=host)
 
 
 async def _hosts_listed(session: Any, names: set[str], timeout: float = 60.0) -> dict[str, dict[str, Any]]:
@@ -544,7 +545,10 @@ async def test_a_server_slower_to_start_than_its_connect_timeout_is_down_saying_
         failed = await call(session, "launch_host", {"hostApp": "Sluggish", "timeoutSeconds": 60})
         body = failed.structured_content
         assert failed.is_error and body["type"] == "server_down", body  # never a ready answer
-        assert "connectTimeoutSeconds (1 s)" in body["message"] and "answering initialize" in body["message"]
+        assert (
+            "connectTimeoutSeconds (1 s)" in body["message"]
+            and "answering its first request" in body["message"]
+        )
 
 
 @pytest.mark.parametrize(
@@ -628,3 +632,22 @@ async def test_a_name_listed_twice_is_served_once_and_said(daemon_client: Any, t
         twice = next(h for h in listing["hosts"] if h["hostApp"] == "Twice")
         note = twice["state"]["foreign"]["listedTwice"]
         assert note.startswith("tool 'plain_tool': the server lists these names twice"), note
+
+
+async def test_a_servers_json_logging_is_skipped_and_an_unreadable_answer_fails_at_once(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    # a structured log line carrying the request's id and method is no answer: nothing is made up
+    # from it (the call then returns the server's real result); an answer that is no UTF-8 fails
+    # its call at once, saying so, rather than after the call's timeout
+    env = config_env(tmp_path, {"Logger": shape_server("jsonlog"), "Garbled": shape_server("garbled")})
+    async with daemon_client(env=env) as session:
+        logged = await _launched_tool(session, "Logger")
+        result = await _invoke(session, logged["id"], {})
+        assert not result.is_error and result.content[0].text == "3", result
+        garbled = await _launched_tool(session, "Garbled")
+        with anyio.fail_after(20):
+            failed = await _invoke(session, garbled["id"], {})
+        body = failed.structured_content
+        assert failed.is_error and body["type"] == "invalid_result", body
+        assert "not UTF-8" in body["message"] and "author" in body["message"], body

@@ -56,6 +56,7 @@ def test_a_line_nobody_waits_for_gets_no_answer() -> None:
         ),
         ({"result": {"content": [{"type": "text", "text": BIG}], "id": 9}, "jsonrpc": "2.0", "id": 4}, 4),
         ({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": BIG}}, None),
+        ({"level": "info", "id": 4, "msg": BIG}, None),  # a server's JSON logging: no JSON-RPC, nobody waits
     ],
 )
 def test_an_answer_too_long_to_take_fails_the_request_it_answers(
@@ -63,14 +64,45 @@ def test_an_answer_too_long_to_take_fails_the_request_it_answers(
 ) -> None:
     line = _line(answer)
     prefix, tail = line[: inbound.ID_SCAN_BYTES], line[-inbound.ID_SCAN_BYTES :]
-    refusal = inbound.refuse_answer(prefix, tail, "over the limit")
-    if answered is None:  # a notification: nobody waits for it
-        assert refusal.answer is None
+    refusal = inbound.refuse_answer(
+        prefix, tail, answer_reason="over the limit", request_reason="too big", kind="result_too_large"
+    )
+    if answered is None:
+        assert refusal.answer is None and refusal.line_start.startswith("{")
         return
-    assert refusal.answer is not None
+    assert refusal.answer is not None and not refusal.to_peer  # for this side's session
     error = refusal.answer.message
     assert error.id == answered and error.error.message == "over the limit"
     assert error.error.data == {"type": "result_too_large"}
+
+
+@pytest.mark.parametrize(
+    ("line", "outcome"),
+    [
+        # a server's answer that cannot be read fails the request it answers, at once
+        (b'{"jsonrpc":"2.0","id":"c-7","result":{"content":[{"type":"text","text":"caf\xe9"}]}}', "session"),
+        (b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a"}]', "session"),
+        (b'{"jsonrpc":"2.0","id":7,"result":null}', "session"),
+        # a request of the server's that cannot be read is answered to the server
+        (b'{"jsonrpc":"2.0","id":3,"method":"elicitation/create","params":7}', "peer"),
+        # a JSON log line carrying request-like fields is no message: nothing is made up from it
+        (b'{"level":"info","id":7,"method":"tools/call","msg":"handling request"}', "nobody"),
+        (b'{"level":"info","id":7,"msg":"done"}', "nobody"),
+    ],
+)
+def test_a_line_a_client_cannot_read_goes_to_whoever_waits_for_it(line: bytes, outcome: str) -> None:
+    refusal = inbound.decode(line, role="client")
+    assert isinstance(refusal, inbound.Refusal)
+    if outcome == "nobody":
+        assert refusal.answer is None and refusal.line_start == line.decode()
+        return
+    assert refusal.answer is not None
+    error = refusal.answer.message.error
+    if outcome == "peer":
+        assert refusal.to_peer and error.code == -32600
+    else:
+        assert not refusal.to_peer and error.data == {"type": "invalid_result"}
+        assert error.message.startswith("The server's answer is no valid JSON-RPC message: "), error.message
 
 
 @pytest.mark.parametrize(

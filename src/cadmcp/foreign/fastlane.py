@@ -120,8 +120,10 @@ class ServerChannel:
             message = json.loads(line)
         except (ValueError, RecursionError):
             return False  # the session's parser words what is wrong
-        request_id = message.get("id") if isinstance(message, dict) else None
-        if not isinstance(request_id, str) or "method" in message:
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" in message:
+            return False  # a request of the server's, or no JSON-RPC (its logging): the session's reader
+        request_id = message.get("id")
+        if not isinstance(request_id, str):
             return False
         waiter = self._pending.pop(request_id, None)
         if waiter is None:
@@ -142,7 +144,7 @@ class ServerChannel:
                     if isinstance(item, SessionMessage) and await self._took(item.message):
                         continue
                     if isinstance(item, ValueError):  # a line that is no MCP message: counted, not passed
-                        self._note_not_protocol(str(item))
+                        self._note_not_protocol(getattr(item, "line_start", "") or str(item))
                         continue
                     await self._to_session.send(item)
             self.closed = True

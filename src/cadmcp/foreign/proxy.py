@@ -392,7 +392,7 @@ class ForeignHost:
         async with ForeignSession(
             read, write, elicitation_callback=self.rounds.elicit, message_handler=changes.on_message
         ) as session:
-            step = "answering initialize"
+            step = "answering its first request (server/discover or initialize)"
             try:
                 with anyio.fail_after(self.config.connect_timeout):
                     self.protocol_version = await session.connect()

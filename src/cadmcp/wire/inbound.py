@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import mcp_types as types
 from mcp.shared.message import SessionMessage
@@ -29,18 +30,43 @@ _VALUE = re.compile(rb'\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 @dataclass(frozen=True)
 class Refusal:
-    """A line that is not a usable message; `answer` is the error to send back (None: nobody to tell)."""
+    """A line that is not a usable message. `answer` is the error it makes: sent back to whoever
+    wrote the line (`to_peer`: its request is answered so) or given to this side's session (the
+    answer it waits for failed); None when nobody waits (`line_start` then says what it was)."""
 
     reason: str
     answer: SessionMessage | None
+    to_peer: bool = True
+    line_start: str = ""
 
 
-def decode(line: bytes) -> SessionMessage | Refusal:
-    """Parse one line into a message, or a refusal carrying the error answer for its request id."""
+class NotAMessage(ValueError):
+    """What a session hears of an inbound line that is no JSON-RPC message (a peer's logging)."""
+
+    def __init__(self, reason: str, line_start: str) -> None:
+        super().__init__(reason)
+        self.line_start = line_start
+        """The line's first characters, as written."""
+
+
+def decode(line: bytes, role: Literal["server", "client"] = "server") -> SessionMessage | Refusal:
+    """Parse one line into a message, or a refusal: for a server (the line is a client's request)
+    the error answering it; for a client (the line is a server's answer, request or note), the
+    error failing the request it answers, or answering the server's request."""
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except Exception as exc:  # malformed input is answered, never fatal
-        return refuse(line, _explain(str(exc)), tail=line[-ID_SCAN_BYTES:])
+        if role == "server":
+            return refuse(line, _explain(str(exc)), tail=line[-ID_SCAN_BYTES:])
+        detail = str(exc)
+        return refuse_answer(
+            line[:ID_SCAN_BYTES],
+            line[-ID_SCAN_BYTES:],
+            answer_reason=f"The server's answer is no valid JSON-RPC message: {_explain_answer(detail)}. "
+            "Tell the server's author.",
+            request_reason=_explain(detail),
+            kind="invalid_result",
+        )
 
 
 def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail: bytes = b"") -> Refusal:
@@ -70,17 +96,44 @@ def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail:
     return Refusal(reason, SessionMessage(error))
 
 
-def refuse_answer(prefix: bytes, tail: bytes, reason: str) -> Refusal:
-    """A refusal for an answer line that cannot be taken (`prefix` its start, `tail` its end): a
-    JSON-RPC error typed `result_too_large` for the request it answers, when its id is found."""
-    request_id = _scan_top_level(prefix[:ID_SCAN_BYTES])[0]
-    if request_id is None and tail:
-        request_id = _scan_tail(tail[-ID_SCAN_BYTES:])[0]
-    if request_id is None:
-        return Refusal(reason, None)
-    data = {"type": "result_too_large"}
-    error = types.ErrorData(code=types.INTERNAL_ERROR, message=reason, data=data)
-    return Refusal(reason, SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)))
+def refuse_answer(
+    prefix: bytes, tail: bytes, *, answer_reason: str, request_reason: str, kind: str
+) -> Refusal:
+    """A refusal for a line a client side cannot take (`prefix` its start, `tail` its end).
+
+    Only a JSON-RPC line (one naming `"jsonrpc"`) with an id is answered: the server's request
+    (it has a method) with an error for the server, the answer to one of this side's requests
+    with an error typed ``kind`` for the session, failing that request at once. Anything else
+    (a JSON log line that happens to carry an `id` or a `method`) is no message: nobody waits."""
+    first = _scan_top_level(prefix[:ID_SCAN_BYTES])
+    last = _scan_tail(tail[-ID_SCAN_BYTES:]) if tail else (None, None)
+    request_id = first[0] if first[0] is not None else last[0]
+    method = first[1] if first[1] is not None else last[1]
+    jsonrpc = b'"jsonrpc"' in prefix[:ID_SCAN_BYTES] or b'"jsonrpc"' in tail[-ID_SCAN_BYTES:]
+    if not jsonrpc or request_id is None:
+        return Refusal(answer_reason, None, line_start=prefix[:200].decode(errors="replace"))
+    if method is not None:
+        error = types.ErrorData(code=types.INVALID_REQUEST, message=request_reason)
+        return Refusal(
+            request_reason, SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+        )
+    error = types.ErrorData(code=types.INTERNAL_ERROR, message=answer_reason, data={"type": kind})
+    answer = SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+    return Refusal(answer_reason, answer, to_peer=False)
+
+
+def _explain_answer(detail: str) -> str:
+    """A parse failure of a server's answer, in words for whoever called it."""
+    lowered = detail.lower()
+    if "recursion limit" in lowered:
+        return "it nests too deeply for the JSON parser"
+    if "escape" in lowered or "surrogate" in lowered or "unicode" in lowered or "utf-8" in lowered:
+        return "it holds bytes that are not UTF-8 (or a lone surrogate escape)"
+    if "number out of range" in lowered or "exceeds the limit" in lowered:
+        return "a number in it is out of range"
+    if "json_invalid" in lowered or "invalid json" in lowered:
+        return "it is not valid JSON"
+    return "it is not a JSON-RPC 2.0 response (a result object or an error)"
 
 
 def _explain(detail: str) -> str:

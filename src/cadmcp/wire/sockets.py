@@ -29,6 +29,8 @@ MAX_RESULT_LINE_BYTES = 64 * 1024 * 1024
 LARGE_LINE_BYTES = 1024 * 1024
 """Lines longer than this are parsed on a worker thread, keeping the event loop responsive."""
 
+_BOM = b"\xef\xbb\xbf"
+
 StreamPair = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
 ]
@@ -71,11 +73,14 @@ def _too_long(prefix: bytes, tail: bytes, limit: int, role: Role) -> inbound.Ref
             "(a file path instead of file content, fewer items per call).",
             tail=tail,
         )
+    mib = limit // (1024 * 1024)
     return inbound.refuse_answer(
         prefix,
         tail,
-        f"The answer is over {limit // (1024 * 1024)} MiB and was dropped; ask for less "
+        answer_reason=f"The answer is over {mib} MiB and was dropped; ask for less "
         "(a smaller screenshot, fewer rows, a narrower query).",
+        request_reason=f"The request is over {mib} MiB; send a smaller one.",
+        kind="result_too_large",
     )
 
 
@@ -111,8 +116,8 @@ async def message_streams(
     async def deliver(refusal: inbound.Refusal) -> None:
         log.info("refused an inbound line: %s", refusal.reason)
         if refusal.answer is None:
-            await read_send.send(ValueError(refusal.reason))
-        elif role == "server":
+            await read_send.send(inbound.NotAMessage(refusal.reason, refusal.line_start))
+        elif refusal.to_peer:
             await write_send.send(refusal.answer)
         else:
             await read_send.send(refusal.answer)
@@ -141,14 +146,16 @@ async def message_streams(
                     return
                 await deliver(_too_long(prefix, tail, limit, role))
                 continue
+            if line.startswith(_BOM):  # written by some Windows tools; no part of the message
+                line = line[len(_BOM) :]
             if not line.strip():
                 continue
             if takes is not None and takes.take(line):
                 continue
             if len(line) > LARGE_LINE_BYTES:
-                decoded = await anyio.to_thread.run_sync(inbound.decode, line)
+                decoded = await anyio.to_thread.run_sync(inbound.decode, line, role)
             else:
-                decoded = inbound.decode(line)
+                decoded = inbound.decode(line, role)
             if isinstance(decoded, inbound.Refusal):
                 await deliver(decoded)
             else:
