@@ -3,7 +3,7 @@ shape: the shapes of foreign catalogs the daemon must bound, refuse or flag.
 
     python shapes.py SHAPE    (poisoned, huge, malformed, chatty, mute, failing, closedtext,
                               sluggish, broken, nullresult, hangup, endless,
-                              bulky, twice, jsonlog or garbled)
+                              bulky, twice, jsonlog, garbled or sloppy)
 
 `chatty` serves a small catalog but also logs to stdout, as servers written carelessly do; `mute`
 writes only such text and never an MCP message; `failing` answers every call with JSON-RPC's
@@ -14,7 +14,8 @@ that loads a large model first; `broken` answers calls with a result whose conte
 `endless` lists one tool a page and always another page; `bulky` answers a call with as many
 megabytes of text as its `megabytes` argument asks (a server returning a whole file); `twice` lists
 one tool name twice; `jsonlog` logs JSON lines that carry the request's `id` and `method` to stdout
-before each answer (as structured loggers do); `garbled` answers a call with bytes that are not UTF-8.
+before each answer (as structured loggers do); `garbled` answers a call with bytes that are not UTF-8;
+`sloppy` answers any method it does not know with an empty result.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def catalog(shape: str) -> list[Any]:
         "bulky",
         "jsonlog",
         "garbled",
+        "sloppy",
     ):
         return [
             {
@@ -145,7 +147,7 @@ def main() -> None:
             result = {"content": [{"type": "text", "text": "x" * int(size * 1024 * 1024)}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "3"}]}
-        elif method == "ping":
+        elif method == "ping" or shape == "sloppy":  # (sloppy: whatever the method)
             result = {}
         else:
             answer = {"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no such method"}}

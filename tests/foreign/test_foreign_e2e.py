@@ -651,3 +651,15 @@ async def test_a_servers_json_logging_is_skipped_and_an_unreadable_answer_fails_
         body = failed.structured_content
         assert failed.is_error and body["type"] == "invalid_result", body
         assert "not UTF-8" in body["message"] and "author" in body["message"], body
+
+
+async def test_a_server_answering_what_it_does_not_know_with_nonsense_is_said_so(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    # the reason is the answer that is no MCP, not "the server's process ended" (the proxy closed it)
+    async with daemon_client(env=config_env(tmp_path, {"Sloppy": shape_server("sloppy")})) as session:
+        launched = await call(session, "launch_host", {"hostApp": "Sloppy", "timeoutSeconds": 60})
+        body = launched.structured_content
+        assert launched.is_error and body["type"] == "server_down", body
+        assert "an answer of the server's is not what MCP says (DiscoverResult" in body["message"], body
+        assert "process ended" not in body["message"], body

@@ -263,3 +263,28 @@ async def test_a_call_on_an_ended_transport_says_it_was_not_sent() -> None:
         with pytest.raises(NotSent) as raised:
             await channel.call({"name": "t", "arguments": {}}, on_progress=None, timeout=5)
         assert isinstance(raised.value, ServerGone)
+
+
+class _GoneStdin:
+    """A server's stdin whose process has ended: every write fails."""
+
+    async def send(self, item: bytes) -> None:
+        raise anyio.BrokenResourceError
+
+
+async def test_a_call_whose_write_fails_says_it_did_not_reach_the_server() -> None:
+    # the proxy writes its own calls to the server's stdin itself: a broken pipe there means the
+    # server never got the call, which is what the caller is told (not that it may have partly run)
+    read_send, read = anyio.create_memory_object_stream[Any](4)
+
+    async def reply(line: bytes) -> None:
+        raise AssertionError("calls are written to stdin, not queued")
+
+    channel = ServerChannel().intercept(reply)
+    channel.attach(read, _GoneStdin())  # type: ignore[arg-type]
+    channel.bind(lambda method, params: {"method": method, "params": dict(params)})
+    async with read_send, anyio.create_task_group() as tg:
+        tg.start_soon(channel.run)
+        with pytest.raises(NotSent):
+            await channel.call({"name": "t", "arguments": {}}, on_progress=None, timeout=5)
+        tg.cancel_scope.cancel()

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import subprocess
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
+from anyio.abc import ByteReceiveStream
 from anyio.streams.stapled import StapledByteStream
 from mcp.client.stdio import get_default_environment
 
@@ -31,34 +34,45 @@ KILL_GRACE = 2.0
 _EXIT_POLL = 0.01
 
 
+@dataclass(frozen=True)
+class ServerPipes:
+    """A started server's pipes: stdin and stdout as one byte stream, stderr beside it."""
+
+    stream: StapledByteStream
+    stderr: ByteReceiveStream | None
+    pid: int
+
+
 @contextlib.asynccontextmanager
 async def server_process(
-    command: str, args: list[str], env: dict[str, str] | None, cwd: str | Path | None, stderr: IO[str]
-) -> AsyncIterator[tuple[StapledByteStream, int]]:
-    """The started server's stdin and stdout as one byte stream, and its pid. On exit its stdin is
-    closed, and a server still running after `EXIT_GRACE` is terminated with everything it
-    started. OSError when the command cannot be started."""
+    command: str, args: list[str], env: dict[str, str] | None, cwd: str | Path | None
+) -> AsyncIterator[ServerPipes]:
+    """Start the server; on exit its stdin is closed, and a server still running after
+    `EXIT_GRACE` is terminated with everything it started. Its stderr must be read (a full pipe
+    stops the server). OSError when the command cannot be started."""
     full_env = get_default_environment() | (env or {})
     if sys.platform == "win32":  # pragma: no cover - the SDK's Windows helpers, as its client uses them
         from mcp.os.win32.utilities import create_windows_process, get_windows_executable_command
 
         command = await anyio.to_thread.run_sync(get_windows_executable_command, command)
-        process: Any = await create_windows_process(command, args, full_env, stderr, cwd)
+        process: Any = await create_windows_process(command, args, full_env, subprocess.PIPE, cwd)  # type: ignore[arg-type]
     else:
         process = await anyio.open_process(
-            [command, *args], env=full_env, stderr=stderr, cwd=cwd, start_new_session=True
+            [command, *args], env=full_env, stderr=subprocess.PIPE, cwd=cwd, start_new_session=True
         )
-    pipes = StapledByteStream(process.stdin, process.stdout)
+    pipes = ServerPipes(
+        StapledByteStream(process.stdin, process.stdout), getattr(process, "stderr", None), process.pid
+    )
     try:
-        yield pipes, process.pid
+        yield pipes
     finally:
         with anyio.CancelScope(shield=True):
             await _stop(process, pipes)
 
 
-async def _stop(process: Any, pipes: StapledByteStream) -> None:
+async def _stop(process: Any, pipes: ServerPipes) -> None:
     with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await pipes.send_stream.aclose()
+        await pipes.stream.send_stream.aclose()
     if not await _exited(process, EXIT_GRACE):
         if sys.platform == "win32":  # pragma: no cover
             from mcp.os.win32.utilities import terminate_windows_process_tree
@@ -74,8 +88,10 @@ async def _stop(process: Any, pipes: StapledByteStream) -> None:
         from mcp.os.win32.utilities import close_process_job
 
         close_process_job(process)
-    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await pipes.receive_stream.aclose()
+    for pipe in (pipes.stream.receive_stream, pipes.stderr):  # a child it left may hold them open
+        if pipe is not None:
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await pipe.aclose()
 
 
 async def _exited(process: Any, within: float) -> bool:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 import mcp_types as types
+from anyio.abc import ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
@@ -79,6 +80,7 @@ class ServerChannel:
     def __init__(self) -> None:
         self._read: MemoryObjectReceiveStream[SessionMessage | Exception] | None = None
         self._reply: Reply | None = None
+        self._stdin: ByteSendStream | None = None
         self._envelope: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
         self._to_session, self.session_read = anyio.create_memory_object_stream[SessionMessage | Exception](
             SESSION_BUFFER
@@ -87,6 +89,9 @@ class ServerChannel:
         self._progress: dict[str, Progress] = {}
         self._ids = itertools.count(1)
         self.closed = False
+        """No more calls go out: the pipe ended or the proxy is done with it."""
+        self.ended = False
+        """The server's side ended the pipe (it exited, or closed its stdout)."""
         self.on_server_end: Callable[[], None] | None = None
         """Called once the server's stdout ends (it exited or closed it), before the session notices."""
         self.not_protocol = 0
@@ -99,10 +104,13 @@ class ServerChannel:
         return self
 
     def attach(
-        self, read: MemoryObjectReceiveStream[SessionMessage | Exception]
+        self, read: MemoryObjectReceiveStream[SessionMessage | Exception], stdin: ByteSendStream | None = None
     ) -> MemoryObjectReceiveStream[SessionMessage | Exception]:
-        """Read what the pipe passes on; the session reads what this returns instead."""
+        """Read what the pipe passes on; the session reads what this returns instead. With the
+        server's ``stdin``, calls are written there directly (a write that fails says the call
+        never reached the server), else in turn with the session's messages."""
         self._read = read
+        self._stdin = stdin
         return self.session_read
 
     def bind(self, envelope: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
@@ -147,8 +155,8 @@ class ServerChannel:
                         self._note_not_protocol(getattr(item, "line_start", "") or str(item))
                         continue
                     await self._to_session.send(item)
-            self.closed = True
-            if self.on_server_end is not None:  # the server's side ended (not the proxy's own doing)
+            self.closed = self.ended = True  # the server's side ended (not the proxy's own doing)
+            if self.on_server_end is not None:
                 self.on_server_end()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the session stopped reading: the connection is over
@@ -224,7 +232,7 @@ class ServerChannel:
         request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": out}
         try:
             with anyio.fail_after(timeout):
-                await self._reply(_encoded(request))
+                await self._send(request_id, _encoded(request))
                 outcome = await receive.receive()
         except BaseException:
             if self._pending.pop(request_id, None) is not None and not self.closed:
@@ -237,6 +245,17 @@ class ServerChannel:
         if isinstance(outcome, types.ErrorData):
             raise MCPError.from_error_data(outcome)
         return without_server_info(outcome)
+
+    async def _send(self, request_id: str, line: bytes) -> None:
+        if self._stdin is None:
+            assert self._reply is not None
+            await self._reply(line)
+            return
+        try:  # a whole line per write: the session's messages, written beside, never interleave
+            await self._stdin.send(line + b"\n")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self._pending.pop(request_id, None)
+            raise NotSent("the server's stdin is closed (it ended)") from None
 
     async def _cancel(self, request_id: str) -> None:
         assert self._reply is not None

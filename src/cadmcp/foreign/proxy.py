@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -236,7 +235,7 @@ class ForeignHost:
         self._tg: anyio.abc.TaskGroup | None = None  # where calls run (they outlive one request)
         self._changed: list[Any] = []
         # the server's stderr, for the reason it went down (open as long as the proxy runs)
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._stderr = link.StderrTail()
         self._config_file = config_path()
 
     # -- what the runtime is told --------------------------------------------------------------
@@ -295,7 +294,7 @@ class ForeignHost:
             self.session = self.channel = None
             if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
                 reason = f"{reason}; {note}"
-            tail = link.tail(self._stderr)
+            tail = self._stderr.text()
             if tail and self.config.transport == "stdio":
                 reason = f"{reason}; its stderr ends with: {tail[-400:]}"
             self.rounds.fail_all(reason)
@@ -359,7 +358,9 @@ class ForeignHost:
             self._server_state("down", error=self.down_reason)
 
     def _transport_ended(self) -> bool:
-        return self._last_channel is not None and self._last_channel.closed
+        """Whether the server ended the last connection's pipe (not the proxy closing it after
+        something else went wrong, which is then the reason)."""
+        return self._last_channel is not None and self._last_channel.ended
 
     def _closed_reason(self) -> str:
         if self.config.transport == "stdio" and self._transport_ended():
@@ -367,23 +368,23 @@ class ForeignHost:
         return "the server closed its connection"
 
     async def _connect_once(self) -> None:
-        self._stderr.seek(0)
-        self._stderr.truncate()
+        self._stderr.clear()
         # a stdio server's answers to the proxy's own calls are taken off its pipe before the
         # session reads it; over HTTP every request goes through the session
         channel = ServerChannel() if self.config.transport == "stdio" else None
         self._last_channel = channel
         intercept = channel.intercept if channel is not None else None
-        async with link.transport(self.config, self._stderr, intercept) as (read, write, pid):
-            self.server_pid = pid
+        async with link.transport(self.config, self._stderr, intercept) as connection:
+            self.server_pid = connection.pid
+            read = connection.read
             if channel is not None:
                 channel.on_server_end = self._server_ended
-                read = channel.attach(read)
+                read = channel.attach(read, connection.stdin)
             async with anyio.create_task_group() as pump:
                 if channel is not None:
                     pump.start_soon(channel.run)
                 try:
-                    await self._serve_session(read, write, channel)
+                    await self._serve_session(read, connection.write, channel)
                 finally:
                     pump.cancel_scope.cancel()
 
@@ -404,6 +405,14 @@ class ForeignHost:
                     f"the server did not finish starting within its connectTimeoutSeconds "
                     f"({self.config.connect_timeout:g} s): it was still {step}. If it is only slow to "
                     "start, raise connectTimeoutSeconds in its entry"
+                ) from None
+            except ValidationError as exc:  # the SDK's reading of an answer that is no MCP
+                first = exc.errors()[0] if exc.errors() else {}
+                where = ".".join(str(p) for p in first.get("loc", ()))
+                raise GaveUp(
+                    f"an answer of the server's is not what MCP says ({exc.title}"
+                    f"{f' {where}' if where else ''}: {str(first.get('msg', exc))[:200]}), while it was "
+                    f"{step}; tell the server's author"
                 ) from None
             if channel is not None:
                 channel.bind(session.envelope)
@@ -565,15 +574,15 @@ class ForeignHost:
     def _live(self) -> ForeignSession:
         if self.session is not None:
             return self.session
-        wait = (
-            f" It is started again in {max(0.0, self.retry_at - time.monotonic()):.0f} s;"
+        when = (
+            f"It is started again in {max(0.0, self.retry_at - time.monotonic()):.0f} s; call again then"
             if self.retry_at
-            else ""
+            else "It is being started again; call again in a few seconds"
         )
         raise ServerDown(
             code=types.INTERNAL_ERROR,
-            message=f"The {self.app.name} server is down ({self.down_reason or 'starting'}).{wait} "
-            "call again then, or call list_host_instances to see its state.",
+            message=f"The {self.app.name} server is down ({self.down_reason or 'starting'}). {when}, "
+            "or call list_host_instances to see its state.",
             data={"type": "server_down", "reason": self.down_reason},
         )
 
