@@ -196,7 +196,7 @@ def test_host_add_keeps_one_entry_per_name_writes_through_a_link_and_says_what_w
     add = ["host", "add", "time3", "--force", "--env", "T=env:CADMCP_TEST_MISSING", "--", str(missing)]
     assert cli_main(add) == 0
     err = capsys.readouterr().err
-    assert f"{missing} is not an executable" in err and "CADMCP_TEST_MISSING, which is not set" in err
+    assert f"{missing} does not exist" in err and "CADMCP_TEST_MISSING, which is not set" in err
     assert link.is_symlink()  # the link stays; its target holds the entry
     text = target.read_text()
     assert text.endswith("\n") and set(tomllib.loads(text)["hosts"]) == {"time3"}
@@ -294,3 +294,18 @@ def test_the_person_asked_sees_what_the_tool_says_of_itself_and_any_warning() ->
     plain = {"name": "add_numbers", "description": "Adds two numbers."}
     message = question(decision, subject, {"a": 2, "b": 3}, None, plain)["message"]
     assert "It describes itself as: Adds two numbers." in message and "Warning" not in message
+
+
+def test_host_add_says_why_a_command_given_by_its_path_will_not_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "hosts.json"))
+    script = tmp_path / "server.sh"
+    script.write_text("#!/bin/sh\n")  # not made executable
+    for name, command, said in [
+        ("Folder", tmp_path, "is a folder, not a program"),
+        ("Script", script, "is not executable; make it so (chmod +x)"),
+        ("Bare", "no-such-mcp-server", "is not an executable on this shell's PATH"),
+    ]:
+        assert cli_main(["host", "add", name, "--", str(command)]) == 0
+        assert f"{command} {said}" in capsys.readouterr().err

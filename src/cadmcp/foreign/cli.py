@@ -137,6 +137,21 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
     return entry
 
 
+def _not_runnable(command: str) -> str:
+    """Why a command `shutil.which` does not find will not start, in words for what it is."""
+    path = Path(command).expanduser()
+    if path.is_absolute() or os.sep in command or (os.altsep and os.altsep in command):
+        if path.is_dir():
+            return f"{command} is a folder, not a program; give the server's executable (or script) in it"
+        if path.exists():
+            return f"{command} is not executable; make it so (chmod +x) or run it with its interpreter"
+        return f"{command} does not exist"
+    return (
+        f"{command} is not an executable on this shell's PATH; the host runs it with the PATH of "
+        "the process that starts it (give its full path if that one lacks it)"
+    )
+
+
 def _warnings(entry: dict[str, Any]) -> list[str]:
     """What will keep the server from starting, as far as this shell can tell (not refused: the
     host may start where the command and variables are)."""
@@ -148,10 +163,7 @@ def _warnings(entry: dict[str, Any]) -> list[str]:
     found: list[str] = []
     command = server.get("command")
     if isinstance(command, str) and shutil.which(command) is None:
-        found.append(
-            f"{command} is not an executable on this shell's PATH; the host runs it with the PATH of "
-            "the process that starts it (give its full path if that one lacks it)"
-        )
+        found.append(_not_runnable(command))
     for where in ("env", "headers"):
         for key, value in (server.get(where) or {}).items():
             try:
