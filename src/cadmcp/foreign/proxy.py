@@ -294,9 +294,7 @@ class ForeignHost:
             self.session = self.channel = None
             if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
                 reason = f"{reason}; {note}"
-            tail = self._stderr.text()
-            if tail and self.config.transport == "stdio":
-                reason = f"{reason}; its stderr ends with: {tail[-400:]}"
+            reason = self._with_stderr(reason)
             self.rounds.fail_all(reason)
             if time.monotonic() - started > 2 * BACKOFF_MAX:
                 failures = 0  # it had been up for a while: a fresh failure
@@ -354,8 +352,14 @@ class ForeignHost:
         down (which takes up to seconds), so the listing and new calls do not take it for ready."""
         if self.state.get("phase") == "ready":
             self.session = self.channel = None  # new calls answer that it is down, and why
-            self.down_reason = self._closed_reason()
+            self.down_reason = self._with_stderr(self._closed_reason())  # what it wrote so far
             self._server_state("down", error=self.down_reason)
+
+    def _with_stderr(self, reason: str) -> str:
+        tail = self._stderr.text()
+        if tail and self.config.transport == "stdio":
+            return f"{reason}; its stderr ends with: {tail[-400:]}"
+        return reason
 
     def _transport_ended(self) -> bool:
         """Whether the server ended the last connection's pipe (not the proxy closing it after
@@ -644,7 +648,7 @@ class ForeignHost:
                             exc.error.code, f"the server answered: {exc.error.message}", exc.error.data
                         ) from None
                     raise  # the server's own error answer (-32000 is its generic "server error" too)
-                why = self._ending or self._closed_reason()
+                why = self._ending or self._with_stderr(self._closed_reason())
                 if isinstance(exc, NotSent):
                     raise MCPError(
                         code=types.INTERNAL_ERROR,
