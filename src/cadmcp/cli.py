@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         "host",
         help="run a host process",
         epilog="Foreign MCP servers as hosts: cadmcp host add NAME -- COMMAND ARGS... (or --url URL), "
-        "cadmcp host remove NAME, cadmcp host list.",
+        "cadmcp host remove NAME, cadmcp host list; cadmcp host import FILE adds the servers another MCP "
+        "client lists (claude_desktop_config.json, .mcp.json, .vscode/mcp.json ...).",
     )
     host.add_argument(
         "kind",
@@ -241,7 +242,7 @@ def _run_daemon(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:2] in (["host", "add"], ["host", "remove"], ["host", "list"]):
+    if argv[:2] in (["host", "add"], ["host", "remove"], ["host", "list"], ["host", "import"]):
         from cadmcp.foreign.cli import main as foreign_main
 
         return foreign_main(argv[1:])

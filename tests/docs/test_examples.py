@@ -230,7 +230,12 @@ def _check_cadmcp(words: list[str], where: str) -> None:
     from cadmcp.cli import _parser
 
     words = [w for w in words if not (w.startswith("[") or w.endswith("]"))]  # [--optional] notation
-    if words[:2] in (["host", "add"], ["host", "remove"]):  # its own parser (cadmcp.foreign.cli)
+    if words[:2] in (
+        ["host", "add"],
+        ["host", "remove"],
+        ["host", "list"],
+        ["host", "import"],
+    ):  # its own parser
         from cadmcp.foreign.cli import _parser as host_parser
 
         mine = words[1 : words.index("--")] if "--" in words else words[1:]

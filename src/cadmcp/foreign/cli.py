@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from cadmcp.applications import (
 from cadmcp.userdirs import config_dir
 
 MAX_NAME_CHARS = 40
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL", re.I)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,6 +66,15 @@ def _parser() -> argparse.ArgumentParser:
     remove = sub.add_parser("remove", help="remove a host entry")
     remove.add_argument("name")
     sub.add_parser("list", help="the configured hosts, and which of them run now")
+    imports = sub.add_parser(
+        "import",
+        help="add the servers another MCP client lists (claude_desktop_config.json, .mcp.json, "
+        ".cursor/mcp.json, .vscode/mcp.json ...)",
+    )
+    imports.add_argument("file", help="the client's configuration file")
+    imports.add_argument("--only", action="append", default=[], metavar="NAME", help="import only these")
+    imports.add_argument("--force", action="store_true", help="replace entries of the same names")
+    imports.add_argument("--dry-run", action="store_true", help="say what would be added; change nothing")
     return parser
 
 
@@ -173,10 +184,22 @@ def _warnings(entry: dict[str, Any]) -> list[str]:
     return found
 
 
-def _literal_secrets(entry: dict[str, Any]) -> list[str]:
-    """Header names whose value is written as is (not an env: or file: reference)."""
-    headers = entry["server"].get("headers") or {}
-    return [k for k, v in headers.items() if "env:" not in v and "file:" not in v]
+def _literal_secrets(entry: dict[str, Any], *, env: bool = False) -> list[str]:
+    """Header names whose value is written as is (not an env: or file: reference); with ``env``,
+    also the environment variables named like secrets (a token, key or password) written so."""
+    server = entry["server"]
+    found = [
+        f"header {k}"
+        for k, v in (server.get("headers") or {}).items()
+        if "env:" not in v and "file:" not in v
+    ]
+    if env:
+        found += [
+            f"env {k}"
+            for k, v in (server.get("env") or {}).items()
+            if _SECRET_NAME.search(k) and not v.startswith(("env:", "file:"))
+        ]
+    return found
 
 
 def _is_toml(path: Path) -> bool:
@@ -241,6 +264,88 @@ def _write(path: Path, text: str) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
+def _import(args: argparse.Namespace) -> int:
+    """`cadmcp host import FILE`: each server the file lists, added as `host add` would."""
+    from cadmcp.foreign.importing import import_servers
+
+    source = Path(args.file).expanduser()
+    try:
+        found = import_servers(json.loads(source.read_text(encoding="utf-8")), source)
+    except (OSError, ValueError) as exc:
+        print(f"cadmcp host import: {source} cannot be read as JSON ({exc}).", file=sys.stderr)
+        return 2
+    path = config_path() or config_dir() / "hosts.json"
+    try:
+        data, document = _load(path)
+    except (OSError, ValueError) as exc:  # ConfigError among them
+        print(f"cadmcp host import: {path} cannot be read ({exc}). Nothing was changed.", file=sys.stderr)
+        return 2
+    hosts = data.setdefault("hosts", {})
+    listed = {n.casefold() for n in [*found.entries, *found.skipped]}
+    for name in args.only:
+        if name.casefold() not in listed:
+            print(f"cadmcp host import: {source} lists no server {name!r}", file=sys.stderr)
+    wanted = {n.casefold() for n in args.only}
+    skipped = dict(found.skipped)
+    added: list[str] = []
+    text = ""
+    for listed_as, entry in found.entries.items():
+        if wanted and listed_as.casefold() not in wanted:
+            continue
+        name = listed_as
+        if name.casefold() in {a.key.casefold() for a in BUILTIN}:
+            name = f"{name}-mcp"  # a server for FreeCAD, say, beside the built-in FreeCAD host
+            found.notes.append(f"{name}: named so beside cadmcp's own {listed_as} host")
+        if (problem := name_problem(name)) is not None:
+            skipped[listed_as] = problem
+            continue
+        same = [other for other in hosts if other.casefold() == name.casefold()]
+        if same and not args.force:
+            skipped[listed_as] = f"{path} already has {same[0]} (--force replaces it)"
+            continue
+        for other in same:
+            hosts.pop(other)
+        hosts[name] = entry
+        try:
+            text = _text(path, data, document, name, [o for o in same if o != name])
+        except Exception as exc:  # a TOML layout tomlkit cannot edit
+            print(
+                f"cadmcp host import: {path} could not be edited ({exc}). Nothing was changed.",
+                file=sys.stderr,
+            )
+            return 2
+        if (problem := _problem(path, text, name)) is not None:
+            hosts.pop(name)
+            text = _text(path, data, document, name)  # taken out of the document again
+            skipped[listed_as] = problem
+            continue
+        added.append(name)
+    for name in added:
+        print(f"{'would add' if args.dry_run else 'added'} {name}: {_describe(hosts[name])}")
+    for name, why in skipped.items():
+        print(f"left out {name}: {why}")
+    for note in found.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for name in added:
+        secrets = [f"{w} is stored in {path} as written" for w in _literal_secrets(hosts[name], env=True)]
+        for warning in [*_warnings(hosts[name]), *secrets]:
+            print(f"note: {name}: {warning}", file=sys.stderr)
+    if not added:
+        print(f"nothing was added to {path}")
+        return 1
+    if not args.dry_run:
+        _write(path, text)
+        print(f"{len(added)} added to {path}; start one with `cadmcp host NAME` or launch_host(hostApp=NAME)")
+    return 0
+
+
+def _describe(entry: dict[str, Any]) -> str:
+    server = entry["server"]
+    if "url" in server:
+        return str(server["url"])
+    return " ".join([server["command"], *server.get("args", [])])
+
+
 def main(argv: Sequence[str]) -> int:
     """`cadmcp host add|remove ...`; returns the exit code."""
     argv = list(argv)
@@ -251,6 +356,8 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     if args.action == "list":
         return _list()
+    if args.action == "import":
+        return _import(args)
     name = args.name
     if not name or len(name) > MAX_NAME_CHARS or not all(c.isalnum() or c in "-_" for c in name):
         print(f"cadmcp host: NAME must be 1-{MAX_NAME_CHARS} letters, digits, - or _", file=sys.stderr)
@@ -313,9 +420,9 @@ def main(argv: Sequence[str]) -> int:
     print(f"added {name} to {path}; start it with `cadmcp host {name}` or launch_host(hostApp={name!r})")
     for warning in _warnings(entry):
         print(f"note: {warning}", file=sys.stderr)
-    for header in _literal_secrets(entry):
+    for what in _literal_secrets(entry):
         print(
-            f"note: header {header} is stored in {path} as written; for a secret use env:VAR or file:PATH",
+            f"note: {what} is stored in {path} as written; for a secret use env:VAR or file:PATH",
             file=sys.stderr,
         )
     return 0
