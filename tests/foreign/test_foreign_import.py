@@ -147,3 +147,17 @@ async def test_an_imported_server_is_launched_and_called_through_the_daemon(
         item = next(i for i in found.structured_content["items"] if i["target"] == "get_current_time")
         result = await call(session, "invoke_dynamic", {"id": item["id"], "arguments": {"timezone": "UTC"}})
         assert not result.is_error and result.structured_content["timezone"] == "UTC", result
+
+
+def test_a_vscode_file_with_comments_and_trailing_commas_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "hosts.json"))
+    source = tmp_path / ".vscode" / "mcp.json"
+    source.parent.mkdir()
+    source.write_text(
+        '// servers for this workspace\n{\n  "servers": {\n    /* the clock */\n'
+        '    "clock": {"command": "uvx", "args": ["mcp-server-time",],},\n  },\n}\n'
+    )
+    assert cli_main(["host", "import", str(source)]) == 0
+    assert "added clock: uvx mcp-server-time" in capsys.readouterr().out

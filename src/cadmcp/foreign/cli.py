@@ -270,7 +270,7 @@ def _import(args: argparse.Namespace) -> int:
 
     source = Path(args.file).expanduser()
     try:
-        found = import_servers(json.loads(source.read_text(encoding="utf-8")), source)
+        found = import_servers(_client_config(source), source)
     except (OSError, ValueError) as exc:
         print(f"cadmcp host import: {source} cannot be read as JSON ({exc}).", file=sys.stderr)
         return 2
@@ -337,6 +337,18 @@ def _import(args: argparse.Namespace) -> int:
         _write(path, text)
         print(f"{len(added)} added to {path}; start one with `cadmcp host NAME` or launch_host(hostApp=NAME)")
     return 0
+
+
+def _client_config(path: Path) -> Any:
+    """A client's configuration file: JSON, or the JSON with comments and trailing commas VS Code
+    and Cursor allow (read with json5)."""
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        return json.loads(text)
+    except ValueError:
+        import json5
+
+        return json5.loads(text)
 
 
 def _describe(entry: dict[str, Any]) -> str:
