@@ -161,3 +161,20 @@ def test_a_vscode_file_with_comments_and_trailing_commas_is_read(
     )
     assert cli_main(["host", "import", str(source)]) == 0
     assert "added clock: uvx mcp-server-time" in capsys.readouterr().out
+
+
+def test_host_import_alone_lists_the_clients_files_found_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["host", "import"]) == 1
+    assert "no MCP client's server list was found here" in capsys.readouterr().out
+    desktop = tmp_path / ".config" / "Claude" / "claude_desktop_config.json"
+    desktop.parent.mkdir(parents=True)
+    desktop.write_text(json.dumps(CLAUDE_DESKTOP))
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {}}')  # nothing to import: not listed
+    assert cli_main(["host", "import"]) == 0
+    out = capsys.readouterr().out
+    assert f"Claude Desktop: {desktop}  (7: time, github, cadmcp" in out and ".mcp.json" not in out

@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         help="add the servers another MCP client lists (claude_desktop_config.json, .mcp.json, "
         ".cursor/mcp.json, .vscode/mcp.json ...)",
     )
-    imports.add_argument("file", help="the client's configuration file")
+    imports.add_argument("file", nargs="?", help="the client's configuration file (none: list those found)")
     imports.add_argument("--only", action="append", default=[], metavar="NAME", help="import only these")
     imports.add_argument("--force", action="store_true", help="replace entries of the same names")
     imports.add_argument("--dry-run", action="store_true", help="say what would be added; change nothing")
@@ -268,6 +268,8 @@ def _import(args: argparse.Namespace) -> int:
     """`cadmcp host import FILE`: each server the file lists, added as `host add` would."""
     from cadmcp.foreign.importing import import_servers
 
+    if args.file is None:
+        return _known_files()
     source = Path(args.file).expanduser()
     try:
         found = import_servers(_client_config(source), source)
@@ -336,6 +338,28 @@ def _import(args: argparse.Namespace) -> int:
     if not args.dry_run:
         _write(path, text)
         print(f"{len(added)} added to {path}; start one with `cadmcp host NAME` or launch_host(hostApp=NAME)")
+    return 0
+
+
+def _known_files() -> int:
+    """`cadmcp host import` alone: the MCP clients' files found here, with their servers."""
+    from cadmcp.foreign.importing import known_files, servers_of
+
+    found = []
+    for client, path in known_files():
+        try:
+            servers = servers_of(_client_config(path)) or {}
+        except (OSError, ValueError):
+            continue
+        if servers:
+            found.append((client, path, servers))
+    if not found:
+        print("no MCP client's server list was found here; give its file: cadmcp host import FILE")
+        return 1
+    print("MCP clients' server lists found (import one with `cadmcp host import FILE`):")
+    for client, path, servers in found:
+        names = ", ".join(list(servers)[:8]) + (" ..." if len(servers) > 8 else "")
+        print(f"  {client}: {path}  ({len(servers)}: {names})")
     return 0
 
 

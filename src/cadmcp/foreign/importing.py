@@ -12,7 +12,9 @@ the SSE transport, cadmcp itself.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,3 +170,28 @@ def _host_name(name: str, taken: dict[str, Any]) -> str:
         suffix = f"-{n}"
         candidate, n = base[: MAX_NAME_CHARS - len(suffix)] + suffix, n + 1
     return candidate
+
+
+def known_files(folder: Path | None = None) -> list[tuple[str, Path]]:
+    """The configuration files of the MCP clients this machine has (user-wide ones, and those of
+    the project in ``folder``), as (client, path), for a user who does not know where they are."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        app_data = home / "Library" / "Application Support"
+    elif sys.platform == "win32":  # pragma: no cover
+        app_data = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    else:
+        app_data = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    here = folder or Path.cwd()
+    candidates = [
+        ("Claude Desktop", app_data / "Claude" / "claude_desktop_config.json"),
+        ("Claude Code", home / ".claude.json"),
+        ("Claude Code (this project)", here / ".mcp.json"),
+        ("Cursor", home / ".cursor" / "mcp.json"),
+        ("Cursor (this project)", here / ".cursor" / "mcp.json"),
+        ("VS Code", app_data / "Code" / "User" / "mcp.json"),
+        ("VS Code", app_data / "Code" / "User" / "settings.json"),
+        ("VS Code (this project)", here / ".vscode" / "mcp.json"),
+        ("Windsurf", home / ".codeium" / "windsurf" / "mcp_config.json"),
+    ]
+    return [(client, path) for client, path in candidates if path.is_file()]
