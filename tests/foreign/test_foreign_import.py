@@ -48,6 +48,10 @@ VSCODE = {
 }
 
 
+def _notes(found: Any) -> list[str]:
+    return [note for notes in found.notes.values() for note in notes]
+
+
 def test_a_claude_desktop_list_becomes_host_entries_with_references_for_its_variables() -> None:
     found = import_servers(CLAUDE_DESKTOP, Path("claude_desktop_config.json"))
     assert found.entries["time"] == {
@@ -65,8 +69,9 @@ def test_a_claude_desktop_list_becomes_host_entries_with_references_for_its_vari
     assert found.skipped["cadmcp"] == "it is cadmcp itself"
     assert "SSE transport" in found.skipped["legacy"] and "--url URL" in found.skipped["legacy"]
     assert "neither a command nor a URL" in found.skipped["broken"]
-    assert any("default in '${HOST:-github.com}' is dropped: set HOST" in n for n in found.notes)
-    assert any(n.startswith("vendor-api: named vendor-api") for n in found.notes)
+    assert any("default in '${HOST:-github.com}' is dropped: set HOST" in n for n in _notes(found))
+    assert found.notes["vendor-api"][0].startswith("named vendor-api ('vendor api' is not a host name")
+    assert found.listed_as["vendor-api"] == "vendor api"
 
 
 def test_a_vscode_list_has_its_inputs_named_as_variables_and_its_workspace_filled_in(tmp_path: Path) -> None:
@@ -76,12 +81,12 @@ def test_a_vscode_list_has_its_inputs_named_as_variables_and_its_workspace_fille
     assert found.entries["fs"]["server"]["args"][-1] == str((tmp_path / "site").resolve())
     remote = found.entries["remote"]["server"]
     assert remote == {"url": "https://api.example.com/mcp", "headers": {"X-Key": "k"}}
-    assert any("asked for 'perplexity-key'" in n and "set PERPLEXITY_KEY" in n for n in found.notes)
+    assert any("asked for 'perplexity-key'" in n and "set PERPLEXITY_KEY" in n for n in _notes(found))
     elsewhere = import_servers(VSCODE, tmp_path / "mcp.json")  # not in a workspace: said, not guessed
-    assert any("${workspaceFolder}" in n for n in elsewhere.notes)
+    assert any("${workspaceFolder}" in n for n in _notes(elsewhere))
     assert (
         import_servers({"theme": "dark"}, tmp_path / "settings.json")
-        .notes[0]
+        .notes[""][0]
         .endswith("lists no MCP servers (no mcpServers, servers or mcp.servers table)")
     )
 
@@ -178,3 +183,62 @@ def test_host_import_alone_lists_the_clients_files_found_here(
     assert cli_main(["host", "import"]) == 0
     out = capsys.readouterr().out
     assert f"Claude Desktop: {desktop}  (7: time, github, cadmcp" in out and ".mcp.json" not in out
+
+
+def test_what_cadmcp_cannot_expand_or_speak_is_kept_as_written_or_left_out_and_said(tmp_path: Path) -> None:
+    project = tmp_path / "site"
+    data = {
+        "mcpServers": {
+            "pg": {"command": "npx", "args": ["server-postgres", "${env:DATABASE_URL}"]},
+            "cline-sse": {"url": "http://localhost:6688/sse", "transportType": "sse"},
+            "windsurf-sse": {"serverUrl": "https://mcp.example.com/sse"},
+            "local": {"command": "node", "args": ["build/index.js"], "cwd": "./tool"},
+            "here": {"command": "node", "args": ["${workspaceFolder}/index.js"]},
+            "高德地图": {"url": "https://mcp.example.cn/mcp"},
+        }
+    }
+    found = import_servers(data, project / ".mcp.json")  # a project's file: its servers start there
+    assert found.entries["pg"]["server"]["args"] == ["server-postgres", "${env:DATABASE_URL}"]  # not env:...
+    assert "its args hold '${env:DATABASE_URL}'" in found.notes["pg"][0]
+    assert set(found.skipped) == {"cline-sse", "windsurf-sse"}
+    assert found.entries["local"]["server"]["cwd"] == str((project / "tool").resolve())
+    assert found.entries["here"]["server"]["cwd"] == str(project.resolve())
+    assert found.entries["here"]["server"]["args"] == [f"{project.resolve()}/index.js"]
+    assert "高德地图" in found.entries  # letters of any script make a host name
+    user_wide = import_servers(data, tmp_path / "claude_desktop_config.json")  # no project: no cwd given
+    assert "cwd" not in user_wide.entries["here"]["server"]
+    assert "its args hold '${workspaceFolder}'" in user_wide.notes["here"][0]
+
+
+def test_vscode_flat_settings_and_claude_codes_project_servers_are_read(tmp_path: Path) -> None:
+    flat = {"editor.fontSize": 12, "mcp.servers": {"ha": {"url": "https://ha.local/api/mcp"}}}
+    assert import_servers(flat, tmp_path / "settings.json").entries["ha"]["server"]["url"].endswith("/mcp")
+    claude = {
+        "projects": {str(tmp_path): {"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}}}
+    }
+    assert "git" in import_servers(claude, tmp_path / ".claude.json", folder=tmp_path).entries
+    elsewhere = import_servers(claude, tmp_path / ".claude.json", folder=tmp_path / "other")
+    assert not elsewhere.entries and "keeps servers for other projects only" in elsewhere.notes[""][0]
+
+
+def test_only_takes_the_name_in_the_file_and_secrets_are_noted_by_their_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "hosts.json"))
+    source = tmp_path / "cline_mcp_settings.json"
+    servers = {
+        "github.com/a/tools": {
+            "command": "npx",
+            "args": ["tools"],
+            "env": {"SUPABASE_SERVICE_KEY": "eyJ", "EMPTY_TOKEN": "", "REGION": "eu"},
+        },
+        "other": {"url": "https://x.test/mcp", "headers": {"X-Api-Key": "k", "Cloud-Id": "c"}},
+    }
+    source.write_text(json.dumps({"mcpServers": servers}))
+    assert cli_main(["host", "import", str(source), "--only", "github.com/a/tools"]) == 0
+    out, err = capsys.readouterr()
+    assert "added github-com-a-tools" in out and "other" not in out + err
+    assert "env SUPABASE_SERVICE_KEY is stored" in err and "EMPTY_TOKEN" not in err and "REGION" not in err
+    assert cli_main(["host", "import", str(source), "--only", "other"]) == 0
+    err = capsys.readouterr().err
+    assert "header X-Api-Key is stored" in err and "Cloud-Id" not in err

@@ -34,7 +34,11 @@ from cadmcp.applications import (
 from cadmcp.userdirs import config_dir
 
 MAX_NAME_CHARS = 40
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL", re.I)
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|APIKEY|(?:^|[_-])(?:API|ACCESS|PRIVATE|SERVICE)?[_-]?KEY(?:$|[_-])",
+    re.IGNORECASE,
+)
+"""A header or variable whose name says it holds a secret."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -151,6 +155,8 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
 def _not_runnable(command: str) -> str:
     """Why a command `shutil.which` does not find will not start, in words for what it is."""
     path = Path(command).expanduser()
+    if os.name != "nt" and re.match(r"^[A-Za-z]:[\\/]", command):
+        return f"{command} is a Windows path; on this machine give the server's command as it is here"
     if path.is_absolute() or os.sep in command or (os.altsep and os.altsep in command):
         if path.is_dir():
             return f"{command} is a folder, not a program; give the server's executable (or script) in it"
@@ -184,21 +190,18 @@ def _warnings(entry: dict[str, Any]) -> list[str]:
     return found
 
 
-def _literal_secrets(entry: dict[str, Any], *, env: bool = False) -> list[str]:
-    """Header names whose value is written as is (not an env: or file: reference); with ``env``,
-    also the environment variables named like secrets (a token, key or password) written so."""
+def _literal_secrets(entry: dict[str, Any], *, by_name: bool = False) -> list[str]:
+    """Headers whose value is written as is (not an env: or file: reference); ``by_name``: only
+    the headers and environment variables named like secrets (a token, key or password) that
+    hold a value."""
     server = entry["server"]
-    found = [
-        f"header {k}"
-        for k, v in (server.get("headers") or {}).items()
-        if "env:" not in v and "file:" not in v
-    ]
-    if env:
-        found += [
-            f"env {k}"
-            for k, v in (server.get("env") or {}).items()
-            if _SECRET_NAME.search(k) and not v.startswith(("env:", "file:"))
-        ]
+    found = []
+    for where in ("headers", "env") if by_name else ("headers",):
+        for key, value in (server.get(where) or {}).items():
+            if value.startswith(("env:", "file:")) or "env:" in value or "file:" in value:
+                continue
+            if not by_name or (value.strip() and _SECRET_NAME.search(key)):
+                found.append(f"{'header' if where == 'headers' else 'env'} {key}")
     return found
 
 
@@ -271,6 +274,13 @@ def _import(args: argparse.Namespace) -> int:
     if args.file is None:
         return _known_files()
     source = Path(args.file).expanduser()
+    if not source.is_file():
+        print(
+            f"cadmcp host import: {source} is not a file (`cadmcp host import` alone lists the "
+            "MCP clients' files found here)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         found = import_servers(_client_config(source), source)
     except (OSError, ValueError) as exc:
@@ -283,21 +293,20 @@ def _import(args: argparse.Namespace) -> int:
         print(f"cadmcp host import: {path} cannot be read ({exc}). Nothing was changed.", file=sys.stderr)
         return 2
     hosts = data.setdefault("hosts", {})
-    listed = {n.casefold() for n in [*found.entries, *found.skipped]}
-    for name in args.only:
-        if name.casefold() not in listed:
-            print(f"cadmcp host import: {source} lists no server {name!r}", file=sys.stderr)
-    wanted = {n.casefold() for n in args.only}
-    skipped = dict(found.skipped)
+    chosen = _chosen(found, args.only, source)
+    skipped = {n: why for n, why in found.skipped.items() if chosen is None or n.casefold() in chosen}
     added: list[str] = []
+    notes: list[str] = [*found.notes.get("", [])]
     text = ""
-    for listed_as, entry in found.entries.items():
-        if wanted and listed_as.casefold() not in wanted:
+    for host, entry in found.entries.items():
+        listed_as = found.listed_as[host]
+        if chosen is not None and not {host.casefold(), listed_as.casefold()} & chosen:
             continue
-        name = listed_as
+        name = host
         if name.casefold() in {a.key.casefold() for a in BUILTIN}:
             name = f"{name}-mcp"  # a server for FreeCAD, say, beside the built-in FreeCAD host
-            found.notes.append(f"{name}: named so beside cadmcp's own {listed_as} host")
+            notes.append(f"{name}: named so beside cadmcp's own {host} host")
+        notes.extend(f"{name}: {note}" for note in found.notes.get(host, []))
         if (problem := name_problem(name)) is not None:
             skipped[listed_as] = problem
             continue
@@ -311,10 +320,7 @@ def _import(args: argparse.Namespace) -> int:
         try:
             text = _text(path, data, document, name, [o for o in same if o != name])
         except Exception as exc:  # a TOML layout tomlkit cannot edit
-            print(
-                f"cadmcp host import: {path} could not be edited ({exc}). Nothing was changed.",
-                file=sys.stderr,
-            )
+            print(f"cadmcp host import: {path} could not be edited ({exc}); nothing changed", file=sys.stderr)
             return 2
         if (problem := _problem(path, text, name)) is not None:
             hosts.pop(name)
@@ -326,10 +332,10 @@ def _import(args: argparse.Namespace) -> int:
         print(f"{'would add' if args.dry_run else 'added'} {name}: {_describe(hosts[name])}")
     for name, why in skipped.items():
         print(f"left out {name}: {why}")
-    for note in found.notes:
+    for note in notes:
         print(f"note: {note}", file=sys.stderr)
     for name in added:
-        secrets = [f"{w} is stored in {path} as written" for w in _literal_secrets(hosts[name], env=True)]
+        secrets = [f"{w} is stored in {path} as written" for w in _literal_secrets(hosts[name], by_name=True)]
         for warning in [*_warnings(hosts[name]), *secrets]:
             print(f"note: {name}: {warning}", file=sys.stderr)
     if not added:
@@ -339,6 +345,17 @@ def _import(args: argparse.Namespace) -> int:
         _write(path, text)
         print(f"{len(added)} added to {path}; start one with `cadmcp host NAME` or launch_host(hostApp=NAME)")
     return 0
+
+
+def _chosen(found: Any, only: list[str], source: Path) -> set[str] | None:
+    """The names ``--only`` picks (as listed in the file or as hosts), casefolded; None: all."""
+    if not only:
+        return None
+    known = {n.casefold() for n in [*found.entries, *found.listed_as.values(), *found.skipped]}
+    for name in only:
+        if name.casefold() not in known:
+            print(f"cadmcp host import: {source} lists no server {name!r}", file=sys.stderr)
+    return {n.casefold() for n in only}
 
 
 def _known_files() -> int:
@@ -379,7 +396,8 @@ def _describe(entry: dict[str, Any]) -> str:
     server = entry["server"]
     if "url" in server:
         return str(server["url"])
-    return " ".join([server["command"], *server.get("args", [])])
+    line = " ".join([server["command"], *server.get("args", [])])
+    return f"{line}  (in {server['cwd']})" if server.get("cwd") else line
 
 
 def main(argv: Sequence[str]) -> int:

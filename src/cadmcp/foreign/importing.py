@@ -1,12 +1,14 @@
 """Other MCP clients' server lists read as cadmcp host entries (`cadmcp host import FILE`).
 
 The formats people already keep their servers in: ``mcpServers`` (Claude Desktop's
-``claude_desktop_config.json``, Claude Code's ``.mcp.json``, Cursor's ``mcp.json``, Windsurf,
-Cline) and ``servers`` (VS Code's ``.vscode/mcp.json``, or ``mcp.servers`` in its settings). A
-stdio server keeps its command, arguments, environment and folder; an HTTP one its URL and
-headers. Their variables become cadmcp's secret references where they can (``${env:VAR}`` and
-``${VAR}`` are ``env:VAR``); a VS Code ``${input:...}`` prompt becomes an ``env:`` reference to a
-variable the note names. What cannot be a host is left out with the reason: a disabled entry,
+``claude_desktop_config.json``, Claude Code's ``.mcp.json`` and ``~/.claude.json``, Cursor's
+``mcp.json``, Windsurf, Cline) and ``servers`` (VS Code's ``.vscode/mcp.json``, or ``mcp.servers``
+in its settings). A stdio server keeps its command, arguments, environment and folder (a project's
+file starts its servers in the project, as its client does); an HTTP one its URL and headers.
+Variables in ``env`` and ``headers`` become cadmcp's secret references (``${env:VAR}`` and
+``${VAR}`` are ``env:VAR``; a VS Code ``${input:...}`` prompt an ``env:`` reference to a variable
+the note names); cadmcp expands no variable elsewhere, so one in a command, an argument or a URL
+stays as written and is said. What cannot be a host is left out with the reason: a disabled entry,
 the SSE transport, cadmcp itself.
 """
 
@@ -18,83 +20,149 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 MAX_NAME_CHARS = 40
 _WHOLE_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+_ANY_VAR = re.compile(r"\$\{[^}]+\}")
 _INPUT = re.compile(r"\$\{input:([^}]+)\}")
 _DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):-[^}]*\}")
 _HTTP_TYPES = {"http", "streamable-http", "streamablehttp", "streamable_http"}
+_EDITOR_VARS = ("workspaceFolder", "workspaceFolderBasename", "userHome", "pathSeparator")
+"""Variables VS Code and Cursor fill in themselves (not from the environment)."""
 
 
 @dataclass
 class Imported:
-    """What a client's file gives: host entries by name, what was left out and why, and notes."""
+    """What a client's file gives: host entries by name (and the name each had there), what was
+    left out and why, and notes by host name ("" for the file as a whole)."""
 
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    listed_as: dict[str, str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    notes: dict[str, list[str]] = field(default_factory=dict)
 
 
-def servers_of(data: Any) -> dict[str, Any] | None:
-    """The server table of a client's configuration, or None when it has none."""
+def servers_of(data: Any, folder: Path | None = None) -> dict[str, Any] | None:
+    """The server table of a client's configuration, or None when it has none; for Claude Code's
+    `~/.claude.json`, the user's servers and those it keeps for the project in ``folder``."""
     if not isinstance(data, dict):
         return None
-    for table in (data.get("mcpServers"), data.get("servers"), (data.get("mcp") or {}).get("servers")):
-        if isinstance(table, dict):
-            return table
+    tables = (data.get("mcpServers"), data.get("servers"), (data.get("mcp") or {}).get("servers"))
+    found = next((t for t in (*tables, data.get("mcp.servers")) if isinstance(t, dict)), None)
+    project = _project_servers(data, folder or Path.cwd())
+    if project:
+        found = {**(found or {}), **project}
+    return found
+
+
+def _project_servers(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    projects = data.get("projects")
+    if not isinstance(projects, dict):
+        return {}
+    mine = projects.get(str(folder.resolve())) or projects.get(str(folder))
+    servers = mine.get("mcpServers") if isinstance(mine, dict) else None
+    return servers if isinstance(servers, dict) else {}
+
+
+def import_servers(data: Any, source: Path, folder: Path | None = None) -> Imported:
+    """Host entries for the servers `data` (the parsed file ``source``) lists; ``folder`` is where
+    the command runs (the project whose servers `~/.claude.json` keeps)."""
+    found = Imported()
+    table = servers_of(data, folder)
+    if not table:
+        elsewhere = _other_projects(data, folder or Path.cwd())
+        found.notes[""] = [
+            f"{source} lists no MCP servers (no mcpServers, servers or mcp.servers table)"
+            if not elsewhere
+            else f"{source} keeps servers for other projects only ({', '.join(elsewhere[:3])}): run this "
+            "in one of those folders to import its servers"
+        ]
+        return found
+    project = _project_folder(source)
+    inputs = _inputs(data)
+    for raw_name, spec in table.items():
+        listed = str(raw_name)
+        if not isinstance(spec, dict):
+            found.skipped[listed] = "its entry is not an object"
+            continue
+        host = _host_name(listed, found.entries)
+        notes: list[str] = []
+        try:
+            entry = _entry(host, spec, _Context(project, inputs, notes))
+        except _Skip as why:
+            found.skipped[listed] = str(why)
+            continue
+        if host != listed:
+            notes.insert(0, f"named {host} ({listed!r} is not a host name: letters, digits, - and _)")
+        found.entries[host] = entry
+        found.listed_as[host] = listed
+        if notes:
+            found.notes[host] = notes
+    return found
+
+
+def _other_projects(data: Any, folder: Path) -> list[str]:
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        return []
+    return [p for p, v in projects.items() if isinstance(v, dict) and v.get("mcpServers")]
+
+
+def _project_folder(source: Path) -> Path | None:
+    """The project a client's file belongs to (its servers start there), None for a user's file."""
+    source = source.expanduser().resolve()
+    if source.name == ".mcp.json":
+        return source.parent
+    if source.parent.name in (".vscode", ".cursor") and source.parent.parent != Path.home().resolve():
+        return source.parent.parent
     return None
 
 
-def import_servers(data: Any, source: Path) -> Imported:
-    """Host entries for the servers `data` (the parsed file ``source``) lists."""
-    found = Imported()
-    table = servers_of(data)
-    if table is None:
-        found.notes.append(f"{source} lists no MCP servers (no mcpServers, servers or mcp.servers table)")
-        return found
-    workspace = source.resolve().parent.parent if source.parent.name == ".vscode" else None
-    for raw_name, spec in table.items():
-        name = str(raw_name)
-        if not isinstance(spec, dict):
-            found.skipped[name] = "its entry is not an object"
-            continue
-        try:
-            entry, notes = _entry(name, spec, workspace)
-        except _Skip as why:
-            found.skipped[name] = str(why)
-            continue
-        host = _host_name(name, found.entries)
-        if host != name:
-            notes.insert(0, f"named {host} ({name!r} is not a host name: letters, digits, - and _)")
-        found.entries[host] = entry
-        found.notes.extend(f"{host}: {note}" for note in notes)
-    return found
+def _inputs(data: Any) -> dict[str, str]:
+    """VS Code's input prompts: id → what it asks."""
+    inputs = data.get("inputs") if isinstance(data, dict) else None
+    if not isinstance(inputs, list):
+        inputs = ((data.get("mcp") or {}).get("inputs") if isinstance(data, dict) else None) or []
+    return {
+        str(i["id"]): str(i.get("description") or "")
+        for i in inputs
+        if isinstance(i, dict) and isinstance(i.get("id"), str)
+    }
 
 
 class _Skip(ValueError):
     """Why a server of the file cannot be a host."""
 
 
-def _entry(name: str, spec: dict[str, Any], workspace: Path | None) -> tuple[dict[str, Any], list[str]]:
-    notes: list[str] = []
+@dataclass
+class _Context:
+    project: Path | None
+    inputs: dict[str, str]
+    notes: list[str]
+
+
+def _entry(name: str, spec: dict[str, Any], ctx: _Context) -> dict[str, Any]:
     if spec.get("disabled") is True:
         raise _Skip("it is disabled there")
-    kind = str(spec.get("type") or spec.get("transport") or "").casefold()
+    kind = str(spec.get("type") or spec.get("transportType") or spec.get("transport") or "").casefold()
     url = spec.get("url") or spec.get("serverUrl")
-    if kind == "sse":
+    if kind == "sse" or (
+        isinstance(url, str) and kind not in _HTTP_TYPES and urlparse(url).path.rstrip("/").endswith("/sse")
+    ):
         raise _Skip(
             "it uses the SSE transport, which cadmcp does not speak; if the server also has a "
-            "streamable HTTP endpoint (often the same address ending in /mcp), add that with "
+            "streamable HTTP endpoint (often the same address with /mcp for /sse), add that with "
             f"`cadmcp host add {name} --url URL`"
         )
     server: dict[str, Any] = {}
     if isinstance(url, str) and (kind in _HTTP_TYPES or not spec.get("command")):
         if not url.startswith(("http://", "https://")):
             raise _Skip(f"its URL {url[:80]!r} is not http:// or https://")
-        server["url"] = _value(url, notes, workspace)
+        server["url"] = _as_written(url, "its URL", ctx)
         headers = _strings(spec.get("headers"), "headers")
         if headers:
-            server["headers"] = {k: _value(v, notes, workspace) for k, v in headers.items()}
+            server["headers"] = {k: _reference(v, ctx) for k, v in headers.items()}
     else:
         command = spec.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -102,20 +170,29 @@ def _entry(name: str, spec: dict[str, Any], workspace: Path | None) -> tuple[dic
         args = spec.get("args") or []
         if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
             raise _Skip("its args are not a list of strings")
-        command = _value(command, notes, workspace)
-        args = [_value(str(a), notes, workspace) for a in args]
+        command = _as_written(command, "its command", ctx)
+        args = [_as_written(str(a), "its args", ctx) for a in args]
         if _is_cadmcp(command, args):
             raise _Skip("it is cadmcp itself")
         server["command"], server["args"] = command, args
         cwd = spec.get("cwd")
         if isinstance(cwd, str) and cwd:
-            server["cwd"] = _value(cwd, notes, workspace)
+            cwd = _as_written(cwd, "its cwd", ctx)
+            if ctx.project is not None and not Path(cwd).expanduser().is_absolute() and "${" not in cwd:
+                cwd = str((ctx.project / cwd).resolve())  # relative to the project, as its client reads it
+            server["cwd"] = cwd
+        elif ctx.project is not None:
+            server["cwd"] = str(ctx.project)  # the project's servers start in the project
     env = _strings(spec.get("env"), "env")
     if env:
-        server["env"] = {k: _value(v, notes, workspace) for k, v in env.items()}
-    if spec.get("envFile"):
-        notes.append("its envFile is not read: give those variables with --env or in the entry's env")
-    return {"server": server}, notes
+        server["env"] = {k: _reference(v, ctx) for k, v in env.items()}
+    env_file = spec.get("envFile")
+    if env_file:
+        ctx.notes.append(
+            f"its envFile {_editor_vars(str(env_file), ctx)[:160]!r} is not read: put those variables in "
+            "the entry's env (in the host configuration)"
+        )
+    return {"server": server}
 
 
 def _strings(value: Any, what: str) -> dict[str, str]:
@@ -126,21 +203,49 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
-def _value(text: str, notes: list[str], workspace: Path | None) -> str:
-    """A value with the client's variables made cadmcp's references (or said when they cannot)."""
-    if "${workspaceFolder}" in text:
-        if workspace is not None:
-            text = text.replace("${workspaceFolder}", str(workspace))
-        else:
-            notes.append(
-                f"{text[:80]!r} names ${{workspaceFolder}}, which only VS Code knows; edit the entry"
-            )
+def _editor_vars(text: str, ctx: _Context) -> str:
+    """The variables the editor fills in, filled in as it would (those it can be known here)."""
+    known = {
+        "userHome": str(Path.home()),
+        "pathSeparator": os.sep,
+        **(
+            {"workspaceFolder": str(ctx.project), "workspaceFolderBasename": ctx.project.name}
+            if ctx.project is not None
+            else {}
+        ),
+    }
+    for var in _EDITOR_VARS:
+        token = "${" + var + "}"
+        if token in text and var in known:
+            text = text.replace(token, known[var])
+    return text
+
+
+def _as_written(text: str, where: str, ctx: _Context) -> str:
+    """A command, argument, folder or URL: kept as written (cadmcp expands no variable there)."""
+    text = _editor_vars(text, ctx)
+    if (variable := _ANY_VAR.search(text)) is not None:
+        ctx.notes.append(
+            f"{where} {'hold' if where.endswith('args') else 'holds'} {variable.group(0)!r} (in "
+            f"{text[:80]!r}), which cadmcp passes as written: "
+            "it reads variables only in env and headers; edit the entry"
+        )
+    return text
+
+
+def _reference(text: str, ctx: _Context) -> str:
+    """An env or header value with the client's variables made cadmcp's references."""
+    text = _editor_vars(text, ctx)
     for match in _INPUT.finditer(text):
         variable = re.sub(r"[^A-Za-z0-9_]", "_", match.group(1)).upper()
-        notes.append(f"VS Code asked for {match.group(1)!r} when it started the server; set {variable}")
+        asks = ctx.inputs.get(match.group(1))
+        what = f" ({asks[:80]})" if asks else ""
+        ctx.notes.append(
+            f"VS Code asked for {match.group(1)!r}{what} when it started the server; set {variable}"
+        )
         text = text.replace(match.group(0), "${" + variable + "}")
     for match in _DEFAULTED.finditer(text):
-        notes.append(f"the default in {match.group(0)!r} is dropped: set {match.group(1)}")
+        ctx.notes.append(f"the default in {match.group(0)!r} is dropped: set {match.group(1)}")
         text = text.replace(match.group(0), "${" + match.group(1) + "}")
     whole = _WHOLE_VAR.fullmatch(text)
     if whole is not None:
@@ -148,8 +253,10 @@ def _value(text: str, notes: list[str], workspace: Path | None) -> str:
     prefixed = re.fullmatch(r"(\S+ )" + _WHOLE_VAR.pattern, text)  # `Bearer ${env:TOKEN}`
     if prefixed is not None:
         return f"{prefixed.group(1)}env:{prefixed.group(2)}"
-    if _WHOLE_VAR.search(text):
-        notes.append(f"{text[:80]!r} mixes text and variables, which cadmcp does not expand; edit the entry")
+    if _ANY_VAR.search(text):
+        ctx.notes.append(
+            f"{text[:80]!r} mixes text and variables, which cadmcp does not expand; edit the entry"
+        )
     return text
 
 
@@ -163,8 +270,13 @@ def _is_cadmcp(command: str, args: list[str]) -> bool:
 
 
 def _host_name(name: str, taken: dict[str, Any]) -> str:
-    """``name`` as a host name: other characters made '-', at most `MAX_NAME_CHARS`, unique."""
-    base = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-_")[:MAX_NAME_CHARS] or "server"
+    """``name`` as a host name: other characters than letters (of any script), digits, - and _
+    made '-', short enough for an endpoint's name, unique."""
+    from cadmcp.applications import name_problem
+
+    base = re.sub(r"[^\w-]+", "-", name).strip("-_")[:MAX_NAME_CHARS]
+    if not base or name_problem(base) is not None:  # letters of other scripts take more room
+        base = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-_")[:MAX_NAME_CHARS] or "server"
     candidate, n = base, 2
     while candidate.casefold() in {t.casefold() for t in taken}:
         suffix = f"-{n}"
