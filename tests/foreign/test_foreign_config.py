@@ -309,3 +309,12 @@ def test_host_add_says_why_a_command_given_by_its_path_will_not_start(
     ]:
         assert cli_main(["host", "add", name, "--", str(command)]) == 0
         assert f"{command} {said}" in capsys.readouterr().err
+
+
+def test_host_add_notes_an_argument_whose_variable_is_not_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "hosts.json"))
+    monkeypatch.delenv("CADMCP_TEST_UNSET_DB", raising=False)
+    assert cli_main(["host", "add", "Pg", "--", sys.executable, "server.py", "env:CADMCP_TEST_UNSET_DB"]) == 0
+    assert "args[1] refers to the environment variable CADMCP_TEST_UNSET_DB" in capsys.readouterr().err

@@ -663,3 +663,22 @@ async def test_a_server_answering_what_it_does_not_know_with_nonsense_is_said_so
         assert launched.is_error and body["type"] == "server_down", body
         assert "an answer of the server's is not what MCP says (DiscoverResult" in body["message"], body
         assert "process ended" not in body["message"], body
+
+
+async def test_an_argument_may_be_an_env_reference_filled_in_when_the_server_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cadmcp.applications import Application, ForeignServer
+    from cadmcp.foreign.proxy import ForeignHost
+    from tests.foreign.conftest import SHAPES
+
+    monkeypatch.setenv("CADMCP_TEST_SHAPE", "twice")  # the server's one argument, its shape
+    server = ForeignServer(command=sys.executable, args=(str(SHAPES), "env:CADMCP_TEST_SHAPE"))
+    host = ForeignHost(Application("Shaped", "Shaped", kind="mcp", server=server))
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(60):
+            await host.start(tg)
+        assert host.state["phase"] == "ready", host.state
+        assert host.listed_twice == ["tool 'plain_tool'"]  # it ran as `shapes.py twice`
+        assert host.state["foreign"]["server"].endswith("env:CADMCP_TEST_SHAPE")  # never the value
+        tg.cancel_scope.cancel()

@@ -198,8 +198,8 @@ def test_what_cadmcp_cannot_expand_or_speak_is_kept_as_written_or_left_out_and_s
         }
     }
     found = import_servers(data, project / ".mcp.json")  # a project's file: its servers start there
-    assert found.entries["pg"]["server"]["args"] == ["server-postgres", "${env:DATABASE_URL}"]  # not env:...
-    assert "its args hold '${env:DATABASE_URL}'" in found.notes["pg"][0]
+    assert found.entries["pg"]["server"]["args"] == ["server-postgres", "env:DATABASE_URL"]  # filled in
+    assert "pg" not in found.notes
     assert set(found.skipped) == {"cline-sse", "windsurf-sse"}
     assert found.entries["local"]["server"]["cwd"] == str((project / "tool").resolve())
     assert found.entries["here"]["server"]["cwd"] == str(project.resolve())

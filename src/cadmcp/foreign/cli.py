@@ -174,7 +174,7 @@ def _warnings(entry: dict[str, Any]) -> list[str]:
     host may start where the command and variables are)."""
     import shutil
 
-    from cadmcp.foreign.secrets import SecretError, resolve_all
+    from cadmcp.foreign.secrets import SecretError, resolve_all, resolve_args
 
     server = entry["server"]
     found: list[str] = []
@@ -187,6 +187,11 @@ def _warnings(entry: dict[str, Any]) -> list[str]:
                 resolve_all(where, {key: value})
             except SecretError as exc:
                 found.append(str(exc))
+    for n, arg in enumerate(server.get("args") or []):
+        try:
+            resolve_args([arg])
+        except SecretError as exc:
+            found.append(str(exc).replace("args[0]", f"args[{n}]", 1))
     return found
 
 

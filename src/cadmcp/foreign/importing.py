@@ -5,11 +5,11 @@ The formats people already keep their servers in: ``mcpServers`` (Claude Desktop
 ``mcp.json``, Windsurf, Cline) and ``servers`` (VS Code's ``.vscode/mcp.json``, or ``mcp.servers``
 in its settings). A stdio server keeps its command, arguments, environment and folder (a project's
 file starts its servers in the project, as its client does); an HTTP one its URL and headers.
-Variables in ``env`` and ``headers`` become cadmcp's secret references (``${env:VAR}`` and
-``${VAR}`` are ``env:VAR``; a VS Code ``${input:...}`` prompt an ``env:`` reference to a variable
-the note names); cadmcp expands no variable elsewhere, so one in a command, an argument or a URL
-stays as written and is said. What cannot be a host is left out with the reason: a disabled entry,
-the SSE transport, cadmcp itself.
+Variables in ``env`` and ``headers``, and an argument that is a variable whole, become cadmcp's
+references (``${env:VAR}`` and ``${VAR}`` are ``env:VAR``; a VS Code ``${input:...}`` prompt an
+``env:`` reference to a variable the note names). cadmcp expands no variable elsewhere, so one in
+a command, within an argument or in a URL stays as written and is said. What cannot be a host is
+left out with the reason: a disabled entry, the SSE transport, cadmcp itself.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def _entry(name: str, spec: dict[str, Any], ctx: _Context) -> dict[str, Any]:
         if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
             raise _Skip("its args are not a list of strings")
         command = _as_written(command, "its command", ctx)
-        args = [_as_written(str(a), "its args", ctx) for a in args]
+        args = [_argument(str(a), ctx) for a in args]
         if _is_cadmcp(command, args):
             raise _Skip("it is cadmcp itself")
         server["command"], server["args"] = command, args
@@ -228,9 +228,22 @@ def _as_written(text: str, where: str, ctx: _Context) -> str:
         ctx.notes.append(
             f"{where} {'hold' if where.endswith('args') else 'holds'} {variable.group(0)!r} (in "
             f"{text[:80]!r}), which cadmcp passes as written: "
-            "it reads variables only in env and headers; edit the entry"
+            "it reads variables in env and headers, and an argument that is one whole; edit the entry"
         )
     return text
+
+
+def _argument(text: str, ctx: _Context) -> str:
+    """An argument: a variable that is the whole of it becomes an ``env:`` reference (cadmcp fills
+    those in), any other stays as written."""
+    whole = _WHOLE_VAR.fullmatch(_editor_vars(text, ctx))
+    if (
+        (whole is not None and whole.group(1) not in _EDITOR_VARS)
+        or _DEFAULTED.fullmatch(text)
+        or _INPUT.fullmatch(text)
+    ):
+        return _reference(text, ctx)
+    return _as_written(text, "its args", ctx)
 
 
 def _reference(text: str, ctx: _Context) -> str:
@@ -248,10 +261,10 @@ def _reference(text: str, ctx: _Context) -> str:
         ctx.notes.append(f"the default in {match.group(0)!r} is dropped: set {match.group(1)}")
         text = text.replace(match.group(0), "${" + match.group(1) + "}")
     whole = _WHOLE_VAR.fullmatch(text)
-    if whole is not None:
+    if whole is not None and whole.group(1) not in _EDITOR_VARS:
         return f"env:{whole.group(1)}"
     prefixed = re.fullmatch(r"(\S+ )" + _WHOLE_VAR.pattern, text)  # `Bearer ${env:TOKEN}`
-    if prefixed is not None:
+    if prefixed is not None and prefixed.group(2) not in _EDITOR_VARS:
         return f"{prefixed.group(1)}env:{prefixed.group(2)}"
     if _ANY_VAR.search(text):
         ctx.notes.append(

@@ -12,7 +12,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from cadmcp.applications import ForeignServer
 from cadmcp.foreign.childprocess import server_process
-from cadmcp.foreign.secrets import resolve_all
+from cadmcp.foreign.secrets import resolve_all, resolve_args
 from cadmcp.wire.sockets import Intercept, Reply, message_streams
 
 STDERR_TAIL = 1500
@@ -62,7 +62,7 @@ async def transport(
     ``stderr``), or its HTTP endpoint. ``intercept`` sees each line a stdio server writes before
     it is parsed (the proxy's own calls, `cadmcp.foreign.fastlane.ServerChannel`).
 
-    References in ``env`` and ``headers`` are resolved here, at every connection (a rotated
+    References in ``env``, ``headers`` and ``args`` are resolved here, at every connection (a rotated
     token is picked up on the next restart); :class:`~cadmcp.foreign.secrets.SecretError` when one
     cannot be.
     """
@@ -79,9 +79,10 @@ async def transport(
         return
     assert server.command is not None
     env = resolve_all("env", server.env) or None
+    args = resolve_args(list(server.args))
     async with (
         anyio.create_task_group() as drains,  # left once the server stopped, its stderr closed
-        server_process(server.command, list(server.args), env, server.cwd) as pipes,
+        server_process(server.command, args, env, server.cwd) as pipes,
     ):
         if pipes.stderr is not None:
             drains.start_soon(_drain, pipes.stderr, stderr)

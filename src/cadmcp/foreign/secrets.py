@@ -1,10 +1,13 @@
-"""Secret references in a foreign server's environment and headers, resolved when it connects.
+"""Secret references in a foreign server's environment, headers and arguments, resolved when it
+connects.
 
-A value is used as written unless it is a reference: ``env:VAR`` names an environment variable of
-the proxy process, ``file:PATH`` a private file (a regular file of this user, mode 0600 or
-stricter, PATH absolute or under ``~``) whose content, trailing newline removed, is the value. A
-header may put one word before its reference (``Bearer env:TOKEN``). The configuration file
-therefore never holds the secret itself.
+A value of ``env`` or ``headers`` is used as written unless it is a reference: ``env:VAR`` names
+an environment variable of the proxy process, ``file:PATH`` a private file (a regular file of this
+user, mode 0600 or stricter, PATH absolute or under ``~``) whose content, trailing newline removed,
+is the value. A header may put one word before its reference (``Bearer env:TOKEN``). The
+configuration file therefore never holds the secret itself. An argument of a stdio server may be
+an ``env:VAR`` reference too (the whole argument: a server taking a token or a connection string
+as one).
 
 What only looks like a reference stays as written: ``file:`` with a relative path or a URL
 (``file:./dev.db``, ``file:///srv/db``), words around ``env:`` in an environment variable. Any
@@ -28,13 +31,14 @@ class SecretError(ValueError):
     """A reference that cannot be resolved; the message says what to fix (never the value)."""
 
 
-def resolve(name: str, value: str, *, prefix_word: bool = True) -> str:
+def resolve(name: str, value: str, *, prefix_word: bool = True, files: bool = True) -> str:
     """The value of ``name`` with its reference, if any, filled in (``prefix_word``: a word such
-    as ``Bearer`` may come before the reference, as in a header)."""
+    as ``Bearer`` may come before the reference, as in a header; ``files``: ``file:`` references
+    are read too)."""
     if value.startswith(LITERAL):
         return value[len(LITERAL) :]
     match = (_PREFIXED_REF if prefix_word else _REF).match(value)
-    if match is None:
+    if match is None or (match["kind"] == "file" and not files):
         return value
     prefix, kind, ref = match.groupdict().get("prefix") or "", match["kind"], match["ref"]
     if kind == "env":
@@ -79,3 +83,9 @@ def resolve_all(where: str, values: dict[str, str]) -> dict[str, str]:
     follow a word (``Bearer env:TOKEN``)."""
     prefix_word = where == "headers"
     return {key: resolve(f"{where}.{key}", value, prefix_word=prefix_word) for key, value in values.items()}
+
+
+def resolve_args(args: list[str]) -> list[str]:
+    """A stdio server's arguments, each ``env:VAR`` argument filled in (a server taking a secret or
+    a connection string as an argument); ``file:`` arguments stay as written (they name files)."""
+    return [resolve(f"args[{n}]", arg, prefix_word=False, files=False) for n, arg in enumerate(args)]
