@@ -255,6 +255,14 @@ def _sluggish(tmp_path: Path, *, connect_timeout: float) -> dict[str, str]:
     return config_env(tmp_path, {"Sluggish": sluggish})
 
 
+async def _down_at_launch(session: Any, app: str) -> dict[str, Any]:
+    """Launch the host of a server that does not come up: the answer, `server_down` with why."""
+    failed = await call(session, "launch_host", {"hostApp": app, "timeoutSeconds": 60})
+    body = failed.structured_content
+    assert failed.is_error and body["type"] == "server_down", body  # never a ready answer
+    return body
+
+
 async def _launched_tool(session: Any, app: str) -> dict[str, Any]:
     """Launch the host of a `shapes.py` server and find its one tool."""
     launched = await call(session, "launch_host", {"hostApp": app, "timeoutSeconds": 60})
@@ -481,9 +489,7 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
         assert [h["hostApp"] for h in listing["hosts"]].count("Time") == 1  # no second copy was started
         down: dict[str, Any] = {}
         for name, words in (("Missing", "no-such-mcp-server"), ("Secretive", "CADMCP_TEST_UNSET_VARIABLE")):
-            failed = await call(session, "launch_host", {"hostApp": name, "timeoutSeconds": 60})
-            body = failed.structured_content
-            assert failed.is_error and body["type"] == "server_down", body
+            body = await _down_at_launch(session, name)
             assert words in body["message"] and "cadmcp host add" in body["message"], body
             assert body["phase"] == "down" and body["hostRunning"] and body["retryInSeconds"] > 0
             still = (await call(session, "launch_host", {"hostApp": name})).structured_content
@@ -510,9 +516,7 @@ async def test_a_server_logging_to_stdout_works_and_one_that_only_logs_is_down_s
         assert not chatty.is_error and chatty.structured_content["phase"] == "ready", chatty
         tool = await _item(session, "multiplies two numbers", "plain_tool")
         assert (await _invoke(session, tool["id"], {})).content[0].text == "3"  # the log lines are skipped
-        failed = await call(session, "launch_host", {"hostApp": "Mute", "timeoutSeconds": 60})
-        body = failed.structured_content
-        assert failed.is_error and body["type"] == "server_down", body
+        body = await _down_at_launch(session, "Mute")
         assert "no MCP messages" in body["reason"] and LOG_LINE in body["reason"], body
         assert "logging belongs on stderr" in body["message"]
 
@@ -542,9 +546,7 @@ async def test_a_server_slower_to_start_than_its_connect_timeout_is_down_saying_
     daemon_client: Any, tmp_path: Path
 ) -> None:
     async with daemon_client(env=_sluggish(tmp_path, connect_timeout=1)) as session:
-        failed = await call(session, "launch_host", {"hostApp": "Sluggish", "timeoutSeconds": 60})
-        body = failed.structured_content
-        assert failed.is_error and body["type"] == "server_down", body  # never a ready answer
+        body = await _down_at_launch(session, "Sluggish")
         assert (
             "connectTimeoutSeconds (1 s)" in body["message"]
             and "answering its first request" in body["message"]
@@ -658,9 +660,7 @@ async def test_a_server_answering_what_it_does_not_know_with_nonsense_is_said_so
 ) -> None:
     # the reason is the answer that is no MCP, not "the server's process ended" (the proxy closed it)
     async with daemon_client(env=config_env(tmp_path, {"Sloppy": shape_server("sloppy")})) as session:
-        launched = await call(session, "launch_host", {"hostApp": "Sloppy", "timeoutSeconds": 60})
-        body = launched.structured_content
-        assert launched.is_error and body["type"] == "server_down", body
+        body = await _down_at_launch(session, "Sloppy")
         assert "an answer of the server's is not what MCP says (DiscoverResult" in body["message"], body
         assert "process ended" not in body["message"], body
 

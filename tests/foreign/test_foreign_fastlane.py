@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from cadmcp.applications import CONFIG_ENV
+from cadmcp.foreign.childprocess import server_process
 from cadmcp.foreign.fastlane import FastLane, NotSent, ServerChannel, ServerGone
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.calllog import parse_line
@@ -246,13 +248,9 @@ async def test_a_call_on_an_ended_transport_says_it_was_not_sent() -> None:
     # a call made after the server ended but before the proxy noticed never reached it: the
     # proxy then says the server is down (nothing ran), not that it went away during the call
     read_send, read = anyio.create_memory_object_stream[Any](4)
-    written: list[bytes] = []
-
-    async def reply(line: bytes) -> None:
-        written.append(line)
-
-    channel = ServerChannel().intercept(reply)
-    channel.attach(read)
+    written, stdin = anyio.create_memory_object_stream[bytes](4)
+    channel = ServerChannel()
+    channel.attach(read, written)  # type: ignore[arg-type]  # what would be written, kept
     channel.bind(lambda method, params: {"method": method, "params": dict(params)})
     async with anyio.create_task_group() as tg:
         tg.start_soon(channel.run)
@@ -263,28 +261,22 @@ async def test_a_call_on_an_ended_transport_says_it_was_not_sent() -> None:
         with pytest.raises(NotSent) as raised:
             await channel.call({"name": "t", "arguments": {}}, on_progress=None, timeout=5)
         assert isinstance(raised.value, ServerGone)
-
-
-class _GoneStdin:
-    """A server's stdin whose process has ended: every write fails."""
-
-    async def send(self, item: bytes) -> None:
-        raise anyio.BrokenResourceError
+        assert stdin.statistics().current_buffer_used == 0  # nothing was written
 
 
 async def test_a_call_whose_write_fails_says_it_did_not_reach_the_server() -> None:
-    # the proxy writes its own calls to the server's stdin itself: a broken pipe there means the
-    # server never got the call, which is what the caller is told (not that it may have partly run)
+    # the proxy writes its own calls to the server's stdin itself: a broken pipe there (a real
+    # process that closed its stdin) means the server never got the call, which is what the
+    # caller is told (not that it may have partly run)
+    closes_stdin = "import os, time; os.close(0); print('closed', flush=True); time.sleep(30)"
     read_send, read = anyio.create_memory_object_stream[Any](4)
-
-    async def reply(line: bytes) -> None:
-        raise AssertionError("calls are written to stdin, not queued")
-
-    channel = ServerChannel().intercept(reply)
-    channel.attach(read, _GoneStdin())  # type: ignore[arg-type]
-    channel.bind(lambda method, params: {"method": method, "params": dict(params)})
-    async with read_send, anyio.create_task_group() as tg:
-        tg.start_soon(channel.run)
-        with pytest.raises(NotSent):
-            await channel.call({"name": "t", "arguments": {}}, on_progress=None, timeout=5)
-        tg.cancel_scope.cancel()
+    channel = ServerChannel()
+    async with server_process(sys.executable, ["-c", closes_stdin], None, None) as pipes:
+        assert (await pipes.stream.receive()).startswith(b"closed")
+        channel.attach(read, pipes.stream.send_stream)
+        channel.bind(lambda method, params: {"method": method, "params": dict(params)})
+        async with read_send, anyio.create_task_group() as tg:
+            tg.start_soon(channel.run)
+            with anyio.fail_after(10), pytest.raises(NotSent):
+                await channel.call({"name": "t", "arguments": {}}, on_progress=None, timeout=5)
+            tg.cancel_scope.cancel()

@@ -9,6 +9,7 @@ schema is itself invalid is left to check its own arguments.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
 from typing import Any
@@ -298,6 +299,7 @@ def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def _query_variables(uri_template: str) -> frozenset[str]:
     """The variables of a template's query expressions (`{?a,b}`, `{&c}`): left out, they are left
     out of the URI (RFC 6570), so a read may go without them. For a template the SDK cannot

@@ -34,6 +34,8 @@ from cadmcp.applications import (
 from cadmcp.userdirs import config_dir
 
 MAX_NAME_CHARS = 40
+MAX_CLIENT_FILE_BYTES = 16 * 1024 * 1024
+"""The largest MCP client file `host import` reads (VS Code's settings hold more than servers)."""
 _SECRET_NAME = re.compile(
     r"TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|APIKEY|(?:^|[_-])(?:API|ACCESS|PRIVATE|SERVICE)?[_-]?KEY(?:$|[_-])",
     re.IGNORECASE,
@@ -174,7 +176,7 @@ def _warnings(entry: dict[str, Any]) -> list[str]:
     host may start where the command and variables are)."""
     import shutil
 
-    from cadmcp.foreign.secrets import SecretError, resolve_all, resolve_args
+    from cadmcp.foreign.secrets import SecretError, resolve, resolve_all
 
     server = entry["server"]
     found: list[str] = []
@@ -189,9 +191,9 @@ def _warnings(entry: dict[str, Any]) -> list[str]:
                 found.append(str(exc))
     for n, arg in enumerate(server.get("args") or []):
         try:
-            resolve_args([arg])
+            resolve(f"args[{n}]", arg, prefix_word=False, files=False)  # as resolve_args reads each
         except SecretError as exc:
-            found.append(str(exc).replace("args[0]", f"args[{n}]", 1))
+            found.append(str(exc))
     return found
 
 
@@ -203,7 +205,7 @@ def _literal_secrets(entry: dict[str, Any], *, by_name: bool = False) -> list[st
     found = []
     for where in ("headers", "env") if by_name else ("headers",):
         for key, value in (server.get(where) or {}).items():
-            if value.startswith(("env:", "file:")) or "env:" in value or "file:" in value:
+            if "env:" in value or "file:" in value:  # a reference (after a word, in a header)
                 continue
             if not by_name or (value.strip() and _SECRET_NAME.search(key)):
                 found.append(f"{'header' if where == 'headers' else 'env'} {key}")
@@ -388,6 +390,10 @@ def _known_files() -> int:
 def _client_config(path: Path) -> Any:
     """A client's configuration file: JSON, or the JSON with comments and trailing commas VS Code
     and Cursor allow (read with json5)."""
+    if path.stat().st_size > MAX_CLIENT_FILE_BYTES:
+        raise ValueError(
+            f"it is over {MAX_CLIENT_FILE_BYTES // (1024 * 1024)} MiB, no client's configuration"
+        )
     text = path.read_text(encoding="utf-8-sig")
     try:
         return json.loads(text)

@@ -79,7 +79,6 @@ class ServerChannel:
 
     def __init__(self) -> None:
         self._read: MemoryObjectReceiveStream[SessionMessage | Exception] | None = None
-        self._reply: Reply | None = None
         self._stdin: ByteSendStream | None = None
         self._envelope: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
         self._to_session, self.session_read = anyio.create_memory_object_stream[SessionMessage | Exception](
@@ -99,16 +98,15 @@ class ServerChannel:
         self.first_not_protocol = ""
 
     def intercept(self, reply: Reply) -> ServerChannel:
-        """The pipe's intercept (``reply`` writes a line to the server, in order with the session's)."""
-        self._reply = reply
+        """The pipe's intercept (it writes to the server's stdin itself, not through ``reply``)."""
         return self
 
     def attach(
-        self, read: MemoryObjectReceiveStream[SessionMessage | Exception], stdin: ByteSendStream | None = None
+        self, read: MemoryObjectReceiveStream[SessionMessage | Exception], stdin: ByteSendStream
     ) -> MemoryObjectReceiveStream[SessionMessage | Exception]:
-        """Read what the pipe passes on; the session reads what this returns instead. With the
-        server's ``stdin``, calls are written there directly (a write that fails says the call
-        never reached the server), else in turn with the session's messages."""
+        """Read what the pipe passes on (the session reads what this returns instead), and write
+        calls to the server's ``stdin`` directly: a write that fails says the call never reached
+        the server."""
         self._read = read
         self._stdin = stdin
         return self.session_read
@@ -219,7 +217,7 @@ class ServerChannel:
 
         TimeoutError after ``timeout`` seconds; cancelled or timed out, the server is told to stop.
         MCPError for the server's error answer, ServerGone when its transport ended meanwhile."""
-        if self.closed or self._envelope is None or self._reply is None:
+        if self.closed or self._envelope is None or self._stdin is None:
             raise NotSent("the server's connection is closed")
         request_id = f"cadmcp-{next(self._ids)}"
         data = self._envelope("tools/call", params)
@@ -232,7 +230,7 @@ class ServerChannel:
         request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": out}
         try:
             with anyio.fail_after(timeout):
-                await self._send(request_id, _encoded(request))
+                await self._send(request_id, request)
                 outcome = await receive.receive()
         except BaseException:
             if self._pending.pop(request_id, None) is not None and not self.closed:
@@ -246,26 +244,26 @@ class ServerChannel:
             raise MCPError.from_error_data(outcome)
         return without_server_info(outcome)
 
-    async def _send(self, request_id: str, line: bytes) -> None:
-        if self._stdin is None:
-            assert self._reply is not None
-            await self._reply(line)
-            return
+    async def _send(self, request_id: str, message: dict[str, Any]) -> None:
+        assert self._stdin is not None
         try:  # a whole line per write: the session's messages, written beside, never interleave
-            await self._stdin.send(line + b"\n")
+            await self._stdin.send(_encoded(message) + b"\n")
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             self._pending.pop(request_id, None)
             raise NotSent("the server's stdin is closed (it ended)") from None
 
     async def _cancel(self, request_id: str) -> None:
-        assert self._reply is not None
         note = {
             "jsonrpc": "2.0",
             "method": "notifications/cancelled",
             "params": {"requestId": request_id, "reason": "the caller gave up on the call"},
         }
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_WRITE_TIMEOUT):
-            await self._reply(_encoded(note))
+        with (
+            anyio.CancelScope(shield=True),
+            anyio.move_on_after(CANCEL_WRITE_TIMEOUT),
+            contextlib.suppress(NotSent),  # the server ended: nothing to stop there
+        ):
+            await self._send(request_id, note)
 
 
 def _answered(message: dict[str, Any]) -> dict[str, Any] | types.ErrorData:

@@ -234,8 +234,7 @@ class ForeignHost:
         self.first_attempt = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None  # where calls run (they outlive one request)
         self._changed: list[Any] = []
-        # the server's stderr, for the reason it went down (open as long as the proxy runs)
-        self._stderr = link.StderrTail()
+        self._stderr = link.StderrTail()  # the end of the server's stderr, for why it went down
         self._config_file = config_path()
 
     # -- what the runtime is told --------------------------------------------------------------
@@ -383,6 +382,7 @@ class ForeignHost:
             read = connection.read
             if channel is not None:
                 channel.on_server_end = self._server_ended
+                assert connection.stdin is not None  # a stdio server's
                 read = channel.attach(read, connection.stdin)
             async with anyio.create_task_group() as pump:
                 if channel is not None:
@@ -507,12 +507,7 @@ class ForeignHost:
         typed_templates, twice_t = _first_of_each(typed_templates, lambda t: t.uri_template, "template")
         self.listed_twice = [*twice, *twice_r, *twice_t]
         if self.listed_twice:
-            log.warning(
-                "%s lists %d names twice (the first of each kept): %s",
-                self.app.name,
-                len(self.listed_twice),
-                ", ".join(self.listed_twice[:MAX_LISTED_TWICE]),
-            )
+            log.warning("%s: %s", self.app.name, self._listed_twice_note())
         self.tools, self.resources, self.templates = typed_tools, typed_resources, typed_templates
         self._tool_names = frozenset(t.name for t in typed_tools)
         self.served_tools = [_driven_by_proxy(t) for t in typed_tools]

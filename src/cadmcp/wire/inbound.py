@@ -59,11 +59,11 @@ def decode(line: bytes, role: Literal["server", "client"] = "server") -> Session
         if role == "server":
             return refuse(line, _explain(str(exc)), tail=line[-ID_SCAN_BYTES:])
         detail = str(exc)
+        what = _explain(detail, answer=True)
         return refuse_answer(
             line[:ID_SCAN_BYTES],
             line[-ID_SCAN_BYTES:],
-            answer_reason=f"The server's answer is no valid JSON-RPC message: {_explain_answer(detail)}. "
-            "Tell the server's author.",
+            answer_reason=f"The server's answer is no valid JSON-RPC message: {what}. Tell its author.",
             request_reason=_explain(detail),
             kind="invalid_result",
         )
@@ -122,37 +122,41 @@ def refuse_answer(
     return Refusal(answer_reason, answer, to_peer=False)
 
 
-def _explain_answer(detail: str) -> str:
-    """A parse failure of a server's answer, in words for whoever called it."""
-    lowered = detail.lower()
-    if "recursion limit" in lowered:
-        return "it nests too deeply for the JSON parser"
-    if "escape" in lowered or "surrogate" in lowered or "unicode" in lowered or "utf-8" in lowered:
-        return "it holds bytes that are not UTF-8 (or a lone surrogate escape)"
-    if "number out of range" in lowered or "exceeds the limit" in lowered:
-        return "a number in it is out of range"
-    if "json_invalid" in lowered or "invalid json" in lowered:
-        return "it is not valid JSON"
-    return "it is not a JSON-RPC 2.0 response (a result object or an error)"
+_FAILURES = (  # what a parser's failure says → what is wrong, for a request and for an answer
+    (
+        ("recursion limit",),
+        "The request nests too deeply for the JSON parser (about 200 levels); send flatter arguments.",
+        "it nests too deeply for the JSON parser",
+    ),
+    (
+        ("escape", "surrogate", "unicode", "utf-8"),
+        "The request holds invalid Unicode (a lone surrogate escape such as \\ud800, or bytes "
+        "that are not UTF-8); send valid UTF-8 text.",
+        "it holds bytes that are not UTF-8 (or a lone surrogate escape)",
+    ),
+    (
+        ("number out of range", "exceeds the limit"),
+        "A number in the request is out of range (integers beyond about 4300 digits, floats "
+        "beyond 64 bits); send such values as strings.",
+        "a number in it is out of range",
+    ),
+    (
+        ("json_invalid", "invalid json"),
+        "The request is not valid JSON; send one JSON-RPC message per line.",
+        "it is not valid JSON",
+    ),
+)
 
 
-def _explain(detail: str) -> str:
-    """A pydantic/JSON parse failure in words a caller can act on."""
+def _explain(detail: str, *, answer: bool = False) -> str:
+    """A pydantic/JSON parse failure in words a caller can act on: of a request (to its sender),
+    or with ``answer`` of a server's answer (to whoever called it)."""
     lowered = detail.lower()
-    if "recursion limit" in lowered:
-        return "The request nests too deeply for the JSON parser (about 200 levels); send flatter arguments."
-    if "escape" in lowered or "surrogate" in lowered or "unicode" in lowered or "utf-8" in lowered:
-        return (
-            "The request holds invalid Unicode (a lone surrogate escape such as \\ud800, or bytes "
-            "that are not UTF-8); send valid UTF-8 text."
-        )
-    if "number out of range" in lowered or "exceeds the limit" in lowered:
-        return (
-            "A number in the request is out of range (integers beyond about 4300 digits, floats "
-            "beyond 64 bits); send such values as strings."
-        )
-    if "json_invalid" in lowered or "invalid json" in lowered:
-        return "The request is not valid JSON; send one JSON-RPC message per line."
+    for words, of_request, of_answer in _FAILURES:
+        if any(w in lowered for w in words):
+            return of_answer if answer else of_request
+    if answer:
+        return "it is not a JSON-RPC 2.0 response (a result object or an error)"
     return "The request is not a valid JSON-RPC 2.0 message (it needs jsonrpc, id, method and params)."
 
 
