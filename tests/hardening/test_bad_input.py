@@ -223,3 +223,18 @@ async def test_a_2025_client_without_elicitation_is_told_instead_of_asked(
         status = await find_target(session, "demo://status")
         items = (await call(session, "invoke_dynamic", {"id": status["id"]})).content[0].resource.text
         assert "beta" in items  # nothing was deleted
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_an_sdk_client_reads_a_request_refused_unread(daemon_client: Any, era: str) -> None:
+    """A request the daemon refuses before parsing it (over its size) is answered as a tool result
+    an MCP SDK client of either era reads, not as a shape it cannot validate."""
+    async with daemon_client(era) as session:
+        result = await session.call_tool(
+            "invoke_dynamic", {"id": "cabcdefghijkl", "arguments": {"b": "x" * 5_000_000}}
+        )
+        assert result.is_error
+        body = result.structured_content
+        assert body is not None and body["type"] == "validation_error", body
+        assert "over 4.25 MiB" in body["message"]
+        assert (await session.call_tool("list_host_instances", {})).structured_content["count"] == 0

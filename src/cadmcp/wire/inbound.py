@@ -89,6 +89,9 @@ def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail:
             "content": [{"type": "text", "text": dumps(body)}],
             "structuredContent": body,
             "isError": True,
+            # the line is refused unread, so its protocol era is unknown: a 2026-07-28 client needs
+            # the envelope, and a 2025-11-25 one takes a result's extra field as it is
+            "resultType": "complete",
         }
         answer = types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
         return Refusal(reason, SessionMessage(answer))

@@ -69,11 +69,11 @@ def _too_long(prefix: bytes, tail: bytes, limit: int, role: Role) -> inbound.Ref
     if role == "server":
         return inbound.refuse(
             prefix,
-            f"The request is over {limit // (1024 * 1024)} MiB; send smaller arguments "
+            f"The request is over {limit / (1024 * 1024):g} MiB; send smaller arguments "
             "(a file path instead of file content, fewer items per call).",
             tail=tail,
         )
-    mib = limit // (1024 * 1024)
+    mib = f"{limit / (1024 * 1024):g}"
     return inbound.refuse_answer(
         prefix,
         tail,
