@@ -94,14 +94,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _runtime_dir_refused(command: str) -> bool:
-    """Check the runtime directory before starting; print why it cannot be used (no traceback)."""
-    from cadmcp.wire.endpoints import RuntimeDirError, runtime_dir
+def _runtime_dir_refused(command: str, host_app: str | None = None) -> bool:
+    """Check the runtime directory before starting (and that a host named `host_app` can listen
+    in it); print why it cannot be used (no traceback)."""
+    from cadmcp.wire.endpoints import RuntimeDirError, endpoint_problem, runtime_dir
 
     try:
-        runtime_dir()
+        directory = runtime_dir()
     except RuntimeDirError as exc:
         print(f"cadmcp {command}: {exc}", file=sys.stderr)
+        return True
+    problem = endpoint_problem(directory, host_app) if host_app else None
+    if problem is not None:
+        print(f"cadmcp {command}: {problem}", file=sys.stderr)
         return True
     return False
 
@@ -130,7 +135,7 @@ def _run_host(args: argparse.Namespace) -> int:
     if app.problem is not None:
         print(f"cadmcp host {args.kind}: {app.problem}", file=sys.stderr)
         return 2
-    if _runtime_dir_refused(f"host {args.kind}"):
+    if _runtime_dir_refused(f"host {args.kind}", args.app or app.name):
         return 2
     request = applications.StartRequest(
         files=list(args.files),

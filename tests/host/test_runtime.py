@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import threading
 import time
@@ -86,6 +87,38 @@ def test_endpoint_names_round_trip_and_reject_strangers(tmp_path: Path) -> None:
     assert old is not None and old.host_app == "Auto-CAD"
     assert endpoints.parse_endpoint(tmp_path / "other.sock") is None
     assert not endpoints.round_trips("_" * 40) and len(endpoints.endpoint_name("_" * 40, "1", 1)) < 90
+
+
+def test_a_long_name_listens_with_its_version_cut_short(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A socket path is at most about 104 bytes: where name, version and runtime folder are longer,
+    the version is cut (the name must read back whole), and a folder too long for the name at all
+    is refused with what to shorten."""
+    import tempfile
+
+    name, version = "ProjectManagementIntegrationServer-mcp12", "2026.10.19-rc.1+linux.x86_64"
+    base = Path(tempfile.mkdtemp(prefix="c", dir="/tmp"))  # pytest's own folder is too long already
+    request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
+    length = endpoints.SOCKET_PATH_BYTES - len(f"/cadmcp_{name}__{os.getpid()}.sock") - 5  # 5 for the version
+    folder = base / ("d" * (length - len(str(base)) - 1))
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv(endpoints.RUNTIME_DIR_ENV, str(folder))
+    runtime = HostRuntime(name, version)
+    runtime.add_server(MCPServer("long"))
+    runtime.start()
+    try:
+        assert runtime.endpoint is not None
+        assert len(os.fsencode(str(runtime.endpoint))) <= endpoints.SOCKET_PATH_BYTES
+        found = endpoints.list_endpoints(folder)
+        assert [(ep.host_app, ep.version) for ep in found] == [(name, version[:5])]
+    finally:
+        runtime.stop()
+    deeper = folder / ("e" * 20)
+    deeper.mkdir(mode=0o700)
+    with pytest.raises(endpoints.EndpointTooLong, match=f"shorter name, or set {endpoints.RUNTIME_DIR_ENV}"):
+        endpoints.endpoint_path(deeper, name, version, 1)
+    assert endpoints.endpoint_problem(deeper, "Short") is None
 
 
 async def _session(runtime: HostRuntime) -> Any:

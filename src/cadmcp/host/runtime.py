@@ -469,7 +469,7 @@ class HostRuntime:
     async def serve(self, task_status: anyio.abc.TaskStatus[Path] = anyio.TASK_STATUS_IGNORED) -> None:
         """Listen on the endpoint until `stop()`; one MCP session per accepted connection."""
         directory = self._runtime_dir or endpoints.runtime_dir()
-        path = directory / endpoints.endpoint_name(self.host_app, self.version, os.getpid())
+        path = endpoints.endpoint_path(directory, self.host_app, self.version, os.getpid())
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         listener = await anyio.create_unix_listener(str(path))

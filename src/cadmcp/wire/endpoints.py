@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9.+-]")
 MAX_PART_CHARS = 40
 """Characters of a host name or version as written in an endpoint file name (escapes included):
 a Unix socket's whole path must stay under about 104 bytes."""
+SOCKET_PATH_BYTES = 103 if sys.platform == "darwin" else 107
+"""The longest path a Unix socket binds to here (its `sun_path`, less the closing NUL)."""
 MAX_PID = 2**31 - 1
 """No platform hands out larger process ids; a file name claiming one is not an endpoint."""
 
@@ -184,18 +187,18 @@ def _elsewhere(variable: str) -> str:
     return f"set {variable} to a folder of your own (for example {variable}={example})"
 
 
-def _written(part: str) -> str:
+def _written(part: str, limit: int = MAX_PART_CHARS) -> str:
     """A host name or version as its endpoint file name holds it: letters, digits, `.`, `+` and `-`
     as they are, any other character (`_` separates the parts) as `%XX` of its UTF-8 bytes, so
     :func:`parse_endpoint` reads back exactly what the host is called. Cut whole characters at
-    :data:`MAX_PART_CHARS`."""
+    `limit` (at least one character is kept)."""
     out = ""
     for char in part or "unknown":
         piece = char if not _UNSAFE.match(char) else "".join(f"%{b:02X}" for b in char.encode())
-        if len(out) + len(piece) > MAX_PART_CHARS:
+        if len(out) + len(piece) > limit:
             break
         out += piece
-    return out or "unknown"
+    return out or "unknown"[: max(1, limit)]
 
 
 def round_trips(host_app: str) -> bool:
@@ -220,6 +223,34 @@ class Endpoint:
 def endpoint_name(host_app: str, version: str, pid: int) -> str:
     """The socket file name for a host: `cadmcp_{Host}_{Version}_{PID}.sock`."""
     return f"{_PREFIX}{_written(host_app)}_{_written(version)}_{pid}{_SUFFIX}"
+
+
+class EndpointTooLong(RuntimeDirError):
+    """A host's endpoint path would be longer than a Unix socket's may be (the message says why)."""
+
+
+def endpoint_path(directory: Path, host_app: str, version: str, pid: int) -> Path:
+    """Where a host of this name listens: `directory` / `endpoint_name`, its version cut short
+    (to one character at the least) where the whole path would be longer than a socket's may
+    be; `EndpointTooLong` when even that is too long."""
+    head, tail = f"{_PREFIX}{_written(host_app)}_", f"_{pid}{_SUFFIX}"
+    room = SOCKET_PATH_BYTES - len(os.fsencode(str(directory))) - 1 - len(head) - len(tail)
+    if room < 1:
+        raise EndpointTooLong(
+            f"the host {host_app!r} cannot listen in {directory}: the socket path would be over "
+            f"{SOCKET_PATH_BYTES} bytes, the most a Unix socket takes here. Give the host a shorter "
+            f"name, or set {RUNTIME_DIR_ENV} to a shorter folder (for example ~/.cadmcp-run)"
+        )
+    return directory / f"{head}{_written(version, min(room, MAX_PART_CHARS))}{tail}"
+
+
+def endpoint_problem(directory: Path, host_app: str) -> str | None:
+    """Why a host of this name cannot listen in `directory` (see `endpoint_path`), or None."""
+    try:
+        endpoint_path(directory, host_app, "v", MAX_PID)
+    except EndpointTooLong as exc:
+        return str(exc)
+    return None
 
 
 def parse_endpoint(path: Path) -> Endpoint | None:
