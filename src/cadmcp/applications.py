@@ -101,10 +101,11 @@ class ForeignServer:
         return "http" if self.url else "stdio"
 
     def describe(self) -> str:
-        """What the server is, for the host state and messages (never a header's value)."""
-        if self.url:
-            return self.url
-        return " ".join([self.command or "", *self.args])[:300]
+        """What the server is, for the host state and messages: never a header's value, and what
+        looks like a credential in its URL or arguments masked (a password, a token)."""
+        from cadmcp.wire.masking import mask_text
+
+        return mask_text(self.url or " ".join([self.command or "", *self.args]))[:300]
 
 
 @dataclass(frozen=True)
@@ -424,6 +425,9 @@ def _seconds(where: str, value: Any, default: float) -> float:
     return float(value)
 
 
+_URL_OR_REFERENCE = re.compile(r"^(?:https?://|env:\S+$)")
+
+
 def _foreign_server(path: Path, name: str, raw: Any) -> ForeignServer:
     where = f"hosts.{name}.server"
     if not isinstance(raw, dict):
@@ -435,8 +439,8 @@ def _foreign_server(path: Path, name: str, raw: Any) -> ForeignServer:
         raise _EntryError(f"{where} needs exactly one of command (stdio) or url (streamable HTTP)")
     if command is not None and (not isinstance(command, str) or not command.strip()):
         raise _EntryError(f"{where}.command must be the program to run (put its arguments in args)")
-    if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
-        raise _EntryError(f"{where}.url must be an http:// or https:// URL")
+    if url is not None and (not isinstance(url, str) or not _URL_OR_REFERENCE.match(url)):
+        raise _EntryError(f"{where}.url must be an http:// or https:// URL (or env:VAR naming one)")
     cwd = raw.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise _EntryError(f"{where}.cwd must be a folder path")

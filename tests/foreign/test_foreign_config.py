@@ -71,7 +71,9 @@ def test_secrets_come_from_the_environment_or_a_private_file(
     secret = tmp_path / "token"
     secret.write_text("from-file\n")
     secret.chmod(0o644)
-    with pytest.raises(SecretError, match="others can read: chmod 600"):
+    with pytest.raises(
+        SecretError, match=r"others can read; a secret's file must be yours to read alone \(chmod 600"
+    ):
         resolve("headers.X", f"file:{secret}")
     secret.chmod(0o600)
     assert resolve("headers.X", f"Bearer file:{secret}") == "Bearer from-file"
@@ -318,3 +320,74 @@ def test_host_add_notes_an_argument_whose_variable_is_not_set(
     monkeypatch.delenv("CADMCP_TEST_UNSET_DB", raising=False)
     assert cli_main(["host", "add", "Pg", "--", sys.executable, "server.py", "env:CADMCP_TEST_UNSET_DB"]) == 0
     assert "args[1] refers to the environment variable CADMCP_TEST_UNSET_DB" in capsys.readouterr().err
+
+
+def test_a_credential_in_a_url_or_an_argument_is_noted_masked_and_may_be_a_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cadmcp.foreign.secrets import resolve_url
+
+    path = tmp_path / "hosts.json"
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    token_url = "https://api.example.com/mcp?api_key=sk-live-abcdef1234567890abcdef"
+    assert cli_main(["host", "add", "Query", "--url", token_url]) == 0
+    assert "url holds what looks like a credential (https://api.example.com/mcp?api_key=***)" in (
+        capsys.readouterr().err
+    )
+    db = "postgresql://alice:hunter2pass@db.example.com/prod"
+    assert cli_main(["host", "add", "Pg", "--", sys.executable, "server.py", db]) == 0
+    assert "args[1] holds what looks like a credential (postgresql://alice:***@" in capsys.readouterr().err
+    served = {a.name: a.server for a in applications.configured(path)}
+    assert served["Query"] is not None and "sk-live" not in served["Query"].describe()
+    assert served["Pg"] is not None and "hunter2pass" not in served["Pg"].describe()
+    # the whole URL from the environment instead: accepted, resolved when it connects, checked
+    monkeypatch.delenv("CADMCP_TEST_URL", raising=False)
+    assert cli_main(["host", "add", "Ref", "--url", "env:CADMCP_TEST_URL"]) == 0
+    assert (
+        "url refers to the environment variable CADMCP_TEST_URL, which is not set" in capsys.readouterr().err
+    )
+    monkeypatch.setenv("CADMCP_TEST_URL", token_url)
+    assert resolve_url("env:CADMCP_TEST_URL") == token_url
+    monkeypatch.setenv("CADMCP_TEST_URL", "sk-live-abcdef1234567890abcdef")
+    with pytest.raises(SecretError, match="not an http:// or https:// URL") as raised:
+        resolve_url("env:CADMCP_TEST_URL")
+    assert "sk-live" not in str(raised.value)
+    with pytest.raises(SystemExit, match="or env:VAR naming one"):
+        cli_main(["host", "add", "Bad", "--url", "ftp://example.com"])
+
+
+def test_host_add_notes_references_no_shell_can_fill_and_a_missing_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path / "hosts.json"))
+    missing = tmp_path / "nowhere"
+    argv = ["host", "add", "Odd", "--env", "A=env:", "--env", "B=env:1BAD-NAME", "--cwd", str(missing)]
+    assert cli_main([*argv, "--", sys.executable, "server.py"]) == 0
+    err = capsys.readouterr().err
+    assert "env.A is the text 'env:': a reference names its source" in err
+    assert "env.B refers to '1BAD-NAME', which no shell can set" in err
+    assert f"its folder (cwd) {missing} does not exist here" in err
+
+
+def test_host_remove_says_a_running_host_of_that_name_still_runs(
+    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import time
+
+    from cadmcp.wire.endpoints import list_endpoints
+    from tests.foreign.conftest import shape_server
+
+    path = _config(tmp_path, {"Shapes": shape_server("poisoned")})
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    host = subprocess.Popen([sys.executable, "-m", "cadmcp", "host", "Shapes"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(ep.host_app == "Shapes" for ep in list_endpoints(runtime_dir)):
+            assert time.monotonic() < deadline and host.poll() is None
+            time.sleep(0.1)
+        assert cli_main(["host", "remove", "shapes"]) == 0
+        assert f"note: Shapes still runs (pid {host.pid})" in capsys.readouterr().err
+    finally:
+        host.terminate()
+        host.wait(10)

@@ -458,6 +458,50 @@ async def test_an_http_server_too_slow_for_its_call_timeout_is_said_so(
         tg.cancel_scope.cancel()
 
 
+async def test_an_http_server_refusing_the_token_is_said_so_with_its_status(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server answering 401 (a wrong or expired token) is down with that status and what to fix,
+    not the SDK's bare "Server returned an error response"."""
+    script = Path(__file__).with_name("sdk_http_server.py")
+    command = lambda port: [sys.executable, str(script), str(port), "another-token"]  # noqa: E731
+    async with (
+        _http_host("Expired", command, monkeypatch) as host,
+        anyio.create_task_group() as tg,
+    ):
+        with anyio.fail_after(60):
+            await host.start(tg)
+        reason = host.state.get("error", "")
+        assert host.state["phase"] == "down", host.state
+        assert reason.startswith("the server answered HTTP 401 Unauthorized"), reason
+        assert "credentials in Authorization (a wrong or expired token?)" in reason
+        assert "t0ken" not in json.dumps(host.state)
+        tg.cancel_scope.cancel()
+
+
+async def test_a_call_the_server_refuses_with_an_http_status_says_which(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The token expires while the server is up: the call fails with the status and what to fix."""
+    script = Path(__file__).with_name("sdk_http_server.py")
+    accepted = tmp_path / "token"
+    accepted.write_text("t0ken")
+    command = lambda port: [sys.executable, str(script), str(port), str(accepted)]  # noqa: E731
+    async with (
+        _http_host("Expiring", command, monkeypatch) as host,
+        anyio.create_task_group() as tg,
+    ):
+        with anyio.fail_after(60):
+            await host.start(tg)
+            assert host.state["phase"] == "ready", host.state
+            accepted.write_text("rotated")
+            with pytest.raises(MCPError) as raised:
+                await host.call("show_headers", {}, input_responses=None, state=None, reporter=None)
+        message = raised.value.error.message
+        assert message.startswith("show_headers failed: the server answered HTTP 401 Unauthorized"), message
+        tg.cancel_scope.cancel()
+
+
 async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not_come_up(
     daemon_client: Any, tmp_path: Path
 ) -> None:

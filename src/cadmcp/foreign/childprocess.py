@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -50,6 +51,8 @@ async def server_process(
     """Start the server; on exit its stdin is closed, and a server still running after
     `EXIT_GRACE` is terminated with everything it started. Its stderr must be read (a full pipe
     stops the server). OSError when the command cannot be started."""
+    if cwd is not None and not os.path.isdir(cwd):
+        raise FileNotFoundError(f"its folder (cwd) {cwd} does not exist; fix cwd in its entry")
     full_env = get_default_environment() | (env or {})
     if sys.platform == "win32":  # pragma: no cover - the SDK's Windows helpers, as its client uses them
         from mcp.os.win32.utilities import create_windows_process, get_windows_executable_command

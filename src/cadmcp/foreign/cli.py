@@ -31,6 +31,7 @@ from cadmcp.applications import (
     parse_config,
     parse_config_file,
 )
+from cadmcp.foreign.secrets import is_reference
 from cadmcp.userdirs import config_dir
 
 MAX_NAME_CHARS = 40
@@ -130,8 +131,10 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
         )
     server: dict[str, Any] = {}
     if args.url is not None:
-        if not args.url.startswith(("http://", "https://")):
-            raise SystemExit("cadmcp host add: --url must be an http:// or https:// URL")
+        if not args.url.startswith(("http://", "https://")) and not is_reference(args.url):
+            raise SystemExit(
+                "cadmcp host add: --url must be an http:// or https:// URL (or env:VAR naming one)"
+            )
         server["url"] = args.url
         if args.header:
             server["headers"] = _pairs(args.header, "header")
@@ -173,28 +176,78 @@ def _not_runnable(command: str) -> str:
 
 def _warnings(entry: dict[str, Any]) -> list[str]:
     """What will keep the server from starting, as far as this shell can tell (not refused: the
-    host may start where the command and variables are)."""
+    host may start where the command and variables are), and what the entry holds that looks
+    like a credential written as it is."""
     import shutil
 
-    from cadmcp.foreign.secrets import SecretError, resolve, resolve_all
+    from cadmcp.foreign.secrets import SecretError, resolve, resolve_all, resolve_url
+    from cadmcp.wire.masking import mask_text
 
     server = entry["server"]
     found: list[str] = []
     command = server.get("command")
     if isinstance(command, str) and shutil.which(command) is None:
         found.append(_not_runnable(command))
-    for where in ("env", "headers"):
-        for key, value in (server.get(where) or {}).items():
-            try:
-                resolve_all(where, {key: value})
-            except SecretError as exc:
-                found.append(str(exc))
-    for n, arg in enumerate(server.get("args") or []):
+    cwd = server.get("cwd")
+    if isinstance(cwd, str) and not Path(cwd).is_dir():
+        found.append(f"its folder (cwd) {cwd} does not exist here; the server starts in it")
+    values = [
+        (f"{where}.{key}", value)
+        for where in ("env", "headers")
+        for key, value in (server.get(where) or {}).items()
+    ]
+    values += [(f"args[{n}]", arg) for n, arg in enumerate(server.get("args") or [])]
+    values += [("url", server["url"])] if "url" in server else []
+    for where, value in values:
         try:
-            resolve(f"args[{n}]", arg, prefix_word=False, files=False)  # as resolve_args reads each
+            if where == "url":
+                resolve_url(value)
+            elif where.startswith("args"):
+                resolve(where, value, prefix_word=False, files=False)  # as resolve_args reads each
+            else:
+                resolve_all(where.split(".")[0], {where.split(".", 1)[1]: value})
         except SecretError as exc:
             found.append(str(exc))
+        if _EMPTY_REFERENCE.search(value):
+            found.append(
+                f"{where} is the text {value[:40]!r}: a reference names its source (env:VAR, file:PATH)"
+            )
+        elif (bad := _BAD_VARIABLE.search(value)) is not None:
+            found.append(f"{where} refers to {bad[1]!r}, which no shell can set (letters, digits and _)")
+        if where in ("url",) or where.startswith("args"):
+            masked = mask_text(value)
+            if masked != value:
+                found.append(
+                    f"{where} holds what looks like a credential ({masked[:80]}); it is stored as written, "
+                    "and shown masked: put the whole value in an environment variable and write env:VAR"
+                )
     return found
+
+
+_EMPTY_REFERENCE = re.compile(r"^(?:\S+ )?(?:env|file):$")
+_BAD_VARIABLE = re.compile(r"^(?:\S+ )?env:(\S*[^A-Za-z0-9_\s]\S*|[0-9]\S*)$")
+
+
+def _running(name: str) -> list[int]:
+    """The pids of the hosts of this name serving in this shell's runtime folder."""
+    from cadmcp.wire.endpoints import RuntimeDirError, list_endpoints, pid_alive, runtime_dir
+
+    try:
+        found = list_endpoints(runtime_dir(create=False))
+    except (RuntimeDirError, OSError):
+        return []
+    return [ep.pid for ep in found if ep.host_app.casefold() == name.casefold() and pid_alive(ep.pid)]
+
+
+def _endpoint_note(name: str) -> list[str]:
+    """Why a host of this name could not listen in this shell's runtime folder, if so."""
+    from cadmcp.wire.endpoints import RuntimeDirError, endpoint_problem, runtime_dir
+
+    try:
+        problem = endpoint_problem(runtime_dir(create=False), name)
+    except RuntimeDirError:
+        return []  # said when a host starts
+    return [problem] if problem else []
 
 
 def _literal_secrets(entry: dict[str, Any], *, by_name: bool = False) -> list[str]:
@@ -481,9 +534,15 @@ def main(argv: Sequence[str]) -> int:
     _write(path, text)
     if args.action == "remove":
         print(f"removed {name} from {path}")
+        for pid in _running(name):
+            print(
+                f"note: {name} still runs (pid {pid}): removing its entry does not stop it; "
+                f"stop it with `kill {pid}`",
+                file=sys.stderr,
+            )
         return 0
     print(f"added {name} to {path}; start it with `cadmcp host {name}` or launch_host(hostApp={name!r})")
-    for warning in _warnings(entry):
+    for warning in [*_warnings(entry), *_endpoint_note(name)]:
         print(f"note: {warning}", file=sys.stderr)
     for what in _literal_secrets(entry):
         print(

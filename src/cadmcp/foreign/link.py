@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +12,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from cadmcp.applications import ForeignServer
 from cadmcp.foreign.childprocess import server_process
-from cadmcp.foreign.secrets import resolve_all, resolve_args
+from cadmcp.foreign.secrets import resolve_all, resolve_args, resolve_url
 from cadmcp.wire.sockets import Intercept, Reply, message_streams
 
 STDERR_TAIL = 1500
@@ -43,6 +43,59 @@ class StderrTail:
         return " ".join(text.split())[-STDERR_TAIL:]
 
 
+SDK_ERROR_STAND_IN = "Server returned an error response"
+"""What the MCP SDK's HTTP client says for an HTTP error status it has no JSON-RPC error for."""
+
+
+class HttpStatus:
+    """The error status a streamable HTTP server answered the proxy's last POST with, if it did:
+    the SDK's client says only `SDK_ERROR_STAND_IN` for it."""
+
+    def __init__(self) -> None:
+        self.status, self.phrase, self.challenge = 0, "", ""
+
+    def clear(self) -> None:
+        self.status, self.phrase, self.challenge = 0, "", ""
+
+    async def seen(self, response: Any) -> None:
+        """An httpx response hook (a GET's status is not the calls': servers may refuse the stream)."""
+        if response.request.method != "POST":
+            return
+        if response.status_code < 400:
+            self.clear()
+            return
+        self.status, self.phrase = response.status_code, str(response.reason_phrase or "")[:60]
+        self.challenge = str(response.headers.get("www-authenticate", ""))[:200]
+
+    def explain(self, headers: Collection[str]) -> str | None:
+        """What the last error status means for the person fixing the entry (`headers`: the names
+        of the headers it sends), or None when there was none."""
+        if not self.status:
+            return None
+        said = f"the server answered HTTP {self.status} {self.phrase}".rstrip()
+        if self.status == 401:
+            if headers:
+                said += (
+                    f": it did not accept the credentials in {', '.join(sorted(headers))} (a wrong or "
+                    "expired token?); fix the value it refers to and call again"
+                )
+            else:
+                said += (
+                    ": it wants credentials and the entry sends none; add a header whose value refers "
+                    "to the token (cadmcp host add NAME --url URL --header ... --force; a value such as "
+                    "Bearer env:TOKEN)"
+                )
+            if "resource_metadata" in self.challenge or not headers:
+                said += "; it may want an OAuth sign-in, which cadmcp does not do (a token in a header works)"
+        elif self.status == 403:
+            said += ": it knows the credentials but refuses them this access (check the token's scopes)"
+        elif self.status == 404:
+            said += ": no MCP endpoint at this URL (check its path: servers often serve at /mcp)"
+        elif self.status >= 500:
+            said += ": the server failed; its own logs say why"
+        return said
+
+
 @dataclass(frozen=True)
 class Connection:
     """Streams to a server for an MCP client session, and for a stdio server its pid and stdin
@@ -56,25 +109,32 @@ class Connection:
 
 @contextlib.asynccontextmanager
 async def transport(
-    server: ForeignServer, stderr: StderrTail, intercept: Callable[[Reply], Intercept] | None = None
+    server: ForeignServer,
+    stderr: StderrTail,
+    intercept: Callable[[Reply], Intercept] | None = None,
+    http: HttpStatus | None = None,
 ) -> AsyncIterator[Connection]:
     """Connect to the server: a child process over stdio (what it writes to stderr kept in
-    ``stderr``), or its HTTP endpoint. ``intercept`` sees each line a stdio server writes before
-    it is parsed (the proxy's own calls, `cadmcp.foreign.fastlane.ServerChannel`).
+    ``stderr``), or its HTTP endpoint (the error status of its answers kept in ``http``).
+    ``intercept`` sees each line a stdio server writes before it is parsed (the proxy's own
+    calls, `cadmcp.foreign.fastlane.ServerChannel`).
 
-    References in ``env``, ``headers`` and ``args`` are resolved here, at every connection (a rotated
-    token is picked up on the next restart); :class:`~cadmcp.foreign.secrets.SecretError` when one
-    cannot be.
+    References in ``env``, ``headers``, ``args`` and the URL are resolved here, at every connection
+    (a rotated token is picked up on the next restart); :class:`~cadmcp.foreign.secrets.SecretError`
+    when one cannot be.
     """
     if server.url is not None:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
         headers = resolve_all("headers", server.headers)
+        url = resolve_url(server.url)
         async with (
             create_mcp_http_client(headers=headers) as client,
-            streamable_http_client(server.url, http_client=client) as (read, write),
+            streamable_http_client(url, http_client=client) as (read, write),
         ):
+            if http is not None:
+                client.event_hooks["response"].append(http.seen)
             yield Connection(read, write)
         return
     assert server.command is not None

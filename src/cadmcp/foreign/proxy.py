@@ -48,6 +48,7 @@ from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
 from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.masking import mask_text
 from cadmcp.wire.passthrough import EndlessList, PassThroughSession
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
 
@@ -235,6 +236,7 @@ class ForeignHost:
         self._tg: anyio.abc.TaskGroup | None = None  # where calls run (they outlive one request)
         self._changed: list[Any] = []
         self._stderr = link.StderrTail()  # the end of the server's stderr, for why it went down
+        self._http = link.HttpStatus()  # an HTTP server's last error status, for the same
         self._config_file = config_path()
 
     # -- what the runtime is told --------------------------------------------------------------
@@ -293,7 +295,7 @@ class ForeignHost:
             self.session = self.channel = None
             if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
                 reason = f"{reason}; {note}"
-            reason = self._with_stderr(reason)
+            reason = mask_text(self._with_stderr(reason))  # the agent reads it (a URL, a log line)
             self.rounds.fail_all(reason)
             if time.monotonic() - started > 2 * BACKOFF_MAX:
                 failures = 0  # it had been up for a while: a fresh failure
@@ -351,14 +353,19 @@ class ForeignHost:
         down (which takes up to seconds), so the listing and new calls do not take it for ready."""
         if self.state.get("phase") == "ready":
             self.session = self.channel = None  # new calls answer that it is down, and why
-            self.down_reason = self._with_stderr(self._closed_reason())  # what it wrote so far
+            self.down_reason = mask_text(self._with_stderr(self._closed_reason()))  # what it wrote so far
             self._server_state("down", error=self.down_reason)
 
     def _with_stderr(self, reason: str) -> str:
+        """`reason` with what the transport adds to it: the end of a stdio server's stderr, or the
+        meaning of the error status an HTTP server answered (which the SDK's wording lacks)."""
+        if self.config.transport == "http":
+            note = self._http.explain(self.config.headers)
+            if note is None:
+                return reason
+            return note if link.SDK_ERROR_STAND_IN in reason else f"{reason}; {note}"
         tail = self._stderr.text()
-        if tail and self.config.transport == "stdio":
-            return f"{reason}; its stderr ends with: {tail[-400:]}"
-        return reason
+        return f"{reason}; its stderr ends with: {tail[-400:]}" if tail else reason
 
     def _transport_ended(self) -> bool:
         """Whether the server ended the last connection's pipe (not the proxy closing it after
@@ -372,12 +379,13 @@ class ForeignHost:
 
     async def _connect_once(self) -> None:
         self._stderr.clear()
+        self._http.clear()
         # a stdio server's answers to the proxy's own calls are taken off its pipe before the
         # session reads it; over HTTP every request goes through the session
         channel = ServerChannel() if self.config.transport == "stdio" else None
         self._last_channel = channel
         intercept = channel.intercept if channel is not None else None
-        async with link.transport(self.config, self._stderr, intercept) as connection:
+        async with link.transport(self.config, self._stderr, intercept, self._http) as connection:
             self.server_pid = connection.pid
             read = connection.read
             if channel is not None:
@@ -642,6 +650,10 @@ class ForeignHost:
                         raise MCPError(
                             exc.error.code, f"the server answered: {exc.error.message}", exc.error.data
                         ) from None
+                    if exc.error.message == link.SDK_ERROR_STAND_IN and (
+                        note := self._http.explain(self.config.headers)
+                    ):  # an HTTP error status: say which, and what it means
+                        raise MCPError(exc.error.code, f"{name} failed: {note}", exc.error.data) from None
                     raise  # the server's own error answer (-32000 is its generic "server error" too)
                 why = self._ending or self._with_stderr(self._closed_reason())
                 if isinstance(exc, NotSent):

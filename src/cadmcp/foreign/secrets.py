@@ -5,9 +5,9 @@ A value of ``env`` or ``headers`` is used as written unless it is a reference: `
 an environment variable of the proxy process, ``file:PATH`` a private file (a regular file of this
 user, mode 0600 or stricter, PATH absolute or under ``~``) whose content, trailing newline removed,
 is the value. A header may put one word before its reference (``Bearer env:TOKEN``). The
-configuration file therefore never holds the secret itself. An argument of a stdio server may be
-an ``env:VAR`` reference too (the whole argument: a server taking a token or a connection string
-as one).
+configuration file therefore never holds the secret itself. An argument of a stdio server and the
+URL of an HTTP one may be an ``env:VAR`` reference too (the whole value: a server taking a token or
+a connection string as an argument, or a token in its URL).
 
 What only looks like a reference stays as written: ``file:`` with a relative path or a URL
 (``file:./dev.db``, ``file:///srv/db``), words around ``env:`` in an environment variable. Any
@@ -66,7 +66,10 @@ def _read_private(name: str, path: Path) -> str:
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         raise SecretError(f"{name} refers to {path}, which belongs to another user")
     if info.st_mode & 0o077:
-        raise SecretError(f"{name} refers to {path}, which others can read: chmod 600 {path}")
+        raise SecretError(
+            f"{name} refers to {path}, which others can read; a secret's file must be yours to read "
+            f"alone (chmod 600 {path}, if it is yours and holds nothing else)"
+        )
     if info.st_size > MAX_SECRET_BYTES:
         raise SecretError(f"{name} refers to {path}, over {MAX_SECRET_BYTES // 1024} KiB")
     try:
@@ -89,3 +92,17 @@ def resolve_args(args: list[str]) -> list[str]:
     """A stdio server's arguments, each ``env:VAR`` argument filled in (a server taking a secret or
     a connection string as an argument); ``file:`` arguments stay as written (they name files)."""
     return [resolve(f"args[{n}]", arg, prefix_word=False, files=False) for n, arg in enumerate(args)]
+
+
+def is_reference(value: str) -> bool:
+    """Whether `value` is a whole ``env:VAR`` reference (as an argument or a URL may be)."""
+    return bool(_REF.match(value)) and value.startswith("env:")
+
+
+def resolve_url(url: str) -> str:
+    """An HTTP server's URL, an ``env:VAR`` reference filled in; SecretError when what it refers
+    to is not an http:// or https:// URL."""
+    found = resolve("url", url, prefix_word=False, files=False)
+    if found is not url and not found.startswith(("http://", "https://")):
+        raise SecretError(f"url refers to {url[4:]}, whose value is not an http:// or https:// URL")
+    return found
