@@ -223,3 +223,46 @@ async def test_a_view_asked_before_the_geometry_is_prepared_answers_at_once_and_
                 await anyio.sleep(0.2)
         whole, said = await _screenshot(session, host)
         assert "[INCOMPLETE VIEW]" not in said and whole != blank
+
+
+def _cut_short(source: Path, target: Path, share: float) -> Path:
+    """A copy of `source` that stops part way, as a copy or a download that broke off does."""
+    data = source.read_bytes()
+    target.write_bytes(data[: int(len(data) * share)])
+    return target
+
+
+@pytest.mark.parametrize("kind", ["dxf", "ifc"])
+async def test_a_file_cut_short_opens_saying_so_and_is_never_saved_over(
+    infra_daemon: Any, tmp_path: Path, kind: str
+) -> None:
+    """The reader takes what is there, so a cut-short file opens; the launch says it looks cut short,
+    and a save in place (which would throw away what could not be read) is refused."""
+    if kind == "dxf":
+        drawing = ezdxf.new("R2018")
+        for n in range(400):
+            drawing.modelspace().add_line((0, n), (10, n))
+        whole = tmp_path / "whole.dxf"
+        drawing.saveas(whole)
+    else:
+        from cadmcp.hosts.ifc.modelgen import build_office
+
+        whole = tmp_path / "whole.ifc"
+        build_office(1, 4).write(str(whole))
+    cut = _cut_short(whole, tmp_path / f"cut.{kind}", 0.8)
+    size = cut.stat().st_size
+    async with infra_daemon() as session:
+        answer = await structured(session, "launch_host", {"filePath": str(cut)})
+        said = str(answer)
+        assert "looks cut short" in said and "will not be saved over" in said, answer
+        host = answer["hostInstanceId"]
+        refused = await _tool(session, host, "save_document", {})
+        assert refused.is_error and "looked cut short when it was read" in _text(refused), _text(refused)
+        assert cut.stat().st_size == size  # nothing written
+        elsewhere = tmp_path / f"kept.{kind}"
+        saved = await _tool(session, host, "save_document", {"filePath": str(elsewhere)})
+        assert not saved.is_error, _text(saved)
+        again = await _tool(session, host, "save_document", {})  # the new file is its own: saved in place
+        assert not again.is_error, _text(again)
+        whole_answer = await structured(session, "launch_host", {"filePath": str(whole)})
+        assert "cut short" not in str(whole_answer)

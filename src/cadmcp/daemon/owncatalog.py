@@ -47,7 +47,7 @@ TOOLS: list[dict[str, Any]] = [
                     "type": "integer",
                     "minimum": 1,
                     "maximum": MAX_LISTED,
-                    "description": f"How many of the most recent checkpoints (default {DEFAULT_LISTED}).",
+                    "description": f"The most recent checkpoints to list (default {DEFAULT_LISTED}).",
                 }
             },
             "additionalProperties": False,

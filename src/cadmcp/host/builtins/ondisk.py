@@ -1,8 +1,9 @@
 """What each open file looked like on disk when this host last read or wrote it.
 
 A save in place over a file that changed since (another host with the same file open saved it,
-or another program did) would silently throw those changes away; it is refused instead, saying
-how to keep both or replace the file on purpose.
+or another program did) would silently throw those changes away; a save in place over a file
+that was cut short when it was read would throw away what could not be read. Both are refused,
+saying how to keep both or replace the file on purpose.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from cadmcp.fileinfo.ending import unfinished
 from cadmcp.host.builtins.adapter import HostError
 from cadmcp.wire.echo import echo
 
@@ -28,28 +30,57 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 class DiskStamps:
-    """Modification time and size of files as this host last read or wrote them."""
+    """Modification time and size of files as this host last read or wrote them, and which of
+    those it read were cut short (see `cadmcp.fileinfo.ending`)."""
 
     def __init__(self) -> None:
         self._stamps: dict[str, tuple[tuple[int, int], float]] = {}
+        self._unfinished: dict[str, str] = {}
 
-    def note(self, path: Path | str | None) -> None:
-        """Remember ``path`` as it is now (call after reading or writing it)."""
+    def note(self, path: Path | str | None, *, read: bool = False) -> None:
+        """Remember ``path`` as it is now (call after reading it, with ``read``, or writing it)."""
         if not path:
             return
         stamp = _stamp(Path(path))
         key = os.path.realpath(path)
+        self._unfinished.pop(key, None)
+        if read and (why := unfinished(Path(path))) is not None:
+            self._unfinished[key] = why
         if stamp is None:
             self._stamps.pop(key, None)
             return
         if len(self._stamps) >= MAX_FILES and key not in self._stamps:
             self._stamps.pop(next(iter(self._stamps)))
+            if len(self._unfinished) > MAX_FILES:
+                self._unfinished.pop(next(iter(self._unfinished)))
         self._stamps[key] = (stamp, time.time())
+
+    def unfinished(self, path: Path | str | None) -> str | None:
+        """Why the file at ``path`` looked cut short when it was read, or None."""
+        return self._unfinished.get(os.path.realpath(path)) if path else None
+
+    def warning(self, path: Path | str | None) -> str | None:
+        """What the agent must be told of a file read cut short, or None."""
+        why = self.unfinished(path)
+        if why is None:
+            return None
+        return (
+            f"{echo(Path(str(path)).name)} looks cut short ({why}): what was read may lack what came "
+            "after, and it will not be saved over; save_document(filePath=...) saves it elsewhere."
+        )
 
     def check_unchanged(self, path: Path | str | None) -> None:
         """Raise :class:`HostError` when ``path`` changed on disk since :meth:`note` (unknown: fine)."""
         if not path:
             return
+        if (why := self.unfinished(path)) is not None:
+            raise HostError(
+                f"{echo(Path(path).name)} looked cut short when it was read ({why}), so what is open may "
+                "lack part of it, and saving over it would throw that part away: nothing was written. "
+                "Save under another name with save_document(filePath=...), or replace the file on purpose "
+                f"with save_document(filePath={echo(str(path), 200)}).",
+                "failed",
+            )
         known = self._stamps.get(os.path.realpath(path))
         if known is None:
             return

@@ -178,7 +178,7 @@ class BuiltinSurface:
         """
         if self.adapter.pending():
             return {"documents": [], "activeDocument": None}
-        requested = self.adapter.requested() or None
+        requested = [self._with_ending(d) for d in self.adapter.requested()] or None
         try:
             documents = self.adapter.documents()
         except HostError as exc:
@@ -194,6 +194,13 @@ class BuiltinSurface:
             "problem": None,
             "requested": requested,
         }
+
+    def _with_ending(self, document: Any) -> Any:
+        """A document asked for at start-up, with a warning when its file looked cut short."""
+        cut = self.on_disk.warning(document.get("path")) if document.get("opened") else None
+        if cut is None or cut in document.get("warnings", ()):
+            return document
+        return {**document, "warnings": [*document.get("warnings", ()), cut]}
 
     def publish_state(self) -> None:
         """Send the host state to the runtime when it changed (the one place that does)."""
@@ -215,7 +222,7 @@ class BuiltinSurface:
             self.adapter.documents()
         for document in self.adapter.requested():
             if document.get("opened"):
-                self.on_disk.note(document.get("path"))
+                self.on_disk.note(document.get("path"), read=True)
         self.publish_state()
 
     def warm_up(self) -> Iterator[str]:
@@ -342,7 +349,7 @@ class BuiltinSurface:
                 )
                 opened = adapter.open(path)
                 if not opened.already_open:
-                    self.on_disk.note(path)
+                    self.on_disk.note(path, read=True)
                 if opened.already_open:
                     message = (
                         f"Already open: {opened.title} is the active {noun} again ({opened.summary}); it was "
@@ -354,6 +361,8 @@ class BuiltinSurface:
                     message += f" {opened.note}"
                 if opened.warnings:
                     message += " " + " ".join(opened.warnings)
+                if (cut := self.on_disk.warning(path)) is not None:
+                    message += f" {cut}"
                 return OpenResult(success=True, message=message, documentTitle=opened.title)
 
             return self._tool_call("open_document", run)
@@ -471,9 +480,7 @@ class BuiltinSurface:
             ],
             steps: Annotated[
                 int,
-                Field(
-                    description="How many steps to move (at least 1); more than exist moves as far as it can."
-                ),
+                Field(description="Steps to move (at least 1); more than exist moves as far as it can."),
             ] = 1,
         ) -> NavigationResult:
             return self._tool_call("navigate_history", lambda: navigate(adapter.history(), direction, steps))
@@ -484,7 +491,7 @@ class BuiltinSurface:
             f"Undo ('back') or redo ('forward') whole steps of the active {noun}'s history; every "
             f"execute_python_code run that changed the {noun} is one step. {history_note}Moves at most "
             "as many steps as exist (an empty history is not an error) and returns the names of the "
-            "steps moved and how many remain each way.",
+            "steps moved and the steps left each way.",
             _hints(read_only=False, destructive=False, idempotent=False),
         )
 
