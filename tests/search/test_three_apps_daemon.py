@@ -111,3 +111,20 @@ async def test_each_apps_words_pick_its_twin_and_recency_breaks_ties(
         assert first["target"] == "view_screenshot", first
         first = await _first(session, "how many doors are there")
         assert first["hostApp"] == "IFC" and first["target"] != "navigate_history", first
+
+
+@pytest.mark.parametrize(("kind", "sample"), [("dxf", "floorplan.dxf"), ("ifc", "house.ifc")])
+async def test_a_host_with_no_toolset_reads_counts_and_changes_by_their_class(
+    hosts: Any, daemon_client: Any, kind: str, sample: str
+) -> None:
+    """A new user's host, no toolset loaded: a count of things asks for the model (not undo, whose
+    step count is a parameter), and a change by a measure no tool is named for goes to the code
+    tool (not a tool that matches only the light verb "make")."""
+    hosts.wait_ready(hosts.spawn(kind, str(SAMPLES / sample)), timeout=120)
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1, timeout=60)
+        for query in ("how many doors are there", "how many doors"):
+            first = (await find(session, query, limit=5))[0]
+            assert first["target"] == f"{kind}://schedules", (query, first)
+        first = (await find(session, "make the wall 100 mm thicker", limit=5))[0]
+        assert first["target"] == "execute_python_code" and "100 mm" in first["why"], first

@@ -254,6 +254,19 @@ def _fuse(
     return out, added
 
 
+def _unseen_weight(store: Store, request: Request) -> float:
+    """The weight of the typed words no capability holds, each at the highest IDF there is (a
+    word nobody holds is the most specific): they are words of the request that no capability
+    covers ("make the wall 100 mm thicker" is not mostly matched by a "make active" keyword)."""
+    postings = store.postings
+    unseen = [
+        t
+        for t, qw in request.terms.items()
+        if qw >= 1.0 and not t.isdigit() and t not in request.amount_terms and not postings.idf(t)
+    ]
+    return len(unseen) * math.log(1.0 + (postings.live + 0.5) / 0.5) if unseen else 0.0  # formula
+
+
 def _lift_fallbacks(
     store: Store,
     request: Request,
@@ -330,7 +343,7 @@ def _lift_fallbacks(
     implied = all(not phrases for _, phrases in intents.get("change", ()))
     if ("change" not in intents or implied) and rest and pool:
         _, covered, _ = store.postings.score(rest)
-        need = constant("fallback_coverage") * sum(w for _, w in rest)
+        need = constant("fallback_coverage") * (sum(w for _, w in rest) + _unseen_weight(store, request))
         if any(covered[g] >= need and (says is None or says[g] > 0) and specific(g) for g in pool):
             return 0
     top = max(pool.values(), default=0.0) or 1.0

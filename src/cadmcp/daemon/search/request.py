@@ -50,6 +50,7 @@ class Request:
     intents: Intents  # kind of request ("change", "query") → (words as typed, phrases saying it)
     quantities: tuple[str, ...]  # terms of the quantities asked for (area, volume ...)
     amounts: tuple[str, ...] = ()  # amounts given: a number with a unit ("5 mm", "30 degrees")
+    amount_terms: frozenset[str] = frozenset()  # their index terms
     off: frozenset[str] = field(default=frozenset())  # readers switched off (an ablation)
 
 
@@ -177,5 +178,6 @@ def read_request(text: str, lexicon: Lexicon, off: frozenset[str] = frozenset())
         intents=read_intents(words, question, amounts, vocabulary) if kinds else MappingProxyType({}),
         quantities=read_quantities(words, vocabulary) if kinds else (),
         amounts=amounts,
+        amount_terms=frozenset(vocabulary.analyzer.terms(" ".join(amounts))),
         off=off,
     )
