@@ -95,6 +95,8 @@ class ForeignServer:
     """Seconds one call may take before the proxy fails it (a hung server fails only its calls)."""
     connect_timeout: float = 30.0
     """Seconds to start, connect and list before an attempt counts as failed."""
+    protocol: str | None = None
+    """The protocol version to speak to it (one of `PROTOCOLS`); None: the newest it offers."""
 
     @property
     def transport(self) -> str:
@@ -253,8 +255,11 @@ SERVER_KEYS = (
     "headers",
     "callTimeoutSeconds",
     "connectTimeoutSeconds",
+    "protocolVersion",
 )
 """The keys of a foreign entry's ``server`` table."""
+PROTOCOLS = ("2025-11-25", "2026-07-28")
+"""The protocol versions a foreign server may be held to (``server.protocolVersion``)."""
 TIMEOUT_RANGE = (0.1, 3600.0)
 """The seconds a foreign server's call or connect timeout may be set to."""
 EXAMPLES: dict[str, dict[str, Any]] = {
@@ -444,6 +449,9 @@ def _foreign_server(path: Path, name: str, raw: Any) -> ForeignServer:
     cwd = raw.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise _EntryError(f"{where}.cwd must be a folder path")
+    protocol = raw.get("protocolVersion")
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise _EntryError(f"{where}.protocolVersion must be one of {', '.join(PROTOCOLS)} (or left out)")
     return ForeignServer(
         command=command,
         args=_strings(f"{where}.args", raw.get("args"), tuple),
@@ -453,6 +461,7 @@ def _foreign_server(path: Path, name: str, raw: Any) -> ForeignServer:
         headers=_strings(f"{where}.headers", raw.get("headers"), dict),
         call_timeout=_seconds(f"{where}.callTimeoutSeconds", raw.get("callTimeoutSeconds"), 120.0),
         connect_timeout=_seconds(f"{where}.connectTimeoutSeconds", raw.get("connectTimeoutSeconds"), 30.0),
+        protocol=protocol,
     )
 
 

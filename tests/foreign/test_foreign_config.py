@@ -53,6 +53,7 @@ def test_a_server_entry_is_a_foreign_application_started_by_cadmcp_host(tmp_path
         ({"command": "x", "args": "--flag"}, "args must be a list of strings"),
         ({"command": "x", "env": {"A": 1}}, "env must be an object of strings"),
         ({"command": "x", "callTimeoutSeconds": 0}, "between 0.1 and 3600"),
+        ({"command": "x", "protocolVersion": "2025-06-18"}, "must be one of 2025-11-25, 2026-07-28"),
     ],
 )
 def test_a_bad_server_entry_says_what_to_fix(tmp_path: Path, server: dict[str, object], problem: str) -> None:
@@ -120,6 +121,10 @@ def test_host_add_writes_a_private_entry_and_remove_takes_it_out(
         "args": ["--local-timezone", "UTC"],
     }
     assert data["hosts"]["Api"]["server"]["headers"] == {"Authorization": "env:TOK"}
+    assert cli_main(["host", "add", "Old", "--protocol", "2025-11-25", "--", "mcp-server-old"]) == 0
+    old = next(a for a in applications.configured(path) if a.name == "Old")
+    assert old.server is not None and old.server.protocol == "2025-11-25"
+    assert cli_main(["host", "remove", "Old"]) == 0
     assert {a.name for a in applications.configured(path)} == {"Time", "Api"}
     assert cli_main(["host", "add", "Time", "--", "other"]) == 1  # no silent replacement
     assert "--force" in capsys.readouterr().err

@@ -726,3 +726,38 @@ async def test_an_argument_may_be_an_env_reference_filled_in_when_the_server_sta
         assert host.listed_twice == ["tool 'plain_tool'"]  # it ran as `shapes.py twice`
         assert host.state["foreign"]["server"].endswith("env:CADMCP_TEST_SHAPE")  # never the value
         tg.cancel_scope.cancel()
+
+
+async def test_a_server_asking_with_ctx_elicit_says_how_and_works_held_to_the_2025_protocol(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2026-SDK server asking with `ctx.elicit` has no channel on 2026-07-28: its failure says
+    what makes it work, and held to 2025-11-25 (`protocolVersion`) its question reaches the client."""
+    script = [sys.executable, str(Path(__file__).with_name("sdk_elicit_server.py"))]
+    server = {"command": script[0], "args": script[1:]}
+    env = config_env(
+        tmp_path,
+        {"Asking": {"server": server}, "Held": {"server": {**server, "protocolVersion": "2025-11-25"}}},
+    )
+    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+    for proc in [hosts.spawn(name) for name in ("Asking", "Held")]:
+        hosts.wait_ready(proc, 120)
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"value": "Ada"})
+
+    async with daemon_client(era="legacy", env=env, elicitation_callback=answer) as session:
+        by_app = await _hosts_ready(session, {"Asking", "Held"})
+        assert by_app["Held"]["state"]["foreign"]["protocolVersion"] == "2025-11-25"
+        assert by_app["Asking"]["state"]["foreign"]["protocolVersion"] in MODERN_PROTOCOL_VERSIONS
+        items = await find(session, "ask the user for their name", limit=32)
+        by_host = {i["hostApp"]: i for i in items if i["target"] == "ask_name"}
+        failing, held = by_host["Asking"], by_host["Held"]
+        result = await _invoke(session, failing["id"], {})
+        said = " ".join(c.text for c in result.content if c.type == "text")
+        assert result.is_error and "--protocol 2025-11-25" in said, said
+        result = await _invoke(session, held["id"], {})
+        assert not result.is_error and result.content[0].text == "accept Ada", result
+        assert asked == ["What is your name?"]

@@ -22,6 +22,7 @@ from typing import Any
 from cadmcp.applications import (
     BUILTIN,
     CONFIG_ENV,
+    PROTOCOLS,
     TIMEOUT_RANGE,
     ConfigError,
     config_path,
@@ -69,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--cwd", default=None, help="the folder the server runs in")
     add.add_argument("--version", default=None, help="the version to list it as (default: what it says)")
     add.add_argument("--call-timeout", type=float, default=None, help="seconds one call may take (120)")
+    add.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default=None,
+        help="the MCP protocol version to speak to it (default: the newest it offers; 2025-11-25 for a "
+        "server that asks questions with ctx.elicit)",
+    )
     add.add_argument("--force", action="store_true", help="replace an entry of the same name")
     remove = sub.add_parser("remove", help="remove a host entry")
     remove.add_argument("name")
@@ -151,6 +159,8 @@ def _entry(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
         if not low <= args.call_timeout <= high:
             raise SystemExit(f"cadmcp host add: --call-timeout must be {low:g} to {high:g} seconds")
         server["callTimeoutSeconds"] = args.call_timeout
+    if args.protocol:
+        server["protocolVersion"] = args.protocol
     entry: dict[str, Any] = {"server": server}
     if args.version:
         entry["version"] = args.version

@@ -92,6 +92,28 @@ def _complete(result: dict[str, Any], *, read: bool = False) -> dict[str, Any]:
     return out
 
 
+_NO_BACK_CHANNEL = "server-initiated requests"
+"""Words of what MCP SDK servers (the SDK's own, FastMCP's) answer a tool that asks with
+``ctx.elicit`` on a 2026-07-28 connection, which has no channel for a server's own requests."""
+
+
+def _era_hint(app: str) -> str:
+    return (
+        f"cadmcp: the {app} server asks its question the 2025-11-25 way (ctx.elicit), for which the "
+        "2026-07-28 protocol it is connected with has no channel. Hold it to 2025-11-25 and its "
+        f"questions reach you: cadmcp host add {app} ... --protocol 2025-11-25 --force, or "
+        '"protocolVersion": "2025-11-25" in its server entry.'
+    )
+
+
+def _with_era_hint(result: dict[str, Any], app: str) -> dict[str, Any]:
+    """A failed call whose server asked its question the 2025 way, with what makes it work."""
+    content = result.get("content") or []
+    if not result.get("isError") or not any(_NO_BACK_CHANNEL in str(c.get("text", "")) for c in content):
+        return result
+    return {**result, "content": [*content, {"type": "text", "text": _era_hint(app)}]}
+
+
 def _tool_result(result: Any, app: str, tool: str) -> dict[str, Any]:
     """A server's `tools/call` answer checked for the shape every client needs (an object whose
     `content` is a list of typed items), complete as `_complete` makes it; a server's broken answer
@@ -408,7 +430,7 @@ class ForeignHost:
             step = "answering its first request (server/discover or initialize)"
             try:
                 with anyio.fail_after(self.config.connect_timeout):
-                    self.protocol_version = await session.connect()
+                    self.protocol_version = await session.connect(self.config.protocol)
                     self.server_info = session.server_info
                     step = "listing its catalog"
                     await self._list(session)
@@ -637,7 +659,7 @@ class ForeignHost:
                     result = await session.raw_request(
                         "tools/call", raw, timeout=self.config.call_timeout, on_progress=call.progress
                     )
-                return _tool_result(result, self.app.name, name)
+                return _with_era_hint(_tool_result(result, self.app.name, name), self.app.name)
             except TimeoutError:
                 raise self._timed_out(name) from None
             except (ServerGone, MCPError) as exc:
@@ -654,6 +676,10 @@ class ForeignHost:
                         note := self._http.explain(self.config.headers)
                     ):  # an HTTP error status: say which, and what it means
                         raise MCPError(exc.error.code, f"{name} failed: {note}", exc.error.data) from None
+                    modern = self.protocol_version in MODERN_PROTOCOL_VERSIONS
+                    if modern and _NO_BACK_CHANNEL in exc.error.message:  # asked the 2025 way
+                        said = f"{exc.error.message} {_era_hint(self.app.name)}"
+                        raise MCPError(exc.error.code, said, exc.error.data) from None
                     raise  # the server's own error answer (-32000 is its generic "server error" too)
                 why = self._ending or self._with_stderr(self._closed_reason())
                 if isinstance(exc, NotSent):

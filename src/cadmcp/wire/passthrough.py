@@ -38,11 +38,17 @@ class PassThroughSession(ClientSession):
     async def validate_tool_result(self, name: str, result: types.CallToolResult) -> None:
         """No-op: results are forwarded untouched and tools are never listed to validate them."""
 
-    async def connect(self) -> str:
-        """Negotiate: the 2026-07-28 `server/discover`, falling back to the 2025-11-25 handshake."""
+    async def connect(self, version: str | None = None) -> str:
+        """Negotiate: the 2026-07-28 `server/discover`, falling back to the 2025-11-25 handshake;
+        with `version`, only that era's (a server held to the 2025 protocol)."""
+        if version is not None and version not in MODERN_PROTOCOL_VERSIONS:
+            await self.initialize()
+            return self.protocol_version or ""
         try:
             await self.discover()
         except MCPError:
+            if version is not None:
+                raise
             await self.initialize()
         return self.protocol_version or ""
 
