@@ -63,6 +63,20 @@ def test_an_unknown_argument_names_the_close_one() -> None:
     assert "notes: unknown argument (did you mean 'note'). Fix them" in str(raised.value)
 
 
+def test_a_template_asks_for_the_query_variables_its_host_says_a_read_needs() -> None:
+    template = "prompt://review{?code,language}"
+    raw = {"_meta": {"io.cadmcp/requiredArgs": ["code"]}}
+    cap = Capability("id", "resource_template", template, template, None, "", raw, HostKey("m", 1))
+    assert cap.required_args == ["code"]
+    ArgumentChecker().check(cap, {"code": "x"})
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {"code": "x", "langauge": "rust"})
+    assert "(language optional): unknown 'langauge'" in raised.value.message, raised.value
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {"language": "rust"})
+    assert "missing ['code']" in raised.value.message
+
+
 @pytest.mark.parametrize(
     ("template", "arguments", "missing"),
     [

@@ -193,10 +193,11 @@ async def test_search_and_invoke_span_third_party_servers_and_the_dxf_host(
         read = await _invoke(session, prompt["id"], {"city": "Paris"})  # its optional state left out
         text = read.content[0].resource.text
         assert "Paris" in json.loads(text)["messages"][0]["content"]["text"]
-        unsaid = await _invoke(session, prompt["id"], {"state": "Texas"})
-        assert unsaid.is_error and "args-prompt prompt of Everything needs a value for city" in (
-            unsaid.content[0].text
-        ), unsaid
+        assert prompt["requiredArgs"] == ["city"] and prompt["argsHint"] == "city: string, state?: string"
+        unsaid = await _invoke(session, prompt["id"], {"state": "Texas"})  # its required city left out
+        assert unsaid.is_error and unsaid.structured_content["type"] == "validation_error", unsaid
+        assert "missing ['city']" in unsaid.structured_content["message"]
+        assert "(state optional)" in unsaid.structured_content["message"]
 
         # someone else's text: a description that steers the agent is flagged, a plain one is not
         poisoned = await find(

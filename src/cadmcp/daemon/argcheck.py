@@ -9,16 +9,12 @@ schema is itself invalid is left to check its own arguments.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import OrderedDict
 from typing import Any
 
-from mcp.shared.uri_template import UriTemplate
-
 from cadmcp.daemon.catalog import Capability
 from cadmcp.daemon.errors import validation_error
-from cadmcp.daemon.search.catalog import template_params
 from cadmcp.wire.echo import echo
 
 log = logging.getLogger("cadmcp.daemon")
@@ -268,8 +264,7 @@ def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
-    names = [name for name, _ in template_params(cap.target)]
-    optional = _query_variables(cap.target)
+    names, optional = cap.template_args
     unknown = sorted(set(arguments) - set(names))
     missing = [n for n in names if n not in arguments and n not in optional]
     bad = [
@@ -287,7 +282,7 @@ def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
     if missing:
         parts.append(f"missing {missing}")
     if unknown:
-        parts.append(f"unknown {[echo(u, 40) for u in unknown[:MAX_REPORTED]]}")
+        parts.append(f"unknown {', '.join(echo(u, 40) for u in unknown[:MAX_REPORTED])}")
     if bad:
         parts.append(f"{bad} must be strings")
     example = {n: f"<{n}>" for n in names}
@@ -297,18 +292,6 @@ def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:
         f"For example arguments={_compact(example)}. Nothing was read.",
         example=example,
     )
-
-
-@functools.lru_cache(maxsize=1024)
-def _query_variables(uri_template: str) -> frozenset[str]:
-    """The variables of a template's query expressions (`{?a,b}`, `{&c}`): left out, they are left
-    out of the URI (RFC 6570), so a read may go without them. For a template the SDK cannot
-    parse: none (each of its variables is then asked for)."""
-    try:
-        template = UriTemplate.parse(uri_template)
-    except Exception:  # a host's malformed or unsupported template: the strict reading stays
-        return frozenset()
-    return frozenset(v.name for v in template.variables if v.operator in ("?", "&"))
 
 
 def _field_name(name: str, limit: int = 64) -> str:

@@ -9,6 +9,7 @@ ids it has issued so a stale id can be told apart from a malformed one and expla
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from cadmcp.daemon.search.catalog import template_params
+from cadmcp.wire.meta import REQUIRED_ARGS
 
 Kind = Literal["tool", "resource", "resource_template"]
 KINDS: tuple[Kind, ...] = ("tool", "resource", "resource_template")
@@ -64,8 +66,20 @@ class Capability:
         if self.kind == "tool":
             return list((self.raw.get("inputSchema") or {}).get("required") or [])
         if self.kind == "resource_template":
-            return [name for name, _ in template_params(self.target)]
+            names, optional = self.template_args
+            return [n for n in names if n not in optional]
         return []
+
+    @property
+    def template_args(self) -> tuple[list[str], frozenset[str]]:
+        """A resource template's variables, and those a read may leave out: its query variables
+        (`{?a,b}`: left out, they are left out of the URI) but those the host says a read needs
+        (`io.cadmcp/requiredArgs`, a foreign prompt's required arguments)."""
+        names = [name for name, _ in template_params(self.target)]
+        meta = self.raw.get("_meta")
+        needed = meta.get(REQUIRED_ARGS) if isinstance(meta, dict) else None
+        needed = {n for n in needed if isinstance(n, str)} if isinstance(needed, list) else set()
+        return names, frozenset(v for v in query_variables(self.target) if v not in needed)
 
 
 def content_digest(raw: dict[str, Any]) -> str:
@@ -185,3 +199,17 @@ class IdLedger:
 
     def lookup(self, cap_id: str) -> tuple[HostKey, str, str] | None:
         return self._issued.get(cap_id)
+
+
+@functools.lru_cache(maxsize=1024)
+def query_variables(uri_template: str) -> frozenset[str]:
+    """The variables of a template's query expressions (`{?a,b}`, `{&c}`): left out, they are left
+    out of the URI (RFC 6570), so a read may go without them. For a template the SDK cannot
+    parse: none (each of its variables is then asked for)."""
+    from mcp.shared.uri_template import UriTemplate
+
+    try:
+        template = UriTemplate.parse(uri_template)
+    except Exception:  # a host's malformed or unsupported template: the strict reading stays
+        return frozenset()
+    return frozenset(v.name for v in template.variables if v.operator in ("?", "&"))

@@ -10,7 +10,6 @@ from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import builtin_hosts, configured_hosts
 from cadmcp.daemon.limits import DEFAULT_LIMIT
 from cadmcp.daemon.screening import flag, visible
-from cadmcp.daemon.search.catalog import template_params
 from cadmcp.wire.echo import echo
 
 _DESCRIPTION_CHARS = 200
@@ -43,7 +42,8 @@ def _type_hint(spec: Any) -> str:
 def args_hint(cap: Capability) -> str:
     """A one-line reminder of the arguments: `filePath: string, steps?: integer`."""
     if cap.kind == "resource_template":
-        return ", ".join(f"{name}: string" for name, _ in template_params(cap.target))
+        names, optional = cap.template_args
+        return ", ".join(f"{name}{'?' if name in optional else ''}: string" for name in names)
     if cap.kind != "tool":
         return ""
     schema = cap.raw.get("inputSchema") or {}

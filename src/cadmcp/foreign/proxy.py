@@ -49,6 +49,7 @@ from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MA
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.masking import mask_text
+from cadmcp.wire.meta import REQUIRED_ARGS
 from cadmcp.wire.passthrough import EndlessList, PassThroughSession
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
 
@@ -146,11 +147,13 @@ def _prompt_template(prompt: dict[str, Any]) -> dict[str, Any]:
     name = str(prompt.get("name") or "")
     args = [a.get("name") for a in prompt.get("arguments") or [] if isinstance(a, dict) and a.get("name")]
     query = "{?" + ",".join(args) + "}" if args else ""
+    arguments = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and a.get("name")]
     described = [
-        f"{a['name']}{'' if a.get('required') else ' (optional)'}: {a.get('description') or ''}".strip()
-        for a in prompt.get("arguments") or []
-        if isinstance(a, dict) and a.get("name")
+        f"{a['name']}{'' if a.get('required') else ' (optional)'}"
+        + (f": {a['description']}" if a.get("description") else "")
+        for a in arguments
     ]
+    required = [str(a["name"]) for a in arguments if a.get("required")]
     description = str(prompt.get("description") or f"The {name} prompt")
     if described:
         description += " Arguments: " + "; ".join(described)
@@ -160,6 +163,7 @@ def _prompt_template(prompt: dict[str, Any]) -> dict[str, Any]:
         "title": prompt.get("title"),
         "description": f"Prompt. {description}",
         "mimeType": "application/json",
+        **({"_meta": {REQUIRED_ARGS: required}} if required else {}),
     }
 
 

@@ -24,6 +24,10 @@ TASK_SUPPORT = "io.cadmcp/taskSupport"
 same values as MCP's `execution.taskSupport`, which the 2026-07-28 tool schema no longer carries;
 hosts mirror a tool's `execution.taskSupport` here."""
 
+REQUIRED_ARGS = "io.cadmcp/requiredArgs"
+"""On a resource template: the names of its query variables (`{?a,b}`) a read needs a value for
+(a foreign prompt's required arguments); its other query variables may be left out."""
+
 PREVIEW = "io.cadmcp/preview"
 """On a tool: `true` when a call of it can be previewed. On a `tools/call` request's `_meta`:
 `{"dryRun": true}` runs the call as a preview (in the document's transaction, reported, rolled
