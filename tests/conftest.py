@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cadmcp.daemon.search.semantic import SEMANTIC_ENV
-from cadmcp.userdirs import LOG_DIR_ENV
+from cadmcp.userdirs import LOG_DIR_ENV, RECOVERY_DIR_ENV
 from cadmcp.wire.endpoints import RUNTIME_DIR_ENV, list_endpoints
 
 REQUIRE_ENV = "CADMCP_TEST_REQUIRE"
@@ -43,9 +43,12 @@ def lexical_search(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(SEMANTIC_ENV, "off")
 
 
-WHOLE_VIEWS = {"CADMCP_SCREENSHOT_BUDGET": "600"}
+WHOLE_VIEWS = {
+    "CADMCP_SCREENSHOT_BUDGET": "600",
+    RECOVERY_DIR_ENV: tempfile.mkdtemp(prefix="cmr"),
+}
 """Screenshots in tests are drawn whole, never cut short by how busy the machine is (the tests
-of the budget set their own)."""
+of the budget set their own); copies of unsaved changes a stopping host keeps stay out of $HOME."""
 
 
 @pytest.fixture(autouse=True)

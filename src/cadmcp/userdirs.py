@@ -8,6 +8,7 @@ from pathlib import Path
 CONFIG_DIR_ENV = "CADMCP_CONFIG_DIR"
 CACHE_DIR_ENV = "CADMCP_CACHE_DIR"
 LOG_DIR_ENV = "CADMCP_LOG_DIR"
+RECOVERY_DIR_ENV = "CADMCP_RECOVERY_DIR"
 
 
 def config_dir() -> Path:
@@ -35,3 +36,13 @@ def log_dir() -> Path:
     from platformdirs import user_log_dir
 
     return Path(user_log_dir("cadmcp", appauthor=False))
+
+
+def recovery_dir() -> Path:
+    """Copies of documents a stopping host had unsaved changes in: `CADMCP_RECOVERY_DIR`, else
+    `recovered` in the user state dir."""
+    if override := os.environ.get(RECOVERY_DIR_ENV):
+        return Path(override)
+    from platformdirs import user_state_dir
+
+    return Path(user_state_dir("cadmcp", appauthor=False)) / "recovered"

@@ -266,3 +266,26 @@ async def test_a_file_cut_short_opens_saying_so_and_is_never_saved_over(
         assert not again.is_error, _text(again)
         whole_answer = await structured(session, "launch_host", {"filePath": str(whole)})
         assert "cut short" not in str(whole_answer)
+
+
+async def test_unsaved_changes_are_kept_as_a_copy_when_the_client_closes(
+    infra_daemon: Any, infra_env: Any, tmp_path: Path
+) -> None:
+    """A host the daemon launched stops with it (the AI client closed): a document with unsaved
+    changes is saved as a copy in the recovery folder first; the file opened is left as it was."""
+    drawing = ezdxf.new("R2018")
+    drawing.modelspace().add_line((0, 0), (5, 0))
+    plan = tmp_path / "plan.dxf"
+    drawing.saveas(plan)
+    before = plan.read_bytes()
+    recovered = tmp_path / "recovered"
+    infra_env.extra = {"CADMCP_RECOVERY_DIR": str(recovered)}
+    async with infra_daemon() as session:
+        answer = await structured(session, "launch_host", {"filePath": str(plan)})
+        await _python(session, answer["hostInstanceId"], "for n in range(50): msp.add_circle((n, 0), 1)")
+        pid = answer["pid"]
+    assert wait_gone(pid, 30)
+    (copy,) = recovered.glob("plan-unsaved-*.dxf")
+    assert [e.dxftype() for e in ezdxf.readfile(copy).modelspace()].count("CIRCLE") == 50
+    assert plan.read_bytes() == before
+    assert not list(recovered.glob("*.partial*"))

@@ -60,11 +60,14 @@ class DocumentHost:
         self.toolsets: ToolsetManager = load_toolsets(self.runtime, toolsets)
 
     def run(self) -> None:
-        """Serve until SIGINT/SIGTERM with this thread as the application thread."""
+        """Serve until SIGINT/SIGTERM with this thread as the application thread; unsaved changes
+        are then kept as copies (`BuiltinSurface.keep_unsaved`)."""
         try:
             self.runtime.run()
         finally:
             self.toolsets.close()
+            if self.surface is not None:
+                self.surface.keep_unsaved()
 
     def start(self) -> Path:
         """Serve with the app thread given at construction (a GUI's); answers the endpoint."""

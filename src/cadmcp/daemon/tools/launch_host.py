@@ -22,7 +22,7 @@ DEFINITION: dict[str, Any] = {
         "waits while the host opens them); a document that did not open is an error "
         "(document_not_opened) saying why and the fix. A file already open answers that host "
         "(alreadyOpen), a configured MCP server already running answers it (alreadyRunning), unless "
-        "newInstance. The host stops with the daemon unless detach. "
+        "newInstance. The host stops with the daemon unless detach (keeping unsaved changes as copies). "
         "restartHostInstanceId restarts a stuck host with its saved documents, listing unsaved changes lost."
     ),
     "execution": {"taskSupport": "optional"},

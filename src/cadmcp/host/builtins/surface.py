@@ -17,7 +17,9 @@ import inspect
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import mcp_types as types
@@ -194,6 +196,41 @@ class BuiltinSurface:
             "problem": None,
             "requested": requested,
         }
+
+    def keep_unsaved(self) -> list[Path]:
+        """Save a copy of every document with unsaved changes in the recovery folder
+        (`cadmcp.userdirs.recovery_dir`): the host is stopping (its daemon's client closed, say)
+        and would otherwise lose them. Returns the copies written; the files opened stay as they are.
+        Call it from the application thread, once the host no longer serves."""
+        try:
+            modified = [d for d in self.adapter.documents() if d["modified"]]
+        except Exception:  # a broken adapter: nothing to keep that it can tell
+            return []
+        if not modified:
+            return []
+        from cadmcp.userdirs import recovery_dir
+
+        folder = recovery_dir()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        suffixes = self.adapter.profile.save_suffixes
+        kept: list[Path] = []
+        for document in modified:
+            name = Path(document["path"]).name if document.get("path") else document["title"]
+            stem, suffix = Path(name).stem or "document", Path(name).suffix
+            suffix = suffix if suffix.lower() in suffixes else suffixes[0]
+            target = folder / f"{stem}-unsaved-{stamp}{suffix}"
+            partial = folder / f"{stem}-unsaved-{stamp}.partial{suffix}"  # never a half copy named whole
+            try:
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self.adapter.activate(document["title"])
+                self.adapter.save(partial)
+                os.replace(partial, target)
+            except Exception as exc:  # the next document may still be kept
+                log.warning("unsaved changes of %s could not be kept: %s", document["title"], exc)
+                continue
+            log.warning("the host stopped with unsaved changes in %s: kept in %s", document["title"], target)
+            kept.append(target)
+        return kept
 
     def _with_ending(self, document: Any) -> Any:
         """A document asked for at start-up, with a warning when its file looked cut short."""
