@@ -27,7 +27,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio (bearer token required)",
     )
-    daemon.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free one)")
+    daemon.add_argument(
+        "--port", type=_port, default=8765, help="HTTP port (default 8765; 0 picks a free one)"
+    )
     daemon.add_argument(
         "--unix-socket",
         metavar="PATH",
@@ -56,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "kind",
         help=f"which host to run: {', '.join(a.key for a in BUILTIN)}, or one the host configuration names",
     )
-    host.add_argument("files", nargs="*", help="documents to open")
+    host.add_argument("files", nargs="*", default=[], help="documents to open")
     host.add_argument("--app", default=None, help="host app name (demo host only)")
     host.add_argument("--app-version", default=None, help="host version (demo host only)")
     host.add_argument(
@@ -85,8 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     dash.add_argument("--no-open", action="store_true", help="only print the link (open no browser)")
 
     ev = sub.add_parser("eval", help="evaluate search quality on a query set, or run a corpus of files")
-    ev.add_argument("what", choices=["search", "dump-catalog", "corpus"])
-    ev.add_argument("rest", nargs=argparse.REMAINDER)
+    ev.add_argument("what", choices=_EVALS, help="then its options (cadmcp eval WHAT --help)")
 
     demo = sub.add_parser("demo", help="start a host on a sample model and walk through search -> invoke")
     demo.add_argument("--host", choices=sorted(WALKS), default="dxf")
@@ -244,6 +245,46 @@ def _run_daemon(args: argparse.Namespace) -> int:
     return 0
 
 
+_EVALS = ("search", "dump-catalog", "corpus")
+
+
+def _port(text: str) -> int:
+    """An HTTP port argument: 0 (pick a free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: give 1-65535, or 0 to pick a free one")
+    return port
+
+
+def _pass_through(argv: list[str], verbose: bool = False) -> int:
+    """`cadmcp toolset|policy|eval WHAT ...`: commands with parsers of their own."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr)
+    command, rest = argv[0], argv[1:]
+    if command == "toolset":
+        from cadmcp.host.toolsets.cli import main as toolset_main
+
+        return toolset_main(rest)
+    if command == "policy":
+        from cadmcp.daemon.policy.cli import main as policy_main
+
+        return policy_main(rest)
+    what, rest = rest[0], rest[1:]
+    if what == "corpus":
+        from cadmcp.corpus.command import main as corpus_main
+
+        return corpus_main(rest)
+    if what == "dump-catalog":
+        from cadmcp.daemon.search.dump import main as dump_main
+
+        return dump_main(rest)
+    from cadmcp.daemon.search.evaluate import main as eval_main
+
+    return eval_main(rest)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -251,6 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadmcp.foreign.cli import main as foreign_main
 
         return foreign_main(argv[1:])
+    verbose = argv[:1] in (["-v"], ["--verbose"])
+    rest = argv[1:] if verbose else argv
+    if rest[:1] in (["toolset"], ["policy"]) or (rest[:1] == ["eval"] and rest[1:2] and rest[1] in _EVALS):
+        return _pass_through(rest, verbose)  # their own parsers read the rest, --help included
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "host" and not any(e.startswith("-") for e in extra):
@@ -270,30 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadmcp.hosts.freecad.install import main as freecad_main
 
         return freecad_main(args.action, args.macro_dir)
-    if args.command == "toolset":
-        from cadmcp.host.toolsets.cli import main as toolset_main
-
-        return toolset_main(list(args.rest))
-    if args.command == "policy":
-        from cadmcp.daemon.policy.cli import main as policy_main
-
-        return policy_main(list(args.rest))
     if args.command == "dashboard":
         from cadmcp.daemon.dashboard.cli import main as dashboard_main
 
         return dashboard_main(open_browser=not args.no_open)
-    if args.command == "eval" and args.what == "corpus":
-        from cadmcp.corpus.command import main as corpus_main
-
-        return corpus_main(list(args.rest))
-    if args.command == "eval" and args.what == "dump-catalog":
-        from cadmcp.daemon.search.dump import main as dump_main
-
-        return dump_main(list(args.rest))
-    if args.command == "eval":
-        from cadmcp.daemon.search.evaluate import main as eval_main
-
-        return eval_main(list(args.rest))
     if args.command == "demo":
         from cadmcp.walkthrough import main as walk_main
 
