@@ -520,6 +520,9 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
         told = empty["guidance"]["message"]
         assert empty["count"] == 0 and "launch_host" in told, told
         assert "Time, Missing, Secretive, DXF" in told, told
+        own = await structured(session, "search_dynamic", {"query": "list the checkpoints"})
+        assert own["count"] >= 1 and {i["hostApp"] for i in own["items"]} == {"cadmcp"}, own
+        assert "No host is connected" in own["guidance"]["message"]  # the daemon's own match is no model
         started = await call(session, "launch_host", {"hostApp": "Time", "timeoutSeconds": 60})
         assert not started.is_error, started
         assert started.structured_content["phase"] == "ready"

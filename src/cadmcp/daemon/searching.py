@@ -107,7 +107,7 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
     query, host, kinds, limit, detail = parse_request(args)
     by_instance = {entry.key.instance_id: entry for entry in directory.entries.values()}
     if host is not None and host not in by_instance:
-        known = sorted(e.key.instance_id for e in directory.entries.values())
+        known = ", ".join(sorted(f"{e.key.instance_id} ({e.host_app})" for e in directory.hosts().values()))
         raise validation_error(
             f"No connected host has hostInstanceId {echo(host, 40)}. Connected: {known or 'none'}; "
             "call list_host_instances to see them."
@@ -132,17 +132,17 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
         if entry is not None and cap is not None:
             items.append(item(cap, entry.routing(), detail, active_document(entry), why))
     answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
-    if not items:
-        if not directory.hosts():
-            message = (
-                "No host is connected, so there is nothing to search. Start one with launch_host "
-                f"(hostApp one of {', '.join(_launchable())}, or filePath of a drawing or model to open) "
-                "or call list_host_instances to see what was discovered."
-            )
-        else:
-            message = (
-                "Nothing matched. Try other words, one of the suggested names, or an empty query to list all."
-            )
+    if not directory.hosts():  # what matched, if anything, is the daemon's own (checkpoints)
+        message = (
+            "No host is connected, so no drawing or model can answer this. Start one with launch_host "
+            f"(hostApp one of {', '.join(_launchable())}, or filePath of a drawing or model to open) "
+            "or call list_host_instances to see what was discovered."
+        )
+        answer["guidance"] = {"message": message, "suggestions": [], "kindsAvailable": result.kinds_available}
+    elif not items:
+        message = (
+            "Nothing matched. Try other words, one of the suggested names, or an empty query to list all."
+        )
         answer["guidance"] = {
             "message": message,
             "suggestions": result.suggestions,
