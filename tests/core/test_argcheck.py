@@ -97,3 +97,11 @@ def test_a_template_asks_for_its_path_variables_not_its_query_ones(
     with pytest.raises(DaemonError) as raised:
         ArgumentChecker().check(cap, arguments)
     assert missing in raised.value.message, raised.value
+
+
+def test_a_resource_read_with_arguments_is_refused_not_read_without_them() -> None:
+    cap = Capability("id", "resource", "dxf://schedules", "schedules", None, "", {}, HostKey("m", 1))
+    ArgumentChecker().check(cap, {})
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {"anything": 1})
+    assert "a read takes no arguments (got 'anything')" in raised.value.message, raised.value

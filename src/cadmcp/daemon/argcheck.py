@@ -36,6 +36,13 @@ class ArgumentChecker:
         """Raise a `validation_error` when `arguments` do not fit the capability."""
         if cap.kind == "resource_template":
             _check_template(cap, arguments)
+        elif cap.kind == "resource" and arguments:
+            named = ", ".join(echo(n, 40) for n in sorted(arguments)[:MAX_REPORTED])
+            raise validation_error(
+                f"{echo(cap.target, 200)} is a resource: a read takes no arguments (got {named}). Call it "
+                "with no arguments, or search for a resource template or a tool that takes these.",
+                example={},
+            )
         elif cap.kind == "tool":
             self.check_schema(cap.id, cap.target, cap.raw.get("inputSchema"), arguments)
 

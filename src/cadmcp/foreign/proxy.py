@@ -45,6 +45,7 @@ from cadmcp.applications import Application, ConfigError, ForeignServer, StartRe
 from cadmcp.foreign import link
 from cadmcp.foreign.fastlane import FastLane, NotSent, ServerChannel, ServerGone
 from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
+from cadmcp.foreign.secrets import SecretError
 from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
@@ -312,7 +313,7 @@ class ForeignHost:
                 refused = isinstance(inner, CatalogRefused)
                 if refused:
                     reason = f"refused: {inner}"
-                elif isinstance(inner, GaveUp):
+                elif isinstance(inner, GaveUp | SecretError):  # their words are the reason
                     reason = str(inner)
                 elif isinstance(inner, SubscriptionLost | anyio.EndOfStream) or self._transport_ended():
                     reason = self._closed_reason()  # the SDK's wording for it says nothing to a user
@@ -708,7 +709,8 @@ class ForeignHost:
             code=types.INTERNAL_ERROR,
             message=f"The {self.app.name} server did not answer {name} within "
             f"{self.config.call_timeout:g} s (its callTimeoutSeconds); the call was cancelled "
-            "there. Try again later, or with less work.",
+            "there. Try again later, or with less work; if it needs longer, raise its callTimeoutSeconds "
+            f"(cadmcp host add {self.app.name} ... --call-timeout SECONDS --force).",
             data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
         )
 
