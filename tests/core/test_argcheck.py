@@ -105,3 +105,19 @@ def test_a_resource_read_with_arguments_is_refused_not_read_without_them() -> No
     with pytest.raises(DaemonError) as raised:
         ArgumentChecker().check(cap, {"anything": 1})
     assert "a read takes no arguments (got 'anything')" in raised.value.message, raised.value
+
+
+def test_a_wrong_value_of_a_union_is_told_by_the_branch_of_its_kind() -> None:
+    """A list of numbers where a list of strings (or null) is taken: its items are named, with
+    an example of the argument, not "not valid under any of the given schemas"."""
+    mark = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}], "default": None}
+    schema = {"type": "object", "properties": {"mark": mark}}
+    cap = Capability("id", "tool", "view", "view", None, "", {"inputSchema": schema}, HostKey("m", 1))
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {"mark": [1980, 2217]})
+    said = raised.value.message
+    assert "mark.0: got 1980, expected a string; mark.1: got 2217" in said, said
+    assert 'arguments={"mark":["<mark>"]}' in said
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {"mark": "1980"})
+    assert "mark: got '1980', expected a list of string items" in raised.value.message

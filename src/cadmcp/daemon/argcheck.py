@@ -97,6 +97,11 @@ def _check_tool(target: str, schema: dict[str, Any], validator: Any, arguments: 
     summary = "; ".join(f"{p['field']}: {p['problem']}" for p in shown)
     more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
     example = example_arguments(schema)
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    for p in shown:  # a wrong optional argument: its example too
+        name = p["field"].split(".")[0]
+        if name in props and name not in example and p["expected"] != "absent":
+            example[name] = example_value(props[name], name)
     raise validation_error(
         f"Invalid arguments for {target}: {summary}{more}. Fix them and call again; "
         f"for example arguments={_compact(example)}. Nothing ran.",
@@ -131,11 +136,13 @@ def _describe(error: Any) -> list[dict[str, Any]]:
             for name in error.instance
             if name not in known
         ][:MAX_REPORTED]
+    if kind in ("anyOf", "oneOf") and (inner := _branch_errors(error)):
+        return [p for e in inner for p in _describe(e)]  # the branch of the value's kind says what is wrong
     expected = _expected(error.schema)  # what fits, in words; the problem says what was wrong
     if kind in ("minItems", "maxItems") and isinstance(error.instance, list):
         problem = f"has {len(error.instance)} items, expected {expected}"
         return [{"field": path or "(arguments)", "problem": problem, "expected": _clip(expected)}]
-    worded = kind in ("type", "enum", "const", *_BOUNDS)
+    worded = kind in ("type", "enum", "const", "anyOf", "oneOf", *_BOUNDS)
     return [
         {
             "field": path or "(arguments)",
@@ -145,6 +152,22 @@ def _describe(error: Any) -> list[dict[str, Any]]:
             "expected": _clip(str(expected)),
         }
     ]
+
+
+def _branch_errors(error: Any) -> list[Any]:
+    """Of a value no branch of an `anyOf`/`oneOf` takes, the errors of the one branch whose type
+    it has (a list of numbers where a list of strings or null is taken: its items are wrong); none
+    when no branch or several have its type (the union's own wording is then clearer)."""
+    by_branch: dict[Any, list[Any]] = {}
+    for sub in error.context or ():
+        if sub.relative_schema_path:
+            by_branch.setdefault(sub.relative_schema_path[0], []).append(sub)
+    fitting = [
+        errors
+        for errors in by_branch.values()
+        if not any(e.validator == "type" and len(e.relative_schema_path) == 2 for e in errors)
+    ]
+    return fitting[0] if len(fitting) == 1 else []
 
 
 def _unknown_arguments(
@@ -198,6 +221,9 @@ def _expected(spec: Any) -> str:
         "null": "null",
     }
     text = " or ".join(words.get(str(k), str(k)) for k in kinds)
+    items = spec.get("items")
+    if kinds == ["array"] and isinstance(items, dict) and items:
+        text = f"a list of {_expected(items).removeprefix('a ').removeprefix('an ')} items"
     return f"{text} {_constraints(spec)}".strip()
 
 
@@ -257,7 +283,8 @@ def example_value(spec: Any, name: str = "value") -> Any:
     if kind == "boolean":
         return True
     if kind == "array":
-        return []
+        items = spec.get("items")
+        return [example_value(items, name)] if isinstance(items, dict) and items else []
     if kind == "object":
         return example_arguments(spec)
     return f"<{name}>"

@@ -158,5 +158,7 @@ async def test_a_steps_checkpoint_names_the_entities_it_created_modified_and_del
     }  # the layer is no entity a view draws: not named
     shot = await client.call_tool("view_screenshot", {"width": 400, "mark": [created, modified, "NOPE"]})
     assert shot.structured_content["marked"] == sorted([created, modified])
+    said = " ".join(c.text for c in shot.content if c.type == "text")
+    assert "[NOT MARKED] no entity has the handle NOPE" in said, said
     read = await client.call_tool("execute_python_code", {"code": "len(msp)"})
     assert "touched" not in read.meta["io.cadmcp/checkpoint"]  # no step, nothing touched

@@ -131,6 +131,8 @@ async def test_a_steps_checkpoint_names_the_products_it_created_and_edited_and_a
         "view_screenshot", {"width": 300, "complete": True, "mark": [f"#{modified}", str(created), "x"]}
     )
     assert shot.structured_content["marked"] == [str(modified)]  # the new wall has no body to draw
+    said = " ".join(c.text for c in shot.content if c.type == "text")
+    assert f"[NOT MARKED] no element of the model has the id x; #{created} are not drawn" in said, said
     assert "marked" not in plain.structured_content
     # the wall is drawn in the marks' orange (shaded like any face): what changed turned orange
     before, after = _pixels(plain), _pixels(shot)

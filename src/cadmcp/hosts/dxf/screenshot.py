@@ -147,6 +147,12 @@ def render(
     }
     if marked:
         view["marked"] = sorted(marked & drawn)
+        if missing := sorted(marked - drawn):
+            unknown = [h for h in missing if doc.entitydb.get(h) is None]
+            not_drawn = [h for h in missing if h not in unknown]
+            said = [f"no entity has the handle {', '.join(unknown[:10])}"] if unknown else []
+            said += [f"{', '.join(not_drawn[:10])} are not drawn in this view"] if not_drawn else []
+            notes.append(f"[NOT MARKED] {'; '.join(said)}. mark takes entity handles ('1F3').")
     blank = None
     if uniform_colour(png) is not None:  # every pixel the background: say why
         blank = _blank_reason(doc, target, shapes, coverage, view, window, layers, frame_lo, frame_hi)

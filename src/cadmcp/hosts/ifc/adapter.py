@@ -125,8 +125,9 @@ def profile() -> HostProfile:
                 "mark",
                 list[str] | None,
                 None,
-                "Step ids of elements to mark (e.g. '12' or '#12': what the last change created or "
-                "modified): drawn in orange. structuredContent.marked lists those in the picture.",
+                "Step ids (e.g. '12' or '#12': what the last change created or modified) or GlobalIds "
+                "of elements to mark: drawn in orange. structuredContent.marked lists those in the "
+                "picture; a note names any not in it.",
             ),
             COMPLETE_OPTION,
         ),

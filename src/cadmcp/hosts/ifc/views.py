@@ -9,6 +9,7 @@ section plane, products in no storey, and why a picture is blank.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -41,11 +42,28 @@ def _item(e: Any, **extra: Any) -> dict[str, Any]:
 MAX_MARKED = 500
 
 
-def _marked(ids: Any) -> frozenset[int]:
-    """The step ids of a view's `mark` option (`12` or `#12`); others are left out."""
+def _marked(ids: Any, f: Any) -> tuple[frozenset[int], list[str]]:
+    """The step ids a view's `mark` option names (`12`, `#12`, or a GlobalId, as element/{id}
+    takes them), and the ids that name no element of the model."""
     if not isinstance(ids, list | tuple):
-        return frozenset()
-    return frozenset(int(str(i).lstrip("#")) for i in ids[:MAX_MARKED] if str(i).lstrip("#").isdigit())
+        return frozenset(), []
+    found: set[int] = set()
+    unknown: list[str] = []
+    for given in ids[:MAX_MARKED]:
+        text = str(given).strip()
+        step = text.lstrip("#")
+        element = None
+        if step.isdigit():
+            with contextlib.suppress(RuntimeError, ValueError):
+                element = f.by_id(int(step))
+        else:
+            with contextlib.suppress(RuntimeError, ValueError):
+                element = f.by_guid(text)
+        if element is None:
+            unknown.append(text[:40])
+        else:
+            found.add(element.id())
+    return frozenset(found), unknown
 
 
 def screenshot(
@@ -99,7 +117,7 @@ def screenshot(
         above = [
             by_id[m.element_id] for m in meshes if not m.empty and float(m.triangles[..., 2].min()) > cut_z
         ]
-    marked = _marked(options.get("mark"))
+    marked, unknown_marks = _marked(options.get("mark"), f)
     rendered, parts = render(
         meshes,
         width,
@@ -136,10 +154,18 @@ def screenshot(
         )
         structured["aboveCut"] = [_item(e) for e in above[:STRUCTURED]]
 
-    if marked:
-        structured["marked"] = sorted(
-            str(m.element_id) for m in parts if m.element_id in marked and not m.empty
-        )
+    if marked or unknown_marks:
+        shown = {m.element_id for m in parts if m.element_id in marked and not m.empty}
+        structured["marked"] = sorted(str(i) for i in shown)
+        missing = [f"#{i}" for i in sorted(marked - shown)]
+        if unknown_marks or missing:
+            said = []
+            if unknown_marks:
+                said.append(f"no element of the model has the id {', '.join(unknown_marks[:LISTED])}")
+            if missing:
+                drawn_not = ", ".join(missing[:LISTED])
+                said.append(f"{drawn_not} are not drawn in this view (no shape, or another storey)")
+            notes.append(f"[NOT MARKED] {'; '.join(said)}. mark takes step ids ('12', '#12') or GlobalIds.")
     failed = [e for e in by_id.values() if e.id() in cache.failed]
     if failed:
         drawn = sum(1 for m in [*meshes, *under] if not m.empty)
