@@ -226,10 +226,45 @@ def _lines(body: str) -> list[str]:
     return out
 
 
+def _without_optional_notation(words: list[str]) -> list[str]:
+    """The words outside `[--optional ...]` groups, nested ones too (`[--host APP [--version V]]`)."""
+    kept, depth = [], 0
+    for word in words:
+        if depth == 0 and not word.startswith("["):
+            kept.append(word)
+        depth += word.count("[") - word.count("]")
+    return kept
+
+
+def _own_parser(words: list[str]) -> tuple[Any, list[str]] | None:
+    """The parser of a command that reads its arguments itself, and those arguments."""
+    if words[:1] == ["toolset"]:
+        from cadmcp.host.toolsets.cli import _parser as toolset_parser
+
+        return toolset_parser(), words[1:]
+    if words[:1] == ["policy"]:
+        from cadmcp.daemon.policy.cli import _parser as policy_parser
+
+        return policy_parser(), words[1:]
+    if words[:2] == ["eval", "search"]:
+        from cadmcp.daemon.search.evaluate import _parser as search_parser
+
+        return search_parser(), words[2:]
+    if words[:2] == ["eval", "dump-catalog"]:
+        from cadmcp.daemon.search.dump import _parser as dump_parser
+
+        return dump_parser(), words[2:]
+    if words[:2] == ["eval", "corpus"]:
+        from cadmcp.corpus.command import _parser as corpus_parser
+
+        return corpus_parser(), words[2:]
+    return None
+
+
 def _check_cadmcp(words: list[str], where: str) -> None:
     from cadmcp.cli import _parser
 
-    words = [w for w in words if not (w.startswith("[") or w.endswith("]"))]  # [--optional] notation
+    words = _without_optional_notation(words)
     if words[:2] in (
         ["host", "add"],
         ["host", "remove"],
@@ -243,6 +278,14 @@ def _check_cadmcp(words: list[str], where: str) -> None:
             host_parser().parse_args(mine)
         except SystemExit as exc:
             pytest.fail(f"{where}: cadmcp host refuses {shlex.join(words)} (exit {exc.code})")
+        return
+    own = _own_parser(words)
+    if own is not None:  # toolset, policy and eval WHAT read the rest with parsers of their own
+        parser, rest = own
+        try:
+            parser.parse_args(rest)
+        except SystemExit as exc:
+            pytest.fail(f"{where}: cadmcp refuses {shlex.join(words)} (exit {exc.code})")
         return
     try:
         args, extra = _parser().parse_known_args(words)

@@ -59,13 +59,17 @@ async def dump_catalog(runtime_dir: Path | None = None, apps: list[str] | None =
     return {"hosts": hosts}
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of `cadmcp eval dump-catalog`; returns the process exit code."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cadmcp eval dump-catalog", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="catalog.json to write ('-' for stdout)")
     parser.add_argument("--host", action="append", help="only hosts of this app (repeatable)")
     parser.add_argument("--runtime-dir", type=Path, help="host endpoint folder (default: usual)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `cadmcp eval dump-catalog`; returns the process exit code."""
+    args = _parser().parse_args(argv)
     import anyio
 
     try:

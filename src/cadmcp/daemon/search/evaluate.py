@@ -173,8 +173,7 @@ def load_catalog(path: Path) -> Mapping[str, Any]:
         raise EvalInputError(f"{path}: not valid JSON ({exc})") from exc
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of `cadmcp eval search`; returns the process exit code."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cadmcp eval search", description=__doc__.split("\n\n")[0])
     parser.add_argument("--catalog", type=Path, help="catalog.json of the evaluation set")
     parser.add_argument("--queries", type=Path, help="queries.jsonl of the evaluation set")
@@ -203,6 +202,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--semantic", choices=MODES, help=f"fuse semantic ranking (default: ${SEMANTIC_ENV}, else auto)"
     )
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `cadmcp eval search`; returns the process exit code."""
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.rules:
         print(report())
