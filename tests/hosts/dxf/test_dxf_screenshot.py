@@ -81,3 +81,28 @@ def test_marked_entities_are_painted_over_in_orange_and_framed() -> None:
     assert orange(plain.png) == 0 and orange(marked.png) > 100
     assert marked.coverage is not None and marked.coverage["marked"] == [circle.dxf.handle]
     assert "marked" not in (plain.coverage or {})
+
+
+@pytest.mark.parametrize("background", ["white", "black"])
+def test_a_wipeout_hides_what_is_under_it_in_the_background_colour(background: str) -> None:
+    """A WIPEOUT masks the entities beneath it, as CAD programs draw it: its area is the background,
+    never painted in the visible ink (which made wipeouts look like solid walls or door leaves)."""
+    import ezdxf
+    import numpy as np
+
+    from cadmcp.hosts.dxf.screenshot import render
+
+    doc = ezdxf.new("R2018")
+    msp = doc.modelspace()
+    for y in range(0, 101, 5):
+        msp.add_line((0, y), (100, y))  # a hatch of lines under the wipeout
+    msp.add_wipeout([(30, 30), (70, 30), (70, 70), (30, 70)])
+    pixels = np.asarray(
+        Image.open(io.BytesIO(render(doc, width=300, background=background).png)).convert("RGB")
+    )
+    bg = pixels[2, 2]  # the margin: the background
+    height, width = pixels.shape[:2]
+    middle = pixels[int(height * 0.42) : int(height * 0.58), int(width * 0.42) : int(width * 0.58)]
+    outside = pixels[int(height * 0.1) : int(height * 0.2), int(width * 0.1) : int(width * 0.2)]
+    assert (middle == bg).all(axis=2).mean() > 0.99  # the lines under it are hidden, and no bar drawn
+    assert (outside != bg).any(axis=2).mean() > 0.05  # the lines beside it still show

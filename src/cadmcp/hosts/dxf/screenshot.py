@@ -256,7 +256,9 @@ def _draw(
             target, finalize=True, filter_func=_progress_filter(len(target), state, pending, deadline)
         )
         report_progress(0.9, "rasterising")
-        state.shapes += _by_top_level(coverage, _collect_shapes(recorder.player(), pixel / 2))
+        state.shapes += _wipeouts_hide(
+            doc, _by_top_level(coverage, _collect_shapes(recorder.player(), pixel / 2))
+        )
     except BaseException:  # cancelled or failed half way: what this pass drew is not kept
         cache.changed()
         raise
@@ -278,6 +280,26 @@ def _pending_note(pending: list[Any], coverage: Any, budget: float | None) -> st
         "call view_screenshot again to draw more (the host also goes on in the background), or with "
         "complete=true to wait for the whole drawing."
     )
+
+
+HIDING_INK = "hide"
+"""The colour of a WIPEOUT's area: the background, whatever it is (never swapped for visibility)."""
+
+
+def _wipeouts_hide(doc: Drawing, shapes: list[Any]) -> list[Any]:
+    """A WIPEOUT's area hides what is under it in the background colour, as CAD programs draw it; the
+    painter would otherwise swap a background-coloured fill for the visible ink (a solid bar)."""
+    db = doc.entitydb
+    hidden = {
+        h for h in {shape[4] for shape in shapes} if (e := db.get(h)) is not None and e.dxftype() == "WIPEOUT"
+    }
+    if not hidden:
+        return shapes
+    return [
+        (kind, points, HIDING_INK, weight, handle) if kind == "polygon" and handle in hidden else shape
+        for shape in shapes
+        for kind, points, _, weight, handle in (shape,)
+    ]
 
 
 def _by_top_level(coverage: Any, shapes: list[Any]) -> list[Any]:
@@ -358,7 +380,9 @@ def _paint(
                 on_top.append((kind, px, handle, lineweight))
             ink = colors.get(color)
             if ink is None:
-                ink = colors[color] = _rgba(color, default_ink, bg)
+                ink = colors[color] = (
+                    _rgba(bg, bg, "") if color == HIDING_INK else _rgba(color, default_ink, bg)
+                )
             flat = px.ravel().tolist()
             line_px = max(1, min(8, round(lineweight * scale / 1000))) if lineweight > 0.3 else 1
             if kind == "polyline":
