@@ -229,3 +229,27 @@ def _plus(counts: str, circles: int, lines: int) -> str:
     """`Result: (c, l)` with `circles` and `lines` more."""
     c, n = (int(x) for x in counts.removeprefix("Result: ").strip("()").split(","))
     return f"({c + circles}, {n + lines})"
+
+
+def test_the_checkpoints_are_listed_with_no_daemon_running(
+    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The call logs keep the machine's checkpoints: `cadmcp policy checkpoints` lists them when no
+    daemon runs, saying so, rather than "no agent change is recorded"."""
+    import time
+
+    from cadmcp.cli import main as cli_main
+    from cadmcp.daemon.checkpoints import Checkpoint
+    from cadmcp.userdirs import LOG_DIR_ENV
+    from cadmcp.wire.calllog import CallLogFile
+
+    logs = tmp_path / "logs"
+    monkeypatch.setenv(LOG_DIR_ENV, str(logs))
+    made = Checkpoint(
+        "4242-1", "i-1", "DXF 1.4.5 pid 77", "plan.dxf", 1, ("abc",), "add 50 circles", time.time()
+    )
+    CallLogFile(logs, pid=4242).write(made.line())
+    assert cli_main(["policy", "checkpoints"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("no daemon is running: the checkpoints its call logs hold"), said
+    assert "4242-1  daemon pid 4242  DXF 1.4.5 pid 77  plan.dxf: add 50 circles" in said

@@ -139,7 +139,14 @@ def main(argv: Sequence[str]) -> int:
         return _print_pending(anyio.run(_doors, {"op": "list"}))
     if args.action == "checkpoints":
         count = 0
-        for answer in anyio.run(_doors, {"op": "checkpoints"}, True):
+        answers = anyio.run(_doors, {"op": "checkpoints"}, True)
+        if not answers:  # no daemon runs: the call logs hold the machine's checkpoints all the same
+            from cadmcp.daemon.checkpoints import Checkpoints
+            from cadmcp.userdirs import log_dir
+
+            answers = [{"checkpoints": anyio.run(Checkpoints(log_dir()).listing)}]
+            print("no daemon is running: the checkpoints its call logs hold (reverting one needs a daemon)")
+        for answer in answers:
             for c in answer.get("checkpoints") or []:
                 count += 1
                 state = " (reverted)" if c["reverted"] else ""
