@@ -102,3 +102,22 @@ def test_importing_the_package_loads_no_format_library() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_a_file_named_for_another_format_is_read_as_what_it_holds(tmp_path: Path) -> None:
+    """An IFC model saved as .dxf is read as IFC, saying so, not refused as a truncated DXF."""
+    house = Path(__file__).resolve().parents[2] / "samples" / "house.ifc"
+    misnamed = tmp_path / "house.dxf"
+    misnamed.write_bytes(house.read_bytes())
+    info = read_file_info(str(misnamed))
+    assert info["format"] == "ifc" and info["schema"], info
+    assert info["note"].startswith("house.dxf is named .dxf but holds an IFC model")
+    assert "note" not in read_file_info(str(house))
+
+
+def test_a_freecad_file_points_to_launch_host(tmp_path: Path) -> None:
+    part = tmp_path / "part.FCStd"
+    part.write_bytes(b"PK\x03\x04")
+    with pytest.raises(FileInfoError) as raised:
+        read_file_info(str(part))
+    assert raised.value.code == "unsupported_extension" and "launch_host(filePath=...)" in raised.value.message

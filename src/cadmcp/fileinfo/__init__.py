@@ -12,7 +12,7 @@ import os
 from typing import Any, Literal
 
 from cadmcp.fileinfo.errors import FileInfoError, corrupt, os_reason, shown
-from cadmcp.fileinfo.paths import SUPPORTED_EXTENSIONS, base_info, check_detail, check_path
+from cadmcp.fileinfo.paths import SUPPORTED_EXTENSIONS, base_info, check_detail, check_path, content_note
 
 __all__ = ["SUPPORTED_EXTENSIONS", "FileInfoError", "read_file_info"]
 
@@ -27,8 +27,11 @@ def read_file_info(
     ``fileSizeBytes`` and ``modified``.
     """
     level = check_detail(detail)
-    resolved, fmt = check_path(path)
+    resolved, named = check_path(path)
+    fmt, note = content_note(resolved, named)
     info = base_info(resolved, fmt)
+    if note is not None:
+        info["note"] = note
     try:
         if fmt == "dxf":
             from cadmcp.fileinfo import dxf

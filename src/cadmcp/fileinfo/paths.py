@@ -4,6 +4,7 @@ answer shares."""
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,40 @@ FORMATS: dict[str, str] = {
     ".ifc": "ifc",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(FORMATS)
+OPENED_ELSEWHERE: dict[str, str] = {".fcstd": "FreeCAD", ".fcstd1": "FreeCAD"}
+"""Files file info does not read but a host opens: launch_host(filePath=...) shows them."""
+_NAMES = {"dxf": "a DXF drawing", "dwg": "a DWG drawing", "ifc": "an IFC model", "revit": "a Revit file"}
+
+
+def sniffed_format(path: Path) -> str | None:
+    """The format the file's first bytes say it is (IFC, DWG, Revit's OLE container, binary DXF),
+    or None when they say nothing this knows (ASCII DXF has no fixed start)."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(32)
+    except OSError:
+        return None
+    if head.lstrip().upper().startswith(b"ISO-10303-21"):
+        return "ifc"
+    if re.match(rb"AC(?:10[0-9]{2}|[12]\.[0-9]{2})", head):  # AC1032 ... AC1.40: a DWG release code
+        return "dwg"
+    if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
+        return "revit"
+    if head.startswith(b"AutoCAD Binary DXF"):
+        return "dxf"
+    return None
+
+
+def content_note(path: Path, fmt: str) -> tuple[str, str | None]:
+    """The format to read `path` as, by its content where its name says another, and the note
+    that says so (None when the name and the content agree)."""
+    found = sniffed_format(path)
+    if found is None or found == fmt:
+        return fmt, None
+    return found, (
+        f"{path.name} is named {path.suffix} but holds {_NAMES[found]}: it was read as that. Rename it "
+        f"to the right extension so that CAD programs open it."
+    )
 
 
 def check_detail(detail: object) -> Detail:
@@ -94,10 +129,14 @@ def check_path(path: object) -> tuple[Path, str]:
             f"{shown(candidate)} is a directory; pass the path of a file inside it ({supported_list()}).",
         )
     if fmt is None:
+        app = OPENED_ELSEWHERE.get(suffix)
+        elsewhere = (
+            f" A {app} file opens with launch_host(filePath=...), which shows what it holds." if app else ""
+        )
         raise FileInfoError(
             "unsupported_extension",
             f"{shown_name(candidate)} has {echo(suffix, 20) if suffix else 'no extension'}; "
-            f"file info reads only {supported_list()} files.",
+            f"file info reads only {supported_list()} files.{elsewhere}",
         )
     if not candidate.is_file():
         raise FileInfoError(
