@@ -120,4 +120,6 @@ def test_a_freecad_file_points_to_launch_host(tmp_path: Path) -> None:
     part.write_bytes(b"PK\x03\x04")
     with pytest.raises(FileInfoError) as raised:
         read_file_info(str(part))
-    assert raised.value.code == "unsupported_extension" and "launch_host(filePath=...)" in raised.value.message
+    assert (
+        raised.value.code == "unsupported_extension" and "launch_host(filePath=...)" in raised.value.message
+    )

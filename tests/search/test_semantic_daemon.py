@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from cadmcp.daemon.search.semantic import MODEL_ENV, SEMANTIC_ENV
-from tests.core.helpers import find, wait_for_hosts
+from tests.core.helpers import structured, wait_for_hosts
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
@@ -29,12 +29,20 @@ async def test_daemon_finds_a_paraphrase_once_the_model_has_embedded_the_host(
         undo = {"navigate_history", "revert_calls"}
         firsts: list[str] = []
         seen: list[dict[str, Any]] = []
+        said: list[str | None] = []  # what each answer says of its ranking
         with anyio.move_on_after(90):  # the model loads and embeds the catalog in the background
-            while not firsts or firsts[-1] not in undo:
-                seen = await find(session, "take back my last change")
+            while not firsts or firsts[-1] not in undo or said[-1] is not None:
+                answer = await structured(session, "search_dynamic", {"query": "take back my last change"})
+                seen = answer["items"]
                 firsts.append(seen[0]["target"] if seen else "")
+                said.append(answer.get("ranking"))
                 await anyio.sleep(0.2)
         assert firsts[-1] in undo, [i["target"] for i in seen[:5]]
+        # while the model reads the catalog, an answer says it ranks by words only; once it is done, none
+        assert said[-1] is None, said
+        assert said == sorted(said, key=lambda r: r is None), said  # said, then never again
+        if firsts[0] not in undo:
+            assert said[0] is not None and said[0].startswith("by words only so far"), said
         # lexically the request looks like a script run; the model knows it means undo
         assert firsts[0] in {"execute_python_code"} | undo
         assert {i["target"] for i in seen[:3]} >= undo, [i["target"] for i in seen[:5]]

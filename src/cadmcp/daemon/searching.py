@@ -132,6 +132,11 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
         if entry is not None and cap is not None:
             items.append(item(cap, entry.routing(), detail, active_document(entry), why))
     answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
+    if query and (pending := directory.index.meaning_pending()):
+        answer["ranking"] = (
+            f"by words only so far: the meaning model is still reading {pending} capabilities; the same "
+            "search ranks by meaning too within seconds, and may then order them otherwise"
+        )
     if not directory.hosts():  # what matched, if anything, is the daemon's own (checkpoints)
         message = (
             "No host is connected, so no drawing or model can answer this. Start one with launch_host "

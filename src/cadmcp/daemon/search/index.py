@@ -502,6 +502,14 @@ class SearchIndex:
         if self.semantic is not None:
             self.semantic.close()
 
+    def meaning_pending(self) -> int | None:
+        """Capabilities still waiting for their vector (0: search ranks by meaning too); None when
+        semantic ranking is off or cannot run here."""
+        layer, vectors = self.semantic, self._vectors
+        if layer is None or vectors is None or layer.error or not self.entries:
+            return None
+        return 0 if vectors.ready(layer, self.postings.size) is not None else max(1, len(vectors.missing))
+
     def semantic_sims(self, query: str) -> Any:
         """Cosine of the query with every doc number, or None when semantic ranking is off or
         not ready (a capability still waits for its vector, or the model is loading)."""
