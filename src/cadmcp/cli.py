@@ -175,6 +175,9 @@ def _run_daemon(args: argparse.Namespace) -> int:
     from cadmcp.daemon import httpauth
 
     http = args.http or args.unix_socket is not None
+    if args.port != 8765 and not http:
+        print("cadmcp daemon: --port is for --http (it serves stdio otherwise); add --http", file=sys.stderr)
+        return 2
     if args.print_token:
         try:
             token, _ = httpauth.ensure_token(rotate=args.new_token)

@@ -124,12 +124,15 @@ async def walk(kind: str, env: dict[str, str]) -> None:
         _say("count walls again", await python(COUNT_WALLS[kind], "count walls"))
         after = await session.call_tool("invoke_dynamic", {"id": shot["id"], "arguments": {"width": 800}})
         png = base64.b64decode(after.content[0].data)
-        out = Path.cwd() / f"cadmcp-demo-{kind}.png"
+        from cadmcp.userdirs import cache_dir
+
+        out = cache_dir() / "demo" / f"cadmcp-demo-{kind}.png"  # not into the folder it was run from
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(png)
         changed = before.content[0].data != after.content[0].data
         _say(
             "view_screenshot",
-            f"{len(png)} bytes PNG written to {out.name}; changed after the edit: {changed}",
+            f"{len(png)} bytes PNG written to {out}; changed after the edit: {changed}",
         )
 
         history = await by_target("navigate_history")

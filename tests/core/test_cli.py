@@ -27,7 +27,41 @@ def test_a_command_with_its_own_parser_answers_help(command: list[str]) -> None:
 def test_wrong_arguments_are_said_plainly() -> None:
     port = _run("daemon", "--http", "--port", "99999")
     assert port.returncode == 2 and "99999 is not a port" in port.stderr and "Traceback" not in port.stderr
+    stdio = _run("daemon", "--port", "9000")
+    assert stdio.returncode == 2 and "--port is for --http" in stdio.stderr
     host = _run("host")
     assert host.returncode == 2 and "required: kind\n" in host.stderr  # files are optional
     ev = _run("eval")
     assert ev.returncode == 2 and "required: what\n" in ev.stderr
+
+
+def test_a_host_run_in_a_terminal_says_when_it_is_ready(runtime_dir: object) -> None:
+    """`cadmcp host dxf FILE` in a terminal says it serves, where, and how it stops (started by a
+    daemon, with no terminal, it says nothing)."""
+    import os
+    import pty
+    import select
+    import time
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
+    leader, follower = pty.openpty()
+    host = subprocess.Popen(
+        [sys.executable, "-m", "cadmcp", "host", "dxf", str(sample)],
+        stderr=follower,
+        stdout=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    os.close(follower)
+    said = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"Ctrl-C" not in said and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.5)[0]:
+                said += os.read(leader, 4096)
+    finally:
+        host.terminate()
+        host.wait(10)
+        os.close(leader)
+    text = said.decode()
+    assert "cadmcp host dxf: ready with floorplan.dxf, at " in text and "Ctrl-C stops it" in text, text

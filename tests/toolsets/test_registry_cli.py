@@ -19,7 +19,12 @@ def test_add_list_remove_round_trip_per_host_and_version(
     folder = tmp_path / "walls"
     write(folder, "walls.py", tool_module("walls", ("count_walls", "Count walls.")))
     assert main(["add", str(folder), "--host", "DXF", "--version", "2026"]) == 0
-    assert "1 module(s)" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "1 module(s)" in said and "no host app is called" not in said
+    assert main(["add", str(folder), "--host", "DFX"]) == 0  # a typo: added, and said
+    assert "Note: no host app is called 'DFX' here (known: " in capsys.readouterr().out
+    assert main(["remove", str(folder), "--host", "DFX"]) == 0
+    capsys.readouterr()
     file = config_dir / "hosts" / "DXF" / "2026" / "toolsets.json"
     assert json.loads(file.read_text()) == {"toolsets": [str(folder)]}
     assert not (config_dir / "hosts" / "DXF" / "2025").exists()  # another version is untouched

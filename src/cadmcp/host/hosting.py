@@ -99,5 +99,18 @@ def serve_application(app: Application, request: StartRequest) -> int:
     except Exception as exc:  # a document the host cannot open: say so, no traceback
         print(f"{shown}: {exc}", file=sys.stderr)
         return BAD_START
-    DocumentHost(app.name, version, build_server(adapter, version), toolsets=request.toolsets).run()
+    host = DocumentHost(app.name, version, build_server(adapter, version), toolsets=request.toolsets)
+    if sys.stderr.isatty():  # run by a person in a terminal: say when it serves, and how it stops
+        host.runtime.after_ready(lambda: _say_ready(shown, host))
+    host.run()
     return 0
+
+
+def _say_ready(shown: str, host: DocumentHost) -> None:
+    documents = ", ".join(d["title"] for d in host.surface.adapter.documents()) if host.surface else ""
+    print(
+        f"{shown}: ready{f' with {documents}' if documents else ''}, at {host.runtime.endpoint}. An AI "
+        "client reaches it through `cadmcp daemon` (list_host_instances); Ctrl-C stops it.",
+        file=sys.stderr,
+        flush=True,
+    )

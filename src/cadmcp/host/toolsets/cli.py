@@ -99,6 +99,17 @@ def _list(scope: Scope, explicit: bool, as_json: bool) -> int:
     return status
 
 
+def _known_apps() -> set[str]:
+    """The host app names (casefolded) the built-in hosts and the host configuration give."""
+    from cadmcp import applications
+
+    try:
+        apps = [*applications.BUILTIN, *applications.configured(warn=False)]
+    except applications.ConfigError:
+        apps = list(applications.BUILTIN)
+    return {a.name.casefold() for a in apps}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `cadmcp toolset ...`; returns the exit code (2 for a usage problem)."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
@@ -113,6 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Added {path} for {scope.label} ({len(modules)} module(s)); file {registry.file}.")
             if not modules:
                 print("Note: no toolset modules yet (top-level *.py files not starting with '_').")
+            known = _known_apps() if args.host_app is not None else set()
+            if known and args.host_app.casefold() not in known:
+                listed = ", ".join(sorted(known))
+                print(
+                    f"Note: no host app is called {args.host_app!r} here (known: {listed}); the toolset "
+                    "loads only in a host of that name."
+                )
             print("Running hosts pick it up on restart; edits inside it reload live.")
         else:
             path = registry.remove(args.path)
