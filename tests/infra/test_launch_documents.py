@@ -4,6 +4,7 @@ already open in a host answers that host unless a second copy is asked for."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import zipfile
@@ -289,3 +290,26 @@ async def test_unsaved_changes_are_kept_as_a_copy_when_the_client_closes(
     assert [e.dxftype() for e in ezdxf.readfile(copy).modelspace()].count("CIRCLE") == 50
     assert plan.read_bytes() == before
     assert not list(recovered.glob("*.partial*"))
+
+
+async def test_the_listing_agrees_with_a_call_as_soon_as_it_answers(
+    infra_daemon: Any, tmp_path: Path
+) -> None:
+    """A save-as changes the host's document: list_host_instances says so the moment the call has
+    answered (the answer carries the host's state), not a host listing later."""
+    drawing = ezdxf.new("R2018")
+    drawing.modelspace().add_line((0, 0), (5, 0))
+    plan = tmp_path / "plan.dxf"
+    drawing.saveas(plan)
+    moved = tmp_path / "moved.dxf"
+    async with infra_daemon() as session:
+        host = (await structured(session, "launch_host", {"filePath": str(plan)}))["hostInstanceId"]
+        for n in range(5):  # the listing could lag any of them: check each at once
+            await _python(session, host, f"msp.add_circle(({n}, 0), 1)")
+            target = moved.with_name(f"moved{n}.dxf")
+            saved = await _tool(session, host, "save_document", {"filePath": str(target)})
+            assert not saved.is_error, _text(saved)
+            assert "io.cadmcp/hostState" not in json.dumps(saved.model_dump(by_alias=True, mode="json"))
+            (listed,) = (await structured(session, "list_host_instances"))["hosts"]
+            (document,) = listed["state"]["documents"]
+            assert document["path"] == str(target.resolve()) and document["modified"] is False, document

@@ -126,6 +126,7 @@ class HostDirectory:
         entry like a host's for search and invoke, but not a host instance."""
         self._recent: dict[str, None] = {}  # host instance ids, least recently invoked first
         self._last_seen: OrderedDict[str, tuple[HostKey, str, str, dict[str, Any]]] = OrderedDict()
+        self._state_taken: OrderedDict[HostKey, float] = OrderedDict()  # when a call answer last gave a state
         self._on_change = on_change
         self._tasks: dict[Path, anyio.CancelScope] = {}
         self._tg: anyio.abc.TaskGroup | None = None
@@ -335,6 +336,8 @@ class HostDirectory:
             raise CatalogRefused(f"catalog refused: {problem}; ask its author for a smaller one")
         tools, resources, templates = (clip_descriptions(x) for x in (tools, resources, templates))
         state = meta.get(HOST_STATE)
+        if self._state_taken.get(key, 0.0) > started and key in self.entries:
+            state = self.entries[key].state  # a call answered since this listing began: its state is newer
         info = link.server_info
         entry = HostEntry.build(
             key,
@@ -421,6 +424,27 @@ class HostDirectory:
             if state.endpoint.pid == key.pid and endpoints.pid_alive(key.pid):
                 return state.error or state.status
         return None
+
+    def take_state(self, key: HostKey, result: dict[str, Any]) -> dict[str, Any]:
+        """`result` without the host state a call's answer carries (`HOST_STATE` in its `_meta`, when
+        the call changed it), which becomes the host's state here at once: list_host_instances then
+        agrees with the answer (a save-as, a document opened) before the host's next listing."""
+        meta = result.get("_meta")
+        if not isinstance(meta, dict) or HOST_STATE not in meta:
+            return result
+        state = meta[HOST_STATE]
+        entry = self.entries.get(key)
+        if isinstance(state, dict) and entry is not None:
+            self._state_taken[key] = time.perf_counter()
+            self._state_taken.move_to_end(key)
+            while len(self._state_taken) > LAST_SEEN_HOSTS:
+                self._state_taken.popitem(last=False)
+        if isinstance(state, dict) and entry is not None and entry.state != state:
+            self.entries[key] = dataclasses.replace(entry, state=state)
+            if self._on_change:
+                self._on_change()
+        rest = {k: v for k, v in meta.items() if k != HOST_STATE}
+        return {**{k: v for k, v in result.items() if k != "_meta"}, **({"_meta": rest} if rest else {})}
 
     def note_invoked(self, key: HostKey) -> None:
         """Remember that a capability of this host was just invoked (search prefers recent hosts)."""

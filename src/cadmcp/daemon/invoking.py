@@ -314,7 +314,7 @@ async def invoke(
         params["inputResponses"] = input_responses
     if host_state is not None:
         params["requestState"] = host_state
-    result = await _host_call(link, entry, "tools/call", params, hooks)
+    result = directory.take_state(entry.key, await _host_call(link, entry, "tools/call", params, hooks))
     if result.get("resultType") != "input_required":
         return _kept(gate, entry, cap, result)
     answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
@@ -323,7 +323,7 @@ async def invoke(
             granted = "granted" if approval == "granted" else None
             return {**result, "requestState": _seal_state(cap, result.get("requestState"), granted)}
         answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
-    result = await _drive_rounds(answer, link, entry, params, result, hooks)
+    result = directory.take_state(entry.key, await _drive_rounds(answer, link, entry, params, result, hooks))
     return _kept(gate, entry, cap, result)
 
 

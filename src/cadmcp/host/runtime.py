@@ -112,6 +112,16 @@ async def bound_result_size(ctx: ServerRequestContext[Any], call_next: Any) -> A
     return result
 
 
+def _with_state(result: Any, state: dict[str, Any]) -> Any:
+    """A call's result with the host state the call left (`HOST_STATE` in its `_meta`): the caller
+    sees the state as of the answer, not as of its next listing (a save-as, a document opened)."""
+    if isinstance(result, dict):
+        return {**result, "_meta": {**(result.get("_meta") or {}), HOST_STATE: state}}
+    if isinstance(result, types.Result):
+        return result.model_copy(update={"meta": {**(result.meta or {}), HOST_STATE: state}})
+    return result
+
+
 def _task_support_in_meta(tool: types.Tool) -> types.Tool:
     """Mirror a tool's `execution.taskSupport` into its `_meta` (the 2026-07-28 tool schema has no
     `execution`), so the daemon sees it whatever protocol the two speak."""
@@ -402,8 +412,10 @@ class HostRuntime:
             provider = await self.catalog.tool_provider(params.name, ctx)
             entry = provider.lowlevel.get_request_handler("tools/call")
             assert entry is not None
+            before = self._state
             with relaying(ctx.session.report_progress):  # report_progress() reaches this caller
-                return await entry.handler(ctx, params)
+                result = await entry.handler(ctx, params)
+            return _with_state(result, self._state) if self._state is not before else result
 
         async def read_resource(
             ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
