@@ -313,3 +313,24 @@ async def test_the_listing_agrees_with_a_call_as_soon_as_it_answers(
             (listed,) = (await structured(session, "list_host_instances"))["hosts"]
             (document,) = listed["state"]["documents"]
             assert document["path"] == str(target.resolve()) and document["modified"] is False, document
+
+
+async def test_a_restart_says_which_unsaved_changes_were_kept_as_copies(
+    infra_daemon: Any, infra_env: Any, tmp_path: Path
+) -> None:
+    drawing = ezdxf.new("R2018")
+    plan = tmp_path / "plan.dxf"
+    drawing.saveas(plan)
+    recovered = tmp_path / "recovered"
+    infra_env.extra = {"CADMCP_RECOVERY_DIR": str(recovered)}
+    async with infra_daemon() as session:
+        answer = await structured(session, "launch_host", {"filePath": str(plan)})
+        await _python(session, answer["hostInstanceId"], "msp.add_circle((0, 0), 1)")
+        restarted = await structured(
+            session, "launch_host", {"restartHostInstanceId": answer["hostInstanceId"]}
+        )
+        assert restarted["unsavedChangesLost"] == [], restarted
+        copy = Path(restarted["unsavedChangesKept"]["plan.dxf"])
+        assert copy.parent == recovered and "CIRCLE" in {
+            e.dxftype() for e in ezdxf.readfile(copy).modelspace()
+        }

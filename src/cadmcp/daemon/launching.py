@@ -455,12 +455,15 @@ class HostLauncher:
         saved = [str(d["path"]) for d in documents if d.get("path")]
         if not app.opens_several(version):
             saved = saved[:1]
-        lost = [str(d.get("title")) for d in documents if d.get("modified")]
+        unsaved = [d for d in documents if d.get("modified")]
         not_reopened = [str(d.get("title")) for d in documents if not d.get("path")]
         # its socket says the pid is still that host (a host that exited removed it; its pid may
         # belong to another of the user's processes by now)
         serving = any(ep.pid == key.pid for ep in list_endpoints(self.directory.directory))
+        stopping = time.time()
         stopped = await _stop_process(key.pid) if serving else "already gone"
+        kept = _copies_kept(unsaved, stopping)  # a host that could still stop kept them as copies
+        lost = [str(d.get("title")) for d in unsaved if str(d.get("title")) not in kept]
         if "detach" not in args:  # the new host outlives this daemon as the old one would have
             detach = not any(item.proc.pid == key.pid and not item.detached for item in self.launched)
         answer = await self._start(app, version, saved if app.takes_files else [], timeout, detach, progress)
@@ -469,6 +472,7 @@ class HostLauncher:
             "restartedFrom": {"hostInstanceId": instance, "pid": key.pid, "stopped": stopped},
             "reopened": saved,
             "unsavedChangesLost": lost,
+            "unsavedChangesKept": kept,
             "notReopened": not_reopened,
             "documentsReported": "documents" in state,
         }
@@ -648,6 +652,28 @@ def _running(entry: HostEntry) -> dict[str, Any]:
         "phase": entry.state.get("phase", "ready"),
         "capabilities": len(entry.capabilities),
     }
+
+
+def _copies_kept(documents: list[dict[str, Any]], since: float) -> dict[str, str]:
+    """Title → the copy a stopping host kept of each of these documents with unsaved changes
+    (`BuiltinSurface.keep_unsaved`, in the recovery folder since `since`)."""
+    import glob
+
+    from cadmcp.userdirs import recovery_dir
+
+    folder, kept = recovery_dir(), {}
+    for document in documents:
+        title = str(document.get("title"))
+        stem = Path(str(document.get("path") or title)).stem
+        with contextlib.suppress(OSError):
+            copies = [
+                p
+                for p in folder.glob(f"{glob.escape(stem)}-unsaved-*")
+                if ".partial" not in p.name and p.stat().st_mtime >= since - 1
+            ]
+            if copies:
+                kept[title] = str(max(copies, key=lambda p: p.stat().st_mtime))
+    return kept
 
 
 def _already_running(entry: HostEntry) -> dict[str, Any]:

@@ -218,8 +218,10 @@ class BuiltinSurface:
             name = Path(document["path"]).name if document.get("path") else document["title"]
             stem, suffix = Path(name).stem or "document", Path(name).suffix
             suffix = suffix if suffix.lower() in suffixes else suffixes[0]
-            target = folder / f"{stem}-unsaved-{stamp}{suffix}"
-            partial = folder / f"{stem}-unsaved-{stamp}.partial{suffix}"  # never a half copy named whole
+            target, n = folder / f"{stem}-unsaved-{stamp}{suffix}", 2
+            while target.exists():  # two documents of one name (from two folders) in one second
+                target, n = folder / f"{stem}-unsaved-{stamp}-{n}{suffix}", n + 1
+            partial = target.with_name(f"{target.stem}.partial{suffix}")  # never a half copy named whole
             try:
                 folder.mkdir(parents=True, exist_ok=True, mode=0o700)
                 self.adapter.activate(document["title"])
