@@ -484,8 +484,14 @@ class HostRuntime:
         path = endpoints.endpoint_path(directory, self.host_app, self.version, os.getpid())
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-        listener = await anyio.create_unix_listener(str(path))
-        os.chmod(path, 0o600)
+        # bound and listening under another name first, then renamed: the endpoint appears only once
+        # it accepts connections (a client finding the file between bind and listen was refused)
+        binding = directory / f"cadmcp-binding-{os.getpid()}.sock"
+        with contextlib.suppress(FileNotFoundError):
+            binding.unlink()
+        listener = await anyio.create_unix_listener(str(binding))
+        os.chmod(binding, 0o600)
+        os.replace(binding, path)
         self.endpoint = path
         self._stop = anyio.Event()
         init_options = self.server.create_initialization_options(
