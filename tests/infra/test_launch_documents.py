@@ -227,9 +227,14 @@ async def test_a_view_asked_before_the_geometry_is_prepared_answers_at_once_and_
 
 
 def _cut_short(source: Path, target: Path, share: float) -> Path:
-    """A copy of `source` that stops part way, as a copy or a download that broke off does."""
+    """A copy of `source` that stops part way, as a copy or a download that broke off does: at the
+    start of the line where `share` of it is reached, and for DXF at the start of a group (a group
+    cut in half is refused as unreadable, which is another test's)."""
     data = source.read_bytes()
-    target.write_bytes(data[: int(len(data) * share)])
+    cut = data.rfind(b"\n", 0, int(len(data) * share)) + 1
+    if source.suffix == ".dxf":
+        cut = data.rfind(b"\n  0\n", 0, cut) + 1  # a group starts with its code line
+    target.write_bytes(data[:cut])
     return target
 
 
