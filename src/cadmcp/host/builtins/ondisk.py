@@ -12,8 +12,8 @@ import os
 import time
 from pathlib import Path
 
-from cadmcp.fileinfo.ending import unfinished
 from cadmcp.host.builtins.adapter import HostError
+from cadmcp.host.builtins.ending import unfinished
 from cadmcp.wire.echo import echo
 
 __all__ = ["DiskStamps"]
@@ -31,7 +31,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 class DiskStamps:
     """Modification time and size of files as this host last read or wrote them, and which of
-    those it read were cut short (see `cadmcp.fileinfo.ending`)."""
+    those it read were cut short (see `cadmcp.host.builtins.ending`)."""
 
     def __init__(self) -> None:
         self._stamps: dict[str, tuple[tuple[int, int], float]] = {}
