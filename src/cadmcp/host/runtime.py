@@ -11,6 +11,7 @@ resource function runs on the application thread (see `cadmcp.host.appthread`).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import signal
@@ -110,6 +111,9 @@ async def bound_result_size(ctx: ServerRequestContext[Any], call_next: Any) -> A
     if ctx.method in ("tools/call", "resources/read"):
         check_result_size(result)
     return result
+
+
+_BINDINGS = itertools.count(1)
 
 
 def _with_state(result: Any, state: dict[str, Any]) -> Any:
@@ -486,7 +490,7 @@ class HostRuntime:
             path.unlink()
         # bound and listening under another name first, then renamed: the endpoint appears only once
         # it accepts connections (a client finding the file between bind and listen was refused)
-        binding = directory / f"cadmcp-binding-{os.getpid()}.sock"
+        binding = directory / f"cadmcp-b{os.getpid()}-{next(_BINDINGS)}.sock"  # runtimes of one process apart
         with contextlib.suppress(FileNotFoundError):
             binding.unlink()
         listener = await anyio.create_unix_listener(str(binding))
