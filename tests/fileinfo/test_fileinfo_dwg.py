@@ -12,9 +12,12 @@ from ezdxf.lldxf.const import acad_release
 from cadmcp.fileinfo import FileInfoError, read_file_info
 from cadmcp.fileinfo.releases import RELEASES
 
+KEY_START = bytes.fromhex("2923be84e16cd6ae529049f1f1bbe9eb")
+"""The first bytes every R2004+ DWG's header block is XORed with (seen in AutoCAD's files)."""
+
 
 def r2004_header(code: str = "AC1032", maintenance: int = 4, codepage: int = 30, security: int = 0) -> bytes:
-    """The fixed 0x80-byte prefix of an R2004+ DWG (the encrypted header block follows it)."""
+    """The fixed 0x80-byte prefix of an R2004+ DWG (a block that is not a header block follows it)."""
     head = bytearray(0x100)
     head[0:6] = code.encode()
     head[0x0B] = maintenance
@@ -43,7 +46,30 @@ def r2000_header(code: str = "AC1015", codepage: int = 29) -> bytes:
         head += struct.pack("<BII", number, seeker, size)
     head += b"\x95\xa0"  # CRC
     head += bytes.fromhex("95A04E2846A57A41A9082BA4BFC2C5F2")  # end-of-header sentinel
-    return bytes(head)
+    return bytes(head).ljust(0x91D + 0x35, b"\x00")  # as long as the furthest section's end
+
+
+def paged_drawing(code: str = "AC1032", second_header: int = 0x7000) -> bytes:
+    """An R2004+ DWG as long as its header says: the header block at 0x80 (encrypted) names
+    where its copy starts, and that copy closes the file."""
+    block = bytearray(0x6C)
+    block[0:12] = b"AcFssFcAJMB\x00"
+    struct.pack_into("<3I", block, 0x0C, 0, 0x6C, 4)
+    struct.pack_into("<Q", block, 0x34, second_header)
+    struct.pack_into("<Q", block, 0x54, second_header - 0x200)  # the section page map, before it
+    encrypted = bytes(b ^ k for b, k in zip(block, _key(len(block)), strict=True))
+    head = bytearray(r2004_header(code)[:0x80]) + encrypted
+    return bytes(head.ljust(second_header, b"\x5a")) + encrypted
+
+
+def _key(length: int) -> bytes:
+    """The XOR sequence: the C runtime's rand() from seed 1, one byte of each draw."""
+    seed, out = 1, bytearray()
+    for _ in range(length):
+        seed = (seed * 214013 + 2531011) % 2**32
+        out.append(seed >> 16 & 0xFF)
+    assert out.startswith(KEY_START[:length])
+    return bytes(out)
 
 
 def write(tmp_path: Path, data: bytes, name: str = "drawing.dwg") -> Path:
@@ -89,7 +115,7 @@ def test_r2000_header_layout_gives_its_codepage(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("code", sorted(RELEASES))
 def test_every_known_format_code_is_named(tmp_path: Path, code: str) -> None:
-    data = code.encode().ljust(6, b"\x00") + bytes(0x7A)
+    data = code.encode().ljust(6, b"\x00") + bytes(0x1FA)
 
     info = read_file_info(write(tmp_path, data))
 
@@ -106,10 +132,48 @@ def test_pre_r13_drawings_report_only_the_version(tmp_path: Path, code: str) -> 
     assert "codepage" not in info
 
 
-def test_header_cut_after_the_version_reports_the_version(tmp_path: Path) -> None:
-    info = read_file_info(write(tmp_path, b"AC1018\x00\x00"))
-    assert info["products"] == "AutoCAD 2004/2005/2006"
-    assert info["headerLayout"].startswith("truncated")
+def test_header_cut_after_the_version_is_cut_short_naming_the_release(tmp_path: Path) -> None:
+    with pytest.raises(FileInfoError) as caught:
+        read_file_info(write(tmp_path, b"AC1018\x00\x00"))
+    assert caught.value.code == "corrupt_file"
+    said = caught.value.message
+    assert "(R2004, AC1018) cut short: it is 8 bytes, but its fixed header alone is 128" in said
+
+
+@pytest.mark.parametrize("code", ["AC1018", "AC1024", "AC1027", "AC1032"])
+def test_a_paged_dwg_is_as_long_as_its_header_copy_says(tmp_path: Path, code: str) -> None:
+    whole = paged_drawing(code)
+    assert read_file_info(write(tmp_path, whole), "full")["header"]["endsAt"] == len(whole)
+    for keep in (len(whole) - 1, len(whole) // 2, 0x100):
+        with pytest.raises(FileInfoError) as caught:
+            read_file_info(write(tmp_path, whole[:keep]))
+        assert f"cut short: it is {keep} bytes, but its header places its end at {len(whole)}" in (
+            caught.value.message
+        )
+        assert "Re-copy" in caught.value.message
+    longer = read_file_info(write(tmp_path, whole + bytes(512)))  # more than it needs is not a fault
+    assert longer["acadVersion"] == code
+
+
+def test_an_r2000_dwg_written_by_ezdwg_is_whole_and_its_cut_copies_are_not(tmp_path: Path) -> None:
+    """A DWG from another program's writer: whole it reads, cut anywhere it is said to be cut short."""
+    ezdwg = pytest.importorskip("ezdwg")
+    drawing = ezdwg.new("AC1015")
+    for n in range(40):
+        drawing.modelspace().add_line((0, n), (10, n))
+    path = tmp_path / "ezdwg.dwg"
+    drawing.save(str(path))
+    data = path.read_bytes()
+    assert read_file_info(path, "full")["header"]["endsAt"] == len(data)
+    for keep in (len(data) - 1, len(data) * 3 // 4, 0x90):
+        with pytest.raises(FileInfoError) as caught:
+            read_file_info(write(tmp_path, data[:keep], "cut.dwg"))
+        assert "(R2000, AC1015) cut short" in caught.value.message
+
+
+def test_an_r2007_dwg_is_not_checked_and_says_nothing_of_its_length(tmp_path: Path) -> None:
+    info = read_file_info(write(tmp_path, r2004_header("AC1021")[:0x100]), "full")
+    assert info["release"] == "R2007" and "endsAt" not in info["header"]
 
 
 @pytest.mark.parametrize(
@@ -122,3 +186,20 @@ def test_content_that_is_not_a_dwg_is_corrupt(tmp_path: Path, data: bytes) -> No
         read_file_info(write(tmp_path, data))
     assert caught.value.code == "corrupt_file"
     assert "DWG" in caught.value.message
+
+
+def test_an_r2000_preview_image_after_the_last_section_counts_in_its_length(tmp_path: Path) -> None:
+    """R13-R2000 may put the preview image last (LibreDWG's r14/v.dwg does): cut inside it, the
+    drawing is cut short though every section is whole."""
+    sections = bytearray(r2000_header())
+    sentinel = bytes.fromhex("1F256D07D43628289D57CA3F9D44102B")
+    struct.pack_into("<I", sections, 0x0D, len(sections))
+    image = bytes(range(256)) * 8
+    whole = bytes(sections) + sentinel + struct.pack("<I", len(image)) + image + bytes(16)
+    assert read_file_info(write(tmp_path, whole), "full")["header"]["endsAt"] == len(whole)
+    for keep in (len(whole) - 1, len(sections) + 10):
+        with pytest.raises(FileInfoError) as caught:
+            read_file_info(write(tmp_path, whole[:keep]))
+        assert "cut short" in caught.value.message
+    struct.pack_into("<I", sections, 0x0D, 0x200)  # pointing at no image: not trusted, not counted
+    assert read_file_info(write(tmp_path, bytes(sections)))["release"] == "R2000"

@@ -55,7 +55,7 @@ def test_supported_extensions_cover_the_four_formats() -> None:
 
 def test_extension_match_ignores_case(tmp_path: Path) -> None:
     path = tmp_path / "PLAN.DWG"
-    path.write_bytes(b"AC1032" + bytes(64))
+    path.write_bytes(b"AC1032" + bytes(0x200))
     assert read_file_info(path)["format"] == "dwg"
 
 

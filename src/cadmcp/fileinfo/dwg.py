@@ -1,11 +1,17 @@
 """DWG metadata from the fixed file header: the format code and, where the layout is
-known (R13 and later), the maintenance version and drawing codepage."""
+known (R13 and later), the maintenance version and drawing codepage.
+
+A DWG cut short (a copy or download that stopped) still starts like a whole one, so its
+length is checked against where the header places the file's last part: the end of the
+furthest section (R13 to R2000), or the end of the header's copy that closes the file
+(R2004, R2010, R2013, R2018, whose header block is XOR-encrypted with a fixed sequence).
+R2007 files (AC1021) and those before R13 are not checked."""
 
 from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from cadmcp.fileinfo import releases
 from cadmcp.fileinfo.errors import FileInfoError, shown_name
@@ -22,13 +28,24 @@ CODEPAGES: tuple[str, ...] = (
 )  # fmt: skip
 _HEADER_BYTES = 0x80
 _FIRST_SECTIONED = "AC1012"  # R13: first release with the fixed header layout read here
+_LOCATOR_CODES = ("AC1012", "AC1014", "AC1015")
+"""Releases whose header lists section locators (number, seeker, size) from 0x15."""
+_MAX_LOCATORS = 16
+_PAGED_HEADER = 0x6C
+"""Length of the encrypted header block at 0x80 (R2004 and later); a copy of it ends the file."""
+_PAGED_MAGIC = b"AcFssFcAJMB\x00"
+_SECOND_HEADER_AT = 0x34
+_PREVIEW_SENTINEL = bytes.fromhex("1F256D07D43628289D57CA3F9D44102B")
+"""Starts the preview image section; another sentinel of the same length ends it."""
 
 
 def read(path: Path, detail: Detail) -> dict[str, Any]:
     """The DWG answer for ``path``; ``full`` adds the raw header fields."""
     with path.open("rb") as fp:
-        head = fp.read(_HEADER_BYTES)
-    code = releases.match_header(head)
+        head = fp.read(_HEADER_BYTES + _PAGED_HEADER)
+        size = fp.seek(0, 2)
+        code = releases.match_header(head)
+        preview_end = _preview_end(fp, head) if code in _LOCATOR_CODES and size >= _HEADER_BYTES else None
     if code is None:
         raise FileInfoError(
             "corrupt_file",
@@ -39,9 +56,17 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
     if not code.startswith("AC1") or len(code) != 6 or code < _FIRST_SECTIONED:
         out["headerLayout"] = "pre-R13 (only the version code is read)"
         return out
-    if len(head) < 0x15:
-        out["headerLayout"] = "truncated (only the version code is read)"
-        return out
+    needed = needed_size(head, code) if size >= _HEADER_BYTES else _HEADER_BYTES
+    if needed is not None and preview_end is not None:
+        needed = max(needed, preview_end)
+    if needed is not None and size < needed:
+        where = "its fixed header alone is" if size < _HEADER_BYTES else "its header places its end at"
+        raise FileInfoError(
+            "corrupt_file",
+            f"{shown_name(path)} is a DWG drawing ({out['release']}, {code}) cut short: it is {size} bytes, "
+            f"but {where} {needed}. Re-copy or download it again, or open it in AutoCAD (RECOVER) to "
+            "save what is left.",
+        )
     maintenance = head[0x0B]
     (codepage_index,) = struct.unpack_from("<H", head, 0x13)
     out["maintenanceVersion"] = maintenance
@@ -53,6 +78,8 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
             "previewAddress": preview,
             "hasPreview": preview != 0,
         }
+        if needed is not None:
+            out["header"]["endsAt"] = needed
         if code >= "AC1018":
             out["header"]["appVersion"] = head[0x11]
             out["header"]["appMaintenanceVersion"] = head[0x12]
@@ -68,3 +95,50 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
 def _names(code: str) -> dict[str, str]:
     described = releases.describe(code)
     return {"release": described["release"], "products": described["products"]}
+
+
+def needed_size(head: bytes, code: str) -> int | None:
+    """How long the file must be by its header (at least its first 0x80 bytes, up to 0xEC),
+    or None where the layout is not checked (R2007, before R13, a block that does not decrypt)."""
+    if code in _LOCATOR_CODES:
+        (count,) = struct.unpack_from("<I", head, 0x15)
+        count = min(count, _MAX_LOCATORS, (len(head) - 0x19) // 9)
+        locators = struct.iter_unpack("<BII", head[0x19 : 0x19 + 9 * count])
+        ends = [seeker + size for _, seeker, size in locators]
+        return max(ends, default=_HEADER_BYTES)
+    if code < "AC1018" or code == "AC1021":
+        return None
+    if len(head) < _HEADER_BYTES + _PAGED_HEADER:
+        return _HEADER_BYTES + _PAGED_HEADER
+    block = decrypt(head[_HEADER_BYTES : _HEADER_BYTES + _PAGED_HEADER])
+    if not block.startswith(_PAGED_MAGIC):
+        return None
+    (second,) = struct.unpack_from("<Q", block, _SECOND_HEADER_AT)
+    return second + _PAGED_HEADER
+
+
+def _preview_end(fp: BinaryIO, head: bytes) -> int | None:
+    """Where the preview image ends (R13 to R2000 may put it after the last section), or None:
+    no preview, or none where the header points (only a sentinel-framed image is trusted)."""
+    (start,) = struct.unpack_from("<I", head, 0x0D)
+    if start == 0:
+        return None
+    framing = len(_PREVIEW_SENTINEL) + 4  # the sentinel and the section's size
+    fp.seek(start)
+    frame = fp.read(framing)
+    if len(frame) < framing:  # the file ends before the image it points at
+        return start + framing
+    if not frame.startswith(_PREVIEW_SENTINEL):
+        return None
+    (size,) = struct.unpack_from("<I", frame, len(_PREVIEW_SENTINEL))
+    return start + framing + size + len(_PREVIEW_SENTINEL)
+
+
+def decrypt(block: bytes) -> bytes:
+    """The R2004+ header block: XOR with the bytes of the C runtime's rand() sequence from seed 1."""
+    seed = 1
+    out = bytearray(block)
+    for index in range(len(out)):
+        seed = (seed * 0x343FD + 0x269EC3) & 0xFFFFFFFF
+        out[index] ^= (seed >> 16) & 0xFF
+    return bytes(out)

@@ -471,11 +471,11 @@ def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, A
             ".dxf.",
             "unreadable",
         )
-    what = "stopped on damaged or unsupported data" if stage == "crash" else detail
+    what = "it stopped on damaged or unsupported data" if stage == "crash" else f"it said {detail}"
     return DwgError(
-        f"{echo(path.name)} is a DWG file ({name}, {version}) that the DWG reader could not read: it {what}. "
-        "The file may be damaged or incomplete: open it in AutoCAD (RECOVER) or another CAD application "
-        "and save it again, or save it as DXF there and open the .dxf.",
+        f"{echo(path.name)} is a DWG file ({name}, {version}) that the DWG reader could not read ({what}). "
+        "The file may be damaged or cut short (read_file_info checks its length): open it in AutoCAD "
+        "(RECOVER) or another CAD application and save it again, or save it as DXF there and open the .dxf.",
         "unreadable",
     )
 
