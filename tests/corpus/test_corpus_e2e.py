@@ -91,9 +91,11 @@ def test_a_dwg_drawing_runs_as_a_dxf_host_document_and_is_saved_as_dxf(
 
 
 def test_the_command_prints_a_row_per_file_totals_and_json(tmp_path: Path, runtime_dir: Path) -> None:
+    """A whole drawing is rated ok; a copy cut short (at a group's start) opens, but rated 'warn'."""
     folder = tmp_path / "models"
     folder.mkdir()
-    _dxf(folder / "plan.dxf")
+    lines = _dxf(folder / "plan.dxf").read_text().splitlines(keepends=True)
+    (folder / "cut.dxf").write_text("".join(lines[: len(lines) * 3 // 4 // 2 * 2]))
     out = tmp_path / "corpus.json"
     run = subprocess.run(
         [sys.executable, "-m", "cadmcp", "eval", "corpus", str(folder), "--json", str(out)],
@@ -104,10 +106,16 @@ def test_the_command_prints_a_row_per_file_totals_and_json(tmp_path: Path, runti
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith("app ")
-    assert lines[1].split()[:2] == ["dxf", "plan.dxf"] and lines[1].rstrip().endswith("-")
-    assert any(line.startswith("exact undo") for line in lines)
+    rows = {line.split()[1]: line for line in lines[1:3]}
+    assert rows["plan.dxf"].split()[3] == "ok" and rows["plan.dxf"].rstrip().endswith("-")
+    assert rows["cut.dxf"].split()[3] == "warn" and "warned: " in rows["cut.dxf"], rows
+    assert "cut short" in rows["cut.dxf"]
+    assert any(line.split() == ["opened,", "warned", "1", "1"] for line in lines), run.stdout
     data = json.loads(out.read_text())
-    assert data["totals"]["dxf"]["undo_exact"] == 1 and data["classes"] == {}
+    assert data["totals"]["dxf"]["undo_exact"] == 2 and data["totals"]["dxf"]["warned"] == 1
+    assert data["classes"] == {}
+    (cut,) = [f for f in data["files"] if f["path"].endswith("cut.dxf")]
+    assert any("cut short" in w for w in cut["warnings"])
 
 
 @pytest.mark.parametrize(

@@ -46,3 +46,15 @@ def test_each_failure_is_a_class_and_counts_in_its_application() -> None:
     assert data["totals"]["dxf"]["blank_unexplained"] == 1
     assert data["files"][0]["failures"] == ["launch refused"]
     assert "Unsupported schema" in row(refused)
+
+
+def test_a_file_opened_with_a_warning_is_rated_warn_and_counted() -> None:
+    cut = _good("/m/cut.dxf", "dxf")
+    cut.warnings = ["cut.dxf looks cut short: it ends without the closing EOF tag of DXF"]
+    whole = _good("/m/plan.dxf", "dxf")
+
+    assert row(cut).split()[3] == "warn" and "warned: cut.dxf looks cut short" in row(cut)
+    assert row(whole).split()[3] == "ok"
+    assert cut.failures() == []  # the product said so: a fault of the file, not of cadmcp
+    assert (totals([cut, whole])["dxf"].opened, totals([cut, whole])["dxf"].warned) == (2, 1)
+    assert "opened, warned" in totals_table(totals([cut, whole]))

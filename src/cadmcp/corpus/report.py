@@ -18,6 +18,7 @@ class Totals:
 
     files: int = 0
     opened: int = 0
+    warned: int = 0
     refused: int = 0
     ready_but_failed: int = 0
     pictures: int = 0
@@ -33,6 +34,7 @@ class Totals:
     def add(self, r: FileResult) -> None:
         self.files += 1
         self.opened += r.opened
+        self.warned += bool(r.opened and r.warnings)
         self.refused += not r.launched
         self.ready_but_failed += r.ready_but_failed
         self.pictures += sum(p.ok for p in r.pictures)
@@ -71,13 +73,16 @@ HEADER = (
 
 
 def row(r: FileResult, base: str | None = None) -> str:
-    """One line for a file: did it open, pictures (ok count / blank), undo, save/reopen, time."""
+    """One line for a file: did it open (``warn``: with a warning about the file), pictures
+    (ok count / blank), undo, save/reopen, time."""
     pics = f"{sum(p.ok for p in r.pictures)}/{len(r.pictures)}" if r.pictures else "-"
-    opened = "ok" if r.opened else ("REF" if not r.launched else "FAIL")
+    opened = ("warn" if r.warnings else "ok") if r.opened else ("REF" if not r.launched else "FAIL")
     undo = _mark(r.undo_exact) if r.changed is not False else "noop"
     failures = ", ".join(r.failures()) or "-"
     detail = r.launch_error or r.error or r.dump_error or r.context_error or r.change_error or r.undo_error
     detail = detail or r.picture_changed or r.undo_diff or r.save_error or r.reopen_diff or ""
+    if r.opened and r.warnings and not detail:
+        detail = "warned: " + r.warnings[0]
     if detail:
         failures += f": {detail[:160]}"
     return (
@@ -89,6 +94,7 @@ def row(r: FileResult, base: str | None = None) -> str:
 TOTALS_COLUMNS = [
     ("files", "files"),
     ("opened", "opened"),
+    ("warned", "opened, warned"),
     ("refused", "refused"),
     ("ready_but_failed", "ready-but-failed"),
     ("pictures", "pictures"),

@@ -92,6 +92,8 @@ class FileResult:
     dump_error: str | None = None
     opened: bool = False
     """The launch said ready and the document answered its context and a dump."""
+    warnings: list[str] = field(default_factory=list)
+    """What the launch said about the file itself (cut short, a part not carried over...)."""
     pictures: list[Picture] = field(default_factory=list)
     picture_changed: str | None = None
     """How taking the pictures changed the document (None: not at all)."""
@@ -280,6 +282,8 @@ async def run_file(
     info = launch.structured_content or {}
     result.launched, result.phase, result.launch_ms = True, info.get("phase"), info.get("startupMs")
     result.host_pid = info.get("pid")
+    documents = [d for d in info.get("documents") or [] if isinstance(d, dict)]
+    result.warnings = [_clip(str(w)) for d in documents for w in d.get("warnings") or []]
     await agent.learn(info["hostInstanceId"])
     app, scheme = file.app, SCHEMES[file.app]
 
