@@ -28,6 +28,7 @@ from cadmcp.host.builtins import (
 from cadmcp.host.builtins.images import VIEW_BUDGET_ENV, view_budget
 from cadmcp.host.builtins.surface import WARM_UP_ENV
 from cadmcp.hosts.ifc.documents import MEMORY_FACTOR, DocumentError, IfcDocument, Workspace
+from cadmcp.hosts.ifc.staleshapes import stale_shapes_note
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -173,13 +174,16 @@ class IfcScriptRun:
         self.doc.begin()
 
     def commit(self) -> RecordedStep | None:
-        operations = len(self.doc.file.transaction.operations) if self.doc.file.transaction else 0
+        transaction = self.doc.file.transaction
+        operations = list(transaction.operations) if transaction else []
+        stale = stale_shapes_note(self.doc.file, operations) if operations else ""
         if self.doc.commit(self.name) is None:
             return None
         history = self.doc.history
         return RecordedStep(
             self.name,
-            f"{operations} changes",
+            f"{len(operations)} changes",
+            warning=stale,
             undo_steps=history.back_remaining,
             depth=history.max_depth,
             dropped=self.doc.dropped_step,

@@ -1,0 +1,61 @@
+"""A material layer's thickness edited by a script: the walls using it keep their old shape
+(IfcOpenShell does not regenerate them), and the run's answer says so, naming them."""
+
+from __future__ import annotations
+
+import pytest
+from ifc_helpers import run, text
+
+pytestmark = pytest.mark.anyio
+
+LAYERED = """
+walls = model.by_type("IfcWall")[:3]
+concrete = api.material.add_material(model, name="Concrete")
+layers = api.material.add_material_set(model, name="WALL200", set_type="IfcMaterialLayerSet")
+layer = api.material.add_layer(model, layer_set=layers, material=concrete)
+api.material.edit_layer(model, layer=layer, attributes={"LayerThickness": 0.2})
+for wall in walls:
+    api.material.assign_material(model, products=[wall], type="IfcMaterialLayerSetUsage", material=layers)
+layer.id()
+"""
+
+
+async def test_a_layer_thickness_edit_names_the_walls_whose_shape_was_left_as_it_was(client) -> None:
+    made = await run(client, LAYERED, "layered walls")
+    assert not made.is_error, text(made)
+    layer = int(text(made).split("Result: ")[1].split()[0])
+
+    edited = await run(client, f"model.by_id({layer}).LayerThickness = 0.3", "thicker walls")
+    said = text(edited)
+    assert not edited.is_error and "[UNDO STEP]" in said
+    assert "[WARNING] a material layer's thickness changed, but the shapes of 3 elements" in said, said
+    walls = await run(client, "[w.id() for w in model.by_type('IfcWall')[:3]]")
+    for wall in eval(text(walls).split("Result: ")[1].splitlines()[0]):
+        assert f"#{wall} IfcWall" in said
+    assert "regenerate_wall_representation" in said and "navigate_history" in said
+
+    renamed = await run(client, f"model.by_id({layer}).Name = 'Core'", "a name is not a shape")
+    assert "[WARNING]" not in text(renamed), text(renamed)
+    read = await run(client, f"model.by_id({layer}).LayerThickness")
+    assert "[WARNING]" not in text(read) and "0.3" in text(read)
+
+
+async def test_walls_whose_body_the_run_rebuilt_are_not_named(client) -> None:
+    made = await run(client, LAYERED, "layered walls")
+    layer = int(text(made).split("Result: ")[1].split()[0])
+    rebuilt = (
+        f"model.by_id({layer}).LayerThickness = 0.25\n"
+        "body = util.representation.get_context(model, 'Model', 'Body', 'MODEL_VIEW')\n"
+        "wall = model.by_type('IfcWall')[0]\n"
+        "old = [r for r in wall.Representation.Representations if r.RepresentationIdentifier == 'Body'][0]\n"
+        "api.geometry.unassign_representation(model, product=wall, representation=old)\n"
+        "rep = api.geometry.add_wall_representation(\n"
+        "    model, context=body, length=4.0, height=3.0, thickness=0.25)\n"
+        "api.geometry.assign_representation(model, product=wall, representation=rep)\n"
+        "wall.id()"
+    )
+    answer = await run(client, rebuilt, "one wall rebuilt")
+    said = text(answer)
+    assert not answer.is_error, said
+    wall = said.split("Result: ")[1].split()[0]
+    assert "the shapes of 2 elements" in said and f"#{wall} IfcWall" not in said, said
