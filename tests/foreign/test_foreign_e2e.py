@@ -545,6 +545,9 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
             still = (await call(session, "launch_host", {"hostApp": name})).structured_content
             assert still["type"] == "server_down" and still["hostInstanceId"] == body["hostInstanceId"]
             down[name] = body
+        listed = {h["hostApp"]: h for h in (await structured(session, "list_host_instances"))["hosts"]}
+        shown = listed["Secretive"]["state"]
+        assert "retryAt" not in shown and 0 <= shown["retryInSeconds"] <= 30, shown  # counted down
         # fixed as the answer says: the running proxy starts the server again with the new entry
         assert "as soon as the file changes" in down["Missing"]["message"]
         config = Path(env[CONFIG_ENV])

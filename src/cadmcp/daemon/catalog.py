@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import re
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -170,6 +171,16 @@ class HostEntry:
 
     def find(self, kind: str, target: str) -> Capability | None:
         return next((c for c in self.capabilities if c.kind == kind and c.target == target), None)
+
+    def shown_state(self, now: float | None = None) -> dict[str, Any]:
+        """The state as of now: a server that is down says how long until it is tried again
+        (`retryInSeconds`, counted from the `retryAt` time it sent), not how long it was then."""
+        retry_at = self.state.get("retryAt")
+        if not isinstance(retry_at, int | float):
+            return self.state
+        shown = {k: v for k, v in self.state.items() if k != "retryAt"}
+        shown["retryInSeconds"] = max(0.0, round(retry_at - (time.time() if now is None else now), 1))
+        return shown
 
     def routing(self) -> dict[str, Any]:
         out = {"hostApp": self.host_app, "version": self.version, "hostInstanceId": self.key.instance_id}

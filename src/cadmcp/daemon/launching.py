@@ -368,7 +368,7 @@ class HostLauncher:
         if documents and any(not d.get("opened") for d in documents):
             await self._refuse_documents(answer, documents, launched)
         if phase in ("down", "refused"):  # a foreign host whose server did not start or connect
-            raise _server_not_up(answer, entry.state)
+            raise _server_not_up(answer, entry.shown_state())
         if phase == "loading":
             answer["note"] = (
                 "The host is connected and answers, but it is still loading its documents; the first "
@@ -680,7 +680,7 @@ def _already_running(entry: HostEntry) -> dict[str, Any]:
     """The launch answer for a foreign MCP server that already runs here: that host."""
     answer = {**_running(entry), "alreadyRunning": True, "filePath": None}
     if answer["phase"] in ("down", "refused"):
-        raise _server_not_up(answer, entry.state)
+        raise _server_not_up(answer, entry.shown_state())
     answer["note"] = (
         f"{entry.host_app} already runs as host {entry.key.instance_id}; no other copy was started, use "
         "that one. Pass newInstance: true to start a second copy."

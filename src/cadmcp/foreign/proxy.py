@@ -332,7 +332,12 @@ class ForeignHost:
                 delay = BACKOFF_MAX  # listed again now and then: the server may be fixed
             self.down_reason = reason
             self.retry_at = time.monotonic() + delay
-            self._server_state("refused" if refused else "down", error=reason, retryInSeconds=round(delay, 1))
+            self._server_state(
+                "refused" if refused else "down",
+                error=reason,
+                retryInSeconds=round(delay, 1),
+                retryAt=round(time.time() + delay, 1),  # the daemon counts down from it when listing
+            )
             log.warning("%s is %s: %s (again in %.0f s)", self.app.name, self.state["phase"], reason, delay)
             self.first_attempt.set()
             await self._wait_or_edited(delay)
@@ -826,7 +831,8 @@ def serve(app: Application, request: StartRequest) -> int:
             runtime.version = info.version  # the server names itself (before the endpoint exists)
 
     def changed(state: dict[str, Any]) -> None:
-        runtime.update_state(**{k: state.get(k) for k in ("phase", "error", "retryInSeconds", "foreign")})
+        shown = ("phase", "error", "retryInSeconds", "retryAt", "foreign")
+        runtime.update_state(**{k: state.get(k) for k in shown})
         runtime.catalog_changed()
 
     host.on_change(changed)

@@ -43,7 +43,7 @@ def host_instances(directory: HostDirectory) -> dict[str, Any]:
             "serverName": entry.server_name,
             "capabilities": len(entry.capabilities),
             "endpoint": entry.endpoint,
-            **({"state": entry.state} if entry.state else {}),
+            **({"state": entry.shown_state()} if entry.state else {}),
         }
         for entry in sorted(directory.hosts().values(), key=lambda e: (e.host_app, e.version, e.key.pid))
     ]
