@@ -60,6 +60,8 @@ async def test_launch_by_file_search_pad_look_and_undo(daemon: Any, sample: Path
             ).getbbox()
             is None
         )
+        plan = await fc.screenshot(width=480, height=360, view="plan")  # as the IFC host names it
+        assert ImageChops.difference(before_shot, plan).getbbox() is None
 
 
 async def test_screenshot_differs_where_the_part_is(daemon: Any) -> None:

@@ -61,6 +61,18 @@ async def test_plan_of_a_storey_shows_its_walls_not_the_roof(client) -> None:
     assert np.array_equal(lower, ground)
 
 
+async def test_top_shows_the_roof_from_above_and_isometric_is_the_axonometric_view(client) -> None:
+    """The view names FreeCAD uses work here too: 'top' looks down on the whole house (its roof,
+    where a plan cuts below it), 'isometric' is the default 3D view."""
+    top = await shot(client, width=500, view="top")
+    assert roof_red(top).mean() > 0.3  # the roof covers the house seen from above
+    assert not np.array_equal(top, await shot(client, width=500, view="plan"))
+    assert not np.array_equal(top, await shot(client, width=500))
+    assert np.array_equal(await shot(client, width=500, view="isometric"), await shot(client, width=500))
+    ground_top = await shot(client, width=500, view="top", storey="Ground Floor")
+    assert not np.array_equal(ground_top, top)  # one storey from above, without the roof's storey
+
+
 async def test_bad_arguments_are_clear_errors(client) -> None:
     unknown = await client.call_tool("view_screenshot", {"view": "plan", "storey": "Basement"})
     assert unknown.is_error and "Ground Floor" in text(unknown)

@@ -54,6 +54,8 @@ from cadmcp.wire.echo import echo
 __all__ = ["DOMAIN", "FreeCADAdapter", "FreeCADError", "freecad_version", "profile"]
 
 HEADLESS_UNDO_DEPTH = 20
+VIEW_ALIASES = {"axonometric": "isometric", "plan": "top"}
+"""View names other hosts use, as this host names them."""
 """Steps an App.Document keeps without FreeCAD's window (its fixed default; Python cannot change it)."""
 DOCUMENT_PREFERENCES = "User parameter:BaseApp/Preferences/Document"
 MEMORY_FACTOR = 40.0
@@ -129,9 +131,21 @@ def profile(gui: bool) -> HostProfile:
         screenshot_options=(
             ScreenshotOption(
                 "view",
-                Literal["isometric", "front", "rear", "top", "bottom", "left", "right", "current"],
+                Literal[
+                    "isometric",
+                    "front",
+                    "rear",
+                    "top",
+                    "bottom",
+                    "left",
+                    "right",
+                    "current",
+                    "axonometric",
+                    "plan",
+                ],
                 "isometric",
-                "View direction; 'current' keeps the GUI's camera as the user has it (headless: isometric).",
+                "View direction; 'current' keeps the GUI's camera as the user has it (headless: isometric). "
+                "'axonometric' is 'isometric' and 'plan' is 'top', as other hosts name them.",
             ),
             ScreenshotOption(
                 "mark",
@@ -788,6 +802,7 @@ class FreeCADAdapter:
     def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
         doc = self.active_document()
         view = options.get("view", "isometric")
+        view = VIEW_ALIASES.get(view, view)
         if self.gui is not None and doc is not self._preview_copy:  # a hidden copy has no 3D view
             try:
                 return Shot(*self.gui.screenshot(doc, width, height, view))

@@ -104,10 +104,11 @@ def profile() -> HostProfile:
         screenshot_options=(
             ScreenshotOption(
                 "view",
-                Literal["axonometric", "plan"],
+                Literal["axonometric", "plan", "top", "isometric"],
                 "axonometric",
-                "'axonometric' (3D view from the south-east) or 'plan' (top-down section 1.2 m above the "
-                "storey's floor).",
+                "'axonometric' (3D view from the south-east; 'isometric' is the same), 'plan' (top-down "
+                "section 1.2 m above the storey's floor) or 'top' (the whole model, or `storey`, seen from "
+                "above, roofs included).",
             ),
             ScreenshotOption(
                 "storey",
@@ -362,6 +363,8 @@ class IfcAdapter:
         from cadmcp.hosts.ifc.views import screenshot
 
         doc = self.active()
+        if options.get("view") == "isometric":  # as FreeCAD names it
+            options = {**options, "view": "axonometric"}
         level = self._storey(doc, options.get("storey"))
         if level is None and options.get("view") == "plan":
             levels = storeys(doc.file)

@@ -1,4 +1,4 @@
-"""IFC views: axonometric and plan renders of element meshes, one colour per IFC class.
+"""IFC views: axonometric, plan and top renders of element meshes, one colour per IFC class.
 
 The rasterising is the built-in surface's (:mod:`cadmcp.host.builtins.raster`); this module
 picks colours and the camera.
@@ -14,7 +14,7 @@ import numpy as np
 from cadmcp.host.builtins.raster import Part, Rendered, axonometric, render_view
 from cadmcp.hosts.ifc.geometry import Mesh
 
-View = Literal["axonometric", "plan"]
+View = Literal["axonometric", "plan", "top"]
 
 DEFAULT_COLOUR = (180, 180, 180)
 CLASS_COLOURS: dict[str, tuple[int, int, int]] = {
@@ -77,7 +77,7 @@ def render(
 
     parts = [Part(m.triangles, colour(m)) for m in shown]
     parts += [Part(m.triangles, colour(m), underlay=True) for m in beneath]
-    camera = PLAN if view == "plan" else axonometric()
+    camera = PLAN if view in ("plan", "top") else axonometric()
     rendered = render_view(parts, width, height, camera, caption=caption, cut_z=cut_z, framing=framing)
     return rendered, [*shown, *beneath]
 
