@@ -4,6 +4,7 @@ real hosts and a real MCP SDK client; every step runs and the dumps compare exac
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -116,6 +117,8 @@ def test_the_command_prints_a_row_per_file_totals_and_json(tmp_path: Path, runti
     assert data["classes"] == {}
     (cut,) = [f for f in data["files"] if f["path"].endswith("cut.dxf")]
     assert any("cut short" in w for w in cut["warnings"])
+    logs = Path(os.environ["CADMCP_LOG_DIR"])  # the user's: the run logged into a folder of its own
+    assert not any("plan.dxf" in f.read_text(errors="replace") for f in logs.rglob("*.log")), logs
 
 
 @pytest.mark.parametrize(

@@ -52,8 +52,12 @@ def test_the_daemon_runs_with_a_private_runtime_and_a_script_limit_under_the_cal
     from cadmcp.corpus.runner import daemon_env
 
     monkeypatch.delenv("CADMCP_EXEC_TIMEOUT", raising=False)
-    env = daemon_env(tmp_path, call_timeout=300)
-    assert env["CADMCP_RUNTIME_DIR"] == str(tmp_path) and env["CADMCP_EXEC_TIMEOUT"] == "270"
+    monkeypatch.setenv("CADMCP_LOG_DIR", "/home/someone/logs")
+    env = daemon_env(tmp_path / "run", call_timeout=300)
+    assert env["CADMCP_RUNTIME_DIR"] == str(tmp_path / "run") and env["CADMCP_EXEC_TIMEOUT"] == "270"
+    # the run's call logs and kept documents are not the user's: its steps are not their checkpoints
+    assert env["CADMCP_LOG_DIR"] == str(tmp_path / "log")
+    assert env["CADMCP_RECOVERY_DIR"] == str(tmp_path / "recovered")
     assert daemon_env(tmp_path, call_timeout=45)["CADMCP_EXEC_TIMEOUT"] == "60"
     monkeypatch.setenv("CADMCP_EXEC_TIMEOUT", "20")
     assert daemon_env(tmp_path)["CADMCP_EXEC_TIMEOUT"] == "20"  # the user's own setting is kept

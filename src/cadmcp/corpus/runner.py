@@ -364,10 +364,16 @@ SCRIPT_MARGIN = 30.0
 
 def daemon_env(runtime: Path, call_timeout: float = 300.0) -> dict[str, str]:
     """The daemon's environment (its hosts inherit it): the user's, with a private runtime directory
-    and, unless the user set one, a script limit from the call bound rather than an agent script's
-    60 s, since the runner's own dumps and save compares of large drawings take longer."""
+    (call logs and recovery copies go beside it, so the run's steps never show among the user's
+    checkpoints, nor its documents among their kept work) and, unless the user set one, a script
+    limit from the call bound rather than an agent script's 60 s, since the runner's own dumps and
+    save compares of large drawings take longer."""
+    from cadmcp.userdirs import LOG_DIR_ENV, RECOVERY_DIR_ENV
+
     env = dict(os.environ)
     env["CADMCP_RUNTIME_DIR"] = str(runtime)
+    env[LOG_DIR_ENV] = str(runtime.parent / "log")
+    env[RECOVERY_DIR_ENV] = str(runtime.parent / "recovered")
     env.setdefault("CADMCP_EXEC_TIMEOUT", f"{max(60.0, call_timeout - SCRIPT_MARGIN):g}")
     return env
 
