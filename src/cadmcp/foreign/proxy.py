@@ -322,7 +322,7 @@ class ForeignHost:
             self.session = self.channel = None
             if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
                 reason = f"{reason}; {note}"
-            reason = mask_text(self._with_stderr(reason))  # the agent reads it (a URL, a log line)
+            reason = mask_text(self._with_transport_note(reason))  # the agent reads it (a URL, a log line)
             self.rounds.fail_all(reason)
             if time.monotonic() - started > 2 * BACKOFF_MAX:
                 failures = 0  # it had been up for a while: a fresh failure
@@ -385,10 +385,11 @@ class ForeignHost:
         down (which takes up to seconds), so the listing and new calls do not take it for ready."""
         if self.state.get("phase") == "ready":
             self.session = self.channel = None  # new calls answer that it is down, and why
-            self.down_reason = mask_text(self._with_stderr(self._closed_reason()))  # what it wrote so far
+            # what it wrote so far
+            self.down_reason = mask_text(self._with_transport_note(self._closed_reason()))
             self._server_state("down", error=self.down_reason)
 
-    def _with_stderr(self, reason: str) -> str:
+    def _with_transport_note(self, reason: str) -> str:
         """`reason` with what the transport adds to it: the end of a stdio server's stderr, or the
         meaning of the error status an HTTP server answered (which the SDK's wording lacks)."""
         if self.config.transport == "http":
@@ -691,7 +692,7 @@ class ForeignHost:
                         said = f"{exc.error.message} {_era_hint(self.app.name)}"
                         raise MCPError(exc.error.code, said, exc.error.data) from None
                     raise  # the server's own error answer (-32000 is its generic "server error" too)
-                why = self._ending or self._with_stderr(self._closed_reason())
+                why = self._ending or self._with_transport_note(self._closed_reason())
                 if isinstance(exc, NotSent):
                     raise MCPError(
                         code=types.INTERNAL_ERROR,
