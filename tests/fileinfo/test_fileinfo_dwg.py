@@ -171,9 +171,12 @@ def test_an_r2000_dwg_written_by_ezdwg_is_whole_and_its_cut_copies_are_not(tmp_p
         assert "(R2000, AC1015) cut short" in caught.value.message
 
 
-def test_an_r2007_dwg_is_not_checked_and_says_nothing_of_its_length(tmp_path: Path) -> None:
+def test_an_r2007_dwg_is_not_checked_and_says_so(tmp_path: Path) -> None:
     info = read_file_info(write(tmp_path, r2004_header("AC1021")[:0x100]), "full")
     assert info["release"] == "R2007" and "endsAt" not in info["header"]
+    assert info["lengthChecked"] is False and "is not checked for R2007 (AC1021)" in info["note"]
+    whole = read_file_info(write(tmp_path, paged_drawing("AC1032")))
+    assert "lengthChecked" not in whole and "not checked" not in whole["note"]
 
 
 @pytest.mark.parametrize(

@@ -115,6 +115,17 @@ def test_a_file_named_for_another_format_is_read_as_what_it_holds(tmp_path: Path
     assert "note" not in read_file_info(str(house))
 
 
+def test_a_dwg_named_dxf_keeps_the_misnaming_note_before_its_own(tmp_path: Path) -> None:
+    """The DWG reader's own note (content needs a converter) comes after, not instead of, the
+    note that the name is wrong."""
+    misnamed = tmp_path / "plan.dxf"
+    misnamed.write_bytes(b"AC1032" + bytes(0x200))
+    info = read_file_info(str(misnamed))
+    assert info["format"] == "dwg", info
+    assert info["note"].startswith("plan.dxf is named .dxf but holds"), info["note"]
+    assert "cannot be read without AutoCAD or a DWG converter" in info["note"]
+
+
 def test_a_freecad_file_points_to_launch_host(tmp_path: Path) -> None:
     part = tmp_path / "part.FCStd"
     part.write_bytes(b"PK\x03\x04")

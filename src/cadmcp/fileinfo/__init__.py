@@ -30,8 +30,6 @@ def read_file_info(
     resolved, named = check_path(path)
     fmt, note = content_note(resolved, named)
     info = base_info(resolved, fmt)
-    if note is not None:
-        info["note"] = note
     try:
         if fmt == "dxf":
             from cadmcp.fileinfo import dxf
@@ -61,6 +59,8 @@ def read_file_info(
         ) from None
     except Exception as exc:  # a library choked on the bytes: say so by type, never quote them
         raise corrupt(resolved, _WHAT[fmt], exc) from None
+    if note is not None:  # the misnaming first, then what the reader noted
+        info["note"] = f"{note} {info['note']}" if info.get("note") else note
     return info
 
 

@@ -55,10 +55,13 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
     out: dict[str, Any] = {"acadVersion": code, **_names(code)}
     if not code.startswith("AC1") or len(code) != 6 or code < _FIRST_SECTIONED:
         out["headerLayout"] = "pre-R13 (only the version code is read)"
+        out["lengthChecked"] = False
         return out
     needed = needed_size(head, code) if size >= _HEADER_BYTES else _HEADER_BYTES
     if needed is not None and preview_end is not None:
         needed = max(needed, preview_end)
+    if needed is None:
+        out["lengthChecked"] = False  # a cut-short R2007 drawing answers like a whole one: say so
     if needed is not None and size < needed:
         where = "its fixed header alone is" if size < _HEADER_BYTES else "its header places its end at"
         raise FileInfoError(
@@ -89,6 +92,11 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
                 out["header"]["propertiesEncrypted"] = bool(security & 0x2)
                 out["header"]["signed"] = bool(security & 0x10)
     out["note"] = "DWG content (layers, entities) cannot be read without AutoCAD or a DWG converter."
+    if needed is None:
+        out["note"] += (
+            f" Whether the file is whole is not checked for {out['release']} ({code}) drawings: open it "
+            "(launch_host) to see what it holds."
+        )
     return out
 
 

@@ -4,10 +4,13 @@ reader and in IfcOpenShell, and would then look complete while its end is missin
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 TAIL_BYTES = 1024
 _BINARY_DXF = b"AutoCAD Binary DXF"
+_DWG_CODE = re.compile(rb"(AC\d{4}|AC\d\.\d{1,2}|MC0\.0)")
+"""The version code a DWG starts with (AC1032, AC2.10, MC0.0...)."""
 
 
 def unfinished(path: Path) -> str | None:
@@ -25,6 +28,8 @@ def unfinished(path: Path) -> str | None:
     if head.lstrip().upper().startswith(b"ISO-10303-21"):
         if b"END-ISO-10303-21" not in tail.upper():
             return "it ends without END-ISO-10303-21, so its end is missing"
+        return None
+    if _DWG_CODE.match(head):  # a DWG, whatever its name: its length is not told by its end
         return None
     if head.startswith(_BINARY_DXF):
         return None if b"EOF\x00" in tail[-16:] else "it ends without the EOF record of binary DXF"
