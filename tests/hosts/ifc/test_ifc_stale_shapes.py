@@ -28,7 +28,8 @@ async def test_a_layer_thickness_edit_names_the_walls_whose_shape_was_left_as_it
     edited = await run(client, f"model.by_id({layer}).LayerThickness = 0.3", "thicker walls")
     said = text(edited)
     assert not edited.is_error and "[UNDO STEP]" in said
-    assert "[WARNING] a material layer's thickness changed, but the shapes of 3 elements" in said, said
+    warned = "[WARNING] a material layer edit (thickness, layers or offset) changed what 3 elements"
+    assert warned in said, said
     walls = await run(client, "[w.id() for w in model.by_type('IfcWall')[:3]]")
     for wall in eval(text(walls).split("Result: ")[1].splitlines()[0]):
         assert f"#{wall} IfcWall" in said
@@ -58,4 +59,41 @@ async def test_walls_whose_body_the_run_rebuilt_are_not_named(client) -> None:
     said = text(answer)
     assert not answer.is_error, said
     wall = said.split("Result: ")[1].split()[0]
-    assert "the shapes of 2 elements" in said and f"#{wall} IfcWall" not in said, said
+    assert "changed what 2 elements" in said and f"#{wall} IfcWall" not in said, said
+
+
+async def test_a_preview_warns_as_the_run_would_and_an_offset_edit_counts_too(client) -> None:
+    made = await run(client, LAYERED, "layered walls")
+    layer = int(text(made).split("Result: ")[1].split()[0])
+
+    preview = await client.call_tool(
+        "execute_python_code", {"code": f"model.by_id({layer}).LayerThickness = 0.3", "dryRun": True}
+    )
+    said = text(preview)
+    assert not preview.is_error and "Preview (nothing was changed" in said, said
+    assert "[WARNING] a material layer edit (thickness, layers or offset) changed what 3 elements" in said
+    assert preview.structured_content["warnings"][0].startswith("a material layer edit")
+    unchanged = await run(client, f"model.by_id({layer}).LayerThickness")
+    assert "Result: 0.2" in text(unchanged)  # the preview changed nothing
+
+    offset = await run(
+        client,
+        "usage = [r.RelatingMaterial for r in model.by_type('IfcRelAssociatesMaterial')"
+        " if r.RelatingMaterial.is_a('IfcMaterialLayerSetUsage')][0]\n"
+        "usage.OffsetFromReferenceLine = 0.05",
+        "move the layers off the axis",
+    )
+    assert "changed what 1 element should look like" in text(offset), text(offset)
+
+
+async def test_without_a_body_context_the_note_says_the_regenerator_cannot_run(client) -> None:
+    made = await run(client, LAYERED, "layered walls")
+    layer = int(text(made).split("Result: ")[1].split()[0])
+    answer = await run(
+        client,
+        "body = util.representation.get_context(model, 'Model', 'Body', 'MODEL_VIEW')\n"
+        "body.TargetView = 'PLAN_VIEW'\n"  # as in models whose body context is named otherwise
+        f"model.by_id({layer}).LayerThickness = 0.3",
+        "thicker, in a model without a Model/Body/MODEL_VIEW context",
+    )
+    assert "cannot rebuild the walls here (the model has no Model/Body/MODEL_VIEW context)" in text(answer)

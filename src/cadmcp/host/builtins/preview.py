@@ -81,6 +81,16 @@ class Preparable(Protocol):
 
 
 @runtime_checkable
+class Cautioning(Protocol):
+    """A script run that can tell, before its commit, what the change leaves out of step (e.g.
+    shapes an edit should have changed): the same warning the applied run's answer gives."""
+
+    def caution(self) -> str:
+        """The warning, or "" when there is none."""
+        ...
+
+
+@runtime_checkable
 class Isolating(Protocol):
     """An adapter that may run a preview somewhere other than in the active document itself."""
 
@@ -210,6 +220,7 @@ def _preview(
 
     def report(_token: object) -> str | None:
         _prepare(run)
+        found["caution"] = run.caution() if isinstance(run, Cautioning) else ""
         after = dict(source.inventory(before))
         found["difference"] = Difference.between(before, after)
         found["after"] = revision(after)
@@ -245,6 +256,9 @@ def _preview(
         f"To apply exactly this change, call execute_python_code again with the same code and "
         f"previewed={structured['applyWith']['previewed']!r}."
     )
+    if found["caution"]:
+        text += f"\n[WARNING] {found['caution']}"
+        structured["warnings"] = [found["caution"]]
     printed = result.text() if (result.output or result.has_value) else ""
     content: list[Any] = [types.TextContent(type="text", text=text + (f"\n\n{printed}" if printed else ""))]
     for label, png in (("before", before_png), ("after", found.get("png"))):

@@ -174,16 +174,21 @@ class IfcScriptRun:
     def begin(self) -> None:
         self.doc.begin()
 
+    def caution(self) -> str:
+        """What the open transaction leaves out of step: shapes its layer edits did not rebuild."""
+        transaction = self.doc.file.transaction
+        return stale_shapes_note(self.doc.file, list(transaction.operations)) if transaction else ""
+
     def commit(self) -> RecordedStep | None:
         transaction = self.doc.file.transaction
-        operations = list(transaction.operations) if transaction else []
-        stale = stale_shapes_note(self.doc.file, operations) if operations else ""
+        operations = len(transaction.operations) if transaction else 0
+        stale = self.caution() if operations else ""
         if self.doc.commit(self.name) is None:
             return None
         history = self.doc.history
         return RecordedStep(
             self.name,
-            f"{len(operations)} changes",
+            f"{operations} changes",
             warning=stale,
             undo_steps=history.back_remaining,
             depth=history.max_depth,
