@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import struct
 from pathlib import Path
 
 import ezdxf
@@ -111,10 +112,23 @@ def damaged(dwg: Path) -> bytes:
     return bytes(data)
 
 
+def map_zeroed(dwg: Path) -> bytes:
+    """The generated DWG with its object map (handles section) zeroed: LibreDWG then reads it as
+    holding nothing at all, as it reads an R2007 drawing cut short."""
+    data = bytearray(dwg.read_bytes())
+    (count,) = struct.unpack_from("<I", data, 0x15)
+    _, seeker, size = next(
+        loc for loc in (struct.unpack_from("<BII", data, 0x19 + 9 * i) for i in range(count)) if loc[0] == 2
+    )
+    data[seeker : seeker + size] = bytes(size)
+    return bytes(data)
+
+
 @pytest.mark.parametrize(
     ("name", "make", "expected"),
     [
         ("damaged.dwg", damaged, ["R2000", "damaged", "RECOVER"]),
+        ("nothing.dwg", map_zeroed, ["R2000", "found nothing in it, not even the tables", "cut short"]),
         ("cut.dwg", lambda dwg: dwg.read_bytes()[:200], ["R2000", "could not read", "damaged"]),
         ("disguised.dxf", damaged, ["R2000", "damaged"]),
         (
@@ -173,13 +187,15 @@ def test_the_second_reader_carries_a_drawing_and_says_it_read_it(tmp_path: Path)
         pytest.skip("pycadkit is not installed (pip install 'cadmcp[dwg]')")
     dwg, twin = write_pair(tmp_path)
     refusal = DwgError(
-        f"{dwg.name} ... could not read: it stopped on damaged or unsupported data. Open ...", "x"
+        f"{dwg.name} ... could not read (it stopped on damaged or unsupported data). Open ...",
+        "x",
+        "it stopped on damaged or unsupported data",
     )
     doc, _, source = _second_reader(
         dwg, "AC1015", "R2000", lambda dxf: load_drawing(str(dxf))[:2], refusal, tmp_path
     )
     assert source.reader.startswith("pycadkit") and "LibreDWG could not read it" in source.reader
-    assert source.read_notes == ["LibreDWG: stopped on damaged or unsupported data"]
+    assert source.read_notes == ["LibreDWG: it stopped on damaged or unsupported data"]
     assert counts(doc)["model"] == counts(ezdxf.readfile(twin))["model"] and source.lost == []
     (tmp_path / "bad.dwg").write_bytes(damaged(dwg))
     with pytest.raises(DwgError) as caught:  # damage pycadkit reads past is still a refusal

@@ -78,9 +78,11 @@ _READ_FLAGS = {
 class DwgError(Exception):
     """Converting a DWG failed; ``kind`` is 'missing' (no converter), 'unreadable' or 'failed'."""
 
-    def __init__(self, message: str, kind: str) -> None:
+    def __init__(self, message: str, kind: str, reason: str = "") -> None:
         super().__init__(message)
         self.kind = kind
+        self.reason = reason
+        """What the reader said went wrong, in a few words (for a second reader's notes)."""
 
 
 @dataclass
@@ -392,11 +394,16 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
         dxf = Path(tmp) / (path.stem + ".dxf")
         answer = _worker(reader).convert(path.resolve(), dxf, timeout)
         seconds = time.perf_counter() - started
+        if answer.get("ok") and not old and not any(answer.get(k) for k in ("model", "other", "objects")):
+            # every R13+ DWG holds objects (its tables, dictionaries): a drawing read as holding none
+            # at all was not read (a file cut short reads so), and must not open as an empty drawing
+            answer = {**answer, "ok": False, "stage": "empty"}
         if not answer.get("ok"):
             refusal = _refusal(path, version, name, old, answer)
             if old:
                 raise refusal
-            return _second_reader(path, version, name, load, refusal, Path(tmp))
+            empty = answer.get("stage") == "empty"
+            return _second_reader(path, version, name, load, refusal, Path(tmp), nothing_read=empty)
         try:
             doc, auditor = load(dxf)
         except Exception as exc:  # the DXF the reader wrote is not one ezdxf can use
@@ -432,9 +439,17 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
 
 
 def _second_reader(
-    path: Path, version: str, name: str, load: Any, refusal: DwgError, folder: Path
+    path: Path,
+    version: str,
+    name: str,
+    load: Any,
+    refusal: DwgError,
+    folder: Path,
+    *,
+    nothing_read: bool = False,
 ) -> tuple[Drawing, Auditor, DwgSource]:
-    """Read an R13+ drawing LibreDWG could not carry over with pycadkit, if installed; else refuse."""
+    """Read an R13+ drawing LibreDWG could not carry over with pycadkit, if installed; else refuse.
+    Where LibreDWG found nothing at all in it (``nothing_read``), an empty drawing is no answer either."""
     import time
 
     from cadmcp.hosts.dxf import dwg_cadkit
@@ -448,7 +463,9 @@ def _second_reader(
         doc, auditor = load(dxf)
     except Exception:  # neither reader could: the first one's words say what to do
         raise refusal from None
-    first = str(refusal).split(": it ", 1)[-1].split(". ", 1)[0]
+    if nothing_read and not any(found.values()):  # neither found anything: not an empty drawing
+        raise refusal
+    first = refusal.reason or "it could not read it"
     source = DwgSource(
         path=path.resolve(),
         version=version,
@@ -464,6 +481,8 @@ def _second_reader(
 def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, Any]) -> DwgError:
     stage = answer.get("stage")
     detail = echo(str(answer.get("error") or "no reason given"), 120)
+    if stage == "crash":  # the converter's own exception: its words say nothing about the file
+        detail = "it stopped on damaged or unsupported data"
     if old:
         return DwgError(
             f"{echo(path.name)} is an AutoCAD {name} drawing ({version}, before R13), which the DWG reader "
@@ -471,12 +490,16 @@ def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, A
             ".dxf.",
             "unreadable",
         )
-    what = "it stopped on damaged or unsupported data" if stage == "crash" else f"it said {detail}"
+    what = {
+        "crash": detail,
+        "empty": "it found nothing in it, not even the tables every DWG holds",
+    }.get(str(stage), f"it said {detail}")
     return DwgError(
         f"{echo(path.name)} is a DWG file ({name}, {version}) that the DWG reader could not read ({what}). "
         "The file may be damaged or cut short (read_file_info checks its length): open it in AutoCAD "
         "(RECOVER) or another CAD application and save it again, or save it as DXF there and open the .dxf.",
         "unreadable",
+        what,
     )
 
 
