@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,19 +36,16 @@ def test_wrong_arguments_are_said_plainly() -> None:
     assert ev.returncode == 2 and "required: what\n" in ev.stderr
 
 
-def test_a_host_run_in_a_terminal_says_when_it_is_ready(runtime_dir: object) -> None:
-    """`cadmcp host dxf FILE` in a terminal says it serves, where, and how it stops (started by a
-    daemon, with no terminal, it says nothing)."""
+def _in_a_terminal(*files: Path) -> str:
+    """What `cadmcp host dxf FILES` writes to a terminal until it says how it stops."""
     import os
     import pty
     import select
     import time
-    from pathlib import Path
 
-    sample = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
     leader, follower = pty.openpty()
     host = subprocess.Popen(
-        [sys.executable, "-m", "cadmcp", "host", "dxf", str(sample)],
+        [sys.executable, "-m", "cadmcp", "host", "dxf", *map(str, files)],
         stderr=follower,
         stdout=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
@@ -58,10 +56,40 @@ def test_a_host_run_in_a_terminal_says_when_it_is_ready(runtime_dir: object) -> 
         deadline = time.monotonic() + 60
         while b"Ctrl-C" not in said and time.monotonic() < deadline:
             if select.select([leader], [], [], 0.5)[0]:
-                said += os.read(leader, 4096)
+                try:
+                    said += os.read(leader, 4096)
+                except OSError:  # the host ended: all it said is read
+                    break
     finally:
         host.terminate()
         host.wait(10)
         os.close(leader)
-    text = said.decode()
+    return said.decode()
+
+
+def test_a_host_run_in_a_terminal_says_when_it_is_ready(runtime_dir: object) -> None:
+    """`cadmcp host dxf FILE` in a terminal says it serves, where, and how it stops (started by a
+    daemon, with no terminal, it says nothing)."""
+    text = _in_a_terminal(Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf")
     assert "cadmcp host dxf: ready with floorplan.dxf, at " in text and "Ctrl-C stops it" in text, text
+
+
+def test_a_host_run_in_a_terminal_says_which_files_did_not_open_and_why(
+    runtime_dir: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the host could not open, or opened with a warning, is said there too: the host
+    serves on, and only list_host_instances told it."""
+    sample = Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf"
+    lines = sample.read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.dxf"
+    cut.write_text("".join(lines[: len(lines) // 2 // 2 * 2]))
+    from tests.hosts.dxf.dwg_helpers import READER_ENV, require_reader, write_pair
+
+    monkeypatch.setenv(READER_ENV, str(require_reader()))
+    dwg, _ = write_pair(tmp_path)
+    half = tmp_path / "half.dwg"  # read once the host serves (a converter's work), and refused
+    half.write_bytes(dwg.read_bytes()[: dwg.stat().st_size // 2])
+    text = _in_a_terminal(half, cut)
+    assert f"cadmcp host dxf: {half} was not opened: 'half.dwg' is a DWG file (R2000" in text, text
+    assert "cadmcp host dxf: cut.dxf: 'cut.dxf' looks cut short" in text, text
+    assert "ready with cut.dxf" in text and "Ctrl-C stops it" in text, text

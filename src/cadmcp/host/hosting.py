@@ -82,8 +82,9 @@ class DocumentHost:
 def serve_application(app: Application, request: StartRequest) -> int:
     """`cadmcp host KEY` for a document application: open its documents, serve until stopped.
 
-    A document that is missing or cannot be opened ends the start with :data:`BAD_START` and a
-    line on stderr saying why (no traceback).
+    A document that is missing or that the adapter refuses at once ends the start with
+    :data:`BAD_START` and a line on stderr saying why (no traceback). One that fails or warns
+    as it is read, once the host serves, is said on stderr when a person runs it in a terminal.
     """
     shown = f"cadmcp host {app.key}"
     if app.adapter is None:
@@ -107,7 +108,13 @@ def serve_application(app: Application, request: StartRequest) -> int:
 
 
 def _say_ready(shown: str, host: DocumentHost) -> None:
-    documents = ", ".join(d["title"] for d in host.surface.adapter.documents()) if host.surface else ""
+    adapter = host.surface.adapter if host.surface else None
+    for outcome in host.surface.requested() if host.surface else []:  # a file that did not open: why
+        if not outcome.get("opened"):
+            print(f"{shown}: {outcome.get('path')} was not opened: {outcome.get('problem')}", file=sys.stderr)
+        for warning in outcome.get("warnings") or []:
+            print(f"{shown}: {outcome.get('title')}: {warning}", file=sys.stderr)
+    documents = ", ".join(d["title"] for d in adapter.documents()) if adapter else ""
     print(
         f"{shown}: ready{f' with {documents}' if documents else ''}, at {host.runtime.endpoint}. An AI "
         "client reaches it through `cadmcp daemon` (list_host_instances); Ctrl-C stops it.",

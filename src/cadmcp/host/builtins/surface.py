@@ -180,7 +180,7 @@ class BuiltinSurface:
         """
         if self.adapter.pending():
             return {"documents": [], "activeDocument": None}
-        requested = [self._with_ending(d) for d in self.adapter.requested()] or None
+        requested = self.requested() or None
         try:
             documents = self.adapter.documents()
         except HostError as exc:
@@ -233,6 +233,11 @@ class BuiltinSurface:
             log.warning("the host stopped with unsaved changes in %s: kept in %s", document["title"], target)
             kept.append(target)
         return kept
+
+    def requested(self) -> list[Any]:
+        """What became of each document asked for at start-up, with a warning where its file
+        looked cut short (empty while they are still being read)."""
+        return [self._with_ending(d) for d in self.adapter.requested()]
 
     def _with_ending(self, document: Any) -> Any:
         """A document asked for at start-up, with a warning when its file looked cut short."""
