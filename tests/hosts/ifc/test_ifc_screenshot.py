@@ -21,10 +21,15 @@ def roof_red(pixels: np.ndarray) -> np.ndarray:
     return (pixels[..., 0] > 1.7 * pixels[..., 1]) & (pixels[..., 0] > pixels[..., 2] + 60)
 
 
-async def shot(client, **args) -> np.ndarray:  # type: ignore[no-untyped-def]
+async def shot(client, notes: list[str] | None = None, **args) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The picture; with ``notes``, the notes beside it go there (else there must be none)."""
     result = await client.call_tool("view_screenshot", args)
     assert not result.is_error, text(result)
-    (image,) = result.content  # no note: everything was drawn
+    image, *said = result.content
+    if notes is None:
+        assert not said, said  # no note: everything was drawn
+    else:
+        notes.extend(n.text for n in said)
     assert image.type == "image" and image.mime_type == "image/png"
     return np.asarray(Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")).astype(np.int16)
 
@@ -53,8 +58,14 @@ async def test_screenshot_changes_after_an_edit_and_back_after_undo(client) -> N
 
 async def test_plan_of_a_storey_shows_its_walls_not_the_roof(client) -> None:
     ground = await shot(client, width=500, view="plan")
-    first = await shot(client, width=500, view="plan", storey="First Floor")
+    notes: list[str] = []
+    first = await shot(client, notes, width=500, view="plan", storey="First Floor")
     assert not roof_red(first).any()
+    # the roof slab is cut like a wall, not drawn beneath like a floor: wholly above, it is named
+    assert notes == [
+        "[ABOVE THE CUT] 1 elements are wholly above the section plane 1.2 m above the floor and not in "
+        "the plan (IfcSlab x1); view='axonometric' with this storey shows them."
+    ]
     assert roof_red(await shot(client, width=500, view="axonometric", storey="First Floor")).mean() > 0.05
     assert not np.array_equal(ground, first)  # the ground floor has the front door
     lower = await shot(client, width=500, view="plan", storey="ground floor")

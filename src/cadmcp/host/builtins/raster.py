@@ -129,6 +129,44 @@ def render_parts(
     return render_view(parts, width, height, view, framing="all", **options).png
 
 
+def clip_below(
+    tris: np.ndarray, owner: np.ndarray, under: np.ndarray, cut_z: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The triangles cut at height ``cut_z``, keeping what is below it: those wholly below stay,
+    those wholly above go, and one that crosses the plane becomes the one or two triangles of its
+    part below. Underlay triangles (``under``) are kept whole. ``owner`` follows each triangle."""
+    inside = tris[..., 2] <= cut_z
+    count = inside.sum(axis=1)
+    whole = under | (count == 3)
+    keep = [tris[whole]], [owner[whole]], [under[whole]]
+    for n_in in (1, 2):
+        rows = np.nonzero(~under & (count == n_in))[0]
+        if not len(rows):
+            continue
+        # roll each triangle so that its odd vertex (the one inside, or the one outside) is first
+        odd = np.argmax(inside[rows], axis=1) if n_in == 1 else np.argmin(inside[rows], axis=1)
+        order = (odd[:, None] + np.arange(3)) % 3
+        t = tris[rows[:, None], order]
+        first, second, third = t[:, 0], t[:, 1], t[:, 2]
+
+        def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            """Where the edge a-b meets the plane (a and b on either side of it)."""
+            share = (cut_z - a[:, 2]) / (b[:, 2] - a[:, 2])
+            return a + (b - a) * share[:, None]
+
+        if n_in == 1:  # first is below: one smaller triangle
+            pieces = [np.stack([first, cross(first, second), cross(first, third)], axis=1)]
+        else:  # first is above: the quad below, as two triangles
+            near, far = cross(second, first), cross(third, first)
+            pieces = [np.stack([second, third, far], axis=1), np.stack([second, far, near], axis=1)]
+        for piece in pieces:
+            keep[0].append(piece)
+            keep[1].append(owner[rows])
+            keep[2].append(under[rows])
+    order = np.argsort(np.concatenate(keep[1]), kind="stable")  # triangles stay grouped by part
+    return np.concatenate(keep[0])[order], np.concatenate(keep[1])[order], np.concatenate(keep[2])[order]
+
+
 def render_view(
     parts: Sequence[Part],
     width: int,
@@ -147,9 +185,9 @@ def render_view(
 
     ``framing='main'`` frames where most parts are (:func:`cadmcp.host.builtins.framing.main_frame`)
     and reports the far ones left out; ``'all'`` frames every part. ``cut_z`` cuts the non-underlay
-    parts like a plan's section plane: triangles wholly above it are dropped, the rest are
-    flattened onto it, so walls show their footprint. Back faces are culled when the meshes are
-    closed solids wound outwards. ``depth_edges`` also outlines
+    parts like a plan's section plane: what is above it is cut away (a sloped roof or rafter keeps
+    only its part below), the rest is flattened onto it, so walls show their footprint. Back faces
+    are culled when the meshes are closed solids wound outwards. ``depth_edges`` also outlines
     pixels where the depth jumps by more than a few pixels' worth between neighbours (each
     pixel's depth compared with what its neighbour's surface plane predicts there).
     """
@@ -180,8 +218,7 @@ def render_view(
     owner = np.concatenate([np.full(len(p.triangles), i, np.int32) for i, p in enumerate(drawn)])
     under = np.array([p.underlay for p in drawn])[owner]
     if cut_z is not None:
-        below = under | (tris[..., 2].min(axis=1) <= cut_z)
-        tris, owner, under = tris[below], owner[below], under[below]
+        tris, owner, under = clip_below(tris, owner, under, cut_z)
         tris[..., 2] = np.where(under[:, None], tris[..., 2], np.minimum(tris[..., 2], cut_z))
     colours = np.array([p.colour for p in drawn], dtype=np.float64)[owner]
 

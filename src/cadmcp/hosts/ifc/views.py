@@ -90,7 +90,7 @@ def screenshot(
             # Section 1.2 m above the floor; floors and rooms are drawn beneath everything else.
             scale = ifcopenshell.util.unit.calculate_unit_scale(f)
             cut_z = (level.Elevation or 0.0) * scale + PLAN_CUT_HEIGHT
-            floors = [e for e in members if e.is_a("IfcSlab") or e.is_a("IfcCovering")]
+            floors = [e for e in members if (e.is_a("IfcSlab") and not _is_roof(e)) or e.is_a("IfcCovering")]
             members = [e for e in members if e not in floors]
             spaces = [e for e in scope if e.is_a("IfcSpace") and e.Representation is not None]
             underlay = floors + spaces
@@ -261,3 +261,12 @@ def _in_no_storey(f: Any) -> list[Any]:
         if product.id() not in held and drawable(product):
             out.append(product)
     return out
+
+
+def _is_roof(slab: Any) -> bool:
+    """A roof slab is cut like a wall in a plan, never drawn whole beneath it like a floor."""
+    import ifcopenshell.util.element
+
+    return ifcopenshell.util.element.get_predefined_type(slab) == "ROOF" or any(
+        rel.RelatingObject.is_a("IfcRoof") for rel in getattr(slab, "Decomposes", ()) or ()
+    )
