@@ -25,6 +25,7 @@ from tests.core.helpers import call, find, structured, wait_gone
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
+ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 
 
@@ -69,6 +70,17 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
 
         wrong_host = await _error(session, {"hostApp": "IFC", "filePath": str(plan)})
         assert wrong_host["type"] == "unsupported_extension" and wrong_host["supported"] == [".ifc"]
+
+        # a file whose content is another format than its name says: both are named, and the fix
+        house = tmp_path / "house.dxf"
+        house.write_bytes((ROOT / "samples" / "house.ifc").read_bytes())
+        misnamed = await _error(session, {"filePath": str(house)})
+        assert misnamed["type"] == "misnamed_file" and misnamed["renameTo"] == ".ifc", misnamed
+        assert "'house.dxf' is named .dxf but holds an IFC model: rename it" in misnamed["message"]
+        revit = tmp_path / "tower.ifc"
+        revit.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
+        no_host = await _error(session, {"filePath": str(revit)})
+        assert no_host["type"] == "misnamed_file" and "no host here opens it" in no_host["message"]
 
         missing = await _error(session, {"filePath": str(tmp_path / "gone.ifc")})
         assert missing["type"] == "file_not_found" and "gone.ifc" in missing["message"]

@@ -160,6 +160,7 @@ class HostLauncher:
             )
         suffix = file_path.suffix.lower()
         app = next((s for s in apps if suffix in s.extensions), None)
+        _check_content(file_path, app, apps)
         if app is None:
             shown = f"{suffix} files" if suffix else "files without an extension"
             raise DaemonError(
@@ -581,6 +582,40 @@ class HostLauncher:
         for item in self.launched:
             item.waiting = False
         self.reap()
+
+
+_CONTENT = {
+    "ifc": ("an IFC model", (".ifc",)),
+    "dwg": ("a DWG drawing", (".dwg", ".dxf")),  # the DXF host reads a DWG whatever its name
+    "dxf": ("a binary DXF drawing", (".dxf",)),
+    "revit": ("a Revit file (or another OLE compound file)", (".rvt", ".rfa")),
+}
+"""What a file's first bytes may say it is, and the extensions of hosts that open it as that."""
+
+
+def _check_content(file_path: Path, app: Application | None, apps: list[Application]) -> None:
+    """Refuse a file whose content is another format than its name says, naming both (the host
+    its name picks would only say it cannot read it)."""
+    from cadmcp.fileinfo.paths import sniffed_format
+
+    found = sniffed_format(file_path) if file_path.is_file() else None
+    if found is None or found not in _CONTENT:
+        return
+    what, opened_as = _CONTENT[found]
+    if file_path.suffix.lower() in opened_as:
+        return
+    right = next((e for e in opened_as if any(e in s.extensions for s in apps)), None)
+    fix = (
+        f"rename it (or a copy) to {right} and launch that"
+        if right
+        else "no host here opens it; read_file_info reads its metadata"
+    )
+    raise DaemonError(
+        "misnamed_file",
+        f"{echo(file_path.name)} is named {file_path.suffix or 'without an extension'} but holds {what}: "
+        f"{fix}.",
+        {"found": found, **({"renameTo": right} if right else {})},
+    )
 
 
 def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError:
