@@ -230,3 +230,18 @@ def test_non_dxf_content_is_a_corrupt_file(tmp_path: Path, content: bytes) -> No
 
     assert caught.value.code == "corrupt_file"
     assert "\n" not in caught.value.message
+
+
+def test_a_binary_dxf_cut_short_says_so(tmp_path: Path) -> None:
+    drawing = ezdxf.new("R2018")
+    for n in range(50):
+        drawing.modelspace().add_line((0, n), (10, n))
+    whole = tmp_path / "whole.dxf"
+    drawing.saveas(whole, fmt="bin")
+    assert read_file_info(whole)["dxfEncoding"] == "binary"
+    cut = tmp_path / "cut.dxf"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 9 // 10])
+    with pytest.raises(FileInfoError) as caught:
+        read_file_info(cut)
+    assert caught.value.code == "corrupt_file"
+    assert "not a complete binary DXF drawing: it ends without the EOF record" in caught.value.message

@@ -53,6 +53,14 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
     """The DXF answer for ``path`` at the given detail level."""
     with path.open("rb") as fp:
         binary = fp.read(len(BINARY_SENTINEL)) == BINARY_SENTINEL
+        if binary:  # cut short, its tags break off mid-value, and the reader says only that it failed
+            fp.seek(max(fp.seek(0, 2) - 16, 0))
+            if b"EOF\x00" not in fp.read():
+                raise FileInfoError(
+                    "corrupt_file",
+                    f"{shown_name(path)} is not a complete binary DXF drawing: it ends without the EOF "
+                    "record. The file is probably truncated; re-export or re-copy it.",
+                )
     try:
         if binary:
             from ezdxf.lldxf.tagger import binary_tags_loader
