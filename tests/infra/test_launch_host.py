@@ -81,6 +81,9 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
         revit.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
         no_host = await _error(session, {"filePath": str(revit)})
         assert no_host["type"] == "misnamed_file" and "no host here opens it" in no_host["message"]
+        step = tmp_path / "part.abc"  # a configured host's own files: STEP starts like IFC, and is left be
+        step.write_bytes((ROOT / "samples" / "house.ifc").read_bytes())
+        assert (await _error(session, {"filePath": str(step)}))["type"] != "misnamed_file"
 
         missing = await _error(session, {"filePath": str(tmp_path / "gone.ifc")})
         assert missing["type"] == "file_not_found" and "gone.ifc" in missing["message"]

@@ -591,18 +591,23 @@ _CONTENT = {
     "revit": ("a Revit file (or another OLE compound file)", (".rvt", ".rfa")),
 }
 """What a file's first bytes may say it is, and the extensions of hosts that open it as that."""
+_NAMED_FORMATS = {".dxf", ".dwg", ".ifc", ".rvt", ".rfa", ".fcstd"}
+"""Extensions whose format is known well enough to tell a file named so holds another."""
 
 
 def _check_content(file_path: Path, app: Application | None, apps: list[Application]) -> None:
-    """Refuse a file whose content is another format than its name says, naming both (the host
-    its name picks would only say it cannot read it)."""
+    """Refuse a file named as a CAD format it does not hold (an IFC model named .dxf), naming both:
+    the host its name picks would only say it cannot read it."""
     from cadmcp.fileinfo.paths import sniffed_format
 
+    named = file_path.suffix.lower()
+    if named not in _NAMED_FORMATS:  # a configured host's own extension (STEP files start like IFC)
+        return
     found = sniffed_format(file_path) if file_path.is_file() else None
     if found is None or found not in _CONTENT:
         return
     what, opened_as = _CONTENT[found]
-    if file_path.suffix.lower() in opened_as:
+    if named in opened_as:
         return
     right = next((e for e in opened_as if any(e in s.extensions for s in apps)), None)
     fix = (
