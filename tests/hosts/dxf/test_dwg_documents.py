@@ -196,6 +196,13 @@ def test_the_second_reader_carries_a_drawing_and_says_it_read_it(tmp_path: Path)
     )
     assert source.reader.startswith("pycadkit") and "LibreDWG could not read it" in source.reader
     assert source.read_notes == ["LibreDWG: it stopped on damaged or unsupported data"]
+    assert source.warning == ""
+    _, _, after_nothing = _second_reader(  # LibreDWG read nothing at all: as it reads an R2007 cut short
+        dwg, "AC1015", "R2000", lambda dxf: load_drawing(str(dxf))[:2], refusal, tmp_path, nothing_read=True
+    )
+    assert after_nothing.warning.startswith(
+        f"LibreDWG found nothing in '{dwg.name}', as it reads a drawing cut"
+    )
     assert counts(doc)["model"] == counts(ezdxf.readfile(twin))["model"] and source.lost == []
     (tmp_path / "bad.dwg").write_bytes(damaged(dwg))
     with pytest.raises(DwgError) as caught:  # damage pycadkit reads past is still a refusal

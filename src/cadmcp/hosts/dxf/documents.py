@@ -370,7 +370,8 @@ class DocumentSet:
                     self.requested.append(requested_outcome(file_path, error=exc))
                 else:
                     first = first or entry
-                    self.requested.append(requested_outcome(file_path, entry.title))
+                    warned = [entry.source.warning] if entry.source and entry.source.warning else None
+                    self.requested.append(requested_outcome(file_path, entry.title, warnings=warned))
             if first is not None:
                 self._active = first
             if problems:

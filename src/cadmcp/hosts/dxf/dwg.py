@@ -103,6 +103,8 @@ class DwgSource:
     """Entities carried as ACAD_PROXY_ENTITY with their proxy graphics only (kind: count), as AutoCAD
     writes entities of other applications' classes, or of kinds the reader's DXF lacks, to DXF."""
     read_notes: list[str] = field(default_factory=list)
+    warning: str = ""
+    """What the agent must know before working on it (e.g. that the file may be cut short)."""
     """What the reader itself flagged while reading (checksums, unsupported parts...)."""
     seconds: float = 0.0
     """Conversion time (the DXF read by ezdxf not included)."""
@@ -473,6 +475,13 @@ def _second_reader(
         reader=f"{dwg_cadkit.describe()}; LibreDWG could not read it",
         lost=dwg_cadkit.not_carried_over(found, doc),
         read_notes=[f"LibreDWG: {first}"],
+        warning=(
+            f"LibreDWG found nothing in {echo(path.name)}, as it reads a drawing cut short: the file may "
+            "be incomplete, and this drawing lack what came after the cut. Compare it with the original "
+            "(read_file_info checks the length of most releases) before saving over anything."
+            if nothing_read
+            else ""
+        ),
         seconds=time.perf_counter() - started,
     )
     return doc, auditor, source
