@@ -179,6 +179,41 @@ async def test_an_ifc_preview_names_the_elements_and_rolls_back(
         assert "(['Preview wall'], 'Renamed door')" in read.content[0].text
 
 
+async def test_an_ifc_change_stamped_with_the_time_applies_as_previewed(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """In a model that keeps owner history (IFC2X3 ones, authoring tools' exports), each
+    ifcopenshell.api change is stamped with the time of the call: applied a second later than its
+    preview, it is still the previewed change (it was refused as 'not the previewed revision')."""
+    model = tmp_path / "house.ifc"
+    shutil.copy(SAMPLES / "house.ifc", model)
+    hosts.start("ifc", str(model))
+    owner = (
+        "person = model.createIfcPerson(FamilyName='Tester')\n"
+        "firm = model.createIfcOrganization(Name='Firm')\n"
+        "model.createIfcPersonAndOrganization(person, firm)\n"
+        "model.createIfcApplication(firm, '1.0', 'Test app', 'TEST')\n"
+    )
+    move = (
+        "import numpy as np\n"
+        "matrix = np.eye(4)\n"
+        "matrix[0, 3] = 1.0\n"
+        "api.geometry.edit_object_placement(model, product=model.by_type('IfcWall')[0], matrix=matrix)\n"
+    )
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        code = await find_target(session, "execute_python_code", "IFC")
+        assert not (await _run(session, code["id"], owner)).is_error
+        preview = await _run(session, code["id"], move, dryRun=True)
+        assert not preview.is_error, preview
+        assert any(s["kind"] == "IfcOwnerHistory" for s in preview.structured_content["created"]["sample"])
+        await anyio.sleep(1.1)  # the next second: another time stamp
+        applied = await _run(
+            session, code["id"], move, previewed=preview.structured_content["applyWith"]["previewed"]
+        )
+        assert not applied.is_error, applied.content[0].text
+
+
 async def test_a_confirmation_shows_the_preview_and_a_yes_applies_exactly_it(
     hosts: Any, daemon_client: Any, tmp_path: Path, runtime_dir: Path
 ) -> None:

@@ -3,7 +3,9 @@
 Used by previews (`cadmcp.host.builtins.preview`): two inventories tell what a script
 created, modified and deleted; their digest is the model's revision. A rooted entity's
 GlobalId is left out of its digest: creating an element draws a fresh random one each time,
-so applying a previewed script gives the previewed model with new GlobalIds.
+so applying a previewed script gives the previewed model with new GlobalIds. So are the times
+of an IfcOwnerHistory: `ifcopenshell.api` stamps each change it makes in a model that keeps
+owner history (IFC2X3 ones, and models from authoring tools) with the time of the call.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ _GLOBAL_ID = re.compile(r"^(#\d+=\w+\()'[^']*'")
 
 
 _REFERENCE = re.compile(r"#(\d+)")
+_OWNER_TIMES = (4, 7)
+"""IfcOwnerHistory's LastModifiedDate and CreationDate (seconds since 1970)."""
 
 
 def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str]]:
@@ -42,6 +46,9 @@ def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str
             value = getattr(entity, "Name", None)
             name = value[:80] if isinstance(value, str) else ""
             line = _GLOBAL_ID.sub(r"\1'*'", line, count=1)
+        elif entity.is_a("IfcOwnerHistory"):
+            values = [None if i in _OWNER_TIMES else _plain(v) for i, v in enumerate(entity)]
+            line = f"#{entity.id()}=IfcOwnerHistory{tuple(values)!r}"
         if renumber:
             line = _REFERENCE.sub(reference, line)
         out[f"#{renumber.get(entity.id(), entity.id())}"] = (
@@ -50,3 +57,10 @@ def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str
             hashlib.blake2b(line.encode(), digest_size=10).hexdigest(),
         )
     return out
+
+
+def _plain(value: Any) -> Any:
+    """An attribute value with entity references as '#id' (which `inventory` renumbers)."""
+    if hasattr(value, "id") and callable(value.id):
+        return f"#{value.id()}"
+    return value
