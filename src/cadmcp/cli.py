@@ -213,7 +213,12 @@ def _run_daemon(args: argparse.Namespace) -> int:
         )
         return 2
     index = SearchIndex(semantic=semantic)
-    daemon = Daemon(HostDirectory(index, scan_interval=args.scan_interval), gateway=gateway, policy=policy)
+    from cadmcp.applications import config_path
+    from cadmcp.userdirs import config_dir
+
+    directory = HostDirectory(index, scan_interval=args.scan_interval)
+    watched = config_path() or config_dir() / "hosts.toml"  # one made later holds too
+    daemon = Daemon(directory, gateway=gateway, policy=policy, policy_file=watched)
     if args.serve or not http:
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(daemon.serve_forever if args.serve else daemon.serve_stdio)

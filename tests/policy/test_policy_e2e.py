@@ -70,6 +70,37 @@ async def test_a_read_only_policy_denies_changes_with_the_rule_and_nothing_reach
     assert denial["caller"] == "local" and denial["host"] == "Demo/1.0"
 
 
+async def test_an_edit_of_the_policy_holds_in_the_running_daemon(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """The person tightens the policy while the agent works: the next call follows the file as it
+    is now, and `cadmcp policy show` says so (it kept the profile the daemon started with)."""
+    hosts.start("demo")
+    env = policy_env(tmp_path, {"profile": "trusted"})
+    config = Path(env[CONFIG_ENV])
+    async with daemon_client(env=env) as session:
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        ran = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "before"}})
+        assert not ran.is_error
+        config.write_text('{"policy": {"profile": "read-only"}}')
+        with anyio.fail_after(10):  # the file is looked at again at most a second after it changed
+            while not (
+                denied := await call(
+                    session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "after"}}
+                )
+            ).is_error:
+                await anyio.sleep(0.3)
+        assert denied.structured_content["ruleFrom"] == "profile read-only"
+        shown = _cli("policy", "show", "echo")
+        assert "read-only" in shown.stdout and "trusted" not in shown.stdout, shown.stdout
+        config.write_text('{"policy": {"profile": "read-only", "rules": [{"name": "x"}]}}')  # not valid
+        with anyio.fail_after(10):
+            while "fallback" not in (shown := _cli("policy", "show")).stdout:
+                await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "again"}})
+                await anyio.sleep(0.3)
+
+
 @pytest.mark.parametrize("answer", ["accept", "decline", "cancel", "accept-but-no"])
 async def test_a_2026_client_is_asked_in_an_input_round_and_only_yes_runs(
     hosts: Any, daemon_client: Any, tmp_path: Path, answer: str

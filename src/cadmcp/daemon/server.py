@@ -26,6 +26,7 @@ from cadmcp.daemon.launching import HostLauncher
 from cadmcp.daemon.limits import MAX_REQUEST_BYTES
 from cadmcp.daemon.policy import Policy
 from cadmcp.daemon.policy.gate import Gate
+from cadmcp.daemon.policy.watch import PolicyFile
 from cadmcp.daemon.recentimages import RecentImages
 from cadmcp.daemon.search import SearchIndex
 from cadmcp.daemon.staterefusal import install_logging, state_refusal
@@ -110,6 +111,7 @@ class Daemon:
         state_ttl: float | None = None,
         gateway: GatewaySettings | None = None,
         policy: Policy | None = None,
+        policy_file: Path | None = None,
     ) -> None:
         if state_ttl is None:
             state_ttl = float(os.environ.get(STATE_TTL_ENV, "600"))
@@ -118,7 +120,8 @@ class Daemon:
         self.launcher = HostLauncher(self.directory)
         self.checker = ArgumentChecker()
         self.gateway: Gateway | None = None
-        self.gate = Gate(policy or Policy(), gateway.machine_name if gateway is not None else "")
+        watch = PolicyFile(policy_file) if policy_file is not None else None  # edits hold while it runs
+        self.gate = Gate(policy or Policy(), gateway.machine_name if gateway is not None else "", watch=watch)
         if gateway is not None:
             self.directory.machine_id = gateway.machine_id  # the configured id, gateway or not
         if gateway is not None and gateway.configured:

@@ -22,6 +22,7 @@ from cadmcp.daemon.policy.approvals import ApprovalQueue
 from cadmcp.daemon.policy.engine import Policy, subject_for
 from cadmcp.daemon.policy.envelopes import denied, not_confirmed, where
 from cadmcp.daemon.policy.rules import Decision, Subject
+from cadmcp.daemon.policy.watch import PolicyFile
 from cadmcp.daemon.screening import flag, visible
 from cadmcp.wire.calllog import clip, format_line, shared_log, timestamp
 from cadmcp.wire.jsonwire import dumps
@@ -183,22 +184,45 @@ def answer_of(response: Any) -> str:
 class Gate:
     """The daemon's policy at work: decisions, questions, the approval queue and the audit."""
 
-    def __init__(self, policy: Policy, machine_name: str = "", queue: ApprovalQueue | None = None) -> None:
-        self.policy = policy
+    def __init__(
+        self,
+        policy: Policy,
+        machine_name: str = "",
+        queue: ApprovalQueue | None = None,
+        watch: PolicyFile | None = None,
+    ) -> None:
+        self._policy = policy
         self.machine_name = machine_name
         self.queue = queue or ApprovalQueue()
         self.checkpoints = Checkpoints()
         """What agents changed on this machine, every daemon's calls (`cadmcp.daemon.checkpoints`)."""
-        self.trusting = policy.is_trusting
+        self._trusting = policy.is_trusting
+        self._watch = watch
         self._decided: dict[Subject, Decision] = {}
 
+    @property
+    def policy(self) -> Policy:
+        """The policy in force: the configuration file's as it is now, when the gate watches it."""
+        fresh = self._watch.changed() if self._watch is not None else None
+        if fresh is not None:
+            self._policy, self._trusting = fresh, fresh.is_trusting
+            self._decided.clear()
+        return self._policy
+
+    @property
+    def trusting(self) -> bool:
+        """True when nothing can be refused or held: the check can be skipped."""
+        _ = self.policy  # the file is looked at again when it is due
+        return self._trusting
+
     def _decide(self, subject: Subject) -> Decision:
-        """The policy's decision, remembered: the policy never changes while the daemon runs."""
+        """The policy's decision, remembered until the policy changes."""
+        policy = self.policy
         decision = self._decided.get(subject)
         if decision is None:
             if len(self._decided) >= MAX_REMEMBERED:
                 self._decided.clear()
-            decision = self._decided[subject] = self.policy.decide(subject)
+            decision = self._decided[subject] = policy.decide(subject)
         return decision
 
     def subject(
