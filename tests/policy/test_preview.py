@@ -235,7 +235,16 @@ async def test_a_confirmation_shows_the_preview_and_a_yes_applies_exactly_it(
         start = await _revision(session, code["id"])  # asked too: a preview runs the code
         declined = await _run(session, code["id"], ADD_AND_DELETE)
         assert declined.structured_content["type"] == "not_confirmed"
-        assert "Preview (run in the document's transaction and rolled back):" in asked[1]
+        # the preview did run the script: the answer does not claim that nothing ran
+        assert (
+            declined.structured_content["previewRan"] is True
+            and "Nothing ran" not in declined.content[0].text
+        )
+        assert (
+            "its preview did run the script, in a transaction that was rolled back"
+            in (declined.structured_content["message"])
+        )
+        assert "Preview (run in the document's transaction and rolled back; what the script did" in asked[1]
         assert "creates 3 (3 LINE): on layer S-GRID" in asked[1] and "deletes 1 (1 MTEXT)" in asked[1]
         assert "Code:\n# Add three grid lines" in asked[1]
         applied = await _run(session, code["id"], ADD_AND_DELETE)

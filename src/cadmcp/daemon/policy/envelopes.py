@@ -52,13 +52,23 @@ QUEUE_HINT = (
 )
 
 
-def not_confirmed(decision: Decision, subject: Subject, answer: str, by: str) -> DaemonError:
-    """`not_confirmed`: the call needed a yes and did not get one; nothing ran."""
+def not_confirmed(
+    decision: Decision, subject: Subject, answer: str, by: str, *, previewed: bool = False
+) -> DaemonError:
+    """`not_confirmed`: the call needed a yes and did not get one; it did not run (``previewed``:
+    its preview did, in a transaction that was rolled back)."""
     hint = QUEUE_HINT if answer == "timeout" else ""
+    ran = (
+        "The call did not run and the document is as it was; its preview did run the script, in a "
+        "transaction that was rolled back, so what the script did outside the document (files it "
+        "wrote, say) stays done."
+        if previewed
+        else "Nothing ran."
+    )
     return DaemonError(
         "not_confirmed",
         f"{where(subject)} needed a confirmation (rule {decision.rule.name!r}) and {NO_ANSWER[answer]}. "
-        "Nothing ran. Do not retry the same call unasked; tell the person what you wanted to do, or "
+        f"{ran} Do not retry the same call unasked; tell the person what you wanted to do, or "
         f"change the plan.{hint}",
-        {**_details(decision, subject), "answer": answer, "answeredBy": by},
+        {**_details(decision, subject), "answer": answer, "answeredBy": by, "previewRan": previewed},
     )

@@ -69,7 +69,10 @@ def _sampled(entry: dict[str, Any]) -> str:
 
 
 def _preview_lines(preview: dict[str, Any]) -> list[str]:
-    lines = ["Preview (run in the document's transaction and rolled back):"]
+    lines = [
+        "Preview (run in the document's transaction and rolled back; what the script did outside the "
+        "document, such as files it wrote, is not undone):"
+    ]
     for key, verb in (("created", "creates"), ("modified", "modifies"), ("deleted", "deletes")):
         part = preview.get(key) or {}
         count = part.get("count") or 0
@@ -293,7 +296,7 @@ class Gate:
             preview=_audited(preview),
         )
         if answer != "accept":
-            raise not_confirmed(decision, subject, answer, by or "nobody")
+            raise not_confirmed(decision, subject, answer, by or "nobody", previewed=preview is not None)
 
     def audit(
         self, decision: Decision, subject: Subject, arguments: dict[str, Any], *, outcome: str, **more: Any
