@@ -222,7 +222,7 @@ async def test_a_confirmation_shows_the_preview_and_a_yes_applies_exactly_it(
     hosts.start("dxf", str(drawing))
     env = policy_env(tmp_path, {"profile": "confirm-changes"})
     asked: list[str] = []
-    answers = ["accept", "decline", "accept"]  # a revision check, the rejected change, the applied one
+    answers = ["decline", "accept", "accept"]  # the rejected change, the applied one, the agent's own
 
     async def elicit(context: Any, params: Any) -> types.ElicitResult:
         asked.append(params.message)
@@ -232,7 +232,8 @@ async def test_a_confirmation_shows_the_preview_and_a_yes_applies_exactly_it(
     async with daemon_client(era="legacy", env=env, elicitation_callback=elicit) as session:
         await wait_for_hosts(session, 1)
         code = await find_target(session, "execute_python_code", "DXF")
-        start = await _revision(session, code["id"])  # asked too: a preview runs the code
+        start = await _revision(session, code["id"])  # a preview changes nothing: nobody is asked
+        assert asked == []
         declined = await _run(session, code["id"], ADD_AND_DELETE)
         assert declined.structured_content["type"] == "not_confirmed"
         # the preview did run the script: the answer does not claim that nothing ran
@@ -244,17 +245,27 @@ async def test_a_confirmation_shows_the_preview_and_a_yes_applies_exactly_it(
             "its preview did run the script, in a transaction that was rolled back"
             in (declined.structured_content["message"])
         )
-        assert "Preview (run in the document's transaction and rolled back; what the script did" in asked[1]
-        assert "creates 3 (3 LINE): on layer S-GRID" in asked[1] and "deletes 1 (1 MTEXT)" in asked[1]
-        assert "Code:\n# Add three grid lines" in asked[1]
+        assert "Preview (run in the document's transaction and rolled back; what the script did" in asked[0]
+        assert "creates 3 (3 LINE): on layer S-GRID" in asked[0] and "deletes 1 (1 MTEXT)" in asked[0]
+        assert "Code:\n# Add three grid lines" in asked[0]
         applied = await _run(session, code["id"], ADD_AND_DELETE)
         assert not applied.is_error, applied
         assert "[UNDO STEP]" in applied.content[0].text
+        # the agent previews by itself, unasked, then applies its preview: the person sees it previewed
+        own = await _run(session, code["id"], "msp.add_circle((0, 0), 5)", dryRun=True)
+        assert not own.is_error and len(asked) == 2
+        mine = await _run(
+            session,
+            code["id"],
+            "msp.add_circle((0, 0), 5)",
+            previewed=own.structured_content["applyWith"]["previewed"],
+        )
+        assert not mine.is_error, mine
+        assert "Preview (run in the document's" in asked[2] and "creates 1 (1 CIRCLE)" in asked[2], asked[2]
     decisions = [d for d in log_lines("policy/decision") if d.get("preview")]
-    assert (
-        decisions and decisions[-1]["preview"]["created"] == 3 and decisions[-1]["preview"]["pictures"] == 2
-    )
-    assert start != decisions[-1]["preview"]["previewed"].split(":")[1]
+    grid = [d for d in decisions if d["preview"]["created"] == 3]
+    assert grid and grid[-1]["preview"]["pictures"] == 2
+    assert start != grid[-1]["preview"]["previewed"].split(":")[1]
 
     # a 2026-07-28 client: the preview is in the round, the yes applies it; the queue shows pictures
     async with daemon_client(env=env, elicitation_callback=elicit) as session:

@@ -345,18 +345,24 @@ class Policed:
     answer: dict[str, Any] | None = None
 
 
-def can_preview(gate: Gate, cap: Capability, arguments: dict[str, Any]) -> bool:
-    """Whether a confirmation of this call first shows the host's preview of it: the tool declares
-    `cadmcp.wire.meta.PREVIEW`, and the caller is not previewing or applying a preview itself."""
-    if not gate.policy.preview or cap.kind != "tool" or arguments.get("dryRun") or arguments.get("previewed"):
-        return False
+def previews(cap: Capability) -> bool:
+    """Whether the tool declares `cadmcp.wire.meta.PREVIEW` (runs a change and rolls it back)."""
     meta = cap.raw.get("_meta")
-    return isinstance(meta, dict) and meta.get(PREVIEW) is True
+    return cap.kind == "tool" and isinstance(meta, dict) and meta.get(PREVIEW) is True
+
+
+def can_preview(gate: Gate, cap: Capability, arguments: dict[str, Any]) -> bool:
+    """Whether a confirmation of this call first shows the host's preview of it: the tool previews,
+    and the caller is not previewing itself (an agent applying its own preview, `previewed`, is
+    shown to the person as the daemon previews it: the host applies it only if the two agree)."""
+    return gate.policy.preview and not arguments.get("dryRun") and previews(cap)
 
 
 def preview_request(cap: Capability, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The `tools/call` params asking the host for a preview of the call (its arguments unchanged)."""
-    return {"name": cap.target, "arguments": arguments, "_meta": {PREVIEW: {"dryRun": True}}}
+    """The `tools/call` params asking the host for a preview of the call (its arguments but the
+    agent's own `previewed`)."""
+    shown = {k: v for k, v in arguments.items() if k != "previewed"}
+    return {"name": cap.target, "arguments": shown, "_meta": {PREVIEW: {"dryRun": True}}}
 
 
 async def _police(
@@ -376,8 +382,8 @@ async def _police(
     it in its transaction and rolls back) and, on yes, applies exactly that change."""
     subject = gate.subject(entry, cap)
     decision = gate.decide(subject, arguments)
-    if decision.verdict != "confirm":
-        return Policed()
+    if decision.verdict != "confirm" or (arguments.get("dryRun") is True and previews(cap)):
+        return Policed()  # a preview changes nothing, as the daemon's own previews before asking
     approval = state.get("ap") if state is not None else None
     if approval == "granted":
         return Policed("granted")  # a later round of a call the person already confirmed

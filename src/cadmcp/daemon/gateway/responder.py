@@ -181,8 +181,8 @@ class Responder(GatewayPart):
         subject = self.gate.subject(entry, cap, caller="remote", caller_machine=caller)
         arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
         decision = self.gate.decide(subject, arguments)
-        if decision.verdict != "confirm":
-            return None
+        if decision.verdict != "confirm" or (arguments.get("dryRun") is True and invoking.previews(cap)):
+            return None  # a preview changes nothing
         gate = self.gate
         previewable = invoking.can_preview(gate, cap, arguments)
 
