@@ -191,7 +191,7 @@ async def test_a_concurrent_change_stops_the_approval_and_a_failing_preview_leav
             person = FreeCAD(confirming)
             declined = await person.run(BOSS)
             assert declined.structured_content["type"] == "not_confirmed"
-            assert "Preview (run in the document's transaction and rolled back):" in asked[0]
+            assert "Preview (run in the document's transaction and rolled back; " in asked[0]
             assert "creates 1 (1 Part::Box): Boss block" in asked[0]
             assert re.search(r"Plate \([^)]*Length", asked[0])
             assert await _revision(fc) == changed

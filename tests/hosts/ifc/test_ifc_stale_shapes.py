@@ -97,3 +97,18 @@ async def test_without_a_body_context_the_note_says_the_regenerator_cannot_run(c
         "thicker, in a model without a Model/Body/MODEL_VIEW context",
     )
     assert "cannot rebuild the walls here (the model has no Model/Body/MODEL_VIEW context)" in text(answer)
+
+
+async def test_a_preview_names_the_element_a_script_deletes_before_its_many_parts(client) -> None:
+    """Removing a window deletes its property values and quantities too, many more than the one
+    window: the preview's sentence names the window first (the person is asked on it)."""
+    preview = await client.call_tool(
+        "execute_python_code",
+        {"code": "api.root.remove_product(model, product=model.by_type('IfcWindow')[0])", "dryRun": True},
+    )
+    said = text(preview)
+    assert not preview.is_error, said
+    deleted = said.split("deletes ", 1)[1]
+    assert deleted.split("(", 1)[1].startswith("1 IfcWindow"), said
+    sample = preview.structured_content["deleted"]["sample"]
+    assert sample[0]["kind"] == "IfcWindow" and sample[0]["name"], sample

@@ -166,7 +166,10 @@ class Difference:
         def words(label: str, rows: list[tuple[str, str, str]]) -> str:
             if not rows:
                 return f"{label} nothing"
-            kinds = ", ".join(f"{n} {k}" for k, n in Counter(k for _, k, _ in rows).most_common(4))
+            named = Counter(k for _, k, n in rows if n)  # what the person named comes first
+            counts = Counter(k for _, k, _ in rows)
+            ranked = sorted(counts, key=lambda k: (k not in named, -counts[k]))
+            kinds = ", ".join(f"{counts[k]} {k}" for k in ranked[:4])
             return f"{label} {len(rows)} ({kinds})"
 
         return "; ".join(

@@ -23,7 +23,7 @@ _OWNER_TIMES = (4, 7)
 
 
 def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str]]:
-    """'#id' -> (IFC class, Name of a rooted entity or '', digest of its STEP line).
+    """'#id' -> (IFC class, Name of a product or type or '', digest of its STEP line).
 
     With the inventory from before a change (`baseline`), entities created since are named
     `#new1`, `#new2`... in creation order, in keys and in references, so the same script run
@@ -43,8 +43,9 @@ def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str
         line = str(entity)
         name = ""
         if entity.is_a("IfcRoot"):
-            value = getattr(entity, "Name", None)
-            name = value[:80] if isinstance(value, str) else ""
+            if entity.is_a("IfcProduct") or entity.is_a("IfcTypeObject"):  # what a person names
+                value = getattr(entity, "Name", None)
+                name = value[:80] if isinstance(value, str) else ""
             line = _GLOBAL_ID.sub(r"\1'*'", line, count=1)
         elif entity.is_a("IfcOwnerHistory"):
             values = [None if i in _OWNER_TIMES else _plain(v) for i, v in enumerate(entity)]
