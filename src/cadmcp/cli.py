@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -295,6 +296,15 @@ def _pass_through(argv: list[str], verbose: bool = False) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `cadmcp` console script."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `cadmcp policy approvals | head -1`: the reader had enough
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail again
+        return 141  # as a shell reports a process that SIGPIPE ended
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] in (["host", "add"], ["host", "remove"], ["host", "list"], ["host", "import"]):
         from cadmcp.foreign.cli import main as foreign_main

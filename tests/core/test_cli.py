@@ -93,3 +93,21 @@ def test_a_host_run_in_a_terminal_says_which_files_did_not_open_and_why(
     assert f"cadmcp host dxf: {half} was not opened: 'half.dwg' is a DWG file (R2000" in text, text
     assert "cadmcp host dxf: cut.dxf: 'cut.dxf' looks cut short" in text, text
     assert "ready with cut.dxf" in text and "Ctrl-C stops it" in text, text
+
+
+def test_output_piped_to_a_reader_that_stopped_ends_without_a_traceback(runtime_dir: object) -> None:
+    """`cadmcp policy show | head -1`: the reader is gone before the output is written."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "cadmcp", "policy", "show"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert run.returncode == 141 and b"Traceback" not in run.stderr, run.stderr.decode()
