@@ -199,6 +199,7 @@ async def test_a_freecad_document_shows_changes_after_an_edit_and_undo_from_the_
         undo = [b for b in css(browser, f'.view[data-host$="-{pid}"] button') if b.text == "Undo"]
         press(browser, undo[0])
         await until(lambda: "undid" in _note(browser, pid).lower(), timeout=120)
+        assert _note(browser, pid).startswith("Undid 1 step: '"), _note(browser, pid)  # a sentence, not JSON
         # checked through the host: the document is as it was, and so is its picture
         assert _number((await code(agent, fc, COUNT_OBJECTS)).content[0].text.split("\n")[0]) == objects
         restored = await until(lambda: (p := _picture(browser, pid)) != changed and p, timeout=120)
@@ -265,6 +266,11 @@ async def test_a_queued_change_runs_when_approved_and_leaves_the_model_as_it_was
                 assert "Preview: created 1" in text  # what the preview says the change does
                 pictures = css(browser, "#approval-list .pictures img")
                 assert [p.get_attribute("alt").split()[0] for p in pictures] == ["Before", "After"]
+                left = css(browser, '#approval-list [data-tick="until"]')[0].text
+                await until(  # the time left counts down on the page
+                    lambda was=left: css(browser, '#approval-list [data-tick="until"]')[0].text != was,
+                    timeout=10,
+                )
 
                 def answer(label: str = verdict) -> bool:
                     press(browser, next(b for b in css(browser, "#approval-list button") if b.text == label))

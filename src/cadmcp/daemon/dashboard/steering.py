@@ -109,6 +109,8 @@ class Steering:
                 if isinstance(c, dict) and c.get("text")
             )
             ok = not answer.get("isError")
+            if ok:
+                text = _history_sentence(direction, answer.get("structuredContent")) or text
             fields = {
                 "host": f"{entry.host_app}/{entry.version}/{key.pid}",
                 "direction": direction,
@@ -119,3 +121,17 @@ class Steering:
                 shared_log().write(format_line("dashboard/history", "ok" if ok else "error", fields))
             return {"ok": ok, "message": text[:600], **({} if ok else {"error": text[:600]})}
         return {"ok": False, "error": f"The host did not answer within {HISTORY_TIMEOUT:g} s."}
+
+
+def _history_sentence(direction: str, done: Any) -> str | None:
+    """What an undo or redo did, for the person (the tool's text is the JSON of its answer)."""
+    if not isinstance(done, dict) or not isinstance(done.get("navigated"), int):
+        return None
+    steps, names = done["navigated"], [str(n) for n in done.get("operations") or []]
+    if not steps:
+        return "Nothing to undo." if direction == "back" else "Nothing to redo."
+    verb = "Undid" if direction == "back" else "Redid"
+    shown = ", ".join(repr(n[:80]) for n in names[:5])
+    if len(names) > 5:
+        shown += f" and {len(names) - 5} more"
+    return f"{verb} {steps} step{'s' if steps != 1 else ''}" + (f": {shown}." if shown else ".")

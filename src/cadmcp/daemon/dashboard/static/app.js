@@ -23,6 +23,20 @@ function el(tag, attrs, ...children) {
 
 const $ = (id) => document.getElementById(id);
 
+// A time that moves on the page: how long since a moment, or how long until one (seconds).
+function ticking(at, kind) {
+  const node = el("span", { "data-tick": kind, "data-at": String(at) });
+  tick(node);
+  return node;
+}
+
+function tick(node) {
+  const seconds = (Date.now() / 1000 - Number(node.dataset.at)) * (node.dataset.tick === "until" ? -1 : 1);
+  node.textContent = node.dataset.tick === "until" ? `${Math.max(0, Math.round(seconds))} s` : ago(seconds);
+}
+
+setInterval(() => document.querySelectorAll("[data-tick]").forEach(tick), 1000);
+
 async function getJSON(path) {
   const response = await fetch(API + path, { credentials: "same-origin" });
   if (!response.ok) throw new Error(await response.text());
@@ -79,7 +93,7 @@ function hostCard(h) {
     ? el("p", { class: "error" }, `Toolset errors: ${h.toolsets.errors.map((e) => `${e.path}: ${e.message || e.type}`).join("; ")}`) : null;
   return el("li", { "data-host": h.instanceId || "" },
     el("h3", {}, `${h.hostApp} ${h.version}`, h.machine ? ` on ${h.machine}` : ""),
-    el("p", {}, `pid ${h.pid}`, h.uptimeSeconds ? ` · up ${ago(h.uptimeSeconds)}` : "", " · ",
+    el("p", {}, `pid ${h.pid}`, ...(h.uptimeSeconds ? [" · up ", ticking(Date.now() / 1000 - h.uptimeSeconds, "since")] : []), " · ",
       el("span", { class: h.status, text: status }), h.phase && h.phase !== "ready" ? ` · ${h.phase}` : "",
       h.capabilities !== undefined ? ` · ${h.capabilities} capabilities` : ""),
     h.problem ? el("p", { class: "error", text: h.problem }) : null,
@@ -290,7 +304,7 @@ function renderApprovals(items) {
       changes.length ? el("p", { text: `Preview: ${changes.join(", ")}` }) : null,
       pictures.length ? el("div", { class: "pictures" }, ...pictures) : null,
       el("pre", { text: a.message }),
-      el("p", { class: "muted", text: `daemon pid ${a.daemonPid} · ${a.secondsLeft} s left, then it counts as no` }),
+      el("p", { class: "muted" }, `daemon pid ${a.daemonPid} · `, ticking(Date.now() / 1000 + a.secondsLeft, "until"), " left, then it counts as no"),
       el("div", { class: "row" },
         el("button", { type: "button", class: "yes", onclick: () => answer("accept"), text: "Approve" }),
         el("button", { type: "button", class: "no", onclick: () => answer("decline"), text: "Reject" })));
