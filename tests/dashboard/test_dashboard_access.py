@@ -146,3 +146,33 @@ def _audit_lines(rig: Rig) -> list[str]:
         for line in path.read_text(encoding="utf-8").splitlines()
         if " policy/revert " in line or " dashboard/history " in line
     ]
+
+
+def test_a_page_of_a_daemon_that_restarted_is_told_to_log_in_again(rig: Rig) -> None:
+    """A daemon whose dashboard no link was made for yet (just restarted) answers an old page's
+    request at its own address with 'not logged in' and what to run, not a misdirected request."""
+    import subprocess
+    import sys
+
+    fresh = subprocess.Popen(
+        [sys.executable, "-m", "cadmcp", "daemon", "--http", "--port", "0"],
+        env=rig.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert fresh.stdout is not None
+        url = fresh.stdout.readline().split(" at ", 1)[1].split()[0].removesuffix("/mcp")
+        parts = urlsplit(url)
+        conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+        try:
+            conn.request("GET", "/dashboard/api/state", headers={"Host": parts.netloc})
+            response = conn.getresponse()
+            status, body = response.status, response.read()
+        finally:
+            conn.close()
+        assert status == 401 and b"cadmcp dashboard" in body, (status, body)
+    finally:
+        fresh.terminate()
+        fresh.wait(10)

@@ -225,6 +225,8 @@ class Dashboard:
 
     async def _route(self, request: Request) -> Response:
         server = request.scope.get("server")
+        if server and not self.access.port:  # the daemon's own HTTP port, before any link was made
+            self.access.port = int(server[1])
         port = server[1] if server else self.access.port
         if not self.access.host_ok(request.headers.get("host")):
             return refuse(421, "Open the dashboard at the address `cadmcp dashboard` prints (127.0.0.1).")

@@ -364,7 +364,16 @@ function connect() {
   events.addEventListener("approvals", (e) => renderApprovals(JSON.parse(e.data)));
   events.addEventListener("checkpoints", (e) => renderCheckpoints(JSON.parse(e.data)));
   events.addEventListener("view", (e) => { const v = JSON.parse(e.data); refreshView(v.instanceId, v.revision); showMarks(v); });
-  events.onerror = () => { $("live").textContent = "reconnecting…"; };
+  events.onerror = async () => {
+    $("live").textContent = "reconnecting…";
+    const answer = await fetch(`${API}/state`, { credentials: "same-origin" }).catch(() => null);
+    if (answer && (answer.status === 401 || answer.status === 403)) {  // the daemon restarted, or the login ended
+      events.close();
+      $("live").textContent = "Not logged in any more (the daemon restarted?): run `cadmcp dashboard` and open the new link it prints.";
+      $("host-list").replaceChildren();
+      $("view-list").replaceChildren();
+    }
+  };
 }
 
 document.addEventListener("DOMContentLoaded", () => {
