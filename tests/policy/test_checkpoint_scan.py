@@ -70,3 +70,16 @@ def test_the_listing_of_a_long_log_is_its_newest_checkpoints_with_their_reverts(
     listed = anyio.run(Checkpoints(tmp_path).listing)
     assert [item["callId"] for item in listed] == [f"{DAEMON}-{n}" for n in range(201, total + 1)]
     assert [item["reverted"] for item in listed[-2:]] == [False, True]
+
+
+def test_a_call_counts_as_redone_only_when_the_stack_ends_as_it_left_it() -> None:
+    """Steps of one name (the same script run three times): after a revert the stack is one
+    shorter, and its shifted names are not taken for the reverted call's own."""
+    from cadmcp.daemon.checkpoints import Checkpoint, _on_stack, step_digest
+
+    x, y = step_digest("add a circle"), step_digest("add a line")
+    call = Checkpoint("1-3", "h", "DXF 1 pid 1", "plan.dxf", 1, (x, x, x), "add a circle", 0.0)
+    assert _on_stack((x, x, x), call)  # as the call left it
+    assert _on_stack((y, x, x, x), call)  # a later step on top
+    assert not _on_stack((x, x), call)  # reverted: one shorter, though the names match
+    assert not _on_stack((y, x, x), call)  # reverted, then another change

@@ -253,3 +253,37 @@ def test_the_checkpoints_are_listed_with_no_daemon_running(
     said = capsys.readouterr().out
     assert said.startswith("no daemon is running: the checkpoints its call logs hold"), said
     assert "4242-1  daemon pid 4242  DXF 1.4.5 pid 77  plan.dxf: add 50 circles" in said
+
+
+async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reverted_again(
+    hosts: Any, daemon_client: Any, tmp_path: Path, runtime_dir: Path
+) -> None:
+    """The person reverts two calls; the agent redoes them (navigate_history forward): the listing
+    shows them live again, and reverting them again works (it said 'reverted already', and an
+    earlier call's revert said 'someone changed' over the agent's own redone steps)."""
+    drawing = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    hosts.start("dxf", str(drawing))
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        before = await _code(agent, dxf, COUNT_DXF)
+        for code in ("msp.add_circle((0, 0), 5)", "msp.add_line((0, 0), (1, 1))"):
+            await _code(agent, dxf, code)
+        calls = [
+            c["callId"] for c in (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        ]
+        door = control.socket_path(runtime_dir, int(calls[0].split("-")[0]))
+        assert (await control.ask(door, {"op": "revert", "callId": calls[0], "since": True}))["ok"]
+        assert await _code(agent, dxf, COUNT_DXF) == before
+        forward = await find_target(agent, "navigate_history", "DXF")
+        redo = {"id": forward["id"], "arguments": {"direction": "forward", "steps": 2}}
+        assert not (await call(agent, "invoke_dynamic", redo)).is_error
+        assert await _code(agent, dxf, COUNT_DXF) != before
+        listed = (await control.ask(door, {"op": "checkpoints"}))["checkpoints"]
+        assert [c["reverted"] for c in listed if c["callId"] in calls] == [False, False], listed
+        again = await control.ask(door, {"op": "revert", "callId": calls[1]})
+        assert again["ok"], again
+        whole = await control.ask(door, {"op": "revert", "callId": calls[0]})
+        assert whole["ok"], whole
+        assert await _code(agent, dxf, COUNT_DXF) == before

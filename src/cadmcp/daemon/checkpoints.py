@@ -246,8 +246,12 @@ class Checkpoints:
             return self._scan.lines()
         return []
 
-    async def listing(self) -> list[dict[str, Any]]:
+    async def listing(self, directory: HostDirectory | None = None) -> list[dict[str, Any]]:
+        """Every checkpoint, oldest first; with `directory`, a reverted call whose steps were
+        redone since (its host's history is again as that call left it) is listed as not reverted."""
         items, reverted = await self._state()
+        if directory is not None:
+            reverted -= await _redone(directory, items, reverted)
         return [c.view(c.call_id in reverted) for c in items]
 
     async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
@@ -263,6 +267,9 @@ class Checkpoints:
 
     async def _revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
         items, reverted = await self._state()
+        redone = await _redone(directory, items, reverted)
+        reverted -= redone
+        self._own_reverted -= redone
         by_id = {c.call_id: c for c in items}
         if call_id not in by_id:
             return _refused(
@@ -318,24 +325,62 @@ class Checkpoints:
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
 
 
-async def _check(
-    directory: HostDirectory, host: str, document: str, last: Checkpoint, later: list[Checkpoint]
-) -> tuple[str | None, Any]:
-    """Whether the document is where the last call reverted there left it (else why not; `later`:
-    the calls made there since, through any daemon, to name the one whose change is in the way)."""
+async def _history(directory: HostDirectory, host: str) -> tuple[Any, dict[str, Any]] | str:
+    """The host's link and where its active document's history stands (`document`, `undo` names,
+    latest first), or why that cannot be known ("gone" when the host is not connected)."""
     key = next((k for k in directory.entries if k.instance_id == host), None)
     entry = directory.entries.get(key) if key is not None else None
     link = directory.links.get(key) if key is not None else None
     if entry is None or link is None:
-        return f"{last.where} is no longer running; its changes cannot be reverted from here.", None
+        return "gone"
     uri = next((c.target for c in entry.capabilities if c.target.endswith("://model/history")), None)
     if uri is None:
-        return f"{last.where} does not say where its history stands, so nothing is reverted.", None
+        return "silent"
     read = await link.raw_request("resources/read", {"uri": uri})
     try:
         now = json.loads((read.get("contents") or [{}])[0].get("text") or "{}")
     except (ValueError, AttributeError, IndexError):
         now = {}
+    return link, now if isinstance(now, dict) else {}
+
+
+async def _redone(directory: HostDirectory, items: list[Checkpoint], reverted: set[str]) -> set[str]:
+    """The reverted calls whose own steps are on their document's undo stack again (redone since)."""
+    groups: dict[tuple[str, str], list[Checkpoint]] = {}
+    for checkpoint in items:
+        if checkpoint.call_id in reverted and checkpoint.undo:
+            groups.setdefault((checkpoint.host, checkpoint.document), []).append(checkpoint)
+    back: set[str] = set()
+    for (host, document), group in groups.items():
+        with contextlib.suppress(Exception):  # a host that cannot say leaves its marks as they are
+            found = await _history(directory, host)
+            if isinstance(found, str) or found[1].get("document") != document:
+                continue
+            names = [str(u) for u in found[1].get("undo") or []]
+            now = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
+            back.update(c.call_id for c in group if _on_stack(now, c))
+    return back
+
+
+def _on_stack(now: tuple[str, ...], checkpoint: Checkpoint) -> bool:
+    """Whether the undo stack `now` ends as the checkpoint's call left it (any later steps on top):
+    the whole stack after the call, not a part of it, so steps of the same name shifted down by a
+    revert are not taken for the call's own."""
+    after = checkpoint.undo
+    return len(now) >= len(after) and now[len(now) - len(after) :] == after
+
+
+async def _check(
+    directory: HostDirectory, host: str, document: str, last: Checkpoint, later: list[Checkpoint]
+) -> tuple[str | None, Any]:
+    """Whether the document is where the last call reverted there left it (else why not; `later`:
+    the calls made there since, through any daemon, to name the one whose change is in the way)."""
+    found = await _history(directory, host)
+    if found == "gone":
+        return f"{last.where} is no longer running; its changes cannot be reverted from here.", None
+    if isinstance(found, str):
+        return f"{last.where} does not say where its history stands, so nothing is reverted.", None
+    link, now = found
     if now.get("document") != document:
         return (
             f"{last.where}: {document} is not the active document any more ({now.get('document')!r} is); "

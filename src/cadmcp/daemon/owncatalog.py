@@ -102,7 +102,9 @@ class OwnLink:
             raise MCPError(types.METHOD_NOT_FOUND, f"The daemon's own catalog has no {method}.")
         name, arguments = params.get("name"), params.get("arguments") or {}
         if name == "list_checkpoints":
-            listed = (await self.checkpoints.listing())[-int(arguments.get("limit") or DEFAULT_LISTED) :]
+            listed = (await self.checkpoints.listing(self.directory))[
+                -int(arguments.get("limit") or DEFAULT_LISTED) :
+            ]
             return _result({"count": len(listed), "checkpoints": listed}, error=False)
         if name == "revert_calls":
             answer = await self.checkpoints.revert(
