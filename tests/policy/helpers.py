@@ -1,9 +1,11 @@
-"""Helpers for policy tests: a configuration file with a policy, and the call-log lines."""
+"""Helpers for policy tests: a configuration file with a policy, a sample's copy in a host, and
+the call-log lines."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,16 @@ import anyio
 from cadmcp.daemon.launching import CONFIG_ENV
 from cadmcp.userdirs import LOG_DIR_ENV
 from cadmcp.wire.calllog import parse_line
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def host_on_copy(hosts: Any, folder: Path, sample: str, kind: str) -> Path:
+    """Start a `kind` host on a copy of `samples/<sample>` in `folder`; the copy's path."""
+    copy = folder / sample
+    shutil.copy(SAMPLES / sample, copy)
+    hosts.start(kind, str(copy))
+    return copy
 
 
 def policy_env(tmp_path: Path, policy: dict[str, Any], **extra: str) -> dict[str, str]:

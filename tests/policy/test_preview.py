@@ -14,7 +14,7 @@ import pytest
 from cadmcp.daemon.policy import control
 from cadmcp.daemon.policy.gate import APPROVAL_KEY
 from tests.core.helpers import call, find_target, wait_for_hosts
-from tests.policy.helpers import log_lines, policy_env
+from tests.policy.helpers import host_on_copy, log_lines, policy_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -185,9 +185,7 @@ async def test_an_ifc_change_stamped_with_the_time_applies_as_previewed(
     """In a model that keeps owner history (IFC2X3 ones, authoring tools' exports), each
     ifcopenshell.api change is stamped with the time of the call: applied a second later than its
     preview, it is still the previewed change (it was refused as 'not the previewed revision')."""
-    model = tmp_path / "house.ifc"
-    shutil.copy(SAMPLES / "house.ifc", model)
-    hosts.start("ifc", str(model))
+    host_on_copy(hosts, tmp_path, "house.ifc", "ifc")
     owner = (
         "person = model.createIfcPerson(FamilyName='Tester')\n"
         "firm = model.createIfcOrganization(Name='Firm')\n"

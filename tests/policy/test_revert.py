@@ -16,7 +16,7 @@ import pytest
 
 from cadmcp.daemon.policy import control
 from tests.core.helpers import call, find_target, structured, wait_for_hosts
-from tests.policy.helpers import log_lines, policy_env, wait_host_calls
+from tests.policy.helpers import host_on_copy, log_lines, policy_env, wait_host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]  # two hosts, two daemons
 
@@ -261,9 +261,7 @@ async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reve
     """The person reverts two calls; the agent redoes them (navigate_history forward): the listing
     shows them live again, and reverting them again works (it said 'reverted already', and an
     earlier call's revert said 'someone changed' over the agent's own redone steps)."""
-    drawing = tmp_path / "plan.dxf"
-    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
-    hosts.start("dxf", str(drawing))
+    host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
     async with daemon_client() as agent:
         await wait_for_hosts(agent, 1)
         dxf = await find_target(agent, "execute_python_code", "DXF")
