@@ -285,3 +285,12 @@ async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reve
         whole = await control.ask(door, {"op": "revert", "callId": calls[0]})
         assert whole["ok"], whole
         assert await _code(agent, dxf, COUNT_DXF) == before
+        assert all(c["hostRunning"] for c in (await control.ask(door, {"op": "checkpoints"}))["checkpoints"])
+        hosts.stop_all()  # the host is gone: its calls are listed as such, and cannot be reverted
+        with anyio.fail_after(30):
+            while any(
+                c["hostRunning"] for c in (await control.ask(door, {"op": "checkpoints"}))["checkpoints"]
+            ):
+                await anyio.sleep(0.3)
+        shown = await anyio.to_thread.run_sync(_policy, "checkpoints")
+        assert "(its host is gone: it cannot be reverted)" in shown.stdout, shown.stdout

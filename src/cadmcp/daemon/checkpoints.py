@@ -248,11 +248,14 @@ class Checkpoints:
 
     async def listing(self, directory: HostDirectory | None = None) -> list[dict[str, Any]]:
         """Every checkpoint, oldest first; with `directory`, a reverted call whose steps were
-        redone since (its host's history is again as that call left it) is listed as not reverted."""
+        redone since (its host's history is again as that call left it) is listed as not reverted,
+        and each says whether its host still runs (`hostRunning`: only then can it be reverted)."""
         items, reverted = await self._state()
-        if directory is not None:
-            reverted -= await _redone(directory, items, reverted)
-        return [c.view(c.call_id in reverted) for c in items]
+        if directory is None:
+            return [c.view(c.call_id in reverted) for c in items]
+        reverted -= await _redone(directory, items, reverted)
+        running = {k.instance_id for k in directory.entries}
+        return [{**c.view(c.call_id in reverted), "hostRunning": c.host in running} for c in items]
 
     async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
         """Undo call `call_id` (with `since`, it and every later one made through the same daemon)

@@ -150,6 +150,8 @@ def main(argv: Sequence[str]) -> int:
             for c in answer.get("checkpoints") or []:
                 count += 1
                 state = " (reverted)" if c["reverted"] else ""
+                if c.get("hostRunning") is False:
+                    state += " (its host is gone: it cannot be reverted)"
                 print(
                     f"{c['callId']}  daemon pid {c.get('daemonPid')}  {c['host']}  {c['document']}: "
                     f"{c['step']}{state}"
