@@ -278,8 +278,13 @@ async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reve
         redo = {"id": forward["id"], "arguments": {"direction": "forward", "steps": 2}}
         assert not (await call(agent, "invoke_dynamic", redo)).is_error
         assert await _code(agent, dxf, COUNT_DXF) != before
+        # a page's frequent refresh asks no host: it keeps what the last look found (reverted)
+        quick = (await control.ask(door, {"op": "checkpoints", "look": False}))["checkpoints"]
+        assert [c["reverted"] for c in quick if c["callId"] in calls] == [True, True], quick
         listed = (await control.ask(door, {"op": "checkpoints"}))["checkpoints"]
         assert [c["reverted"] for c in listed if c["callId"] in calls] == [False, False], listed
+        quick = (await control.ask(door, {"op": "checkpoints", "look": False}))["checkpoints"]
+        assert [c["reverted"] for c in quick if c["callId"] in calls] == [False, False], quick
         again = await control.ask(door, {"op": "revert", "callId": calls[1]})
         assert again["ok"], again
         whole = await control.ask(door, {"op": "revert", "callId": calls[0]})

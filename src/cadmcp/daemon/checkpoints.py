@@ -189,6 +189,8 @@ class Checkpoints:
     def __init__(self, folder: Path | None = None) -> None:
         self._own: dict[str, Checkpoint] = {}
         self._own_reverted: set[str] = set()
+        self._redone: set[str] = set()
+        """Reverted calls found redone when the hosts' histories were last looked at."""
         self._numbers = itertools.count(1)
         self._folder = folder
         self._scan: LogScan | None = None
@@ -246,14 +248,19 @@ class Checkpoints:
             return self._scan.lines()
         return []
 
-    async def listing(self, directory: HostDirectory | None = None) -> list[dict[str, Any]]:
+    async def listing(
+        self, directory: HostDirectory | None = None, *, look: bool = True
+    ) -> list[dict[str, Any]]:
         """Every checkpoint, oldest first; with `directory`, a reverted call whose steps were
         redone since (its host's history is again as that call left it) is listed as not reverted,
-        and each says whether its host still runs (`hostRunning`: only then can it be reverted)."""
+        and each says whether its host still runs (`hostRunning`: only then can it be reverted).
+        ``look=False`` asks no host (a page's frequent refresh): the last look's redone calls stand."""
         items, reverted = await self._state()
         if directory is None:
             return [c.view(c.call_id in reverted) for c in items]
-        reverted -= await _redone(directory, items, reverted)
+        if look:
+            self._redone = await _redone(directory, items, reverted)
+        reverted -= self._redone
         running = {k.instance_id for k in directory.entries}
         return [{**c.view(c.call_id in reverted), "hostRunning": c.host in running} for c in items]
 
@@ -263,6 +270,7 @@ class Checkpoints:
         answer = await self._revert(directory, call_id, since)
         if answer.get("ok"):
             self._own_reverted.update(answer["reverted"])
+            self._redone.difference_update(answer["reverted"])
         fields = {"callId": call_id, "since": since, **answer}
         with contextlib.suppress(Exception):  # logging never breaks a revert
             shared_log().write(format_line(REVERT_LINE, "ok" if answer.get("ok") else "refused", fields))
@@ -270,9 +278,8 @@ class Checkpoints:
 
     async def _revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
         items, reverted = await self._state()
-        redone = await _redone(directory, items, reverted)
-        reverted -= redone
-        self._own_reverted -= redone
+        self._redone = await _redone(directory, items, reverted)
+        reverted -= self._redone
         by_id = {c.call_id: c for c in items}
         if call_id not in by_id:
             return _refused(

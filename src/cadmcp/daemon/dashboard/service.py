@@ -65,7 +65,7 @@ class Dashboard:
         """Hosts whose toolset report is still to be read: when to try next, and the delay before."""
         self._host_signature: Any = None
         self._approval_ids: tuple[str, ...] = ()
-        self._checkpoint_count = -1
+        self._checkpoint_marks: tuple[int, int, int] | None = None
 
     # -- the watcher -------------------------------------------------------------------------
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -83,11 +83,13 @@ class Dashboard:
 
     async def tick(self) -> None:
         host_pids = self._host_pids()
+        called = False  # a call reached a host: its history may have moved (an undo, a redo)
         for call in await anyio.to_thread.run_sync(self.timeline.poll):
             self.hub.publish("call", call.summary(host_pids))
             line = call.line
             if call.pid not in host_pids or line.get("method") != "tools/call":
                 continue
+            called = True
             touched = call.touched()
             if touched is not None or line.get("target") == "navigate_history":
                 self._touch_pid(call.pid, touched)  # an undo or redo leaves nothing of it to mark
@@ -115,10 +117,14 @@ class Dashboard:
             if ids != self._approval_ids:
                 self._approval_ids = ids
                 self.hub.publish("approvals", approvals)
-            checkpoints = await self.steering.checkpoints()
-            marks = len(checkpoints) + sum(1 for c in checkpoints if c.get("reverted"))
-            if marks != self._checkpoint_count:
-                self._checkpoint_count = marks
+            checkpoints = await self.steering.checkpoints(look=called or signature_changed)
+            marks = (
+                len(checkpoints),
+                sum(1 for c in checkpoints if c.get("reverted")),
+                sum(1 for c in checkpoints if c.get("hostRunning") is False),
+            )
+            if marks != self._checkpoint_marks:
+                self._checkpoint_marks = marks
                 self.hub.publish("checkpoints", checkpoints)
 
     async def _read_unread_toolsets(self) -> bool:

@@ -74,9 +74,10 @@ class Steering:
             "asked).",
         }
 
-    async def checkpoints(self) -> list[dict[str, Any]]:
-        """The machine's checkpoints (every daemon keeps them all: this one answers)."""
-        answer = await control.handle(self.gate, self.directory, {"op": "checkpoints"})
+    async def checkpoints(self, look: bool = True) -> list[dict[str, Any]]:
+        """The machine's checkpoints (every daemon keeps them all: this one answers); ``look``: ask
+        the hosts whether reverted calls were redone (after calls reached them, not every refresh)."""
+        answer = await control.handle(self.gate, self.directory, {"op": "checkpoints", "look": look})
         return list(answer.get("checkpoints") or [])
 
     async def revert(self, call_id: str, since: bool) -> dict[str, Any]:

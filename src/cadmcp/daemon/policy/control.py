@@ -77,7 +77,9 @@ async def handle(
             return {"ok": False, "error": "answer needs approvalId and answer (accept or decline)."}
         return queue.answer(approval_id, answer, by if isinstance(by, str) and by else "approval queue")
     if op == "checkpoints":
-        return {"ok": True, "pid": os.getpid(), "checkpoints": await gate.checkpoints.listing(directory)}
+        look = request.get("look") is not False  # a page's refresh asks no host (see listing)
+        listed = await gate.checkpoints.listing(directory, look=look)
+        return {"ok": True, "pid": os.getpid(), "checkpoints": listed}
     if op == "revert":
         call_id = request.get("callId")
         if not isinstance(call_id, str) or len(call_id) > 40:
