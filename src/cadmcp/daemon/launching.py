@@ -160,7 +160,7 @@ class HostLauncher:
             )
         suffix = file_path.suffix.lower()
         app = next((s for s in apps if suffix in s.extensions), None)
-        _check_content(file_path, app, apps)
+        _check_content(file_path, apps)
         if app is None:
             shown = f"{suffix} files" if suffix else "files without an extension"
             raise DaemonError(
@@ -584,32 +584,16 @@ class HostLauncher:
         self.reap()
 
 
-_CONTENT = {
-    "ifc": ("an IFC model", (".ifc",)),
-    "dwg": ("a DWG drawing", (".dwg", ".dxf")),  # the DXF host reads a DWG whatever its name
-    "dxf": ("a binary DXF drawing", (".dxf",)),
-    "revit": ("a Revit file (or another OLE compound file)", (".rvt", ".rfa")),
-}
-"""What a file's first bytes may say it is, and the extensions of hosts that open it as that."""
-_NAMED_FORMATS = {".dxf", ".dwg", ".ifc", ".rvt", ".rfa", ".fcstd"}
-"""Extensions whose format is known well enough to tell a file named so holds another."""
-
-
-def _check_content(file_path: Path, app: Application | None, apps: list[Application]) -> None:
+def _check_content(file_path: Path, apps: list[Application]) -> None:
     """Refuse a file named as a CAD format it does not hold (an IFC model named .dxf), naming both:
-    the host its name picks would only say it cannot read it."""
-    from cadmcp.fileinfo.paths import sniffed_format
+    the host its name picks would only say it cannot read it. A DWG named .dxf is let through: the
+    DXF host reads a DWG whatever its name."""
+    from cadmcp.fileinfo.paths import FORMAT_NAMES, FORMATS, held_format
 
-    named = file_path.suffix.lower()
-    if named not in _NAMED_FORMATS:  # a configured host's own extension (STEP files start like IFC)
+    found = held_format(file_path) if file_path.is_file() else None
+    if found is None or (found == "dwg" and file_path.suffix.lower() == ".dxf"):
         return
-    found = sniffed_format(file_path) if file_path.is_file() else None
-    if found is None or found not in _CONTENT:
-        return
-    what, opened_as = _CONTENT[found]
-    if named in opened_as:
-        return
-    right = next((e for e in opened_as if any(e in s.extensions for s in apps)), None)
+    right = next((e for e, f in FORMATS.items() if f == found and any(e in s.extensions for s in apps)), None)
     fix = (
         f"rename it (or a copy) to {right} and launch that"
         if right
@@ -617,8 +601,7 @@ def _check_content(file_path: Path, app: Application | None, apps: list[Applicat
     )
     raise DaemonError(
         "misnamed_file",
-        f"{echo(file_path.name)} is named {file_path.suffix or 'without an extension'} but holds {what}: "
-        f"{fix}.",
+        f"{echo(file_path.name)} is named {file_path.suffix} but holds {FORMAT_NAMES[found]}: {fix}.",
         {"found": found, **({"renameTo": right} if right else {})},
     )
 

@@ -26,7 +26,12 @@ FORMATS: dict[str, str] = {
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(FORMATS)
 OPENED_ELSEWHERE: dict[str, str] = {".fcstd": "FreeCAD", ".fcstd1": "FreeCAD"}
 """Files file info does not read but a host opens: launch_host(filePath=...) shows them."""
-_NAMES = {"dxf": "a DXF drawing", "dwg": "a DWG drawing", "ifc": "an IFC model", "revit": "a Revit file"}
+FORMAT_NAMES = {
+    "dxf": "a DXF drawing",
+    "dwg": "a DWG drawing",
+    "ifc": "an IFC model",
+    "revit": "a Revit file",
+}
 
 
 def sniffed_format(path: Path) -> str | None:
@@ -48,15 +53,25 @@ def sniffed_format(path: Path) -> str | None:
     return None
 
 
+def held_format(path: Path) -> str | None:
+    """The format the file's content says it is where its CAD extension names another (an IFC
+    model named .dxf), or None: they agree, the extension is no CAD format's, or the content's
+    start says nothing (ASCII DXF, FCStd)."""
+    suffix = path.suffix.lower()
+    named = FORMATS.get(suffix) or ("freecad" if suffix in OPENED_ELSEWHERE else None)
+    found = sniffed_format(path) if named is not None else None
+    return found if found is not None and found != named else None
+
+
 def content_note(path: Path, fmt: str) -> tuple[str, str | None]:
     """The format to read `path` as, by its content where its name says another, and the note
     that says so (None when the name and the content agree)."""
-    found = sniffed_format(path)
-    if found is None or found == fmt:
+    found = held_format(path)
+    if found is None:
         return fmt, None
     return found, (
-        f"{path.name} is named {path.suffix} but holds {_NAMES[found]}: it was read as that. Rename it "
-        f"to the right extension so that CAD programs open it."
+        f"{path.name} is named {path.suffix} but holds {FORMAT_NAMES[found]}: it was read as that. Rename "
+        f"it to the right extension so that CAD programs open it."
     )
 
 
