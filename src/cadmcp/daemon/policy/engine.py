@@ -65,19 +65,23 @@ class Policy:
         }
 
 
-def load(path: Path | None = None, env: dict[str, str] | None = None) -> Policy:
-    """The policy of the configuration file in use (`CADMCP_HOSTS_CONFIG` or the user's config dir)."""
+def load(path: Path | None = None, env: dict[str, str] | None = None, *, lenient: bool = False) -> Policy:
+    """The policy of the configuration file in use (`CADMCP_HOSTS_CONFIG` or the user's config dir).
+    A file that cannot be parsed gives the fallback policy (changes wait for a yes); so does a
+    policy section that is wrong when ``lenient`` (a running daemon's reread), else that raises."""
     env = dict(os.environ) if env is None else env
     if path is None:
         from cadmcp.applications import config_path
 
         path = config_path()
     try:
-        value = config.section(path)
+        policy = _configured(config.section(path), path)
     except UnreadableConfig as exc:
-        policy = _fallback(exc)
-    else:
-        policy = _configured(value, path)
+        policy = _fallback(exc.path, exc.problem, str(exc))
+    except DaemonError as exc:
+        if not lenient or path is None:
+            raise
+        policy = _fallback(path, exc.message, exc.message)
     if env.get(TIMEOUT_ENV):
         try:
             timeout = float(env[TIMEOUT_ENV])
@@ -97,13 +101,11 @@ def _configured(value: dict[str, Any], path: Path | None) -> Policy:
     return Policy(profile, rules, timeout, str(path), preview)
 
 
-def _fallback(exc: UnreadableConfig) -> Policy:
-    """The policy while the configuration file cannot be parsed, logged with the file's problem."""
-    profile, rules, source = config.unreadable(exc.path, exc.problem)
+def _fallback(path: Path, problem: str, said: str) -> Policy:
+    """The policy while the configuration file's policy cannot be known, logged with what is wrong."""
+    profile, rules, source = config.unreadable(path, problem)
     log.warning(
-        "%s Meanwhile the policy is the %s profile: reads run, changes wait for your yes.",
-        exc,
-        profile,
+        "%s Meanwhile the policy is the %s profile: reads run, changes wait for your yes.", said, profile
     )
     return Policy(profile, rules, source=source)
 

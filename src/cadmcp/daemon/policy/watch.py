@@ -9,8 +9,6 @@ import logging
 import time
 from pathlib import Path
 
-from cadmcp.daemon.errors import DaemonError
-from cadmcp.daemon.policy import config
 from cadmcp.daemon.policy.engine import Policy, load
 
 log = logging.getLogger("cadmcp.daemon.policy")
@@ -39,12 +37,7 @@ class PolicyFile:
         if signature == self._signature:
             return None
         self._signature = signature
-        try:
-            policy = load(self.path)
-        except DaemonError as exc:
-            profile, rules, source = config.unreadable(self.path, exc.message)
-            log.warning("%s Meanwhile the policy is the %s profile.", exc.message, profile)
-            return Policy(profile, rules, source=source)
+        policy = load(self.path, lenient=True)
         log.warning(
             "the policy changed with %s: profile %s, %d rules", self.path, policy.profile, len(policy.rules)
         )
