@@ -183,7 +183,7 @@ class DxfAdapter:
                     f" Carried as proxy entities (their graphics only, as AutoCAD shows them without the "
                     f"application that made them): {source.proxy_phrase()}."
                 )
-            note = f"{said} {source.warning} {note}".strip()
+            note = " ".join(part for part in (said, source.warning, note) if part)
         return Opened(entry.title, summary, already_open=not is_new, note=note)
 
     def activate(self, document: str) -> str:

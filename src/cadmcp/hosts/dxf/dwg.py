@@ -477,7 +477,7 @@ def _second_reader(
         read_notes=[f"LibreDWG: {first}"],
         warning=(
             f"LibreDWG found nothing in {echo(path.name)}, as it reads a drawing cut short: the file may "
-            "be incomplete, and this drawing lack what came after the cut. Compare it with the original "
+            "be incomplete, and this drawing lacks what came after the cut. Compare it with the original "
             "(read_file_info checks the length of most releases) before saving over anything."
             if nothing_read
             else ""

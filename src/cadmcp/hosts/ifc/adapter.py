@@ -177,7 +177,7 @@ class IfcScriptRun:
     def caution(self) -> str:
         """What the open transaction leaves out of step: shapes its layer edits did not rebuild."""
         transaction = self.doc.file.transaction
-        return stale_shapes_note(self.doc.file, list(transaction.operations)) if transaction else ""
+        return stale_shapes_note(self.doc.file, transaction.operations) if transaction else ""
 
     def commit(self) -> RecordedStep | None:
         transaction = self.doc.file.transaction
