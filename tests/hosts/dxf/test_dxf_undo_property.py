@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import ezdxf
+import pytest
 from dxf_helpers import SAMPLE, export_tags
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cadmcp.host.builtins.preview import Difference
 from cadmcp.hosts.dxf.documents import DocumentSet
 from cadmcp.hosts.dxf.execution import execute
+from cadmcp.hosts.dxf.inventory import inventory
 
 # Each edit is agent code run through execute_python_code's engine; `n` varies the edit.
 EDITS: dict[str, str] = {
@@ -94,3 +97,34 @@ def test_state_that_cannot_be_copied_is_reported_not_hidden(sample_path: Path) -
     second = execute(entry, "list(msp)[0].translate(5, 0, 0)", "move", 30)
     assert not second.is_error
     assert "[WARNING] Undo of this step cannot restore" in second.text()
+
+
+@pytest.mark.parametrize("kind", sorted(EDITS))
+def test_an_undo_step_counts_what_a_preview_of_the_same_edit_counts(kind: str) -> None:
+    """The step's note (``1 created, 3 deleted, 1 modified objects``) and the approval's preview
+    describe the same change: a block whose entity list changed is not itself modified, and an
+    edited ATTRIB is one object, not also its INSERT."""
+    entry = DocumentSet().open(str(SAMPLE))
+    before = inventory(entry.doc)
+    result = execute(entry, EDITS[kind].format(n=7), kind, 30)
+    assert not result.is_error, result.text()
+    seen = Difference.between(before, inventory(entry.doc))
+    created, deleted, modified = len(seen.created), len(seen.deleted), len(seen.modified)
+    said = f"{created} created, {deleted} deleted, {modified} modified objects"
+    assert said in result.text(), (seen.sentence(), result.text())
+
+
+def test_a_preview_names_a_changed_header_variable_and_every_kind_it_counts() -> None:
+    """Setting the drawing's units is a change a person approves knowing; a sentence that names four
+    kinds of what a script created counts the rest instead of dropping them."""
+    entry = DocumentSet().open(str(SAMPLE))
+    before = inventory(entry.doc)
+    code = (
+        "doc.header['$INSUNITS'] = 5\nb = doc.blocks.new('BX')\nb.add_circle((0, 0), 1)\n"
+        "msp.add_blockref('BX', (1, 1))"
+    )
+    assert not execute(entry, code, "units and a block", 30).is_error
+    seen = Difference.between(before, inventory(entry.doc))
+    assert [(kind, name) for _, kind, name in seen.modified] == [("header variable", "$INSUNITS")]
+    said = seen.sentence()
+    assert said.startswith("creates 6 (") and ", 2 more)" in said and "modifies 1 (1 header variable)" in said

@@ -41,6 +41,8 @@ SAMPLE = 12
 """Objects named per change kind (the count is always complete)."""
 PICTURE_WIDTH = 640
 
+KINDS_NAMED = 4
+"""Kinds of object named in a preview's sentence; the rest are counted together (`report` has all)."""
 MAX_PARTS = 24
 """Changed parts named per modified object in the sample."""
 
@@ -169,7 +171,9 @@ class Difference:
             named = Counter(k for _, k, n in rows if n)  # what the person named comes first
             counts = Counter(k for _, k, _ in rows)
             ranked = sorted(counts, key=lambda k: (k not in named, -counts[k]))
-            kinds = ", ".join(f"{counts[k]} {k}" for k in ranked[:4])
+            kinds = ", ".join(f"{counts[k]} {k}" for k in ranked[:KINDS_NAMED])
+            if others := sum(counts[k] for k in ranked[KINDS_NAMED:]):
+                kinds += f", {others} more"
             return f"{label} {len(rows)} ({kinds})"
 
         return "; ".join(

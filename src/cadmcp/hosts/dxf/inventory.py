@@ -1,4 +1,5 @@
-"""Every object of a DXF drawing by handle: kind, name and a digest of its exported tags.
+"""Every object of a DXF drawing by handle: kind, name and a digest of its exported tags; and
+every header variable by name (a script that sets ``$INSUNITS`` changes the drawing).
 
 Used by previews (`cadmcp.host.builtins.preview`): two inventories tell what a script
 created, modified and deleted; their digest is the drawing's revision.
@@ -7,8 +8,11 @@ created, modified and deleted; their digest is the drawing's revision.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
+from typing import Any
 
 from ezdxf.document import Drawing
+from ezdxf.lldxf.tags import DXFTag
 from ezdxf.lldxf.tagwriter import TagCollector
 
 
@@ -22,16 +26,67 @@ def _name(entity: object) -> str:
     return f"on layer {layer}" if isinstance(layer, str) and layer else ""
 
 
+def _own(tags: list[DXFTag]) -> list[DXFTag]:
+    """An entity's own tags: an INSERT's or a POLYLINE's export goes on with its ATTRIBs or VERTEXes
+    and SEQEND, which are objects of their own (a changed attribute modifies the ATTRIB alone)."""
+    for index, tag in enumerate(tags[1:], 1):
+        if tag.code == 0:
+            return tags[:index]
+    return tags
+
+
+HEADER_KIND = "header variable"
+SAVE_MAINTAINED = frozenset(
+    {
+        "$ACADVER",
+        "$ACADMAINTVER",
+        "$DWGCODEPAGE",
+        "$HANDSEED",
+        "$CMATERIAL",
+        "$TDCREATE",
+        "$TDUCREATE",
+        "$TDUPDATE",
+        "$TDUUPDATE",
+        "$VERSIONGUID",
+        "$FINGERPRINTGUID",
+        "$EXTMIN",
+        "$EXTMAX",
+        "$PEXTMIN",
+        "$PEXTMAX",
+        "$LIMMIN",
+        "$LIMMAX",
+        "$PLIMMIN",
+        "$PLIMMAX",
+    }
+)
+"""Header variables ezdxf itself sets when it saves a drawing (`Drawing.update_all`): not a change."""
+
+
+def changed_header(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Names of the header variables that differ between two ``HeaderSection.hdrvars``."""
+    names = (before.keys() | after.keys()) - SAVE_MAINTAINED
+    return sorted(n for n in names if _value(before.get(n)) != _value(after.get(n)))
+
+
+def _value(variable: Any) -> Any:
+    return None if variable is None else getattr(variable, "value", variable)
+
+
 def inventory(doc: Drawing) -> dict[str, tuple[str, str, str]]:
-    """handle -> (DXF type, name, digest of the entity's DXF tags) for every live entity."""
+    """handle -> (DXF type, name, digest of the entity's DXF tags) for every live entity, and
+    ``$NAME`` -> ("header variable", ``$NAME``, digest of its value) for the header's variables."""
     out: dict[str, tuple[str, str, str]] = {}
+    for name, variable in doc.header.hdrvars.items():
+        if name not in SAVE_MAINTAINED:
+            digest = hashlib.blake2b(repr(_value(variable)).encode(), digest_size=10).hexdigest()
+            out[name] = (HEADER_KIND, name, digest)
     for handle, entity in list(doc.entitydb.items()):
         if not entity.is_alive:
             continue
         collector = TagCollector(dxfversion=doc.dxfversion)
         try:
             entity.export_dxf(collector)
-            content = repr(collector.tags).encode()
+            content = repr(_own(collector.tags)).encode()
         except Exception:  # an entity ezdxf cannot export still counts, by its attributes
             content = repr(sorted(entity.dxfattribs().items())).encode()
         digest = hashlib.blake2b(content, digest_size=10).hexdigest()

@@ -45,6 +45,7 @@ from ezdxf.layouts.base import BaseLayout
 from ezdxf.math import Vec2, Vec3
 
 from cadmcp.host.history import Touched
+from cadmcp.hosts.dxf.inventory import changed_header
 
 __all__ = ["ChangeSet", "ChangeTracker", "is_active", "tracked"]
 
@@ -132,15 +133,26 @@ class ChangeSet:
 
     @property
     def summary(self) -> dict[str, int]:
-        """Counts of created, deleted and modified entities."""
-        created = sum(
-            1 for _, before, after in self.db_entries if before is _MISSING and after is not _MISSING
-        )
+        """Counts of created, deleted and modified objects, as a preview's inventory counts them
+        (`cadmcp.hosts.dxf.inventory`): an object whose only change is which entities it holds (a
+        block's or a layout's entity space) is not modified, the entities added to it or taken from
+        it are counted themselves; a header variable set to a new value is a modified object."""
+        created = {h for h, before, after in self.db_entries if before is _MISSING and after is not _MISSING}
         removed = sum(
             1 for _, before, after in self.db_entries if before is not _MISSING and after is _MISSING
         )
-        deleted = max(removed, self.destroyed)
-        return {"created": created, "deleted": deleted, "modified": max(0, len(self.entities) - deleted)}
+        modified = 0
+        for entity, saved in self.entities:
+            live = _object_getattribute(entity, "__dict__")
+            namespace = live.get("dxf")
+            if namespace is None or namespace.__dict__.get("handle") in created:
+                continue  # destroyed (counted as deleted) or new in this run
+            if not _members_only(saved, live):
+                modified += 1
+        for delta in self.containers:
+            if delta.key == "hdrvars" and delta.kind == "dict":  # the header's variables, by name
+                modified += len(changed_header(delta.before, delta.after))
+        return {"created": len(created), "deleted": max(removed, self.destroyed), "modified": modified}
 
     @property
     def touched(self) -> Touched:
@@ -495,6 +507,13 @@ def _same_state(saved: dict[str, Any], live: dict[str, Any]) -> bool:
         elif not _same(value, live[key], 0):
             return False
     return True
+
+
+def _members_only(saved: dict[str, Any], live: dict[str, Any]) -> bool:
+    """Whether an object changed only in the entity spaces it holds (`_same_state` found it changed)."""
+    if saved.keys() != live.keys():
+        return False
+    return all(type(value) is _SpaceState or _same(value, live[key], 0) for key, value in saved.items())
 
 
 def _same(a: Any, b: Any, depth: int) -> bool:
