@@ -299,3 +299,35 @@ async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reve
                 await anyio.sleep(0.3)
         shown = await anyio.to_thread.run_sync(_policy, "checkpoints")
         assert "(its host is gone: it cannot be reverted)" in shown.stdout, shown.stdout
+
+
+async def test_a_revert_after_a_save_says_the_file_still_holds_the_reverted_steps(
+    hosts: Any, daemon_client: Any, tmp_path: Path, runtime_dir: Path
+) -> None:
+    """The agent changes the drawing and saves it; the person reverts the change. The drawing goes
+    back, but the file on disk still holds the change: the revert says so (the CLI, the answer),
+    and so does an undo past the save; once saved again, nothing is said."""
+    drawing = host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        save = await find_target(agent, "save_document", "DXF")
+        step = await find_target(agent, "navigate_history", "DXF")
+        await _code(agent, dxf, "msp.add_circle((0, 0), 5)")
+        assert not (await call(agent, "invoke_dynamic", {"id": save["id"], "arguments": {}})).is_error
+        call_id = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-1]["callId"]
+        shown = await anyio.to_thread.run_sync(_policy, "revert", call_id)
+        assert shown.returncode == 0, shown.stderr
+        assert f"{drawing.name} was saved after these calls: the file still holds 1 step(s)" in shown.stdout
+        assert "save the document to write it as it is now" in shown.stdout, shown.stdout
+        assert "CIRCLE" in drawing.read_text()  # as said: the revert did not touch the file
+
+        forward = {"id": step["id"], "arguments": {"direction": "forward"}}
+        back = {"id": step["id"], "arguments": {"direction": "back"}}
+        assert "savedFileHolds" not in (await call(agent, "invoke_dynamic", forward)).structured_content
+        undo = (await call(agent, "invoke_dynamic", back)).structured_content
+        assert len(undo["savedFileHolds"]) == 1 and "the file still holds them" in undo["message"], undo
+        assert not (await call(agent, "invoke_dynamic", {"id": save["id"], "arguments": {}})).is_error
+        redo = (await call(agent, "invoke_dynamic", forward)).structured_content
+        undo = (await call(agent, "invoke_dynamic", back)).structured_content
+        assert "savedFileHolds" not in redo and "savedFileHolds" not in undo, undo

@@ -331,7 +331,15 @@ class Checkpoints:
                 return _refused(
                     f"{group[0].where} could not go back {steps} step(s): {text[:300]}", partial=undone
                 )
-            undone.append({"host": group[0].where, "document": group[0].document, "steps": steps})
+            went = {"host": group[0].where, "document": group[0].document, "steps": steps}
+            held = (answer.get("structuredContent") or {}).get("savedFileHolds")
+            if isinstance(held, list) and held:
+                went["savedFileHolds"] = [str(h) for h in held[:MAX_UNDO_NAMES]]
+                went["note"] = (
+                    f"{group[0].document} was saved after these calls: the file still holds "
+                    f"{len(held)} step(s) now undone; save the document to write it as it is now."
+                )
+            undone.append(went)
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
 
 

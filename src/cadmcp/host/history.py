@@ -21,7 +21,7 @@ import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypedDict, runtime_checkable
+from typing import Literal, NotRequired, Protocol, TypedDict, runtime_checkable
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -137,6 +137,8 @@ class NavigationResult(TypedDict):
     dropped: int
     """Steps that fell off the history since the document was opened (they can no longer be undone)."""
     message: str
+    savedFileHolds: NotRequired[list[str]]
+    """Steps undone past the document's last save: its file on disk still holds them."""
 
 
 class HistoryError(Exception):

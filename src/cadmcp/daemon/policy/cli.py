@@ -169,6 +169,8 @@ def main(argv: Sequence[str]) -> int:
             return 1
         for undone in done["undone"]:
             print(f"{undone['host']}: {undone['document']} went back {undone['steps']} step(s)")
+            if undone.get("note"):
+                print(f"  {undone['note']}")
         print(f"reverted {', '.join(done['reverted'])}")
         return 0
     if args.action == "answer":

@@ -1,5 +1,8 @@
 """What each open file looked like on disk when this host last read or wrote it.
 
+It also remembers which undo steps each file was written with, so an undo past a save can say
+that the file still holds the steps undone (a revert of an agent's call after a save).
+
 A save in place over a file that changed since (another host with the same file open saved it,
 or another program did) would silently throw those changes away; a save in place over a file
 that was cut short when it was read would throw away what could not be read. Both are refused,
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from cadmcp.host.builtins.adapter import HostError
@@ -36,14 +40,20 @@ class DiskStamps:
     def __init__(self) -> None:
         self._stamps: dict[str, tuple[tuple[int, int], float]] = {}
         self._unfinished: dict[str, str] = {}
+        self._steps: dict[str, tuple[str, ...]] = {}
 
-    def note(self, path: Path | str | None, *, read: bool = False) -> None:
-        """Remember ``path`` as it is now (call after reading it, with ``read``, or writing it)."""
+    def note(self, path: Path | str | None, *, read: bool = False, steps: Sequence[str] = ()) -> None:
+        """Remember ``path`` as it is now (call after reading it, with ``read``, or writing it with
+        the document's undo step names, ``steps``, most recent first)."""
         if not path:
             return
         stamp = _stamp(Path(path))
         key = os.path.realpath(path)
         self._unfinished.pop(key, None)
+        self._steps.pop(key, None)
+        if len(self._steps) >= MAX_FILES:
+            self._steps.pop(next(iter(self._steps)))
+        self._steps[key] = tuple(steps)
         if read and (why := unfinished(Path(path))) is not None:
             self._unfinished[key] = why
         if stamp is None:
@@ -54,6 +64,20 @@ class DiskStamps:
             if len(self._unfinished) > MAX_FILES:
                 self._unfinished.pop(next(iter(self._unfinished)))
         self._stamps[key] = (stamp, time.time())
+
+    def undone_in_file(self, path: Path | str | None, steps: Sequence[str]) -> list[str]:
+        """The steps ``path`` was last written with that the document no longer has, given its undo
+        step names now (``steps``, most recent first): undone past the save, the file still holds
+        them. Empty when unknown (a file this host neither read nor wrote)."""
+        written = self._steps.get(os.path.realpath(path)) if path else None
+        if not written:
+            return []
+        shared = 0  # the steps both have, counted from the oldest
+        for ours, theirs in zip(reversed(written), reversed(steps), strict=False):
+            if ours != theirs:
+                break
+            shared += 1
+        return list(written[: len(written) - shared])
 
     def unfinished(self, path: Path | str | None) -> str | None:
         """Why the file at ``path`` looked cut short when it was read, or None."""

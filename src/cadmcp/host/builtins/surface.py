@@ -494,7 +494,7 @@ class BuiltinSurface:
                     active = next((d for d in adapter.documents() if d["active"]), None)
                     self.on_disk.check_unchanged(active["path"] if active else None)
                 saved = adapter.save(Path(target) if target else None)
-                self.on_disk.note(saved.path)
+                self.on_disk.note(saved.path, steps=adapter.history().undo_names())
                 if target:
                     message = (
                         f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go there; the "
@@ -527,7 +527,21 @@ class BuiltinSurface:
                 Field(description="Steps to move (at least 1); more than exist moves as far as it can."),
             ] = 1,
         ) -> NavigationResult:
-            return self._tool_call("navigate_history", lambda: navigate(adapter.history(), direction, steps))
+            def run() -> NavigationResult:
+                stack = adapter.history()
+                moved = navigate(stack, direction, steps)
+                active = next((d for d in adapter.documents() if d["active"]), None)
+                path = active["path"] if active else None
+                if held := self.on_disk.undone_in_file(path, stack.undo_names()):
+                    moved["savedFileHolds"] = held
+                    moved["message"] += (
+                        f" {echo(Path(path).name)} was saved with {len(held)} step(s) not in the {noun} now "
+                        f"({'; '.join(held[:5])}{'; ...' if len(held) > 5 else ''}): the file still holds "
+                        f"them. save_document writes the {noun} as it is now."
+                    )
+                return moved
+
+            return self._tool_call("navigate_history", run)
 
         self._add_tool(
             navigate_history,

@@ -327,7 +327,7 @@ function renderCheckpoints(items) {
 async function revert(callId, since) {
   const answer = await post("/revert", { callId, since });
   $("history-message").textContent = answer.ok
-    ? `Reverted ${answer.reverted.join(", ")}: ${answer.undone.map((u) => `${u.document} back ${u.steps} step(s)`).join("; ")}`
+    ? `Reverted ${answer.reverted.join(", ")}: ${answer.undone.map((u) => `${u.document} back ${u.steps} step(s)${u.note ? ` (${u.note})` : ""}`).join("; ")}`
     : `Nothing was reverted: ${answer.error}`;
 }
 
