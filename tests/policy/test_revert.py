@@ -331,3 +331,37 @@ async def test_a_revert_after_a_save_says_the_file_still_holds_the_reverted_step
         redo = (await call(agent, "invoke_dynamic", forward)).structured_content
         undo = (await call(agent, "invoke_dynamic", back)).structured_content
         assert "savedFileHolds" not in redo and "savedFileHolds" not in undo, undo
+
+
+async def test_a_person_asked_to_allow_the_agents_revert_sees_which_calls_it_would_undo(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """Under confirm-changes, the agent's revert_calls is asked about; the question names each call
+    the revert would undo (id, host, document, step), not only the id the agent passed."""
+    drawing = host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    env = policy_env(tmp_path, {"profile": "confirm-changes", "previewChanges": False})
+    async with daemon_client(era="legacy", env=env, elicitation_callback=elicit) as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        await _code(agent, dxf, "# Add a circle\nmsp.add_circle((0, 0), 5)")
+        await _code(agent, dxf, "# Add a line\nmsp.add_line((0, 0), (1, 1))")
+        calls = [
+            c["callId"] for c in (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        ]
+        del asked[:]
+        done = await _own(agent, "revert_calls", {"callId": calls[0], "since": True})
+        assert not done.is_error, done
+        assert len(asked) == 1 and "It would undo 2 agent call(s), on every host they changed:" in asked[0]
+        for call_id, step in zip(calls, ("Add a circle", "Add a line"), strict=True):
+            assert f"  {call_id} at " in asked[0] and f"{drawing}: {step} (1 step(s))" in asked[0], asked[0]
+        del asked[:]
+        again = await _own(agent, "revert_calls", {"callId": calls[1]})
+        assert again.is_error and "It would undo nothing: " in asked[0] and "reverted already" in asked[0]

@@ -45,6 +45,8 @@ CHECKPOINT_LINE = "policy/checkpoint"
 REVERT_LINE = "policy/revert"
 MAX_CHECKPOINTS = 1000
 """Checkpoints listed and revertable (the machine's most recent)."""
+MAX_PLANNED = 20
+"""Calls named one by one when a person is asked to allow a revert."""
 MAX_UNDO_NAMES = 512
 """Undo step names kept per checkpoint (more than any host keeps)."""
 _LOG_FILE = re.compile(r"^log_\d+_\d{10}_\d+\.log$")
@@ -264,6 +266,24 @@ class Checkpoints:
         running = {k.instance_id for k in directory.entries}
         return [{**c.view(c.call_id in reverted), "hostRunning": c.host in running} for c in items]
 
+    async def planned(self, call_id: str, since: bool) -> list[str]:
+        """What a revert of `call_id` would undo, one line per call, for the person asked to allow
+        it (what the last look found: the hosts are checked when it runs)."""
+        items, reverted = await self._state()
+        chosen = _chosen(items, reverted - self._redone, call_id, since)
+        if isinstance(chosen, str):
+            return [f"It would undo nothing: {chosen}"]
+        lines = [f"It would undo {len(chosen)} agent call(s), on every host they changed:"]
+        for c in chosen[:MAX_PLANNED]:
+            when = time.strftime("%H:%M:%S", time.localtime(c.at))
+            lines.append(
+                f"  {c.call_id} at {when}, {c.where}, {c.document}: {clip(c.step or c.target)} "
+                f"({c.added} step(s))"
+            )
+        if len(chosen) > MAX_PLANNED:
+            lines.append(f"  and {len(chosen) - MAX_PLANNED} more")
+        return lines
+
     async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
         """Undo call `call_id` (with `since`, it and every later one made through the same daemon)
         on every host it touched; the outcome is a `policy/revert` line in the call log."""
@@ -280,18 +300,11 @@ class Checkpoints:
         items, reverted = await self._state()
         self._redone = await _redone(directory, items, reverted)
         reverted -= self._redone
-        by_id = {c.call_id: c for c in items}
-        if call_id not in by_id:
-            return _refused(
-                f"No checkpoint {call_id!r}: list_checkpoints (or `cadmcp policy checkpoints`) lists them."
-            )
-        first = by_id[call_id]
+        chosen = _chosen(items, reverted, call_id, since)
+        if isinstance(chosen, str):
+            return _refused(chosen)
+        first = chosen[0]
         live = [c for c in items if c.call_id not in reverted]
-        chosen = [c for c in live if c.order >= first.order and c.daemon == first.daemon]
-        if not since:
-            chosen = [first] if first.call_id not in reverted else []
-        if not chosen:
-            return _refused(f"{call_id} was reverted already.")
         groups: dict[tuple[str, str], list[Checkpoint]] = {}
         for checkpoint in chosen:
             groups.setdefault((checkpoint.host, checkpoint.document), []).append(checkpoint)
@@ -341,6 +354,20 @@ class Checkpoints:
                 )
             undone.append(went)
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
+
+
+def _chosen(items: list[Checkpoint], reverted: set[str], call_id: str, since: bool) -> list[Checkpoint] | str:
+    """The calls a revert of `call_id` (with `since`: and the later ones through the same daemon)
+    undoes, oldest first, or why there are none."""
+    by_id = {c.call_id: c for c in items}
+    if call_id not in by_id:
+        return f"No checkpoint {call_id!r}: list_checkpoints (or `cadmcp policy checkpoints`) lists them."
+    first = by_id[call_id]
+    if not since:
+        return [first] if first.call_id not in reverted else f"{call_id} was reverted already."
+    live = [c for c in items if c.call_id not in reverted]
+    chosen = [c for c in live if c.order >= first.order and c.daemon == first.daemon]
+    return chosen or f"{call_id} was reverted already."
 
 
 async def _history(directory: HostDirectory, host: str) -> tuple[Any, dict[str, Any]] | str:

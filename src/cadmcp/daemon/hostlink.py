@@ -6,13 +6,13 @@ or re-shaped (`cadmcp.wire.passthrough`).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from mcp.shared.dispatcher import ProgressFnT
 
 from cadmcp.wire.passthrough import SERVER_INFO_META_KEY, PassThroughSession
 
-__all__ = ["SERVER_INFO_META_KEY", "HostLink", "Link"]
+__all__ = ["SERVER_INFO_META_KEY", "Describing", "HostLink", "Link"]
 
 
 class Link(Protocol):
@@ -31,6 +31,16 @@ class Link(Protocol):
         on_progress: ProgressFnT | None = None,
     ) -> dict[str, Any]:
         """The host's result dict as it arrived; `on_progress` hears the host's progress for it."""
+        ...
+
+
+@runtime_checkable
+class Describing(Protocol):
+    """A link that can tell the person asked to allow a call what it would do (the daemon's own
+    catalog: which agent calls a revert would undo)."""
+
+    async def describe(self, target: str, arguments: dict[str, Any]) -> list[str]:
+        """Lines for the question; empty when there is nothing to add."""
         ...
 
 

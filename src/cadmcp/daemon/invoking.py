@@ -36,7 +36,7 @@ from cadmcp.daemon import replay
 from cadmcp.daemon.argcheck import ArgumentChecker
 from cadmcp.daemon.catalog import ID_RE, Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validation_error
-from cadmcp.daemon.hostlink import Link
+from cadmcp.daemon.hostlink import Describing, Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_READS, MAX_STATE_CHARS, check_responses, check_text
 from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, preview_summary, question
@@ -410,15 +410,17 @@ async def _police(
         preview = preview_summary(tried)
         if preview is None:  # the script failed in its preview: that answer, and nothing changed
             return Policed(answer=tried)
+    details = await link.describe(cap.target, arguments) if isinstance(link, Describing) else None
+    asking = (decision, subject, arguments, preview, cap.raw, details)
     channel = await hooks.confirm_channel(entry, link) if hooks.confirm_channel is not None else None
     if channel is not None:
-        await gate.ask(channel, "task input round", decision, subject, arguments, preview, cap.raw)
+        await gate.ask(channel, "task input round", *asking)
     elif not _client_can_elicit(ctx):
-        await gate.ask(None, "approval queue", decision, subject, arguments, preview, cap.raw)
+        await gate.ask(None, "approval queue", *asking)
     elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return Policed(answer=_approval_round(gate, entry, cap, arguments, preview))
+        return Policed(answer=_approval_round(gate, entry, cap, arguments, preview, details))
     else:
-        await gate.ask(client_elicitation(ctx), "elicitation", decision, subject, arguments, preview, cap.raw)
+        await gate.ask(client_elicitation(ctx), "elicitation", *asking)
     return Policed("granted", preview.get("previewed") if preview is not None else None)
 
 
@@ -433,11 +435,12 @@ def _approval_round(
     cap: Capability,
     arguments: dict[str, Any],
     preview: dict[str, Any] | None,
+    details: list[str] | None = None,
 ) -> dict[str, Any]:
     """The daemon's own `input_required` round asking the person; its sealed state expires with the
     confirmation time, and only the same id and arguments can answer it."""
     subject = gate.subject(entry, cap)
-    asked = question(gate.policy.decide(subject), subject, arguments, preview, cap.raw)
+    asked = question(gate.policy.decide(subject), subject, arguments, preview, cap.raw, details)
     asked.pop("pictures", None)  # an elicitation form carries text; the pictures are the queue's
     now = time.time()
     previewed = preview.get("previewed") if preview is not None else None

@@ -89,6 +89,12 @@ class OwnLink:
         self.directory = directory
         self.checkpoints = checkpoints
 
+    async def describe(self, target: str, arguments: dict[str, Any]) -> list[str]:
+        """Which agent calls a `revert_calls` would undo, for the person asked to allow it."""
+        if target != "revert_calls":
+            return []
+        return await self.checkpoints.planned(str(arguments.get("callId")), bool(arguments.get("since")))
+
     async def raw_request(
         self,
         method: str,

@@ -93,10 +93,12 @@ def question(
     arguments: dict[str, Any],
     preview: dict[str, Any] | None = None,
     about: dict[str, Any] | None = None,
+    details: list[str] | None = None,
 ) -> dict[str, Any]:
     """What the person is asked: what will run, where, with which arguments (a script's code in full,
     up to a bound), what a preview showed it would change, and why they are asked. ``about``: the
-    capability as its host lists it, whose own words (and any warning about them) are shown too."""
+    capability as its host lists it, whose own words (and any warning about them) are shown too;
+    ``details``: what the call would do, in lines its link wrote (`cadmcp.daemon.hostlink.Describing`)."""
     code = next((arguments[k] for k in CODE_ARGUMENTS if isinstance(arguments.get(k), str)), None)
     rest = {k: v for k, v in arguments.items() if not (code is not None and v is code)}
     lines = [f"Allow {where(subject)}?"]
@@ -111,6 +113,8 @@ def question(
     )
     if rest:
         lines.append(f"Arguments: {_shown(dumps(rest), MAX_SHOWN_ARGUMENTS)}")
+    if details:
+        lines.extend(details)
     if code is not None:
         lines.append(f"Code:\n{_shown(code, MAX_SHOWN_CODE)}")
     if preview is not None:
@@ -254,10 +258,11 @@ class Gate:
         arguments: dict[str, Any],
         preview: dict[str, Any] | None = None,
         about: dict[str, Any] | None = None,
+        details: list[str] | None = None,
     ) -> None:
         """Put the question to `answerer` (None: the approval queue); return on yes, raise on no.
-        ``about``: the capability as its host lists it (see `question`)."""
-        asked = question(decision, subject, arguments, preview, about)
+        ``about``, ``details``: the capability as its host lists it, what it would do (`question`)."""
+        asked = question(decision, subject, arguments, preview, about, details)
         started = time.time()
         timeout = self.policy.confirm_timeout
         answer, by = "timeout", ""
