@@ -24,6 +24,7 @@ Importing this module is cheap (the daemon does): adapters are named, never impo
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import importlib.util
@@ -162,6 +163,9 @@ class Application:
     """For ``mcp`` applications: the foreign server the proxy fronts."""
     problem: str | None = None
     """Why its entry in the configuration cannot be used and how to fix it (None: it can be)."""
+    ignored: tuple[str, ...] = ()
+    """Keys of its entry that nothing reads, each with the key probably meant (the entry works
+    without them: a misspelt ``arg`` leaves the server started with no arguments)."""
 
     def launch_command(self) -> tuple[str, ...]:
         """The command `launch_host` runs (before its slots are filled in); for a wrong entry,
@@ -578,7 +582,7 @@ def entry_application(path: Path, name: str, entry: Any, *, warn: bool = True) -
         return _unusable(path, name, entry, message)
     for note in notes if warn else ():
         _warn_once(f"The host configuration {path}: {note}, so it is ignored.")
-    return app
+    return dataclasses.replace(app, ignored=tuple(notes)) if notes else app
 
 
 def configured(path: Path | None = None, *, warn: bool = True) -> list[Application]:

@@ -80,6 +80,7 @@ def test_keys_nothing_reads_are_named_with_the_key_meant_and_the_entry_still_wor
     with caplog.at_level(logging.WARNING, "cadmcp.applications"):
         (app,) = applications.configured(path)
     assert app.problem is None and app.server is not None and app.server.call_timeout == 120.0
+    assert len(app.ignored) == 3 and any("did you mean env?" in n for n in app.ignored)  # said at launch
     text = caplog.text
     assert "hosts.Time.server.callTimeout is not a known key (did you mean callTimeoutSeconds?)" in text
     assert "hosts.Time.server.enviroment is not a known key (did you mean env?)" in text
@@ -149,6 +150,10 @@ def test_cadmcp_host_list_and_start_say_what_is_wrong_and_host_add_force_fixes_t
     out = capsys.readouterr().out
     assert "  Typo: cannot start  [not running]" in out and "did you mean command?" in out
     assert "  Fine: mcp-server-time  [not running]" in out
+    assert (
+        "    ignored: hosts.Fine.server.callTimeout is not a known key (did you mean callTimeoutSeconds?)"
+        in out
+    )
     assert cli_main(["host", "Typo"]) == 2  # what launch_host runs for it
     assert "hosts.Typo.server needs exactly one of command" in capsys.readouterr().err
     assert cli_main(["host", "add", "Typo", "--force", "--", "mcp-server-time"]) == 0
@@ -166,7 +171,7 @@ async def test_a_wrong_entry_leaves_the_dxf_host_and_the_other_servers_launchabl
     infra_env.config = _toml(
         tmp_path,
         WITH_MISTAKES + f"\n[hosts.Time.server]\ncommand = {json.dumps(time_server['command'])}\n"
-        f"args = [{args}]\n",
+        f"args = [{args}]\narg = []\n",
     )
     plan = shutil.copy(SAMPLE, tmp_path / "plan.dxf")
     async with infra_daemon() as session:
@@ -174,6 +179,9 @@ async def test_a_wrong_entry_leaves_the_dxf_host_and_the_other_servers_launchabl
         assert not dxf.is_error and dxf.structured_content["hostApp"] == "DXF", dxf
         started = await call(session, "launch_host", {"hostApp": "Time", "timeoutSeconds": 90})
         assert not started.is_error and started.structured_content["phase"] == "ready", started
+        said = "hosts.Time.server.arg is not a known key (did you mean args?)"
+        assert started.structured_content["configIgnored"] == [said], started
+        assert said in started.structured_content["warning"]
         for name, words in (
             ("Typo", "hosts.Typo.server needs exactly one of command (stdio) or url"),
             ("Negative", "hosts.Negative.server.callTimeoutSeconds must be a number of seconds"),

@@ -193,6 +193,22 @@ async def test_one_host_per_file_unless_a_second_copy_is_asked_for_and_saves_nev
         assert re.search(r"Saved as .*plan\.dxf", _text(forced))
 
 
+async def test_a_fresh_daemons_first_call_launching_an_open_file_finds_the_running_host(
+    infra_daemon: Any, tmp_path: Path
+) -> None:
+    """Each AI client starts its own daemon, and its first call is often launch_host: the file some
+    host already has open is found there, not opened in a second copy before discovery caught up."""
+    plan = tmp_path / "plan.dxf"
+    ezdxf.new("R2018").saveas(plan)
+    async with infra_daemon() as first_client:
+        first = await structured(first_client, "launch_host", {"filePath": str(plan)})
+        for _ in range(3):
+            async with infra_daemon() as second_client:
+                again = await structured(second_client, "launch_host", {"filePath": str(plan)})
+                assert again.get("alreadyOpen") and again["pid"] == first["pid"], again
+                assert (await structured(second_client, "list_host_instances"))["count"] == 1
+
+
 async def _screenshot(session: Any, host: str) -> tuple[bytes, str]:
     result = await _tool(session, host, "view_screenshot", {"width": 400})
     assert not result.is_error, _text(result)

@@ -183,10 +183,28 @@ class HostLauncher:
         if args.get("restartHostInstanceId") is not None:
             return await self.restart(args, progress)
         host_app, version, file_path, timeout, detach, new_instance = _parse(args)
+        await self.directory.caught_up()  # a fresh daemon: the hosts already running, before any check
         app = self._choose(host_app, file_path)
         if app.problem is not None:  # a wrong entry of the configuration: only it is unusable
             raise DaemonError("config_error", app.problem, {"configPath": app.origin})
         version = self._version(app, version)
+        answer = await self._launch_app(app, version, file_path, timeout, detach, new_instance, progress)
+        if app.ignored:  # the entry works, but not as written: say so where the agent looks
+            answer["configIgnored"] = list(app.ignored)
+            said = f"The entry {app.name} of {app.origin} has keys nothing reads: {'; '.join(app.ignored)}."
+            answer["warning"] = f"{answer['warning']} {said}" if answer.get("warning") else said
+        return answer
+
+    async def _launch_app(
+        self,
+        app: Application,
+        version: str,
+        file_path: Path | None,
+        timeout: float,
+        detach: bool,
+        new_instance: bool,
+        progress: ProgressFnT | None,
+    ) -> dict[str, Any]:
         if file_path is None and app.kind == FOREIGN:
             return await self._start_server(app, version, timeout, detach, new_instance, progress)
         if file_path is None:

@@ -118,6 +118,8 @@ def _list() -> int:
             continue
         what = app.server.describe() if app.server is not None else " ".join(app.launch_command())
         print(f"  {app.name}: {what}  [{state}]")
+        for note in app.ignored:
+            print(f"    ignored: {note}")
     return 0
 
 
