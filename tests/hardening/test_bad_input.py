@@ -46,6 +46,25 @@ def test_requests_the_json_parser_refuses_are_answered_not_dropped(raw: RawDaemo
     assert answer is not None and answer["result"]["structuredContent"]["count"] == 0
 
 
+def test_lines_with_no_request_to_answer_get_a_null_id_error_but_notifications_none(raw: RawDaemon) -> None:
+    """JSON-RPC 2.0: a line that is no JSON, a request with no method and a batch are answered with a
+    null id saying what was wrong (the writer does not wait in silence); a notification is not."""
+    for line, code, words in (
+        (b"this is not json", -32700, "not valid json"),
+        (b'{"jsonrpc":"2.0","id":12}', -32600, "has no method"),
+        (b"[]", -32600, "batch"),
+    ):
+        raw.send(line)
+        answer = raw.answer(None)
+        assert answer is not None and answer["error"]["code"] == code, (line, answer)
+        assert words in answer["error"]["message"].lower()
+    raw.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}')
+    unasked = raw.answer(None, timeout=1.5)
+    assert unasked is None or "error" not in unasked, unasked
+    raw.send(raw.call(9, "list_host_instances", {}))
+    assert raw.answer(9) is not None
+
+
 def test_a_request_line_over_the_size_limit_is_skipped_and_answered(raw: RawDaemon) -> None:
     big = "x" * (17 * 1024 * 1024)
     raw.send(raw.call(7, "search_dynamic", {"query": big}))

@@ -81,7 +81,7 @@ def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail:
     if head is None and tail:
         head = _merge(_scan_top_level(line[:ID_SCAN_BYTES]), _scan_tail(tail[-ID_SCAN_BYTES:]))
     if head is None:
-        return Refusal(reason, None)
+        return _unaddressed(line, reason, code, tail)
     request_id, method = head
     if method == "tools/call" and code == types.INVALID_REQUEST:
         body = {"type": "validation_error", "message": reason}
@@ -96,6 +96,27 @@ def refuse(line: bytes, reason: str, code: int = types.INVALID_REQUEST, *, tail:
         answer = types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
         return Refusal(reason, SessionMessage(answer))
     error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=reason))
+    return Refusal(reason, SessionMessage(error))
+
+
+def _unaddressed(line: bytes, reason: str, code: int, tail: bytes) -> Refusal:
+    """A refused line with no request to answer (no JSON, no method, an empty batch): JSON-RPC 2.0
+    answers it with a null id, so the writer hears why instead of waiting. A notification (a
+    method, no id) and a response (a `result` or an `error`: the peer answering a request of
+    ours) are answered by no one; an answer's null id never matches a request the writer waits for."""
+    head = line[:ID_SCAN_BYTES]
+    method = _scan_top_level(head)[1] or (_scan_tail(tail[-ID_SCAN_BYTES:])[1] if tail else None)
+    if method is not None or b'"result"' in head or b'"error"' in head:
+        return Refusal(reason, None)
+    try:
+        parsed = json.loads(line) if len(line) <= ID_SCAN_BYTES else None
+    except (ValueError, RecursionError):
+        parsed, code = None, types.PARSE_ERROR
+    if isinstance(parsed, dict):
+        reason = "The request has no method; a JSON-RPC request needs jsonrpc, id, method and params."
+    elif isinstance(parsed, list):
+        reason = "A batch (a JSON array) is not taken: send one JSON-RPC request per line."
+    error = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=reason))
     return Refusal(reason, SessionMessage(error))
 
 
