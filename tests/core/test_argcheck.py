@@ -121,3 +121,42 @@ def test_a_wrong_value_of_a_union_is_told_by_the_branch_of_its_kind() -> None:
     with pytest.raises(DaemonError) as raised:
         ArgumentChecker().check(cap, {"mark": "1980"})
     assert "mark: got '1980', expected a list of string items" in raised.value.message
+
+
+def test_an_example_for_a_models_argument_follows_its_ref_and_is_itself_valid() -> None:
+    """A tool taking a pydantic model (`place_order(order: Order)`) has `$ref`s into `$defs`: the
+    example a validation error offers is a whole order that passes the same check, and search's
+    argsHint names the model, not `any`."""
+    from pydantic import BaseModel, Field
+
+    from cadmcp.daemon.searching import args_hint
+
+    class Item(BaseModel):
+        sku: str
+        qty: int = Field(ge=1)
+
+    class Customer(BaseModel):
+        name: str
+        email: str
+
+    class Order(BaseModel):
+        customer: Customer
+        items: list[Item] = Field(min_length=2)
+        note: str | None = None
+
+    class Arguments(BaseModel):
+        order: Order
+
+    schema = Arguments.model_json_schema()
+    cap = Capability(
+        "id", "tool", "place_order", "place_order", None, "", {"inputSchema": schema}, HostKey("m", 1)
+    )
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(
+            cap, {"order": {"customer": {"name": "A"}, "items": [{"sku": "x", "qty": 0}]}}
+        )
+    example = raised.value.details["example"]
+    assert len(example["order"]["items"]) == 2 and example["order"]["items"][0]["qty"] == 1, example
+    ArgumentChecker().check(cap, example)  # the example passes
+    Arguments.model_validate(example)
+    assert args_hint(cap) == "order: Order (object)"

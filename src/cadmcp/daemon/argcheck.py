@@ -101,7 +101,7 @@ def _check_tool(target: str, schema: dict[str, Any], validator: Any, arguments: 
     for p in shown:  # a wrong optional argument: its example too
         name = p["field"].split(".")[0]
         if name in props and name not in example and p["expected"] != "absent":
-            example[name] = example_value(props[name], name)
+            example[name] = example_value(props[name], name, schema)
     raise validation_error(
         f"Invalid arguments for {target}: {summary}{more}. Fix them and call again; "
         f"for example arguments={_compact(example)}. Nothing ran.",
@@ -256,8 +256,34 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def example_value(spec: Any, name: str = "value") -> Any:
-    """A plausible value for a schema fragment (its own example, default or first choice first)."""
+MAX_REF_DEPTH = 8
+"""`$ref`s followed into `$defs` for one example (a recursive schema stops there)."""
+
+
+def resolve_ref(spec: Any, root: Any) -> Any:
+    """The fragment a local `$ref` (``#/$defs/Order``) names in ``root``; ``spec`` itself when it has
+    none, or the reference goes nowhere."""
+    ref = spec.get("$ref") if isinstance(spec, dict) else None
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return spec
+    target: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, dict) or part not in target:
+            return spec
+        target = target[part]
+    if not isinstance(target, dict):
+        return spec
+    siblings = {k: v for k, v in spec.items() if k != "$ref"}  # e.g. a description beside the $ref
+    return {**target, **siblings}
+
+
+def example_value(spec: Any, name: str = "value", root: Any = None, depth: int = 0) -> Any:
+    """A plausible value for a schema fragment (its own example, default or first choice first);
+    ``root`` is the whole schema its local `$ref`s point into."""
+    if depth > MAX_REF_DEPTH:
+        return None
+    spec = resolve_ref(spec, root)
     if not isinstance(spec, dict):
         return f"<{name}>"
     for key in ("examples",):
@@ -268,14 +294,16 @@ def example_value(spec: Any, name: str = "value") -> Any:
             return spec[key]
     if isinstance(spec.get("enum"), list) and spec["enum"]:
         return spec["enum"][0]
-    branches = spec.get("anyOf") or spec.get("oneOf")
+    branches = spec.get("anyOf") or spec.get("oneOf") or spec.get("allOf")
     if isinstance(branches, list):
         for branch in branches:
             if isinstance(branch, dict) and branch.get("type") != "null":
-                return example_value(branch, name)
+                return example_value(branch, name, root, depth + 1)
     kind = spec.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
+    if kind is None and isinstance(spec.get("properties"), dict):
+        kind = "object"
     if kind == "integer":
         return int(spec.get("minimum", 1))
     if kind == "number":
@@ -284,17 +312,22 @@ def example_value(spec: Any, name: str = "value") -> Any:
         return True
     if kind == "array":
         items = spec.get("items")
-        return [example_value(items, name)] if isinstance(items, dict) and items else []
+        least = spec.get("minItems") if isinstance(spec.get("minItems"), int) else 0
+        if not isinstance(items, dict) or not items:
+            return []
+        return [example_value(items, name, root, depth + 1)] * max(1, min(least, 3))
     if kind == "object":
-        return example_arguments(spec)
+        return example_arguments(spec, root, depth + 1)
     return f"<{name}>"
 
 
-def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments that satisfy the required part of an object schema."""
+def example_arguments(schema: dict[str, Any], root: Any = None, depth: int = 0) -> dict[str, Any]:
+    """Arguments that satisfy the required part of an object schema (``root``: the whole schema,
+    for `$ref`s; the schema itself at the top)."""
+    root = schema if root is None else root
     props = schema.get("properties") or {}
     required = [r for r in schema.get("required") or [] if isinstance(r, str)]
-    return {name: example_value(props.get(name), name) for name in required}
+    return {name: example_value(props.get(name), name, root, depth) for name in required}
 
 
 def _check_template(cap: Capability, arguments: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cadmcp.daemon.argcheck import resolve_ref
 from cadmcp.daemon.catalog import KINDS, Capability
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
@@ -24,7 +25,14 @@ def _short(text: str) -> str:
     return cut[: stop + 1] if stop > 60 else cut.rstrip() + "…"
 
 
-def _type_hint(spec: Any) -> str:
+def _type_hint(spec: Any, root: Any = None) -> str:
+    ref = spec.get("$ref") if isinstance(spec, dict) else None
+    if isinstance(ref, str):  # a pydantic model's argument: `order: Order (object)`
+        resolved = resolve_ref(spec, root)
+        shown = (
+            _type_hint({k: v for k, v in resolved.items() if k != "$ref"}) if resolved is not spec else "any"
+        )
+        return f"{ref.rsplit('/', 1)[-1][:40]} ({shown})"
     if not isinstance(spec, dict):
         return "any"
     if "enum" in spec and isinstance(spec["enum"], list):
@@ -50,7 +58,7 @@ def args_hint(cap: Capability) -> str:
     required = set(schema.get("required") or [])
     props = schema.get("properties") or {}
     return ", ".join(
-        f"{name}{'' if name in required else '?'}: {_type_hint(spec)}" for name, spec in props.items()
+        f"{name}{'' if name in required else '?'}: {_type_hint(spec, schema)}" for name, spec in props.items()
     )
 
 
