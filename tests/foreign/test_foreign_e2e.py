@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -350,8 +351,23 @@ async def test_a_killed_server_comes_back_and_a_hung_one_fails_only_its_calls(
             failed = outcome["time"]
             assert failed.is_error, failed
             assert failed.structured_content["type"] == "server_timeout", failed.structured_content
+            # once its calls say it is down (the probes gave up), the listing says so too within a
+            # re-listing's time (it said ready for 5 s more, while the stopped process was killed)
+            with anyio.fail_after(40):
+                while True:
+                    again = await _invoke(session, now["id"], {"timezone": "UTC"})
+                    if again.is_error and again.structured_content["type"] == "server_down":
+                        break
+                    await anyio.sleep(0.2)
+            said = time.monotonic()
+            while (await _hosts_ready(session, {"DXF"})).get("Time", {}).get("state", {}).get(
+                "phase"
+            ) == "ready":
+                assert time.monotonic() - said < 1.0, "listed ready after its calls said it was down"
+                await anyio.sleep(0.05)
         finally:
-            os.kill(back["pid"], signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):  # killed and started again by then
+                os.kill(back["pid"], signal.SIGCONT)
 
 
 @contextlib.asynccontextmanager

@@ -383,10 +383,14 @@ class ForeignHost:
     def _server_ended(self) -> None:
         """The server's stdout ended: say it is down now, while the session and its transport wind
         down (which takes up to seconds), so the listing and new calls do not take it for ready."""
+        self._down_now(self._closed_reason())
+
+    def _down_now(self, reason: str) -> None:
+        """Say the server is down at once, before its session and process wind down (seconds, for
+        a process that must be killed), so the listing agrees with the calls that already fail."""
         if self.state.get("phase") == "ready":
             self.session = self.channel = None  # new calls answer that it is down, and why
-            # what it wrote so far
-            self.down_reason = mask_text(self._with_transport_note(self._closed_reason()))
+            self.down_reason = mask_text(self._with_transport_note(reason))  # with what it wrote so far
             self._server_state("down", error=self.down_reason)
 
     def _with_transport_note(self, reason: str) -> str:
@@ -499,6 +503,7 @@ class ForeignHost:
                         f"the server stopped answering (no reply to {misses} probes in "
                         f"{misses * PROBE_TIMEOUT:g} s), so it is started again"
                     )
+                    self._down_now(self._ending)
                     raise GaveUp(self._ending) from None
             except Exception as exc:
                 raise ConnectionError(
