@@ -36,8 +36,8 @@ def test_wrong_arguments_are_said_plainly() -> None:
     assert ev.returncode == 2 and "required: what\n" in ev.stderr
 
 
-def _in_a_terminal(*files: Path) -> str:
-    """What `cadmcp host dxf FILES` writes to a terminal until it says how it stops."""
+def _in_a_terminal(*files: Path, host_args: tuple[str, ...] = ("dxf",)) -> str:
+    """What `cadmcp host dxf FILES` (or another host) writes to a terminal until it says how it stops."""
     import os
     import pty
     import select
@@ -45,7 +45,7 @@ def _in_a_terminal(*files: Path) -> str:
 
     leader, follower = pty.openpty()
     host = subprocess.Popen(
-        [sys.executable, "-m", "cadmcp", "host", "dxf", *map(str, files)],
+        [sys.executable, "-m", "cadmcp", "host", *host_args, *map(str, files)],
         stderr=follower,
         stdout=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
@@ -72,6 +72,22 @@ def test_a_host_run_in_a_terminal_says_when_it_is_ready(runtime_dir: object) -> 
     daemon, with no terminal, it says nothing)."""
     text = _in_a_terminal(Path(__file__).resolve().parents[2] / "samples" / "floorplan.dxf")
     assert "cadmcp host dxf: ready with floorplan.dxf, at " in text and "Ctrl-C stops it" in text, text
+
+
+def test_a_foreign_server_run_in_a_terminal_says_when_it_is_ready(
+    runtime_dir: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cadmcp host NAME` of an MCP server entry said nothing at all while it served."""
+    import json
+
+    from cadmcp.applications import CONFIG_ENV
+
+    config = tmp_path / "hosts.json"
+    server = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+    config.write_text(json.dumps({"hosts": {"Time": {"server": server}}}))
+    monkeypatch.setenv(CONFIG_ENV, str(config))
+    text = _in_a_terminal(host_args=("Time",))
+    assert "cadmcp host Time: ready, 2 tools of " in text and "Ctrl-C stops it" in text, text
 
 
 def test_a_host_run_in_a_terminal_says_which_files_did_not_open_and_why(

@@ -374,7 +374,7 @@ def test_host_add_notes_references_no_shell_can_fill_and_a_missing_folder(
     assert f"its folder (cwd) {missing} does not exist here" in err
 
 
-def test_host_remove_says_a_running_host_of_that_name_still_runs(
+def test_host_add_and_remove_say_a_running_host_of_that_name_keeps_its_entry(
     runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import subprocess
@@ -391,6 +391,10 @@ def test_host_remove_says_a_running_host_of_that_name_still_runs(
         while not any(ep.host_app == "Shapes" for ep in list_endpoints(runtime_dir)):
             assert time.monotonic() < deadline and host.poll() is None
             time.sleep(0.1)
+        changed = ["host", "add", "Shapes", "--force", "--env", "MODE=new", "--", sys.executable, "-V"]
+        assert cli_main(changed) == 0
+        said = capsys.readouterr().err
+        assert f"note: Shapes already runs (pid {host.pid}) with the entry it started with" in said, said
         assert cli_main(["host", "remove", "shapes"]) == 0
         assert f"note: Shapes still runs (pid {host.pid})" in capsys.readouterr().err
     finally:

@@ -432,6 +432,32 @@ async def test_a_streamable_http_server_is_reached_with_headers_from_the_environ
         tg.cancel_scope.cancel()
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_server_that_cannot_be_reached_is_down_saying_what_to_fix(transport: str) -> None:
+    """A missing command, or a URL nothing listens at, is down with a reason the person can act on,
+    not `FileNotFoundError: [Errno 2] ...` or httpx's `All connection attempts failed`."""
+    import socket
+
+    from cadmcp.applications import Application, ForeignServer
+    from cadmcp.foreign.proxy import ForeignHost
+
+    if transport == "stdio":
+        config = ForeignServer(command="no-such-mcp-server-xyz", args=("--flag",))
+        said = "the command 'no-such-mcp-server-xyz' was not found: install it, or give its full path"
+    else:
+        with socket.socket() as probe:  # a port nothing listens at
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        config = ForeignServer(url=f"http://127.0.0.1:{port}/mcp")
+        said = f"nothing answers at http://127.0.0.1:{port}/mcp ("
+    host = ForeignHost(Application("Gone", "Gone", kind="mcp", server=config))
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(60):
+            await host.start(tg)
+        assert host.state["phase"] == "down" and host.state["error"].startswith(said), host.state
+        tg.cancel_scope.cancel()
+
+
 async def test_a_2026_era_sdk_http_server_gets_each_request_with_its_method_header(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

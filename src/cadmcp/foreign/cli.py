@@ -556,6 +556,13 @@ def main(argv: Sequence[str]) -> int:
     print(f"added {name} to {path}; start it with `cadmcp host {name}` or launch_host(hostApp={name!r})")
     for warning in [*_warnings(entry), *_endpoint_note(name)]:
         print(f"note: {warning}", file=sys.stderr)
+    for pid in _running(name):
+        print(
+            f"note: {name} already runs (pid {pid}) with the entry it started with; the new one holds from "
+            "its next start (launch_host with restartHostInstanceId from list_host_instances, or "
+            f"`kill {pid}` and start it again)",
+            file=sys.stderr,
+        )
     for what in _literal_secrets(entry):
         print(
             f"note: {what} is stored in {path} as written; for a secret use env:VAR or file:PATH",

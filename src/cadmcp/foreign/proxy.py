@@ -318,7 +318,7 @@ class ForeignHost:
                 elif isinstance(inner, SubscriptionLost | anyio.EndOfStream) or self._transport_ended():
                     reason = self._closed_reason()  # the SDK's wording for it says nothing to a user
                 else:
-                    reason = describe(exc, MAX_REASON_CHARS)
+                    reason = _start_failure(inner, self.config) or describe(exc, MAX_REASON_CHARS)
             self.session = self.channel = None
             if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
                 reason = f"{reason}; {note}"
@@ -815,6 +815,29 @@ class ForeignHost:
             await self.first_attempt.wait()
 
 
+def _start_failure(exc: BaseException, config: ForeignServer) -> str | None:
+    """What a failure to reach the server means to the person fixing its entry, where the
+    exception's own words (`FileNotFoundError: [Errno 2] ...`) do not say it; None: they do."""
+    if config.transport == "stdio" and isinstance(exc, FileNotFoundError | PermissionError):
+        why = "was not found" if isinstance(exc, FileNotFoundError) else "may not be run (permission denied)"
+        return (
+            f"the command {config.command!r} {why}: install it, or give its full path as the entry's "
+            "command (`cadmcp host add NAME --force -- COMMAND ARGS...`)"
+        )
+    if config.transport == "http" and type(exc).__name__ == "ConnectError":  # httpx's
+        return f"nothing answers at {config.describe()} ({exc}): start the server, or fix the entry's url"
+    return None
+
+
+def _say_ready(shown: str, host: ForeignHost) -> None:
+    print(
+        f"{shown}: ready, {len(host.tools)} tools of {host.config.describe()}. An AI client reaches it "
+        "through `cadmcp daemon` (list_host_instances); Ctrl-C stops it.",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def _not_a_parse_traceback(record: logging.LogRecord) -> bool:
     """The SDK logs a traceback for every stdout line of a server that is no MCP message; the
     proxy's channel counts those lines and names the first in the server's state instead."""
@@ -836,10 +859,19 @@ def serve(app: Application, request: StartRequest) -> int:
         if app.version is None and info is not None and info.version:
             runtime.version = info.version  # the server names itself (before the endpoint exists)
 
+    said: list[str] = []
+    terminal = sys.stderr.isatty()  # run by a person in a terminal: say when it serves
+
     def changed(state: dict[str, Any]) -> None:
         shown = ("phase", "error", "retryInSeconds", "retryAt", "foreign")
         runtime.update_state(**{k: state.get(k) for k in shown})
         runtime.catalog_changed()
+        phase = str(state.get("phase"))
+        if terminal and phase != "ready":
+            said.clear()  # its going down is logged (a warning); its coming back is said again
+        elif terminal and not said:
+            said.append(phase)
+            _say_ready(f"cadmcp host {app.key}", host)
 
     host.on_change(changed)
     runtime.add_server(host.provider(), origin=f"foreign:{app.name}")
