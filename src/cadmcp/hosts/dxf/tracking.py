@@ -120,7 +120,6 @@ class ChangeSet:
 
     db: EntityDB
     entities: list[tuple[DXFEntity, dict[str, Any]]] = field(default_factory=list)
-    destroyed: int = 0
     untracked: list[str] = field(default_factory=list)
     """Entities whose previous state could not be copied: undo cannot restore them exactly."""
     db_entries: list[tuple[str, Any, Any]] = field(default_factory=list)
@@ -136,23 +135,44 @@ class ChangeSet:
         """Counts of created, deleted and modified objects, as a preview's inventory counts them
         (`cadmcp.hosts.dxf.inventory`): an object whose only change is which entities it holds (a
         block's or a layout's entity space) is not modified, the entities added to it or taken from
-        it are counted themselves; a header variable set to a new value is a modified object."""
-        created = {h for h, before, after in self.db_entries if before is _MISSING and after is not _MISSING}
-        removed = sum(
-            1 for _, before, after in self.db_entries if before is not _MISSING and after is _MISSING
-        )
-        modified = 0
+        it are counted themselves; an object replaced under its handle (an exploded block's ATTRIB
+        become a TEXT) is modified; so is a header variable set to a new value (created, deleted:
+        one that was not set, or is set no more)."""
+        created, removed, replaced = set(), set(), set()
+        for handle, before, after in self.db_entries:
+            if before is _MISSING:
+                created.add(handle)
+            elif after is _MISSING:
+                removed.add(handle)
+            else:
+                replaced.add(handle)
+        destroyed: set[Any] = set()
+        modified = len(replaced)
         for entity, saved in self.entities:
             live = _object_getattribute(entity, "__dict__")
             namespace = live.get("dxf")
-            if namespace is None or namespace.__dict__.get("handle") in created:
-                continue  # destroyed (counted as deleted) or new in this run
-            if not _members_only(saved, live):
+            if namespace is None:  # destroyed: deleted, unless another object took its handle
+                before = saved.get("dxf")
+                destroyed.add(before.__dict__.get("handle") if before is not None else id(entity))
+            elif namespace.__dict__.get("handle") not in created and not _members_only(saved, live):
                 modified += 1
+        counts = {
+            "created": len(created),
+            "deleted": len(removed | (destroyed - replaced)),
+            "modified": modified,
+        }
         for delta in self.containers:
             if delta.key == "hdrvars" and delta.kind == "dict":  # the header's variables, by name
-                modified += len(changed_header(delta.before, delta.after))
-        return {"created": len(created), "deleted": max(removed, self.destroyed), "modified": modified}
+                for name in changed_header(delta.before, delta.after):
+                    side = (
+                        "created"
+                        if name not in delta.before
+                        else "deleted"
+                        if name not in delta.after
+                        else "modified"
+                    )
+                    counts[side] += 1
+        return counts
 
     @property
     def touched(self) -> Touched:
@@ -299,8 +319,6 @@ class ChangeTracker:
             live = _object_getattribute(entity, "__dict__")
             if not _same_state(saved, live):
                 changes.entities.append((entity, saved))
-                if saved.get("dxf") is not None and live.get("dxf") is None:
-                    changes.destroyed += 1
         database = self.db._database
         for handle, before in self._db_before.items():
             after = database.get(handle, _MISSING)
