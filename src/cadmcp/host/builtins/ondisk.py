@@ -40,11 +40,14 @@ class DiskStamps:
     def __init__(self) -> None:
         self._stamps: dict[str, tuple[tuple[int, int], float]] = {}
         self._unfinished: dict[str, str] = {}
-        self._steps: dict[str, tuple[str, ...]] = {}
+        self._steps: dict[str, tuple[tuple[str, ...], int]] = {}
 
-    def note(self, path: Path | str | None, *, read: bool = False, steps: Sequence[str] = ()) -> None:
+    def note(
+        self, path: Path | str | None, *, read: bool = False, steps: Sequence[str] = (), dropped: int = 0
+    ) -> None:
         """Remember ``path`` as it is now (call after reading it, with ``read``, or writing it with
-        the document's undo step names, ``steps``, most recent first)."""
+        the document's undo step names, ``steps``, most recent first, and how many older steps had
+        fallen off its history, ``dropped``)."""
         if not path:
             return
         stamp = _stamp(Path(path))
@@ -53,7 +56,7 @@ class DiskStamps:
         self._steps.pop(key, None)
         if len(self._steps) >= MAX_FILES:
             self._steps.pop(next(iter(self._steps)))
-        self._steps[key] = tuple(steps)
+        self._steps[key] = (tuple(steps), dropped)
         if read and (why := unfinished(Path(path))) is not None:
             self._unfinished[key] = why
         if stamp is None:
@@ -65,19 +68,21 @@ class DiskStamps:
                 self._unfinished.pop(next(iter(self._unfinished)))
         self._stamps[key] = (stamp, time.time())
 
-    def undone_in_file(self, path: Path | str | None, steps: Sequence[str]) -> list[str]:
+    def undone_in_file(self, path: Path | str | None, steps: Sequence[str], dropped: int = 0) -> list[str]:
         """The steps ``path`` was last written with that the document no longer has, given its undo
-        step names now (``steps``, most recent first): undone past the save, the file still holds
-        them. Empty when unknown (a file this host neither read nor wrote)."""
-        written = self._steps.get(os.path.realpath(path)) if path else None
+        step names now (``steps``, most recent first; ``dropped``: older steps fallen off its
+        history): undone past the save, the file still holds them. Empty when unknown (a file this
+        host neither read nor wrote). Steps are matched by their place since the document was
+        opened, so steps falling off the history after the save are no difference."""
+        written, written_dropped = self._steps.get(os.path.realpath(path), ((), 0)) if path else ((), 0)
         if not written:
             return []
-        shared = 0  # the steps both have, counted from the oldest
-        for ours, theirs in zip(reversed(written), reversed(steps), strict=False):
-            if ours != theirs:
-                break
-            shared += 1
-        return list(written[: len(written) - shared])
+        now = {dropped + k: name for k, name in enumerate(reversed(steps))}
+        for j, name in enumerate(reversed(written)):  # oldest first, at its place since the opening
+            place = written_dropped + j
+            if place >= dropped and now.get(place) != name:  # fallen off since: the same step
+                return list(written[: len(written) - j])
+        return []
 
     def unfinished(self, path: Path | str | None) -> str | None:
         """Why the file at ``path`` looked cut short when it was read, or None."""

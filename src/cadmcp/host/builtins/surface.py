@@ -494,7 +494,8 @@ class BuiltinSurface:
                     active = next((d for d in adapter.documents() if d["active"]), None)
                     self.on_disk.check_unchanged(active["path"] if active else None)
                 saved = adapter.save(Path(target) if target else None)
-                self.on_disk.note(saved.path, steps=adapter.history().undo_names())
+                stack = adapter.history()
+                self.on_disk.note(saved.path, steps=stack.undo_names(), dropped=stack.dropped())
                 if target:
                     message = (
                         f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go there; the "
@@ -532,7 +533,7 @@ class BuiltinSurface:
                 moved = navigate(stack, direction, steps)
                 active = next((d for d in adapter.documents() if d["active"]), None)
                 path = active["path"] if active else None
-                if held := self.on_disk.undone_in_file(path, stack.undo_names()):
+                if held := self.on_disk.undone_in_file(path, stack.undo_names(), stack.dropped()):
                     moved["savedFileHolds"] = held
                     moved["message"] += (
                         f" {echo(Path(path).name)} was saved with {len(held)} step(s) not in the {noun} now "
