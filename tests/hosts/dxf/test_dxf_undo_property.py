@@ -41,7 +41,9 @@ EDITS: dict[str, str] = {
     "xdata": "es = list(msp)\nes[{n} % len(es)].set_xdata('ACAD', [(1000, 'note {n}')]) if es else None",
     "delete_block_refs": "for e in msp.query('INSERT[name==\"WINDOW\"]')[:2]:\n    msp.delete_entity(e)",
     "paperspace_text": "doc.layouts.get('A1 Plan').add_text('REV {n}', height=5)",
-    "explode_door": "ds = msp.query('INSERT[name==\"DOOR\"]')\nds[{n} % len(ds)].explode() if len(ds) else None",
+    "explode_door": (
+        "ds = msp.query('INSERT[name==\"DOOR\"]')\nds[{n} % len(ds)].explode() if len(ds) else None"
+    ),
     "unset_header_var": "doc.header.__delitem__('$INSUNITS') if '$INSUNITS' in doc.header else None",
 }
 
