@@ -30,6 +30,8 @@ QUIET_POLL_SECONDS = 1.0
 MAX_BODY = 16 * 1024
 TOOLSETS_URI = "cadmcp://toolsets"
 TOOLSETS_SECONDS = 3.0
+MAX_HOSTS_SEEN = 4096
+"""Host pids remembered for the timeline (past that, only the running ones, until seen again)."""
 TOOLSETS_RETRY_START, TOOLSETS_RETRY_MAX = 1.0, 30.0
 """Seconds before a toolset report that could not be read is asked for again (doubling)."""
 STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
@@ -66,6 +68,8 @@ class Dashboard:
         self._host_signature: Any = None
         self._approval_ids: tuple[str, ...] = ()
         self._checkpoint_marks: tuple[int, int, int] | None = None
+        self._hosts_seen: set[int] = set()
+        """Pids of the hosts seen while the dashboard ran: a host's lines stay its own after it exits."""
 
     # -- the watcher -------------------------------------------------------------------------
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -181,9 +185,14 @@ class Dashboard:
         return state.busy_since if state is not None else None
 
     def _host_pids(self) -> set[int]:
-        return {s.endpoint.pid for s in self.directory.states.values()} | {
+        """The hosts' pids: those running, and those seen running since the dashboard started."""
+        now = {s.endpoint.pid for s in self.directory.states.values()} | {
             k.pid for k in self.directory.local_entries()
         }
+        if len(self._hosts_seen) > MAX_HOSTS_SEEN:
+            self._hosts_seen.clear()
+        self._hosts_seen |= now
+        return set(self._hosts_seen)
 
     def _mark_pid(self, pid: int) -> None:
         for key in self.directory.local_entries():

@@ -134,6 +134,10 @@ class Timeline:
         for gone in [p for p in self._offsets if p not in names]:
             self._offsets.pop(gone, None)
             self._rest.pop(gone, None)
+        new.sort(key=lambda call: str(call.line.get("time") or ""))  # files interleave: by the lines' time
+        for call in new:
+            call.id = next(self._ids)
+        self.calls.extend(new)
         return new
 
     def _read(self, path: Path, size: int) -> list[Call]:
@@ -160,9 +164,7 @@ class Timeline:
                 line = parse_line(raw.decode("utf-8", errors="replace"))
             except (ValueError, IndexError):
                 continue
-            call = Call(next(self._ids), pid, line)
-            self.calls.append(call)
-            out.append(call)
+            out.append(Call(0, pid, line))  # numbered once the poll has put its calls in order
         return out
 
     def find(self, call_id: int) -> Call | None:
