@@ -34,3 +34,8 @@ PREVIEW = "io.cadmcp/preview"
 back); `{"apply": "<before>:<after>"}` applies it only from the previewed revision and only if it
 ends at the previewed one. The daemon sends these to show the person a change before they confirm
 it and to apply exactly that change; the call's arguments stay the caller's own."""
+
+ALIASES = "x-cadmcp-aliases"
+"""In a tool's `inputSchema`, on a property with an `enum`: `{"alias": "value"}`, the values that
+are other names of another (`isometric` of `axonometric`); a person's list of choices (the
+dashboard's) leaves them out."""

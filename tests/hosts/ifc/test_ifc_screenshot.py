@@ -84,6 +84,20 @@ async def test_top_shows_the_roof_from_above_and_isometric_is_the_axonometric_vi
     assert not np.array_equal(ground_top, top)  # one storey from above, without the roof's storey
 
 
+async def test_the_dashboards_view_choices_leave_out_the_other_names_of_a_view(client) -> None:
+    """'isometric' is taken as 'axonometric': a person choosing a view is offered one of them."""
+    from types import SimpleNamespace
+
+    from cadmcp.daemon.dashboard.hostsview import view_options
+
+    (tool,) = [t for t in (await client.list_tools()).tools if t.name == "view_screenshot"]
+    raw = tool.model_dump(by_alias=True, exclude_none=True)
+    assert raw["inputSchema"]["properties"]["view"]["x-cadmcp-aliases"] == {"isometric": "axonometric"}
+    entry = SimpleNamespace(find=lambda kind, name: SimpleNamespace(raw=raw))  # as the daemon lists it
+    (choice,) = [o for o in view_options(entry) if o["name"] == "view"]
+    assert choice["enum"] == ["axonometric", "plan", "top"] and choice["default"] == "axonometric"
+
+
 async def test_bad_arguments_are_clear_errors(client) -> None:
     unknown = await client.call_tool("view_screenshot", {"view": "plan", "storey": "Basement"})
     assert unknown.is_error and "Ground Floor" in text(unknown)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cadmcp import __version__
 from cadmcp.daemon import machines
+from cadmcp.wire.meta import ALIASES
 
 if TYPE_CHECKING:
     from cadmcp.daemon.gateway import Gateway
@@ -97,7 +98,8 @@ def view_options(entry: Any) -> list[dict[str, Any]]:
     out = []
     for name, spec in list(props.items())[:12]:
         if isinstance(spec, dict) and isinstance(spec.get("enum"), list) and name not in ("width", "height"):
-            values = [str(v) for v in spec["enum"][:12] if isinstance(v, str)]
+            aliases = spec.get(ALIASES) if isinstance(spec.get(ALIASES), dict) else {}
+            values = [str(v) for v in spec["enum"][:12] if isinstance(v, str) and v not in aliases]
             out.append({"name": name, "enum": values, "default": spec.get("default")})
     return out
 

@@ -102,6 +102,9 @@ class ScreenshotOption:
     annotation: Any
     default: Any
     description: str
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Values of ``annotation`` that name another (``{"isometric": "axonometric"}``): taken, and
+    marked in the schema (`cadmcp.wire.meta.ALIASES`) so that a person's choice lists leave them out."""
 
 
 COMPLETE_OPTION = ScreenshotOption(

@@ -44,6 +44,7 @@ from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
 from cadmcp.host.runtime import HostRuntime
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.meta import ALIASES
 from cadmcp.wire.meta import DOMAIN as DOMAIN_META
 from cadmcp.wire.meta import FALLBACK as FALLBACK_META
 from cadmcp.wire.meta import PREVIEW as PREVIEW_META
@@ -626,7 +627,13 @@ class BuiltinSurface:
                     option.name,
                     inspect.Parameter.KEYWORD_ONLY,
                     default=option.default,
-                    annotation=Annotated[option.annotation, Field(description=option.description)],
+                    annotation=Annotated[
+                        option.annotation,
+                        Field(
+                            description=option.description,
+                            json_schema_extra={ALIASES: dict(option.aliases)} if option.aliases else None,
+                        ),
+                    ],
                 )
             )
         view_screenshot.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

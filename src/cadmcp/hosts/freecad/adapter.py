@@ -146,6 +146,7 @@ def profile(gui: bool) -> HostProfile:
                 "isometric",
                 "View direction; 'current' keeps the GUI's camera as the user has it (headless: isometric). "
                 "'axonometric' is 'isometric' and 'plan' is 'top', as other hosts name them.",
+                VIEW_ALIASES,
             ),
             ScreenshotOption(
                 "mark",

@@ -41,6 +41,9 @@ WARM_UP_BATCH = 64
 WARM_UP_STEP_S = 0.15
 """...which tessellates for about this long at most, so a call arriving meanwhile soon runs."""
 
+VIEW_ALIASES = {"isometric": "axonometric"}
+"""Views taken under another host's name for them (FreeCAD's)."""
+
 DOMAIN = Domain(
     names=("IFC", "BIM", "openBIM", "IfcOpenShell", "IFC4", "IFC2x3", "BIM model"),
     terms=(
@@ -109,6 +112,7 @@ def profile() -> HostProfile:
                 "'axonometric' (3D view from the south-east; 'isometric' is the same), 'plan' (top-down "
                 "section 1.2 m above the storey's floor) or 'top' (the whole model, or `storey`, seen from "
                 "above, roofs included).",
+                VIEW_ALIASES,
             ),
             ScreenshotOption(
                 "storey",
@@ -368,8 +372,8 @@ class IfcAdapter:
         from cadmcp.hosts.ifc.views import screenshot
 
         doc = self.active()
-        if options.get("view") == "isometric":  # as FreeCAD names it
-            options = {**options, "view": "axonometric"}
+        if options.get("view") in VIEW_ALIASES:  # as FreeCAD names it
+            options = {**options, "view": VIEW_ALIASES[options["view"]]}
         level = self._storey(doc, options.get("storey"))
         if level is None and options.get("view") == "plan":
             levels = storeys(doc.file)
