@@ -115,6 +115,21 @@ def test_a_file_named_for_another_format_is_read_as_what_it_holds(tmp_path: Path
     assert "note" not in read_file_info(str(house))
 
 
+def test_an_ascii_dxf_or_a_freecad_document_under_another_name_is_told_by_its_content(tmp_path: Path) -> None:
+    """An ASCII DXF has no magic number, but starts with group code 0 and SECTION (after any 999
+    comments); an FCStd is a zip whose first member is Document.xml."""
+    sketch = tmp_path / "sketch.ifc"
+    sketch.write_text("999\nmade by hand\n  0\nSECTION\n  2\nENTITIES\n  0\nENDSEC\n  0\nEOF\n")
+    info = read_file_info(str(sketch))
+    assert info["format"] == "dxf" and info["note"].startswith("sketch.ifc is named .ifc but holds a DXF")
+    part = tmp_path / "part.dwg"
+    part.write_bytes((Path(__file__).resolve().parents[2] / "samples" / "bracket.FCStd").read_bytes())
+    with pytest.raises(FileInfoError) as refused:
+        read_file_info(str(part))
+    assert "is named '.dwg' but holds a FreeCAD document" in refused.value.message
+    assert "launch_host(filePath=...)" in refused.value.message
+
+
 def test_a_dwg_named_dxf_keeps_the_misnaming_note_before_its_own(tmp_path: Path) -> None:
     """The DWG reader's own note (content needs a converter) comes after, not instead of, the
     note that the name is wrong."""

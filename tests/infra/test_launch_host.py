@@ -77,6 +77,15 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
         misnamed = await _error(session, {"filePath": str(house)})
         assert misnamed["type"] == "misnamed_file" and misnamed["renameTo"] == ".ifc", misnamed
         assert "'house.dxf' is named .dxf but holds an IFC model: rename it" in misnamed["message"]
+        part = tmp_path / "part.dwg"  # an FCStd named .dwg (a zip starting with Document.xml)
+        part.write_bytes((ROOT / "samples" / "bracket.FCStd").read_bytes())
+        freecad = await _error(session, {"filePath": str(part)})
+        assert freecad["type"] == "misnamed_file" and freecad["renameTo"] == ".FCStd", freecad
+        assert "holds a FreeCAD document" in freecad["message"]
+        sketch = tmp_path / "sketch.ifc"  # an ASCII DXF named .ifc
+        sketch.write_text("999\nmade by hand\n  0\nSECTION\n  2\nENTITIES\n  0\nENDSEC\n  0\nEOF\n")
+        drawing = await _error(session, {"filePath": str(sketch)})
+        assert drawing["type"] == "misnamed_file" and drawing["renameTo"] == ".dxf", drawing
         revit = tmp_path / "tower.ifc"
         revit.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
         no_host = await _error(session, {"filePath": str(revit)})

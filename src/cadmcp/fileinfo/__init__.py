@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from cadmcp.fileinfo.errors import FileInfoError, corrupt, os_reason, shown
+from cadmcp.fileinfo.errors import FileInfoError, corrupt, os_reason, shown, shown_name
 from cadmcp.fileinfo.paths import SUPPORTED_EXTENSIONS, base_info, check_detail, check_path, content_note
+from cadmcp.wire.echo import echo
 
 __all__ = ["SUPPORTED_EXTENSIONS", "FileInfoError", "read_file_info"]
 
@@ -29,6 +30,13 @@ def read_file_info(
     level = check_detail(detail)
     resolved, named = check_path(path)
     fmt, note = content_note(resolved, named)
+    if fmt == "freecad":  # file info does not read FreeCAD documents: the host that opens one does
+        raise FileInfoError(
+            "unsupported_extension",
+            f"{shown_name(resolved)} is named {echo(resolved.suffix, 20)} but holds a FreeCAD document, "
+            "which file info does not read; rename it (or a copy) to .FCStd and open it with "
+            "launch_host(filePath=...).",
+        )
     info = base_info(resolved, fmt)
     try:
         if fmt == "dxf":
@@ -47,8 +55,11 @@ def read_file_info(
             from cadmcp.fileinfo import revit
 
             info.update(revit.read(resolved, level))
-    except FileInfoError:
-        raise
+    except FileInfoError as exc:
+        if note is None:
+            raise
+        said = f"{shown_name(resolved)} is named {echo(resolved.suffix, 20)} but holds {_WHAT[fmt]}"
+        raise FileInfoError(exc.code, f"{said}, read as that: {exc.message}") from None
     except PermissionError:
         raise FileInfoError(
             "unreadable", f"{shown(resolved)} cannot be read (permission denied); check its permissions."

@@ -31,15 +31,19 @@ FORMAT_NAMES = {
     "dwg": "a DWG drawing",
     "ifc": "an IFC model",
     "revit": "a Revit file",
+    "freecad": "a FreeCAD document",
 }
+_ASCII_DXF = re.compile(rb"(?:\xef\xbb\xbf)?(?:[ \t]*999\r?\n[^\n]*\n)*[ \t]*0\r?\n[ \t]*SECTION\r?\n")
+"""An ASCII DXF's start: optional 999 comments, then group code 0 and SECTION."""
 
 
 def sniffed_format(path: Path) -> str | None:
-    """The format the file's first bytes say it is (IFC, DWG, Revit's OLE container, binary DXF),
-    or None when they say nothing this knows (ASCII DXF has no fixed start)."""
+    """The format the file's first bytes say it is (IFC, DWG, Revit's OLE container, DXF, a
+    FreeCAD document: a zip whose first member is Document.xml), or None when they say nothing
+    this knows."""
     try:
         with path.open("rb") as stream:
-            head = stream.read(32)
+            head = stream.read(256)
     except OSError:
         return None
     if head.lstrip().upper().startswith(b"ISO-10303-21"):
@@ -48,15 +52,17 @@ def sniffed_format(path: Path) -> str | None:
         return "dwg"
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
         return "revit"
-    if head.startswith(b"AutoCAD Binary DXF"):
+    if head.startswith(b"AutoCAD Binary DXF") or _ASCII_DXF.match(head):
         return "dxf"
+    if head.startswith(b"PK\x03\x04") and head[30:42] == b"Document.xml":
+        return "freecad"
     return None
 
 
 def held_format(path: Path) -> str | None:
     """The format the file's content says it is where its CAD extension names another (an IFC
     model named .dxf), or None: they agree, the extension is no CAD format's, or the content's
-    start says nothing (ASCII DXF, FCStd)."""
+    start says nothing this knows."""
     suffix = path.suffix.lower()
     named = FORMATS.get(suffix) or ("freecad" if suffix in OPENED_ELSEWHERE else None)
     found = sniffed_format(path) if named is not None else None
