@@ -193,6 +193,29 @@ async def test_one_host_per_file_unless_a_second_copy_is_asked_for_and_saves_nev
         assert re.search(r"Saved as .*plan\.dxf", _text(forced))
 
 
+async def test_a_dwg_cut_short_is_not_opened_and_the_launch_says_so_for_certain(
+    infra_daemon: Any, infra_env: Any, tmp_path: Path
+) -> None:
+    """The DXF host's converter fails on a cut DWG and can only say it "may be damaged or cut short";
+    the daemon checks the file's length as read_file_info does and says what it found."""
+    from tests.hosts.dxf.dwg_helpers import READER_ENV, require_reader, write_pair
+
+    infra_env.extra[READER_ENV] = str(require_reader())
+    dwg, _ = write_pair(tmp_path)
+    half = tmp_path / "half.dwg"
+    half.write_bytes(dwg.read_bytes()[: dwg.stat().st_size // 2])
+    async with infra_daemon() as session:
+        failed = await call(session, "launch_host", {"filePath": str(half), "timeoutSeconds": 90})
+        body = failed.structured_content
+        assert failed.is_error and body["type"] == "document_not_opened", body
+        (document,) = body["documents"]
+        assert (
+            document["cutShort"] is True
+            and "is a DWG drawing (R2000, AC1015) cut short" in document["problem"]
+        )
+        assert "may be damaged" not in body["message"] and "cut short: it is " in body["message"], body
+
+
 async def test_a_fresh_daemons_first_call_launching_an_open_file_finds_the_running_host(
     infra_daemon: Any, tmp_path: Path
 ) -> None:

@@ -407,6 +407,10 @@ class HostLauncher:
         document open is stopped."""
         failed = [d for d in documents if not d.get("opened")]
         opened = [str(d.get("title") or d.get("path")) for d in documents if d.get("opened")]
+        for d in failed:  # what the host could only suspect, file info may know from the file's length
+            cut = await anyio.to_thread.run_sync(_cut_short, Path(str(d.get("path"))))
+            if cut is not None:
+                d["problem"], d["cutShort"] = cut, True
         reasons = " ".join(
             f"{Path(str(d.get('path'))).name}: {d.get('problem') or 'it did not open (no reason given)'}"
             for d in failed
@@ -624,6 +628,25 @@ def _check_content(file_path: Path, apps: list[Application]) -> None:
         f"{echo(file_path.name)} is named {file_path.suffix} but holds {FORMAT_NAMES[found]}: {fix}.",
         {"found": found, **({"renameTo": right} if right else {})},
     )
+
+
+def _cut_short(path: Path) -> str | None:
+    """File info's finding that a DWG drawing is cut short (its length against where its header
+    places its end), or None: not a DWG, not cut, or a release whose length is not checked."""
+    from cadmcp.fileinfo import FileInfoError
+    from cadmcp.fileinfo.paths import sniffed_format
+
+    try:
+        if sniffed_format(path) != "dwg":
+            return None
+        from cadmcp.fileinfo import dwg
+
+        dwg.read(path, "summary")
+    except FileInfoError as exc:
+        return exc.message if " cut short" in exc.message else None
+    except OSError:
+        return None
+    return None
 
 
 def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError:
