@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ast
 import ctypes
+import functools
 import io
 import linecache
 import os
@@ -302,44 +303,108 @@ def _run_guarded(body: Any, last_expr: Any | None, namespace: dict[str, Any], li
     namespace.setdefault("__builtins__", __builtins__)
     namespace.setdefault("progress", report_progress)
     watchdog = _Watchdog(threading.get_ident(), limit, current_call())
+    started = time.monotonic()
     try:
         try:
             watchdog.start()
             with _exits_refused():
                 exec(body, namespace)
-                if last_expr is None:
-                    return _Outcome("ok")
-                value = eval(last_expr, namespace)
-            return _Outcome("ok", value=value, has_value=value is not None)
+                value = None if last_expr is None else eval(last_expr, namespace)
         finally:
             watchdog.stop()
+            _untrace()
+        if (reason := watchdog.fired or _interrupts.fired) is not None:  # raised, and swallowed on the way
+            return _stopped_outcome(reason, limit, time.monotonic() - started)
+        return _Outcome("ok", value=value, has_value=value is not None)
     except (ExecTimeout, ExecCancelled) as exc:
-        return _stopped_outcome(type(exc), limit)
+        return _stopped_outcome(type(exc), limit, time.monotonic() - started)
     except BaseException as exc:
         if (reason := watchdog.fired or _interrupts.fired) is not None:
-            return _stopped_outcome(reason, limit)
+            return _stopped_outcome(reason, limit, time.monotonic() - started)
         return _Outcome("runtime_error", error=f"{PREFIX['runtime_error']} {_format_user_traceback(exc)}")
 
 
-def _stopped_outcome(reason: type[BaseException], limit: float) -> _Outcome:
+def _stopped_outcome(reason: type[BaseException], limit: float, took: float | None = None) -> _Outcome:
     if reason is ExecCancelled:
         return _Outcome(
             "cancelled",
             error=f"{PREFIX['cancelled']} The call was cancelled (or the host is stopping); the code was "
             "stopped before it finished.",
         )
-    return _timeout_outcome(limit)
+    return _timeout_outcome(limit, took)
 
 
-def _timeout_outcome(limit: float) -> _Outcome:
+def _timeout_outcome(limit: float, took: float | None = None) -> _Outcome:
+    late = took is not None and took > limit + LATE_STOP
+    when = (
+        f"after {took:.0f} s: its limit is {limit:g} s, and code it called kept catching the stop"
+        if late
+        else f"after {limit:g} s"
+    )
     return _Outcome(
         "timeout",
         error=(
-            f"{PREFIX['timeout']} The code was stopped after {limit:g} s. Make it faster (work on "
+            f"{PREFIX['timeout']} The code was stopped {when}. Make it faster (work on "
             f"fewer elements, avoid endless loops) or raise the limit with the {EXEC_TIMEOUT_ENV} "
             "environment variable (seconds) of the host process."
         ),
     )
+
+
+LATE_STOP = 2.0
+"""Seconds past its limit after which a stopped script's answer says how long it really ran."""
+_traced = threading.local()
+
+
+def stop_at_script_line(stop: BaseException | type[BaseException]) -> None:
+    """Raise ``stop`` (a script's :class:`ExecTimeout` or :class:`ExecCancelled`) again at the script's
+    next line. For host code the application calls back while a script runs (FreeCAD's document
+    observers, during a recompute): the stop, raised asynchronously, may land there, where the
+    application would catch it and the script run on past its limit. Called from that code's
+    ``except``, on the script's thread (and by the signal handlers that raise the stop)."""
+    kind = stop if isinstance(stop, type) else type(stop)
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename == USER_FILENAME:
+            raise kind()
+        return None  # the application's own frames: not traced
+
+    frame = sys._getframe(1)
+    found = False
+    while frame is not None:
+        if frame.f_code.co_filename == USER_FILENAME:
+            frame.f_trace, frame.f_trace_lines, found = tracer, True, True
+        frame = frame.f_back
+    if found:
+        if not hasattr(_traced, "previous"):
+            _traced.previous = sys.gettrace()
+        sys.settrace(tracer)  # again each time: a trace function that raised was turned off
+
+
+def _untrace() -> None:
+    """Put back the trace function :func:`stop_at_script_line` replaced (a debugger's, coverage's)."""
+    if hasattr(_traced, "previous"):
+        sys.settrace(_traced.previous)
+        del _traced.previous
+
+
+def shielded(slot: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a callback the application makes while a script may run (a document observer's slot):
+    a script's stop landing in it is raised again in the script (:func:`stop_at_script_line`),
+    after the callback ran once more whole, so what it records is not left half done."""
+
+    @functools.wraps(slot)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return slot(*args, **kwargs)
+        except (ExecTimeout, ExecCancelled) as stop:
+            try:
+                slot(*args, **kwargs)
+            finally:
+                stop_at_script_line(stop)
+            return None
+
+    return run
 
 
 def _format_user_traceback(exc: BaseException) -> str:
@@ -473,11 +538,13 @@ class _SignalInterrupts:
         pending = self._pending
         if pending is not None and self._target is not None and _in_script(frame):
             self.fired = pending
+            stop_at_script_line(pending)  # should the code it lands in swallow it (an application's)
             raise pending()
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
         if self._target is not None and _in_script(frame):
             self.fired = ExecTimeout
+            stop_at_script_line(ExecTimeout)  # should the code it lands in swallow it (an application's)
             raise ExecTimeout()
         signal.setitimer(signal.ITIMER_REAL, 0)  # the script is over: nothing to stop
 

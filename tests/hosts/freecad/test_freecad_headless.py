@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,49 @@ async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(
         broken = await fc.invoke("set_parameter", {"alias": "hole", "value": 90})
         assert broken.is_error and "nothing was changed" in text_of(broken)
         assert float(await fc.value("doc.getObject('Params').hole")) == 10
+
+
+FOLLOWERS = """
+class Follower:
+    def __init__(self, obj):
+        obj.Proxy = self
+        obj.addProperty("App::PropertyLink", "Source")
+        obj.addProperty("App::PropertyFloat", "Seen")
+
+    def execute(self, obj):
+        total = 0.0
+        for i in range(20000):  # some Python work, as a Path operation's or an Arch object's
+            total += i % 7
+        obj.Seen = obj.Source.Shape.Volume + total * 0
+        obj.Shape = obj.Source.Shape.copy()
+
+for i in range(8):
+    follower = doc.addObject("Part::FeaturePython", f"Follower{i}")
+    Follower(follower)
+    follower.Source = doc.getObject("Pad")
+doc.recompute()
+"""
+
+
+async def test_a_script_recomputing_past_its_limit_is_stopped_and_rolled_back(
+    daemon: Any, sample: Path
+) -> None:
+    """The stop raised in a script that loops over ``doc.recompute()`` lands in the Python FreeCAD
+    runs during the recompute (cadmcp's own document observers among it), where FreeCAD caught it:
+    the script ran on for minutes past its limit, and its changes were committed."""
+    async with daemon(CADMCP_EXEC_TIMEOUT="3") as session:  # launched by the daemon, which reads its stderr
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        assert not (await fc.run(padded_sketch())).is_error
+        assert not (await fc.run(FOLLOWERS)).is_error  # Python that FreeCAD runs in each recompute
+        before = await fc.fingerprint()
+        started = time.monotonic()
+        looping = await fc.run(
+            "import time\nstarted, n = time.time(), 0\nwhile time.time() - started < 40:\n"
+            "    doc.getObject('Pad').Length = 11 + n % 5\n    doc.recompute()\n    n += 1\n"
+        )
+        took = time.monotonic() - started
+        said = text_of(looping)
+        assert looping.is_error and said.startswith("[TIMEOUT]") and "[ROLLBACK]" in said, said
+        assert took < 12, f"stopped after {took:.1f} s, its limit is 3 s"
+        assert await fc.fingerprint() == before

@@ -36,6 +36,7 @@ from cadmcp.host.builtins import (
     requested_outcome,
 )
 from cadmcp.host.history import UNDO_DEPTH_ENV, Touched, undo_depth
+from cadmcp.host.pyexec import shielded
 from cadmcp.hosts.freecad import IMPORT_SUFFIXES
 from cadmcp.hosts.freecad.undo import (
     DocumentSteps,
@@ -200,6 +201,7 @@ class _FreshDerivedShapes:
     recompute saw a container as it had been. Dropping the cache costs its next read only.
     """
 
+    @shielded
     def slotRecomputedDocument(self, doc: Any) -> None:
         refresh_derived()
 
@@ -226,16 +228,19 @@ class _Changes:
         self.changed: set[str] = set()
         self.names: dict[str, list[str]] = {"created": [], "deleted": []}
 
+    @shielded
     def slotCreatedObject(self, obj: Any) -> None:
         if obj.Document is self.doc:
             self.created += 1
             self.names["created"].append(obj.Name)
 
+    @shielded
     def slotDeletedObject(self, obj: Any) -> None:
         if obj.Document is self.doc:
             self.deleted += 1
             self.names["deleted"].append(obj.Name)
 
+    @shielded
     def slotChangedObject(self, obj: Any, prop: str) -> None:
         if obj.Document is self.doc:
             self.changed.add(obj.Name)

@@ -42,6 +42,7 @@ from typing import Any
 
 from cadmcp.host.builtins import HostError
 from cadmcp.host.history import Touched
+from cadmcp.host.pyexec import shielded
 
 __all__ = [
     "DocumentSteps",
@@ -247,6 +248,7 @@ class ValueLog:
         self.overflowed = False
         """More content changed than ``limit``: ``values`` was let go."""
 
+    @shielded
     def slotBeforeChangeObject(self, obj: Any, prop: str) -> None:
         if obj.Document is self.doc:
             self._keep(obj, prop)
