@@ -16,8 +16,9 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from freecad_helpers import FreeCAD, text_of, wait_for_freecad
+from freecad_helpers import FreeCAD, padded_sketch, text_of, wait_for_freecad
 from PIL import Image, ImageChops
+from tests.core.helpers import structured
 from tests.policy.helpers import policy_env
 
 from cadmcp.corpus.runner import dump_script
@@ -288,3 +289,28 @@ async def test_a_preview_after_an_undo_keeps_the_redo_steps_and_its_approval_app
         )
         assert not applied.is_error, text_of(applied)
         assert await _revision(fc) == found["revision"]["after"]
+
+
+async def test_a_preview_whose_recompute_fails_warns_as_the_applied_run_does(
+    daemon: Any, sample: Path
+) -> None:
+    """A Pad made 0 mm long fails in the recompute, and FreeCAD keeps the last good shape, so the
+    after-picture looks unchanged: the preview says which objects the recompute left in error (the
+    answer and the person's question), as the applied run's answer does."""
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        assert not (await fc.run(padded_sketch())).is_error
+        breaking = "doc.getObject('Pad').Length = 0"
+        preview = await _preview(fc, breaking)
+        assert not preview.is_error, text_of(preview)
+        (warning,) = preview.structured_content["warnings"]
+        assert warning.startswith("The recompute left 1 object(s) in error: Pad (PartDesign::Pad)"), warning
+        assert "Fix them or change the script" in warning and f"[WARNING] {warning}" in text_of(preview)
+        summary = preview_summary(preview.model_dump(by_alias=True, mode="json"))
+        assert summary is not None and summary["warnings"] == [warning]
+        subject = Subject("execute_python_code", host_app="FreeCAD", document="bracket.FCStd")
+        asked = question(Policy("confirm-changes").decide(subject), subject, {"code": breaking}, summary)
+        assert f"  warning: {warning}" in asked["message"]
+        applied = await fc.run(breaking)
+        assert "[WARNING] The recompute left 1 object(s) in error: Pad (PartDesign::Pad)" in text_of(applied)

@@ -55,7 +55,13 @@ def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
         c.get("data") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "image"
     ]
     previewed = (found.get("applyWith") or {}).get("previewed")
-    return {**parts, "previewed": previewed if isinstance(previewed, str) else None, "pictures": pictures[:2]}
+    warnings = [str(w)[:MAX_SHOWN_DESCRIPTION] for w in found.get("warnings") or [] if isinstance(w, str)]
+    return {
+        **parts,
+        "previewed": previewed if isinstance(previewed, str) else None,
+        "pictures": pictures[:2],
+        **({"warnings": warnings[:3]} if warnings else {}),
+    }
 
 
 def _sampled(entry: dict[str, Any]) -> str:
@@ -82,6 +88,7 @@ def _preview_lines(preview: dict[str, Any]) -> list[str]:
         kinds = ", ".join(f"{n} {k}" for k, n in list((part.get("byKind") or {}).items())[:6])
         names = [_sampled(s) for s in (part.get("sample") or [])[:6] if isinstance(s, dict)]
         lines.append(f"  {verb} {count} ({kinds}): {', '.join(names)}")
+    lines.extend(f"  warning: {w}" for w in preview.get("warnings") or [])
     if preview.get("pictures"):
         lines.append("  before- and after-pictures are in the approval queue's entry")
     return lines

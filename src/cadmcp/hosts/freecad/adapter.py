@@ -258,6 +258,18 @@ class _Changes:
         return Touched(tuple(created), tuple(modified), tuple(deleted))
 
 
+def _recompute_warning(doc: Any, fix: str) -> str:
+    """What the last recompute left in error, with what to do (``fix``: undo, or change the script),
+    or "" when it left nothing in error."""
+    problems = _recompute_problems(doc)
+    if not problems:
+        return ""
+    return (
+        f"The recompute left {len(problems)} object(s) in error: {'; '.join(problems[:5])}. Fix them or "
+        f"{fix}; freecad://model/warnings lists them."
+    )
+
+
 def _close_application_transaction(abort: bool) -> None:
     """End FreeCAD's application-level transaction too.
 
@@ -340,6 +352,11 @@ class FreeCADScriptRun:
         if self._changes.any:
             self.doc.recompute()
 
+    def caution(self) -> str:
+        """For a preview, after :meth:`prepare`: the objects the recompute left in error, as the
+        applied run's answer names them."""
+        return _recompute_warning(self.doc, "change the script") if self._changes.any else ""
+
     def commit(self) -> RecordedStep | None:
         try:
             if self._changes.any:
@@ -368,13 +385,7 @@ class FreeCADScriptRun:
         )
         c = self._changes
         detail = f"{c.created} created, {c.deleted} deleted, {len(c.changed)} objects changed; recomputed"
-        problems = _recompute_problems(self.doc)
-        warning = ""
-        if problems:
-            warning = (
-                f"The recompute left {len(problems)} object(s) in error: {'; '.join(problems[:5])}. Fix them "
-                "or undo the step; freecad://model/warnings lists them."
-            )
+        warning = _recompute_warning(self.doc, "undo the step")
         return RecordedStep(
             self.name,
             detail,
