@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from freecad_helpers import FreeCAD, text_of
+from freecad_helpers import FreeCAD, padded_sketch, text_of
 from PIL import Image
 from tests.core.helpers import structured
 
@@ -185,3 +185,21 @@ async def test_a_body_saved_without_its_shape_is_drawn_as_its_tip(fc: FreeCAD, t
     assert box is not None
     middle = ((box[0] + box[2]) // 2, (box[1] + box[3]) // 2)
     assert picture.getpixel(middle) == background
+
+
+async def test_a_picture_of_nothing_is_blank_and_one_of_a_failed_recompute_says_so(fc: FreeCAD) -> None:
+    """Only the caption drawn (a document holding a wire alone) was reported `blank: false`; a Pad that
+    failed its recompute is drawn as its last good shape, and the picture now says so."""
+    _, said, found = await shot(fc, "isometric")
+    assert found["blank"] is True and "Nothing to draw: the document has no objects" in said, said
+    assert not (
+        await fc.run("import Part\nPart.show(Part.makePolygon([Vector(0, 0, 0), Vector(9, 0, 0)]))")
+    ).is_error
+    _, said, found = await shot(fc, "isometric")
+    assert found["blank"] is True and "Nothing to draw: none of the 1 objects" in said, said
+    assert not (await fc.run(padded_sketch())).is_error
+    _, said, found = await shot(fc, "isometric")
+    assert found["blank"] is False and "[IN ERROR]" not in said
+    assert not (await fc.run("doc.getObject('Pad').Length = 0")).is_error
+    _, said, found = await shot(fc, "isometric")
+    assert "[IN ERROR] 1 object(s) failed their last recompute (Pad (PartDesign::Pad)" in said, said

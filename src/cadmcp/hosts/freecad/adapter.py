@@ -818,6 +818,16 @@ class FreeCADAdapter:
     # views and resources -------------------------------------------------------------------------
     def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
         doc = self.active_document()
+        shot = self._shot(doc, width, height, options)
+        if problems := _recompute_problems(doc):  # FreeCAD keeps their last good shapes: say so
+            shot.notes.append(
+                f"[IN ERROR] {len(problems)} object(s) failed their last recompute "
+                f"({'; '.join(problems[:3])}): FreeCAD keeps their last good shape, so the picture may not "
+                "show the latest change. freecad://model/warnings lists them."
+            )
+        return shot
+
+    def _shot(self, doc: Any, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
         view = options.get("view", "isometric")
         view = VIEW_ALIASES.get(view, view)
         if self.gui is not None and doc is not self._preview_copy:  # a hidden copy has no 3D view
@@ -842,6 +852,9 @@ class FreeCADAdapter:
             png, notes, coverage = render_document(
                 doc, self.title(doc), width, height, "isometric" if view == "current" else view, marked
             )
+            if coverage is not None and coverage.get("drawnCount") == 0:  # only the caption is drawn
+                coverage = {**coverage, "blank": True}
+                notes = notes or ["[BLANK VIEW] Nothing to draw: the document has no objects."]
             return Shot(png, notes, coverage)
         except Exception as exc:
             from cadmcp.host.builtins.raster import blank_png
