@@ -203,3 +203,15 @@ async def test_a_picture_of_nothing_is_blank_and_one_of_a_failed_recompute_says_
     assert not (await fc.run("doc.getObject('Pad').Length = 0")).is_error
     _, said, found = await shot(fc, "isometric")
     assert "[IN ERROR] 1 object(s) failed their last recompute (Pad (PartDesign::Pad)" in said, said
+
+
+async def test_visible_objects_without_a_shape_are_named_as_left_out(fc: FreeCAD) -> None:
+    """A mesh (as a toolpath, a FEM mesh or a point cloud) has no shape to draw headless: it is named
+    in `omitted`, where it used to vanish with `omittedCount: 0`."""
+    made = await fc.run(
+        "import Mesh\ndoc.addObject('Mesh::Feature', 'Scan').Mesh = Mesh.createBox(10, 10, 10)"
+    )
+    assert not made.is_error, text_of(made)
+    _, said, found = await shot(fc, "isometric")
+    assert found["omittedCount"] == 1 and found["omitted"][0]["object"] == "Scan", found
+    assert "that headless views do not draw" in said, said

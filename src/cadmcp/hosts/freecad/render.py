@@ -215,6 +215,21 @@ class _Meshes:
 MESHES = _Meshes()
 
 
+NOT_SHAPES = (
+    "Path::",
+    "Mesh::",
+    "Points::",
+    "Fem::FemMesh",
+    "Fem::Constraint",
+    "Fem::FemPost",
+    "Fem::FemResult",
+)
+"""Kinds of object FreeCAD shows without a shape (toolpaths, meshes, FEM objects, point clouds):
+named as left out when visible, never dropped without a word."""
+NOTHING_TO_SEE = frozenset({"ToolController", "SetupSheet"})
+"""Their kind's objects that FreeCAD's window shows nothing of (a job's tool controllers)."""
+
+
 def scene(doc: Any) -> Scene:
     """Sort the document's objects into drawn, omitted (with why) and hidden."""
     out = Scene()
@@ -232,6 +247,14 @@ def scene(doc: Any) -> Scene:
             annotation = _proxy_class(obj) in ANNOTATIONS or obj.TypeId.startswith("App::Annotation")
             if annotation and seen.shown(obj):
                 out.omitted.append((obj, "annotations without a 3D shape (dimensions, texts, labels)"))
+            elif (
+                obj.TypeId.startswith(NOT_SHAPES)
+                and _proxy_class(obj) not in NOTHING_TO_SEE
+                and seen.shown(obj)
+            ):
+                out.omitted.append(
+                    (obj, "that headless views do not draw (toolpaths, meshes, FEM objects, points)")
+                )
             continue
         if not seen.shown(obj) or seen.consumed(obj):
             out.hidden += bool(shape.Faces)
