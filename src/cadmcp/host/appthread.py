@@ -154,7 +154,8 @@ class Dispatcher:
     One call runs at a time even if the integrator's `post` could run jobs concurrently.
     A call still waiting in the queue when its request is cancelled never runs; a running
     one is asked to stop (`AppCall.cancel_requested`, honoured by code execution). While the
-    thread is wedged (see `WEDGE_GRACE_S`) new and queued calls fail at once with `HostBusy`.
+    thread is wedged (see `WEDGE_GRACE_S`) new and queued calls fail at once with `HostBusy`, and
+    so does the wedged call itself: its caller is not left waiting for code that does not stop.
     """
 
     def __init__(self, app_thread: AppThread) -> None:
@@ -224,9 +225,12 @@ class Dispatcher:
                 done, _ = await asyncio.wait({future}, timeout=WAIT_SLICE_S)
                 if done:
                     return future.result()
-                if control.started_at is None and (report := self.busy_report()) is not None:
-                    control.cancel_requested = True  # never runs: the queue is stuck behind a wedge
-                    raise HostBusy(report)
+                if (report := self.busy_report()) is not None:
+                    if control.started_at is None:
+                        control.cancel_requested = True  # never runs: the queue is stuck behind a wedge
+                        raise HostBusy(report)
+                    if self.running is control:  # this call is what does not stop: its caller hears so
+                        raise HostBusy(report)
         except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
             control.request_stop()
             raise
