@@ -230,6 +230,7 @@ class Dispatcher:
                         control.cancel_requested = True  # never runs: the queue is stuck behind a wedge
                         raise HostBusy(report)
                     if self.running is control:  # this call is what does not stop: its caller hears so
+                        future.cancel()  # whatever it ends with later is nobody's to read
                         raise HostBusy(report)
         except (asyncio.CancelledError, anyio.get_cancelled_exc_class()):
             control.request_stop()
