@@ -49,8 +49,18 @@ def test_unsupported_extension_lists_the_supported_ones(tmp_path: Path) -> None:
         assert extension in error.message
 
 
-def test_supported_extensions_cover_the_four_formats() -> None:
-    assert set(SUPPORTED_EXTENSIONS) == {".rvt", ".rfa", ".rte", ".rft", ".dwg", ".dxf", ".ifc"}
+def test_supported_extensions_cover_the_five_formats() -> None:
+    assert set(SUPPORTED_EXTENSIONS) == {
+        ".rvt",
+        ".rfa",
+        ".rte",
+        ".rft",
+        ".dwg",
+        ".dxf",
+        ".ifc",
+        ".fcstd",
+        ".fcstd1",
+    }
 
 
 def test_extension_match_ignores_case(tmp_path: Path) -> None:
@@ -124,10 +134,9 @@ def test_an_ascii_dxf_or_a_freecad_document_under_another_name_is_told_by_its_co
     assert info["format"] == "dxf" and info["note"].startswith("sketch.ifc is named .ifc but holds a DXF")
     part = tmp_path / "part.dwg"
     part.write_bytes((Path(__file__).resolve().parents[2] / "samples" / "bracket.FCStd").read_bytes())
-    with pytest.raises(FileInfoError) as refused:
-        read_file_info(str(part))
-    assert "is named '.dwg' but holds a FreeCAD document" in refused.value.message
-    assert "launch_host(filePath=...)" in refused.value.message
+    info = read_file_info(str(part))
+    assert info["format"] == "freecad" and info["objectCount"] == 13, info
+    assert info["note"].startswith("part.dwg is named .dwg but holds a FreeCAD document: it was read as that")
 
 
 def test_a_dwg_named_dxf_keeps_the_misnaming_note_before_its_own(tmp_path: Path) -> None:
@@ -141,11 +150,18 @@ def test_a_dwg_named_dxf_keeps_the_misnaming_note_before_its_own(tmp_path: Path)
     assert "cannot be read without AutoCAD or a DWG converter" in info["note"]
 
 
-def test_a_freecad_file_points_to_launch_host(tmp_path: Path) -> None:
+def test_a_freecad_document_is_read_without_freecad_and_points_to_launch_host(tmp_path: Path) -> None:
+    """The .FCStd's Document.xml: the FreeCAD version that saved it, its properties and its objects."""
+    sample = Path(__file__).resolve().parents[2] / "samples" / "bracket.FCStd"
+    info = read_file_info(str(sample), "full")
+    assert (
+        info["format"] == "freecad" and info["programVersion"].startswith("0.") and info["label"] == "bracket"
+    )
+    assert info["objectCount"] == 13 and info["objectTypes"]["PartDesign::Pad"] == 1, info
+    assert {"name": "Plate", "type": "PartDesign::Pad", "label": "Plate"} in info["objects"]
+    assert "launch_host(filePath=...)" in info["note"]
     part = tmp_path / "part.FCStd"
-    part.write_bytes(b"PK\x03\x04")
+    part.write_bytes(b"PK\x03\x04")  # a zip cut short after its first bytes
     with pytest.raises(FileInfoError) as raised:
         read_file_info(str(part))
-    assert (
-        raised.value.code == "unsupported_extension" and "launch_host(filePath=...)" in raised.value.message
-    )
+    assert raised.value.code == "corrupt_file" and "not a FreeCAD document" in raised.value.message

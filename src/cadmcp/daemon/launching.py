@@ -610,13 +610,12 @@ def _check_content(file_path: Path, apps: list[Application]) -> None:
     """Refuse a file named as a CAD format it does not hold (an IFC model named .dxf), naming both:
     the host its name picks would only say it cannot read it. A DWG named .dxf is let through: the
     DXF host reads a DWG whatever its name."""
-    from cadmcp.fileinfo.paths import FORMAT_NAMES, FORMATS, OPENED_ELSEWHERE, held_format
+    from cadmcp.fileinfo.paths import FORMAT_NAMES, FORMATS, held_format
 
     found = held_format(file_path) if file_path.is_file() else None
     if found is None or (found == "dwg" and file_path.suffix.lower() == ".dxf"):
         return
-    named = {**FORMATS, **dict.fromkeys(OPENED_ELSEWHERE, "freecad")}
-    right = next((e for e, f in named.items() if f == found and any(e in s.extensions for s in apps)), None)
+    right = next((e for e, f in FORMATS.items() if f == found and any(e in s.extensions for s in apps)), None)
     right = ".FCStd" if right == ".fcstd" else right  # as FreeCAD writes it
     fix = (
         f"rename it (or a copy) to {right} and launch that"

@@ -30,13 +30,6 @@ def read_file_info(
     level = check_detail(detail)
     resolved, named = check_path(path)
     fmt, note = content_note(resolved, named)
-    if fmt == "freecad":  # file info does not read FreeCAD documents: the host that opens one does
-        raise FileInfoError(
-            "unsupported_extension",
-            f"{shown_name(resolved)} is named {echo(resolved.suffix, 20)} but holds a FreeCAD document, "
-            "which file info does not read; rename it (or a copy) to .FCStd and open it with "
-            "launch_host(filePath=...).",
-        )
     info = base_info(resolved, fmt)
     try:
         if fmt == "dxf":
@@ -51,6 +44,10 @@ def read_file_info(
             from cadmcp.fileinfo import ifc
 
             info.update(ifc.read(resolved, level))
+        elif fmt == "freecad":
+            from cadmcp.fileinfo import freecad
+
+            info.update(freecad.read(resolved, level))
         else:
             from cadmcp.fileinfo import revit
 
@@ -75,4 +72,10 @@ def read_file_info(
     return info
 
 
-_WHAT = {"dxf": "a DXF drawing", "dwg": "a DWG drawing", "ifc": "an IFC model", "revit": "a Revit file"}
+_WHAT = {
+    "dxf": "a DXF drawing",
+    "dwg": "a DWG drawing",
+    "ifc": "an IFC model",
+    "revit": "a Revit file",
+    "freecad": "a FreeCAD document",
+}

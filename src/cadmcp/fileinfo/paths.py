@@ -22,10 +22,10 @@ FORMATS: dict[str, str] = {
     ".dwg": "dwg",
     ".dxf": "dxf",
     ".ifc": "ifc",
+    ".fcstd": "freecad",
+    ".fcstd1": "freecad",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(FORMATS)
-OPENED_ELSEWHERE: dict[str, str] = {".fcstd": "FreeCAD", ".fcstd1": "FreeCAD"}
-"""Files file info does not read but a host opens: launch_host(filePath=...) shows them."""
 FORMAT_NAMES = {
     "dxf": "a DXF drawing",
     "dwg": "a DWG drawing",
@@ -64,7 +64,7 @@ def held_format(path: Path) -> str | None:
     model named .dxf), or None: they agree, the extension is no CAD format's, or the content's
     start says nothing this knows."""
     suffix = path.suffix.lower()
-    named = FORMATS.get(suffix) or ("freecad" if suffix in OPENED_ELSEWHERE else None)
+    named = FORMATS.get(suffix)
     found = sniffed_format(path) if named is not None else None
     return found if found is not None and found != named else None
 
@@ -150,14 +150,10 @@ def check_path(path: object) -> tuple[Path, str]:
             f"{shown(candidate)} is a directory; pass the path of a file inside it ({supported_list()}).",
         )
     if fmt is None:
-        app = OPENED_ELSEWHERE.get(suffix)
-        elsewhere = (
-            f" A {app} file opens with launch_host(filePath=...), which shows what it holds." if app else ""
-        )
         raise FileInfoError(
             "unsupported_extension",
             f"{shown_name(candidate)} has {echo(suffix, 20) if suffix else 'no extension'}; "
-            f"file info reads only {supported_list()} files.{elsewhere}",
+            f"file info reads only {supported_list()} files.",
         )
     if not candidate.is_file():
         raise FileInfoError(

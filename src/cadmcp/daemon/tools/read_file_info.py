@@ -24,7 +24,8 @@ DEFINITION: dict[str, Any] = {
     "description": (
         "Reads metadata of a CAD/BIM file on disk without opening it in any application: Revit "
         "(.rvt/.rfa/.rte/.rft: version, worksharing, central model, links), DWG (release), DXF "
-        "(version, units, layers, blocks, entity counts) and IFC (schema, header, entity counts). "
+        "(version, units, layers, blocks, entity counts), IFC (schema, header, entity counts) and "
+        "FreeCAD (.FCStd: the FreeCAD version that saved it, author, dates, objects by type). "
         "Use it to decide which host and version to launch. detail='full' lists everything found."
     ),
     "inputSchema": {
@@ -48,7 +49,7 @@ async def _read(call: ToolCall) -> dict[str, Any]:
     path = call.args["filePath"]
     if not path.strip():
         raise validation_error(
-            "filePath is required: pass the absolute path of a .rvt, .rfa, .dwg, .dxf or .ifc file."
+            "filePath is required: pass the absolute path of a .rvt, .rfa, .dwg, .dxf, .ifc or .FCStd file."
         )
     from cadmcp.fileinfo import FileInfoError
     from cadmcp.fileinfo import read_file_info as read
