@@ -165,3 +165,20 @@ def test_a_freecad_document_is_read_without_freecad_and_points_to_launch_host(tm
     with pytest.raises(FileInfoError) as raised:
         read_file_info(str(part))
     assert raised.value.code == "corrupt_file" and "not a FreeCAD document" in raised.value.message
+
+
+def test_a_freecad_zip_with_damaged_xml_or_none_is_corrupt(tmp_path: Path) -> None:
+    import zipfile
+
+    for name, members in (
+        ("cut.FCStd", {"Document.xml": "<Document ProgramVersion='0.21'><Objects Count='1'><Obj"}),
+        ("other.FCStd", {"notes.txt": "hello"}),
+    ):
+        path = tmp_path / name
+        with zipfile.ZipFile(path, "w") as archive:
+            for member, text in members.items():
+                archive.writestr(member, text)
+        with pytest.raises(FileInfoError) as raised:
+            read_file_info(str(path))
+        assert raised.value.code == "corrupt_file", raised.value
+        assert "not well-formed" in raised.value.message or "without Document.xml" in raised.value.message
