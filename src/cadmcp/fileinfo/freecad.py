@@ -93,10 +93,10 @@ def _document(path: Path, stream: Any) -> dict[str, Any]:
                 elif tag == "ObjectData" and depth == 2:
                     in_data = True
                 elif tag == "Object" and in_objects and depth == 3:
-                    name = element.attrib.get("name", "")
-                    objects[name] = [name, element.attrib.get("type", ""), ""]
+                    name = element.attrib.get("name", "")[:_CLIP]
+                    objects[name] = [name, element.attrib.get("type", "")[:_CLIP], ""]
                 elif tag == "Object" and in_data and depth == 3:
-                    current_object = element.attrib.get("name")
+                    current_object = element.attrib.get("name", "")[:_CLIP]
                 elif tag == "Property":
                     current_property = element.attrib.get("name")
                 elif tag == "String" and current_property is not None:
