@@ -12,7 +12,14 @@ import os
 from typing import Any, Literal
 
 from cadmcp.fileinfo.errors import FileInfoError, corrupt, os_reason, shown, shown_name
-from cadmcp.fileinfo.paths import SUPPORTED_EXTENSIONS, base_info, check_detail, check_path, content_note
+from cadmcp.fileinfo.paths import (
+    FORMAT_NAMES,
+    SUPPORTED_EXTENSIONS,
+    base_info,
+    check_detail,
+    check_path,
+    content_note,
+)
 from cadmcp.wire.echo import echo
 
 __all__ = ["SUPPORTED_EXTENSIONS", "FileInfoError", "read_file_info"]
@@ -55,7 +62,7 @@ def read_file_info(
     except FileInfoError as exc:
         if note is None:
             raise
-        said = f"{shown_name(resolved)} is named {echo(resolved.suffix, 20)} but holds {_WHAT[fmt]}"
+        said = f"{shown_name(resolved)} is named {echo(resolved.suffix, 20)} but holds {FORMAT_NAMES[fmt]}"
         raise FileInfoError(exc.code, f"{said}, read as that: {exc.message}") from None
     except PermissionError:
         raise FileInfoError(
@@ -66,16 +73,7 @@ def read_file_info(
             "unreadable", f"{shown(resolved)} could not be read: {os_reason(exc)}. Check the disk or share."
         ) from None
     except Exception as exc:  # a library choked on the bytes: say so by type, never quote them
-        raise corrupt(resolved, _WHAT[fmt], exc) from None
+        raise corrupt(resolved, FORMAT_NAMES[fmt], exc) from None
     if note is not None:  # the misnaming first, then what the reader noted
         info["note"] = f"{note} {info['note']}" if info.get("note") else note
     return info
-
-
-_WHAT = {
-    "dxf": "a DXF drawing",
-    "dwg": "a DWG drawing",
-    "ifc": "an IFC model",
-    "revit": "a Revit file",
-    "freecad": "a FreeCAD document",
-}
