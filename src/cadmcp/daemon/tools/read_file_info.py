@@ -22,10 +22,10 @@ DEFINITION: dict[str, Any] = {
     "name": NAME,
     "title": "Read CAD/BIM file metadata",
     "description": (
-        "Reads metadata of a CAD/BIM file on disk without opening it in any application: Revit "
+        "Reads metadata of a CAD/BIM file on disk with no application running: Revit "
         "(.rvt/.rfa/.rte/.rft: version, worksharing, central model, links), DWG (release), DXF "
-        "(version, units, layers, blocks, entity counts), IFC (schema, header, entity counts) and "
-        "FreeCAD (.FCStd: the FreeCAD version that saved it, author, dates, objects by type). "
+        "(version, units, layers, blocks, counts), IFC (schema, header, counts), FreeCAD "
+        "(version, objects). "
         "Use it to decide which host and version to launch. detail='full' lists everything found."
     ),
     "inputSchema": {
