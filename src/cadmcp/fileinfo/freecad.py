@@ -16,7 +16,9 @@ from cadmcp.fileinfo.paths import Detail
 MAX_DOCUMENT_XML = 256 << 20
 """The largest Document.xml read (uncompressed); a larger one is refused as damaged."""
 MAX_LISTED = 5000
-"""Objects listed one by one in ``full``."""
+"""Objects listed one by one in ``full`` (the rest are counted)."""
+MAX_TYPES = 500
+"""Object types counted one by one in ``full`` (the rest are counted together)."""
 _SUMMARY_TYPES = 10
 _PROPERTIES = {
     "Label": "label",
@@ -54,28 +56,30 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
                 "damaged or not a FreeCAD document. Open it in FreeCAD.",
             )
         with archive.open("Document.xml") as stream:
-            out = _document(path, stream)
-    types = Counter(kind for _, kind, _ in out.pop("_objects"))
-    objects = out.pop("_listed")
+            out, types, objects = _document(path, stream)
     out["objectCount"] = sum(types.values())
-    shown = types.most_common(_SUMMARY_TYPES if detail == "summary" else None)
-    out["objectTypes"] = dict(shown)
-    if detail == "summary" and len(types) > _SUMMARY_TYPES:
-        out["otherTypes"] = len(types) - _SUMMARY_TYPES
+    most = _SUMMARY_TYPES if detail == "summary" else MAX_TYPES
+    out["objectTypes"] = dict(types.most_common(most))
+    if len(types) > most:
+        out["otherTypes"] = len(types) - most
     out["shapeFiles"] = sum(1 for n in names if n.lower().endswith((".brp", ".brep")))
     out["hasGuiDocument"] = "GuiDocument.xml" in names
     out["hasThumbnail"] = any(n.lower().startswith("thumbnails/") for n in names)
     if detail == "full":
-        out["objects"] = objects[:MAX_LISTED]
-        if len(objects) > MAX_LISTED:
-            out["objectsNotListed"] = len(objects) - MAX_LISTED
+        out["objects"] = [
+            {"name": n, "type": t, **({"label": lb} if lb else {})} for n, t, lb in objects.values()
+        ]
+        if out["objectCount"] > len(objects):
+            out["objectsNotListed"] = out["objectCount"] - len(objects)
     out["note"] = "A FreeCAD document opens with launch_host(filePath=...), which shows what it holds."
     return out
 
 
-def _document(path: Path, stream: Any) -> dict[str, Any]:
-    """The document's attributes and properties, and its objects (name, type, label), in one pass."""
+def _document(path: Path, stream: Any) -> tuple[dict[str, Any], Counter[str], dict[str, list[str]]]:
+    """In one pass: the document's attributes and properties, its objects counted by type, and the
+    first `MAX_LISTED` objects (name, type, label) by name."""
     out: dict[str, Any] = {}
+    types: Counter[str] = Counter()
     objects: dict[str, list[str]] = {}
     depth = 0
     in_objects = in_data = False
@@ -93,8 +97,13 @@ def _document(path: Path, stream: Any) -> dict[str, Any]:
                 elif tag == "ObjectData" and depth == 2:
                     in_data = True
                 elif tag == "Object" and in_objects and depth == 3:
-                    name = element.attrib.get("name", "")[:_CLIP]
-                    objects[name] = [name, element.attrib.get("type", "")[:_CLIP], ""]
+                    name, kind = (
+                        element.attrib.get("name", "")[:_CLIP],
+                        element.attrib.get("type", "")[:_CLIP],
+                    )
+                    types[kind] += 1
+                    if len(objects) < MAX_LISTED:  # a huge document is counted, not kept
+                        objects[name] = [name, kind, ""]
                 elif tag == "Object" and in_data and depth == 3:
                     current_object = element.attrib.get("name", "")[:_CLIP]
                 elif tag == "Property":
@@ -127,11 +136,7 @@ def _document(path: Path, stream: Any) -> dict[str, Any]:
         raise FileInfoError(
             "corrupt_file", f"{shown_name(path)}'s Document.xml has no FreeCAD Document element."
         )
-    out["_objects"] = list(objects.values())
-    out["_listed"] = [
-        {"name": n, "type": t, **({"label": label} if label else {})} for n, t, label in objects.values()
-    ]
-    return out
+    return out, types, objects
 
 
 def _versions(attrib: dict[str, str]) -> dict[str, Any]:
