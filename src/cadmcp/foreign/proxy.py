@@ -824,7 +824,8 @@ def _start_failure(exc: BaseException, config: ForeignServer) -> str | None:
             f"the command {config.command!r} {why}: install it, or give its full path as the entry's "
             "command (`cadmcp host add NAME --force -- COMMAND ARGS...`)"
         )
-    if config.transport == "http" and type(exc).__name__ == "ConnectError":  # httpx's
+    if config.transport == "http" and type(exc).__name__ == "ConnectError":  # the SDK's HTTP client's,
+        # by name: the SDK ships its own fork of httpx, under another package name
         return f"nothing answers at {config.describe()} ({exc}): start the server, or fix the entry's url"
     return None
 
