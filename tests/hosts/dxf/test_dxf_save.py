@@ -136,3 +136,29 @@ async def test_a_drawing_of_a_release_before_r12_saves_after_a_change_and_its_un
     assert saved == dump(ezdxf.readfile(after_undo))
     assert ezdxf.readfile(plain).dxfversion == "AC1009"
     assert saved["summary"]["entities"] == 4
+
+
+@pytest.mark.parametrize("kind", ["r12", "r2000", "new"])
+async def test_a_save_between_a_preview_and_its_approval_leaves_the_previewed_revision(
+    kind: str, tmp_path: Path
+) -> None:
+    """A person who saves while deciding on a preview can still approve it: saving is no change."""
+    path = tmp_path / f"{kind}.dxf"
+    if kind == "r12":
+        path.write_text(R12_ENTITIES_ONLY)
+    elif kind == "r2000":
+        r2000_without_save_preparation(path)
+    code = "msp.add_circle((5, 5), 2, dxfattribs={'layer': 'MARKS'})"
+    files = [] if kind == "new" else [str(path)]  # no file: the host starts on a new drawing
+    async with Client(create_server(files, exec_timeout=10).server) as client:
+        preview = await client.call_tool("execute_python_code", {"code": code, "dryRun": True})
+        assert not preview.is_error, text_of(preview)
+        previewed = preview.structured_content["applyWith"]["previewed"]
+        saved = await client.call_tool("save_document", {"filePath": str(tmp_path / "saved.dxf")})
+        assert not saved.is_error, text_of(saved)
+        applied = await client.call_tool("execute_python_code", {"code": code, "previewed": previewed})
+        assert not applied.is_error, text_of(applied)
+        assert "[NOT APPLIED]" not in text_of(applied)
+        marks = "len(msp.query('CIRCLE[layer==\"MARKS\"]'))"
+        count = await client.call_tool("execute_python_code", {"code": marks})
+        assert "Result: 1" in text_of(count)

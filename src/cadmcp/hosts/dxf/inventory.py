@@ -35,6 +35,22 @@ def _own(tags: list[DXFTag]) -> list[DXFTag]:
     return tags
 
 
+TABLE_ENTRIES = frozenset(
+    {"APPID", "BLOCK_RECORD", "DIMSTYLE", "LAYER", "LTYPE", "STYLE", "UCS", "VIEW", "VPORT"}
+)
+
+
+def _as_written(kind: str, tags: list[DXFTag]) -> list[DXFTag]:
+    """The tags without what ezdxf sets only when it writes the drawing: a table's entry count
+    (its entries are objects of their own) and a table entry's owner (always its table). A drawing
+    saved is then the same revision as before, whether or not it had been written by ezdxf."""
+    if kind == "TABLE":
+        return [t for t in tags if t.code != 70]
+    if kind in TABLE_ENTRIES:
+        return [t for t in tags if t.code != 330]
+    return tags
+
+
 HEADER_KIND = "header variable"
 SAVE_MAINTAINED = frozenset(
     {
@@ -86,7 +102,7 @@ def inventory(doc: Drawing) -> dict[str, tuple[str, str, str]]:
         collector = TagCollector(dxfversion=doc.dxfversion)
         try:
             entity.export_dxf(collector)
-            content = repr(_own(collector.tags)).encode()
+            content = repr(_as_written(entity.dxftype(), _own(collector.tags))).encode()
         except Exception:  # an entity ezdxf cannot export still counts, by its attributes
             content = repr(sorted(entity.dxfattribs().items())).encode()
         digest = hashlib.blake2b(content, digest_size=10).hexdigest()
