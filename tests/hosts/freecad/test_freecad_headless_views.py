@@ -10,6 +10,7 @@ import io
 from collections.abc import AsyncIterator
 from typing import Any
 
+import numpy as np
 import pytest
 from freecad_helpers import FreeCAD, padded_sketch, text_of
 from PIL import Image
@@ -215,3 +216,54 @@ async def test_visible_objects_without_a_shape_are_named_as_left_out(fc: FreeCAD
     _, said, found = await shot(fc, "isometric")
     assert found["omittedCount"] == 1 and found["omitted"][0]["object"] == "Scan", found
     assert "that headless views do not draw" in said, said
+
+
+MARKS = """
+body = doc.addObject("PartDesign::Body", "Body")
+def rectangle(name, x, y, w, h, z):
+    sketch = body.newObject("Sketcher::SketchObject", name)
+    sketch.Support = (body.Origin.OriginFeatures[3], [""])
+    sketch.MapMode = "FlatFace"
+    sketch.AttachmentOffset.Base = Vector(0, 0, z)
+    corners = [Vector(x, y, 0), Vector(x + w, y, 0), Vector(x + w, y + h, 0), Vector(x, y + h, 0)]
+    for i in range(4):
+        sketch.addGeometry(Part.LineSegment(corners[i], corners[(i + 1) % 4]))
+    return sketch
+pad = body.newObject("PartDesign::Pad", "Pad")
+pad.Profile = rectangle("Outline", 0, 0, 100, 60, 0)
+pad.Length = 10
+pocket = body.newObject("PartDesign::Pocket", "Pocket")
+pocket.Profile = rectangle("Hole", 30, 20, 40, 20, 10)
+pocket.Type = "ThroughAll"
+spare = doc.addObject("Part::Box", "Spare")
+spare.Placement.Base = Vector(200, 0, 0)
+spare.Visibility = False
+doc.recompute()
+"""
+
+
+async def test_a_mark_on_a_feature_another_one_was_made_from_shows_on_that_one(fc: FreeCAD) -> None:
+    """Marking what a change modified (a Pad under a Pocket) drew nothing in orange: the Pad is not
+    drawn itself. It is now marked on the shape that holds it; a hidden or unknown name is said."""
+    built = await fc.run(MARKS)
+    assert not built.is_error, text_of(built)
+    plain = await fc.invoke("view_screenshot", {"width": 400, "view": "top"})
+    marked = await fc.invoke(
+        "view_screenshot", {"width": 400, "view": "top", "mark": ["Pad", "Spare", "Nothing"]}
+    )
+    assert not marked.is_error, text_of(marked)
+    coverage = marked.structured_content
+    assert coverage["marked"] == ["Body"], coverage
+    why = {m["object"]: m for m in coverage["markedNotShown"]}
+    assert why["Pad"]["shownAs"] == ["Body"] and "is part of Body: marked there" in why["Pad"]["reason"]
+    assert why["Spare"]["reason"].startswith("is hidden")
+    assert why["Nothing"]["reason"] == "is no object of this document"
+    assert "[MARK] 3 marked object(s) are not drawn themselves" in text_of(marked)
+
+    def orange(result: Any) -> int:
+        image = next(c for c in result.content if c.type == "image")
+        rgb = np.asarray(Image.open(io.BytesIO(base64.b64decode(image.data))).convert("RGB")).astype(int)
+        r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+        return int(((r > 200) & (g > 60) & (g < 160) & (b < 60)).sum())
+
+    assert orange(plain) == 0 and orange(marked) > 1000  # the body is drawn in the mark's orange

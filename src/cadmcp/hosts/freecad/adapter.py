@@ -154,8 +154,9 @@ def profile(gui: bool) -> HostProfile:
                 list[str] | None,
                 None,
                 "Names of objects to mark (e.g. what the last change created or modified): drawn in orange "
-                "(headless views; the window's picture is as the user sees it). structuredContent.marked "
-                "lists those in the picture.",
+                "(headless views; the window's picture is as the user sees it). A feature another was made "
+                "from (a Pad under a Pocket) is marked on the shape that holds it. structuredContent.marked "
+                "lists what is orange; markedNotShown says why a marked object is not drawn itself.",
             ),
         ),
         domain=DOMAIN,

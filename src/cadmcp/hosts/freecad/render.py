@@ -51,6 +51,8 @@ MAX_STRUCTURED = 50
 """Objects listed in the structured coverage."""
 ANNOTATIONS = ("LinearDimension", "AngularDimension", "Dimension", "Text", "DraftText", "Label", "DraftLabel")
 """Proxy classes of Draft annotations: the window draws them, a headless view has no geometry for them."""
+MAX_MARK_WALK = 2_000
+"""Objects a mark may follow up to the drawn shapes made from it."""
 NOT_CONSUMING = ("Clone", "_SectionPlane", "_ArchDrawingView")
 """Proxy classes that use other objects without hiding them (a clone is a copy placed elsewhere)."""
 
@@ -65,6 +67,8 @@ class Scene:
     """(object, reason) for visible objects with geometry that cannot be drawn."""
     hidden: int = 0
     """Objects with faces that are hidden (by themselves or a hidden container) or consumed."""
+    visibility: _Visibility | None = None
+    """How each object's visibility and use by others was decided (for marks)."""
 
 
 def _own_shape(obj: Any) -> Any:
@@ -143,6 +147,24 @@ class _Visibility:
             self._consumed[obj.Name] = False
             self._consumed[obj.Name] = any(self._consumes(user, obj) for user in obj.InList)
         return self._consumed[obj.Name]
+
+    def consumers(self, obj: Any, drawn: set[str], limit: int = MAX_LISTED) -> list[Any]:
+        """The drawn objects whose shape was made from ``obj`` (directly or through features that are
+        themselves used): where a marked Pad under a Pocket shows."""
+        found: dict[str, Any] = {}
+        seen = {obj.Name}
+        todo = [obj]
+        while todo and len(seen) < MAX_MARK_WALK:
+            current = todo.pop()
+            for user in current.InList:
+                if user.Name in seen or not self._consumes(user, current):
+                    continue
+                seen.add(user.Name)
+                if user.Name in drawn:
+                    found[user.Name] = user
+                else:
+                    todo.append(user)
+        return list(found.values())[:limit]
 
     def _consumes(self, user: Any, obj: Any) -> bool:
         if user is obj or _is_container(user) or _proxy_class(user) in NOT_CONSUMING:
@@ -232,8 +254,8 @@ NOTHING_TO_SEE = frozenset({"ToolController", "SetupSheet"})
 
 def scene(doc: Any) -> Scene:
     """Sort the document's objects into drawn, omitted (with why) and hidden."""
-    out = Scene()
     seen = _Visibility()
+    out = Scene(visibility=seen)
     for obj in doc.Objects:
         if _is_container(obj):
             continue
@@ -298,6 +320,7 @@ def render_document(
     drawn: list[Any] = []
     omitted = list(found.omitted)
     deadline = time.monotonic() + TESSELLATION_BUDGET_S
+    coloured, unshown = _marked(doc, found, marked)
     for index, (obj, shape) in enumerate(found.drawn):
         try:
             triangles = MESHES.triangles(obj, shape, tolerance, deadline)
@@ -319,7 +342,7 @@ def render_document(
         matrix = _placement(obj)
         if matrix is not None:
             triangles = triangles @ matrix[:3, :3].T + matrix[:3, 3]
-        parts.append(Part(triangles, MARK_COLOUR if obj.Name in marked else PALETTE[index % len(PALETTE)]))
+        parts.append(Part(triangles, MARK_COLOUR if obj.Name in coloured else PALETTE[index % len(PALETTE)]))
         drawn.append(obj)
     # FreeCAD's faces are not all wound outwards (sketch faces, open shells): keep back faces
     png = render_parts(
@@ -355,5 +378,45 @@ def render_document(
         "hiddenCount": found.hidden,
     }
     if marked:
-        coverage["marked"] = sorted(o.Name for o in drawn if o.Name in marked)
+        coverage["marked"] = sorted(o.Name for o in drawn if o.Name in coloured)
+    if unshown:
+        coverage["markedNotShown"] = unshown[:MAX_STRUCTURED]
+        said = "; ".join(f"{m['object']} {m['reason']}" for m in unshown[:MAX_LISTED])
+        more = f"; and {len(unshown) - MAX_LISTED} more" if len(unshown) > MAX_LISTED else ""
+        notes.append(f"[MARK] {len(unshown)} marked object(s) are not drawn themselves: {said}{more}.")
     return png, notes, coverage
+
+
+def _marked(doc: Any, found: Scene, marked: frozenset[str]) -> tuple[set[str], list[dict[str, Any]]]:
+    """The drawn objects to colour for the marked names, and what is said of each marked object not
+    drawn itself: a feature another one was made from (a Pad under a Pocket, a Sketch under a Pad)
+    is marked on the drawn shape that holds it; a hidden one, or one with nothing to draw, says so."""
+    drawn = {obj.Name for obj, _ in found.drawn}
+    coloured = set(marked & drawn)
+    unshown: list[dict[str, Any]] = []
+    seen = found.visibility or _Visibility()
+    omitted = {obj.Name: reason for obj, reason in found.omitted}
+    for name in sorted(marked - drawn):
+        obj = doc.getObject(name)
+        if obj is None:
+            unshown.append({"object": name, "reason": "is no object of this document"})
+            continue
+        holders = seen.consumers(obj, drawn)
+        if holders:
+            names = [h.Name for h in holders]
+            coloured.update(names)
+            unshown.append(
+                {"object": name, "reason": f"is part of {', '.join(names)}: marked there", "shownAs": names}
+            )
+        elif name in omitted:
+            unshown.append({"object": name, "reason": f"is left out of headless views ({omitted[name]})"})
+        elif not seen.shown(obj):
+            unshown.append(
+                {
+                    "object": name,
+                    "reason": "is hidden (itself or its container): set its Visibility to show it",
+                }
+            )
+        else:
+            unshown.append({"object": name, "reason": "has no faces to draw"})
+    return coloured, unshown
