@@ -487,6 +487,11 @@ def name_problem(name: str) -> str | None:
     """Why ``name`` cannot name a host (its endpoint would not read back as it), or None."""
     from cadmcp.wire.endpoints import MAX_PART_CHARS, round_trips
 
+    if not name.strip() or any(not c.isprintable() for c in name) or name != name.strip():
+        return (
+            f"the name {name[:80]!r} cannot name a host: give it printable characters, without spaces "
+            "at either end"
+        )
     if round_trips(name):
         return None
     return (

@@ -134,6 +134,28 @@ def test_host_add_writes_a_private_entry_and_remove_takes_it_out(
     assert set(json.loads(path.read_text())["hosts"]) == {"Time"}
 
 
+def test_host_add_and_remove_take_the_names_a_hand_written_entry_may_have(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`host add` refused "My Server", which a hand-written entry may be called (and then could not
+    be removed by name either); names neither accepts are refused by both, with the same reason."""
+    path = tmp_path / "hosts.json"
+    path.write_text(json.dumps({"hosts": {"Plant Room": {"server": {"command": "plant-mcp"}}}}))
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    assert cli_main(["host", "add", "My Server", "--", "my-mcp"]) == 0
+    assert "`cadmcp host 'My Server'`" in capsys.readouterr().out  # as a shell takes it
+    assert {a.name for a in applications.configured(path)} == {"Plant Room", "My Server"}
+    assert cli_main(["host", "remove", "plant room"]) == 0
+    assert {a.name for a in applications.configured(path)} == {"My Server"}
+    for bad in (" padded", "tab\there", ""):
+        assert cli_main(["host", "add", bad, "--", "x"]) == 2
+        said = capsys.readouterr().err
+        assert "cannot name a host" in said, said
+        path.write_text(json.dumps({"hosts": {bad: {"server": {"command": "x"}}}}))
+        (refused,) = applications.configured(path)
+        assert refused.problem is not None and "cannot name a host" in refused.problem
+
+
 TOML_CONFIG = """# the hosts of my workstation
 [policy]
 profile = "confirm-changes"  # ask me before a change
