@@ -62,6 +62,7 @@ def catalog(shape: str) -> list[Any]:
         "jsonlog",
         "garbled",
         "sloppy",
+        "unversioned",
     ):
         return [
             {
@@ -112,7 +113,7 @@ def main() -> None:
             result: Any = {
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"tools": {}},
-                "serverInfo": {"name": f"shape-{sys.argv[1]}", "version": "0.1"},
+                "serverInfo": {"name": f"shape-{shape}", "version": "" if shape == "unversioned" else "0.1"},
             }
         elif method == "tools/list" and shape == "endless":
             page = int((message.get("params") or {}).get("cursor") or 0)

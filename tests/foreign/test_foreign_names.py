@@ -12,7 +12,7 @@ from cadmcp.applications import CONFIG_ENV
 from cadmcp.cli import main as cli_main
 from cadmcp.wire.endpoints import list_endpoints
 from tests.core.helpers import call, structured
-from tests.foreign.conftest import config_env, python_server
+from tests.foreign.conftest import config_env, python_server, shape_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -44,3 +44,15 @@ async def test_a_server_named_with_an_underscore_is_launched_once_and_listed_by_
         monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
         assert cli_main(["host", "list"]) == 0
         assert f"  {NAME}: " in (out := capsys.readouterr().out) and f"[running (pid {endpoint.pid})]" in out
+
+
+async def test_a_server_that_gives_no_version_is_listed_as_of_unknown_version(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    """A server whose serverInfo has an empty version was listed as version "0"."""
+    env = config_env(tmp_path, {"Bare": shape_server("unversioned")})
+    async with daemon_client(env=env) as session:
+        started = await call(session, "launch_host", {"hostApp": "Bare", "timeoutSeconds": 60})
+        assert not started.is_error, started
+        (host,) = (await structured(session, "list_host_instances"))["hosts"]
+        assert host["hostApp"] == "Bare" and host["version"] == "unknown", host

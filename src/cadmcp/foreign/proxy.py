@@ -839,6 +839,10 @@ def _say_ready(shown: str, host: ForeignHost) -> None:
     )
 
 
+UNKNOWN_VERSION = "unknown"
+"""A server's version until it names one (one that gives none, or an empty one, stays so)."""
+
+
 def _not_a_parse_traceback(record: logging.LogRecord) -> bool:
     """The SDK logs a traceback for every stdout line of a server that is no MCP message; the
     proxy's channel counts those lines and names the first in the server's state instead."""
@@ -851,7 +855,7 @@ def serve(app: Application, request: StartRequest) -> int:
     from cadmcp.host.runtime import HostRuntime
 
     host = ForeignHost(app)
-    runtime = HostRuntime(app.name, app.version or "0", instructions=None)
+    runtime = HostRuntime(app.name, app.version or UNKNOWN_VERSION, instructions=None)
     runtime.update_state(phase="starting")
 
     async def prepare(tg: anyio.abc.TaskGroup) -> None:
