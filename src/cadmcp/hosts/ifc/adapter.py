@@ -410,10 +410,14 @@ class IfcAdapter:
         return self.warnings_cache.get(self.active())
 
     def schedules(self) -> dict[str, Any]:
-        from cadmcp.hosts.ifc.schedules import list_schedules
+        from cadmcp.hosts.ifc.schedules import list_schedules, quantity_units
 
         doc = self.active()
-        return {"document": doc.title, "schedules": list_schedules(doc.file)}
+        return {
+            "document": doc.title,
+            "schedules": list_schedules(doc.file),
+            "quantityUnits": quantity_units(doc.file),  # what the previews' lengths, areas, volumes are in
+        }
 
     def schedule_preview(self, schedule_id: str) -> str:
         from cadmcp.hosts.ifc.schedules import schedule_preview

@@ -9,6 +9,7 @@ import ifcopenshell
 import ifcopenshell.ifcopenshell_wrapper as wrapper
 
 from cadmcp.hosts.ifc.documents import IfcDocument
+from cadmcp.hosts.ifc.schemas import declared_schema_name
 
 
 @cache
@@ -28,7 +29,9 @@ def _is_counted(schema: str, ifc_class: str) -> bool:
 def element_counts(f: ifcopenshell.file) -> dict[str, int]:
     """Instances per element class present in the model, largest first (no per-element work)."""
     counts = {
-        cls: len(f.by_type(cls, include_subtypes=False)) for cls in f.types() if _is_counted(f.schema, cls)
+        cls: len(f.by_type(cls, include_subtypes=False))
+        for cls in f.types()
+        if _is_counted(declared_schema_name(f), cls)
     }
     return dict(sorted(((k, v) for k, v in counts.items() if v), key=lambda kv: (-kv[1], kv[0])))
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from cadmcp.host.builtins.adapter import HostError, RequestedDocument, requested_outcome
 from cadmcp.host.builtins.paths import check_document_path, reject_non_text
 from cadmcp.host.history import History, Touched, undo_depth
-from cadmcp.hosts.ifc.schemas import reader_schema
+from cadmcp.hosts.ifc.schemas import declared_schema_name
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -61,9 +61,7 @@ def changes_of(file: ifcopenshell.file, transaction: Any) -> Touched:
     deleted; edits of their parts (a placement's point, a representation) are not traced up to them."""
     from ifcopenshell import ifcopenshell_wrapper
 
-    # file.schema is the release's short name ("IFC4X3"), which names no schema of IfcOpenShell's
-    identifier = file.schema_identifier
-    schema = ifcopenshell_wrapper.schema_by_name(reader_schema(identifier) or identifier)
+    schema = ifcopenshell_wrapper.schema_by_name(declared_schema_name(file))
     products: dict[str, bool] = {}
 
     def is_product(kind: Any) -> bool:

@@ -45,7 +45,10 @@ def storey_of(element: ifcopenshell.entity_instance) -> ifcopenshell.entity_inst
     import ifcopenshell.util.element
 
     container = ifcopenshell.util.element.get_container(element)
-    if container is None and element.is_a("IfcSpatialElement"):
+    # IFC4's IfcSpatialElement; IFC2X3 has only IfcSpatialStructureElement (its spaces are under it)
+    if container is None and (
+        element.is_a("IfcSpatialElement") or element.is_a("IfcSpatialStructureElement")
+    ):
         container = ifcopenshell.util.element.get_aggregate(element)
     return container
 

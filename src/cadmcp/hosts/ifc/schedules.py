@@ -11,6 +11,7 @@ import ifcopenshell
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, NotFound
 from cadmcp.hosts.ifc.context import element_counts
 from cadmcp.hosts.ifc.elements import storey_of
+from cadmcp.hosts.ifc.schemas import declared_schema_name
 from cadmcp.wire.echo import echo
 
 KEY_COLUMNS: dict[str, list[str]] = {
@@ -54,24 +55,78 @@ def _title(ifc_class: str) -> str:
 
 
 def list_schedules(f: ifcopenshell.file) -> list[dict[str, Any]]:
-    """One schedule per element class present: id (the class), title, row count and preview URI."""
+    """One schedule per element class present: id (the class), title, row count and preview URI
+    (its quantities are in the project's units, `quantity_units`)."""
     return [
         {"id": cls, "title": _title(cls), "rows": n, "uri": f"ifc://schedule/{cls}/preview"}
         for cls, n in element_counts(f).items()
     ]
 
 
-def _columns(ifc_class: str, elements: list[ifcopenshell.entity_instance]) -> list[str]:
-    if ifc_class in KEY_COLUMNS:
-        return KEY_COLUMNS[ifc_class]
+def _lineage(f: ifcopenshell.file, ifc_class: str) -> list[str]:
+    """The class and its supertypes, nearest first (IfcWallStandardCase, IfcWall, IfcBuildingElement...)."""
+    import ifcopenshell.ifcopenshell_wrapper as wrapper
+
+    try:
+        declaration = wrapper.schema_by_name(declared_schema_name(f)).declaration_by_name(ifc_class)
+    except Exception:
+        return [ifc_class]
+    names = []
+    while declaration is not None:
+        names.append(declaration.name())
+        declaration = declaration.supertype()
+    return names
+
+
+def _columns(f: ifcopenshell.file, ifc_class: str, elements: list[ifcopenshell.entity_instance]) -> list[str]:
+    """The key columns of the class or of its nearest supertype that has some (a standard-case wall's
+    are a wall's); otherwise its type, its common property set's IsExternal and its quantities."""
+    lineage = _lineage(f, ifc_class)
+    keyed = next((cls for cls in lineage if cls in KEY_COLUMNS), None)
+    if keyed is not None:
+        return KEY_COLUMNS[keyed]
     import ifcopenshell.util.element
 
-    common = f"Pset_{ifc_class.removeprefix('Ifc')}Common"
+    # a *StandardCase or *ElementedCase class has its supertype's common set (Pset_BeamCommon)
+    named = next((c for c in lineage if not c.endswith(("StandardCase", "ElementedCase"))), ifc_class)
+    common = f"Pset_{named.removeprefix('Ifc')}Common"
     columns = ["PredefinedType", f"{common}.IsExternal"]
     for element in elements[:PREVIEW_ROWS]:  # quantities found on the previewed rows
         for qto, values in ifcopenshell.util.element.get_psets(element, qtos_only=True).items():
             columns += [f"{qto}.{k}" for k in values if k != "id" and f"{qto}.{k}" not in columns]
     return columns[:8]
+
+
+def _value(element: ifcopenshell.entity_instance, column: str) -> Any:
+    """A column's value; a standard quantity set's quantity (Qto_SpaceBaseQuantities.NetFloorArea) is
+    also found in the element's other quantity sets, where ArchiCAD and IFC2X3-era exporters put it
+    (BaseQuantities.NetFloorArea)."""
+    import ifcopenshell.util.element
+    import ifcopenshell.util.selector
+
+    value = ifcopenshell.util.selector.get_element_value(element, column)
+    qto, _, name = column.partition(".")
+    if value is None and name and qto.startswith("Qto_"):
+        for values in ifcopenshell.util.element.get_psets(element, qtos_only=True).values():
+            if values.get(name) is not None:
+                return values[name]
+    return value
+
+
+def quantity_units(f: ifcopenshell.file) -> dict[str, str]:
+    """The project's units that the schedules' quantities are in (``{"length": "MILLIMETRE", ...}``)."""
+    import ifcopenshell.util.unit
+
+    units = {}
+    for kind, what in (("LENGTHUNIT", "length"), ("AREAUNIT", "area"), ("VOLUMEUNIT", "volume")):
+        try:
+            unit = ifcopenshell.util.unit.get_project_unit(f, kind)
+            name = ifcopenshell.util.unit.get_full_unit_name(unit) if unit is not None else None
+        except Exception:
+            name = None
+        if name:
+            units[what] = name
+    return units
 
 
 def _cell(value: Any) -> str:
@@ -87,7 +142,6 @@ def _cell(value: Any) -> str:
 def schedule_preview(f: ifcopenshell.file, schedule_id: str) -> str:
     """CSV with a header row and the first rows of one class, ordered by storey elevation then name."""
     import ifcopenshell.util.element
-    import ifcopenshell.util.selector
 
     present = list(element_counts(f))
     match = next((cls for cls in present if cls.lower() == schedule_id.strip().lower()), None)
@@ -105,7 +159,7 @@ def schedule_preview(f: ifcopenshell.file, schedule_id: str) -> str:
         return (elevation, e.Name or "", e.id())
 
     elements.sort(key=order)
-    columns = _columns(match, elements)
+    columns = _columns(f, match, elements)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["GlobalId", "Name", "Storey", "Type", *columns])
@@ -118,7 +172,7 @@ def schedule_preview(f: ifcopenshell.file, schedule_id: str) -> str:
             (storey.Name or "") if storey is not None else "",
             (element_type.Name or "") if element_type is not None else "",
         ]
-        row += [_cell(ifcopenshell.util.selector.get_element_value(element, col)) for col in columns]
+        row += [_cell(_value(element, col)) for col in columns]
         writer.writerow(row)
     if len(elements) > PREVIEW_ROWS:
         writer.writerow([f"# {len(elements) - PREVIEW_ROWS} more rows not shown"])

@@ -17,6 +17,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = ["FILE_SCHEMA", "Mapped", "file_schema", "read_as", "reader_schema", "supported_schemas"]
 
@@ -53,6 +54,13 @@ def reader_schema(schema: str) -> str | None:
         if (name.startswith(prefix) or name == prefix.rstrip("_")) and release in supported:
             return release
     return None
+
+
+def declared_schema_name(file: Any) -> str:
+    """The name of IfcOpenShell's schema an open file is read with: ``file.schema`` is the release's
+    short name ("IFC4X3"), which names no schema (its identifier is "IFC4X3_ADD2")."""
+    identifier = str(file.schema_identifier)
+    return reader_schema(identifier) or identifier
 
 
 def file_schema(path: Path) -> str | None:

@@ -1,0 +1,98 @@
+"""Models shaped as other writers make them, read through the host's resources: an IFC4X3 model
+(IfcOpenShell names its schema IFC4X3_ADD2, the file says IFC4X3), an IFC2X3 model with standard-case
+walls and its quantities in a set named `BaseQuantities` (as ArchiCAD and Revit's IFC2X3 export write),
+and spaces placed under their storey by aggregation. Each file is generated here in that shape."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import ifcopenshell
+import ifcopenshell.api
+import pytest
+from mcp import Client
+
+from cadmcp.hosts.ifc import create_server
+
+pytestmark = pytest.mark.anyio
+
+
+def _model(schema: str, path: Path, wall_class: str = "IfcWall") -> None:
+    f = ifcopenshell.api.run("project.create_file", version=schema)
+    if schema == "IFC2X3":  # its objects need an owner history, made from the file's first user
+        person = ifcopenshell.api.run("owner.add_person", f)
+        organisation = ifcopenshell.api.run("owner.add_organisation", f)
+        ifcopenshell.api.run("owner.add_person_and_organisation", f, person=person, organisation=organisation)
+        ifcopenshell.api.run("owner.add_application", f)
+    project = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcProject", name="Other Writer")
+    ifcopenshell.api.run("unit.assign_unit", f)
+    context = ifcopenshell.api.run("context.add_context", f, context_type="Model")
+    ifcopenshell.api.run(
+        "context.add_context", f, context_type="Model", context_identifier="Body", target_view="MODEL_VIEW",
+        parent=context,
+    )  # fmt: skip
+    site = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcSite", name="Site")
+    building = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcBuilding", name="Building")
+    storey = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcBuildingStorey", name="Level 1")
+    ifcopenshell.api.run("aggregate.assign_object", f, products=[site], relating_object=project)
+    ifcopenshell.api.run("aggregate.assign_object", f, products=[building], relating_object=site)
+    ifcopenshell.api.run("aggregate.assign_object", f, products=[storey], relating_object=building)
+    space = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcSpace", name="A102")
+    ifcopenshell.api.run("aggregate.assign_object", f, products=[space], relating_object=storey)
+    quantities = ifcopenshell.api.run("pset.add_qto", f, product=space, name="BaseQuantities")
+    measures = {"NetFloorArea": 21.41, "Height": 2500.0}  # the project is in millimetres
+    ifcopenshell.api.run("pset.edit_qto", f, qto=quantities, properties=measures)
+    for n in range(3):
+        wall = ifcopenshell.api.run("root.create_entity", f, ifc_class=wall_class, name=f"W{n}")
+        ifcopenshell.api.run("spatial.assign_container", f, products=[wall], relating_structure=storey)
+        common = ifcopenshell.api.run("pset.add_pset", f, product=wall, name="Pset_WallCommon")
+        ifcopenshell.api.run("pset.edit_pset", f, pset=common, properties={"IsExternal": n == 0})
+    door = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcDoor", name="D1")
+    ifcopenshell.api.run("spatial.assign_container", f, products=[door], relating_structure=storey)
+    f.write(str(path))
+
+
+async def _json(client: Client, uri: str) -> Any:
+    return json.loads((await client.read_resource(uri)).contents[0].text)
+
+
+async def _rows(client: Client, schedule: str) -> list[dict[str, str]]:
+    text = (await client.read_resource(f"ifc://schedule/{schedule}/preview")).contents[0].text
+    return [r for r in csv.DictReader(io.StringIO(text)) if not r["GlobalId"].startswith("#")]
+
+
+async def test_an_ifc4x3_model_counts_its_elements_and_lists_its_schedules(tmp_path: Path) -> None:
+    """The model context said 0 elements and there were no schedules, for any IFC4X3 model."""
+    path = tmp_path / "road.ifc"
+    _model("IFC4X3", path)
+    assert ifcopenshell.open(str(path)).schema_identifier == "IFC4X3_ADD2"
+    async with Client(create_server([str(path)], exec_timeout=20).server) as client:
+        context = await _json(client, "ifc://model/context")
+        assert context["elementCounts"] == {"IfcWall": 3, "IfcDoor": 1, "IfcSpace": 1}, context
+        schedules = await _json(client, "ifc://schedules")
+        listed = {s["id"]: s["rows"] for s in schedules["schedules"]}
+        assert listed == {"IfcWall": 3, "IfcDoor": 1, "IfcSpace": 1}
+
+
+async def test_an_ifc2x3_model_of_another_writer_fills_its_schedules_and_storeys(tmp_path: Path) -> None:
+    """Spaces under their storey by aggregation had no storey in their element view (IFC2X3 has no
+    IfcSpatialElement); quantities in `BaseQuantities` left the standard columns empty; a standard-case
+    wall's columns named a property set no file has (Pset_WallStandardCaseCommon)."""
+    path = tmp_path / "duplex.ifc"
+    _model("IFC2X3", path, wall_class="IfcWallStandardCase")
+    async with Client(create_server([str(path)], exec_timeout=20).server) as client:
+        (space,) = await _rows(client, "IfcSpace")
+        assert space["Storey"] == "Level 1"
+        assert space["Qto_SpaceBaseQuantities.NetFloorArea"] == "21.41"
+        assert space["Qto_SpaceBaseQuantities.Height"] == "2500"
+        units = (await _json(client, "ifc://schedules"))["quantityUnits"]  # what the columns are in
+        assert units == {"length": "MILLIMETRE", "area": "SQUARE_METRE", "volume": "CUBIC_METRE"}
+        walls = await _rows(client, "IfcWallStandardCase")
+        assert [w["Pset_WallCommon.IsExternal"] for w in walls] == ["True", "False", "False"]
+        space_id = ifcopenshell.open(str(path)).by_type("IfcSpace")[0].id()
+        element = await _json(client, f"ifc://element/{space_id}")
+        assert element["storey"]["name"] == "Level 1", element
