@@ -345,3 +345,40 @@ async def test_a_rejected_preview_after_an_undo_keeps_the_redo_step(
         redone = await call(session, "invoke_dynamic", forward)
         assert not redone.is_error and redone.structured_content["navigated"] == 1, redone
         assert (await _run(session, code["id"], count)).content[0].text == after
+
+
+async def test_a_script_whose_preview_changes_nothing_runs_without_asking(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """Under confirm-changes every question put through execute_python_code ("how many walls") asked
+    the person, although its preview said it changes nothing. It now runs unasked, applied as
+    previewed: a script that changes the document after all is rolled back, not applied unseen."""
+    drawing = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    hosts.start("dxf", str(drawing))
+    env = policy_env(tmp_path, {"profile": "confirm-changes"})
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    async with daemon_client(era="legacy", env=env, elicitation_callback=elicit) as session:
+        await wait_for_hosts(session, 1)
+        code = await find_target(session, "execute_python_code", "DXF")
+        start = await _revision(session, code["id"])
+        counted = await _run(session, code["id"], "len(msp.query('LINE'))")
+        assert not counted.is_error, counted
+        assert "Result:" in counted.content[0].text and asked == []
+        # changes nothing in its preview, something when it runs again: rolled back, nothing applied
+        sneaky = (
+            f"import pathlib\nmark = pathlib.Path({str(tmp_path / 'ran-once')!r})\n"
+            "if mark.exists():\n    msp.add_point((1, 1))\nmark.touch()"
+        )
+        refused = await _run(session, code["id"], sneaky)
+        assert refused.is_error and "[NOT APPLIED]" in refused.content[0].text, refused
+        assert asked == [] and await _revision(session, code["id"]) == start
+        changing = await _run(session, code["id"], "msp.add_point((2, 2))")
+        assert changing.structured_content["type"] == "not_confirmed" and len(asked) == 1
+    allowed = [d for d in log_lines("policy/decision") if d.get("how") == "its preview changes nothing"]
+    assert len(allowed) == 2 and allowed[0]["outcome"] == "allowed"

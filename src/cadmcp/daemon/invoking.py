@@ -39,7 +39,16 @@ from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validati
 from cadmcp.daemon.hostlink import Describing, Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_READS, MAX_STATE_CHARS, check_responses, check_text
-from cadmcp.daemon.policy.gate import APPROVAL_KEY, Gate, answer_of, elicitation, preview_summary, question
+from cadmcp.daemon.policy.gate import (
+    APPROVAL_KEY,
+    Gate,
+    answer_of,
+    audited,
+    changes_nothing,
+    elicitation,
+    preview_summary,
+    question,
+)
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
@@ -410,6 +419,12 @@ async def _police(
         preview = preview_summary(tried)
         if preview is None:  # the script failed in its preview: that answer, and nothing changed
             return Policed(answer=tried)
+        if changes_nothing(preview):  # a question answered by the script itself: nothing to confirm
+            gate.audit(
+                decision, subject, arguments, outcome="allowed", how="its preview changes nothing",
+                preview=audited(preview),
+            )  # fmt: skip
+            return Policed("granted", preview["previewed"])
     details = await link.describe(cap.target, arguments) if isinstance(link, Describing) else None
     asking = (decision, subject, arguments, preview, cap.raw, details)
     channel = await hooks.confirm_channel(entry, link) if hooks.confirm_channel is not None else None

@@ -64,6 +64,17 @@ def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def changes_nothing(preview: dict[str, Any]) -> bool:
+    """Whether a preview shows the call changes nothing in the document (and warns of nothing): it is
+    then applied as previewed, which the host does only if the run again ends where it began."""
+    previewed = preview.get("previewed")
+    if not isinstance(previewed, str) or preview.get("warnings"):
+        return False
+    before, _, after = previewed.partition(":")
+    counts = [(preview.get(k) or {}).get("count") or 0 for k in ("created", "modified", "deleted")]
+    return bool(before) and before == after and not any(counts)
+
+
 def _sampled(entry: dict[str, Any]) -> str:
     """An object of a preview's sample: its name, and the properties that changed where known."""
     name = str(entry.get("name") or entry.get("id"))
@@ -305,7 +316,7 @@ class Gate:
             askedAt=_stamp(asked_at),
             answeredAt=_stamp(time.time()),
             waitedMs=round((time.time() - asked_at) * 1000),
-            preview=_audited(preview),
+            preview=audited(preview),
         )
         if answer != "accept":
             raise not_confirmed(decision, subject, answer, by or "nobody", previewed=preview is not None)
@@ -333,7 +344,7 @@ class Gate:
             )
 
 
-def _audited(preview: dict[str, Any] | None) -> dict[str, Any] | None:
+def audited(preview: dict[str, Any] | None) -> dict[str, Any] | None:
     """What the call log keeps of a preview the person saw: counts and the previewed revisions."""
     if preview is None:
         return None
