@@ -239,13 +239,17 @@ class DxfAdapter:
     def screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
         """A view in bounded time (``CADMCP_SCREENSHOT_BUDGET``): what is not drawn by then is named,
         and the next view goes on from there; ``complete=True`` draws everything."""
+        from cadmcp.hosts.dxf.readguard import unchanged
         from cadmcp.hosts.dxf.screenshot import render, view_budget
 
         entry = self._active()
         options = dict(options)
         budget = None if options.pop("complete", False) else view_budget()
         try:
-            return render(entry.doc, width=width, height=height, budget=budget, cache=entry.views, **options)
+            with unchanged(entry.doc):  # drawing a proxy graphic adds text styles to the drawing
+                return render(
+                    entry.doc, width=width, height=height, budget=budget, cache=entry.views, **options
+                )
         except DxfHostError:
             raise
         except Exception as exc:  # a drawing ezdxf's frontend cannot render
@@ -265,8 +269,11 @@ class DxfAdapter:
 
     def context(self) -> dict[str, Any]:
         from cadmcp.hosts.dxf.context import model_context
+        from cadmcp.hosts.dxf.readguard import unchanged
 
-        return model_context(self._active())
+        entry = self._active()
+        with unchanged(entry.doc):  # the extents decompose proxy graphics, which add text styles
+            return model_context(entry)
 
     def warnings(self) -> dict[str, Any]:
         from cadmcp.hosts.dxf.context import model_warnings
@@ -282,19 +289,28 @@ class DxfAdapter:
         return model_warnings(entry, audit)
 
     def schedules(self) -> dict[str, Any]:
+        from cadmcp.hosts.dxf.readguard import unchanged
         from cadmcp.hosts.dxf.schedules import list_schedules
 
-        return {"schedules": list_schedules(self._active().doc)}
+        doc = self._active().doc
+        with unchanged(doc):
+            return {"schedules": list_schedules(doc)}
 
     def schedule_preview(self, schedule_id: str) -> str:
+        from cadmcp.hosts.dxf.readguard import unchanged
         from cadmcp.hosts.dxf.schedules import schedule_csv
 
-        return schedule_csv(self._active().doc, schedule_id)
+        doc = self._active().doc
+        with unchanged(doc):
+            return schedule_csv(doc, schedule_id)
 
     def element(self, element_id: str) -> dict[str, Any]:
         from cadmcp.hosts.dxf.context import element_info
+        from cadmcp.hosts.dxf.readguard import unchanged
 
-        return element_info(self._active(), element_id)
+        entry = self._active()
+        with unchanged(entry.doc):  # an element's extents decompose its proxy graphic
+            return element_info(entry, element_id)
 
     def warm_up(self) -> Iterator[str]:
         """Import ezdxf, read the drawings queued at start-up, load the code-execution and drawing

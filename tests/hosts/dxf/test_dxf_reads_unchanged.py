@@ -1,0 +1,76 @@
+"""Views and reads leave the drawing as they found it: ezdxf adds a text style to the drawing for
+each font a proxy graphic's text names (an AutoCAD-made MULTILEADER carries one) when it decomposes
+it for a view or the drawing's extents. The style was in no undo step, the document did not say it
+was modified, the next save wrote it, and a preview taken before it could no longer be approved.
+
+The drawing is made here in that shape: a MULTILEADER whose proxy graphic holds one text in
+romans.shx, a font the drawing has no style for."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import ezdxf
+import ezdxf.math
+import ezdxf.render.mleader
+import pytest
+from dxf_helpers import text_of
+from mcp import Client
+
+from cadmcp.hosts.dxf import create_server
+
+pytestmark = pytest.mark.anyio
+
+
+def _padded(text: str) -> bytes:
+    data = (text + "\0").encode("utf-16-le")
+    return data + b"\0" * (-len(data) % 4)
+
+
+def _proxy_text(text: str, font: str) -> bytes:
+    """A proxy graphic of one UNICODE_TEXT2 primitive (type 38) in ``font``."""
+    data = struct.pack("<9d", 0, 0, 0, 0, 0, 1, 1, 0, 0) + _padded(text) + struct.pack("<2l", len(text), 0)
+    data += struct.pack("<4d", 2.5, 1.0, 0.0, 0.0) + struct.pack("<9L", *[0] * 9)
+    data += _padded("") + _padded(font) + _padded("")
+    chunk = struct.pack("<2L", 8 + len(data), 38) + data
+    return struct.pack("<2L", 8 + len(chunk), 1) + chunk
+
+
+def drawing_with_a_proxy_graphic(path: Path) -> None:
+    doc = ezdxf.new("R2018")
+    msp = doc.modelspace()
+    msp.add_line((0, 0), (10, 10))
+    builder = msp.add_multileader_mtext("Standard")
+    builder.set_content("Note")
+    builder.add_leader_line(ezdxf.render.mleader.ConnectionSide.left, [ezdxf.math.Vec2(0, 0)])
+    builder.build(ezdxf.math.Vec2(10, 10))
+    msp.query("MULTILEADER")[0].proxy_graphic = _proxy_text("Note", "romans.shx")
+    doc.saveas(path)
+
+
+STYLES = "sorted(s.dxf.name for s in doc.styles)"
+
+
+async def test_a_view_and_the_model_context_add_nothing_to_the_drawing(tmp_path: Path) -> None:
+    path = tmp_path / "leader.dxf"
+    drawing_with_a_proxy_graphic(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        styles = text_of(await client.call_tool("execute_python_code", {"code": STYLES}))
+        assert "romans.shx" not in styles
+        code = "msp.add_circle((5, 5), 1)"
+        preview = await client.call_tool("execute_python_code", {"code": code, "dryRun": True})
+        previewed = preview.structured_content["applyWith"]["previewed"]
+        for width in (300, 500):
+            shot = await client.call_tool("view_screenshot", {"width": width})
+            assert not shot.is_error, text_of(shot)
+        context = await client.read_resource("dxf://model/context")
+        assert context.contents
+        assert text_of(await client.call_tool("execute_python_code", {"code": STYLES})) == styles
+        listed = (await client.call_tool("list_documents", {})).structured_content
+        assert listed["documents"][0]["modified"] is False, listed
+        applied = await client.call_tool("execute_python_code", {"code": code, "previewed": previewed})
+        assert "[NOT APPLIED]" not in text_of(applied), text_of(applied)
+        saved = tmp_path / "saved.dxf"
+        assert not (await client.call_tool("save_document", {"filePath": str(saved)})).is_error
+    assert "romans.shx" not in {s.dxf.name for s in ezdxf.readfile(saved).styles}
