@@ -609,7 +609,8 @@ class HostLauncher:
 def _check_content(file_path: Path, apps: list[Application]) -> None:
     """Refuse a file named as a CAD format it does not hold (an IFC model named .dxf), naming both:
     the host its name picks would only say it cannot read it. A DWG named .dxf is let through: the
-    DXF host reads a DWG whatever its name."""
+    DXF host reads a DWG whatever its name, says it did (the document's warnings) and never writes
+    over it."""
     from cadmcp.fileinfo.paths import FORMAT_NAMES, FORMATS, held_format
 
     found = held_format(file_path) if file_path.is_file() else None

@@ -261,3 +261,26 @@ def test_queueing_a_dwg_starts_the_converter_before_the_drawing_is_read(reader: 
     assert documents.requested == []
     assert counts(documents.active.doc)["model"] == counts(ezdxf.readfile(twin))["model"]
     assert worker._proc is started  # the drawing was read by the converter started in advance
+
+
+async def test_a_dwg_named_dxf_is_said_to_be_one_and_never_written_over(reader: Path, tmp_path: Path) -> None:
+    """A DWG named .dxf opened without a word, and saving it said to name "that .dxf" beside it,
+    which was the DWG itself: following the advice wrote DXF over the user's DWG."""
+    dwg, _ = write_pair(tmp_path)
+    named = tmp_path / "named.dxf"
+    named.write_bytes(dwg.read_bytes())
+    original = digest(named)
+    server = create_server([str(named)], exec_timeout=30)
+    async with Client(server.server) as client:
+        assert not (await client.call_tool("list_documents", {})).is_error  # the file is read
+        (asked,) = server.adapter.requested()  # what launch_host answers for the file
+        assert asked["opened"] and any("holds a DWG drawing" in w for w in asked["warnings"]), asked
+        refused = await client.call_tool("save_document", {"filePath": str(named)})
+        assert refused.is_error and "never written over" in text_of(refused), text_of(refused)
+        saved = await client.call_tool("save_document", {})
+        assert not saved.is_error, text_of(saved)
+        assert saved.structured_content["path"] == str((tmp_path / "named.converted.dxf").resolve())
+        as_dwg = await client.call_tool("save_document", {"filePath": str(tmp_path / "out.dwg")})
+        assert as_dwg.is_error and "writes .dxf files only" in text_of(as_dwg), text_of(as_dwg)
+    assert digest(named) == original
+    assert ezdxf.readfile(tmp_path / "named.converted.dxf").modelspace()

@@ -773,7 +773,9 @@ def _check_save_target(target: str, suffixes: tuple[str, ...]) -> None:
     name = os.path.basename(target)
     if not name.lower().endswith(tuple(s.lower() for s in suffixes)):
         raise HostError(
-            f"Save as {echo(name)}: the file name must end in {' or '.join(suffixes)}.", "invalid"
+            f"Save as {echo(name)}: the file name must end in {' or '.join(suffixes)} (this host writes "
+            f"{' and '.join(suffixes)} files only, whatever format a document was opened from).",
+            "invalid",
         )
     if os.path.isdir(target):
         raise HostError(f"{echo(target, 160)} is a folder (directory); give a file path.", "invalid")

@@ -172,18 +172,7 @@ class DxfAdapter:
         if entry.source is not None:
             source = entry.source
             summary = f"DWG {source.release} ({source.version}) read by {source.reader}; {summary}"
-            lost = source.lost_phrase()
-            said = (
-                f"Not carried over from the DWG: {lost} (see dxf://model/warnings)."
-                if lost
-                else "Everything the reader found in the DWG was carried over."
-            )
-            if source.as_proxies:
-                said += (
-                    f" Carried as proxy entities (their graphics only, as AutoCAD shows them without the "
-                    f"application that made them): {source.proxy_phrase()}."
-                )
-            note = " ".join(part for part in (said, source.warning, note) if part)
+            note = " ".join([*source.notes(), *([note] if note else [])])
         return Opened(entry.title, summary, already_open=not is_new, note=note)
 
     def activate(self, document: str) -> str:

@@ -210,7 +210,10 @@ def dxf_beside_dwg(entry: DxfDocument) -> Path:
     .dwg is never overwritten. An existing .dxf there is not replaced unless named.
     """
     assert entry.source is not None
-    target = entry.source.path.with_suffix(".dxf")
+    source = entry.source.path
+    target = source.with_suffix(".dxf")
+    if target == source:  # a DWG named .dxf: its own name is the DWG's
+        target = source.with_name(f"{source.stem}.converted.dxf")
     if target.exists():
         raise DxfHostError(
             f"{entry.title} came from a DWG file, which is not overwritten (no DWG writer keeps everything), "
@@ -219,6 +222,13 @@ def dxf_beside_dwg(entry: DxfDocument) -> Path:
             "invalid",
         )
     return target
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return a.resolve() == b.resolve()
 
 
 def _dropped_for_handle_conflicts(auditor: Auditor) -> bool:
@@ -370,7 +380,7 @@ class DocumentSet:
                     self.requested.append(requested_outcome(file_path, error=exc))
                 else:
                     first = first or entry
-                    warned = [entry.source.warning] if entry.source and entry.source.warning else None
+                    warned = entry.source.notes(all_said=False) if entry.source is not None else None
                     self.requested.append(requested_outcome(file_path, entry.title, warnings=warned))
             if first is not None:
                 self._active = first
@@ -482,7 +492,16 @@ class DocumentSet:
         if file_path:
             target = Path(file_path).expanduser()
             if target.suffix.lower() != ".dxf":
-                raise DxfHostError(f"Save as {target.name}: the file name must end in .dxf.")
+                raise DxfHostError(
+                    f"Save as {target.name}: the file name must end in .dxf (there is no DWG writer: "
+                    "a drawing is saved as DXF, which AutoCAD opens)."
+                )
+            if entry.source is not None and _same_file(target, entry.source.path):
+                raise DxfHostError(
+                    f"{target.name} is the DWG file {entry.title} was read from, which is never written over "
+                    "(no DWG writer keeps everything the reader read). Give another path ending in .dxf.",
+                    "invalid",
+                )
             if target.is_dir():
                 raise DxfHostError(f"{target} is a directory. Give a file path ending in .dxf.")
             if not target.parent.exists():

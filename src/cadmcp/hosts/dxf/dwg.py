@@ -103,9 +103,9 @@ class DwgSource:
     """Entities carried as ACAD_PROXY_ENTITY with their proxy graphics only (kind: count), as AutoCAD
     writes entities of other applications' classes, or of kinds the reader's DXF lacks, to DXF."""
     read_notes: list[str] = field(default_factory=list)
+    """What the reader itself flagged while reading (checksums, unsupported parts...)."""
     warning: str = ""
     """What the agent must know before working on it (e.g. that the file may be cut short)."""
-    """What the reader itself flagged while reading (checksums, unsupported parts...)."""
     seconds: float = 0.0
     """Conversion time (the DXF read by ezdxf not included)."""
 
@@ -124,6 +124,30 @@ class DwgSource:
             count = sum(item["count"] for item in objects)
             parts.append(f"{count} non-graphical object(s) of {len(objects)} kind(s)")
         return ", ".join(parts)
+
+    def notes(self, *, all_said: bool = True) -> list[str]:
+        """What opening it says: what was not carried over, what came as proxy graphics, a name that
+        is not .dwg, and the warning; ``all_said=False`` leaves out that everything was carried over."""
+        lost = self.lost_phrase()
+        said = []
+        if lost:
+            said.append(f"Not carried over from the DWG: {lost} (see dxf://model/warnings).")
+        elif all_said:
+            said.append("Everything the reader found in the DWG was carried over.")
+        if self.as_proxies:
+            said.append(
+                "Carried as proxy entities (their graphics only, as AutoCAD shows them without the "
+                f"application that made them): {self.proxy_phrase()}."
+            )
+        if self.path.suffix.lower() != ".dwg":
+            said.append(
+                f"{self.path.name} is named {self.path.suffix or 'without an extension'} but holds a DWG "
+                "drawing: it was read as one and is never written over (save_document writes a .dxf of "
+                "another name); rename it to .dwg so that other programs read it too."
+            )
+        if self.warning:
+            said.append(self.warning)
+        return said
 
     def proxy_phrase(self) -> str:
         """``'9 TCH_WALL, 1 MULTILEADER'`` carried as proxy graphics (empty when none)."""
