@@ -162,3 +162,24 @@ async def test_a_save_between_a_preview_and_its_approval_leaves_the_previewed_re
         marks = "len(msp.query('CIRCLE[layer==\"MARKS\"]'))"
         count = await client.call_tool("execute_python_code", {"code": marks})
         assert "Result: 1" in text_of(count)
+
+
+async def test_saving_units_an_r12_drawing_cannot_hold_says_so(tmp_path: Path) -> None:
+    """Setting $INSUNITS on an R12 drawing was an undo step and the model said "Meters", but the save
+    said only "Saved": R12 DXF has no units, so the file read back unitless."""
+    path = tmp_path / "old.dxf"
+    path.write_text(R12_ENTITIES_ONLY)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        plain = await client.call_tool("save_document", {})
+        assert "Not written" not in plain.structured_content["message"]
+        edit = await client.call_tool("execute_python_code", {"code": "doc.header['$INSUNITS'] = 6"})
+        assert not edit.is_error, text_of(edit)
+        saved = await client.call_tool("save_document", {})
+        assert not saved.is_error, text_of(saved)
+        said = saved.structured_content["message"]
+        assert "Not written: the drawing units ($INSUNITS 6, Meters): DXF R12 has no units" in said, said
+        upgraded = await client.call_tool("execute_python_code", {"code": "doc.dxfversion = 'R2000'"})
+        assert not upgraded.is_error, text_of(upgraded)
+        again = await client.call_tool("save_document", {})
+        assert "Not written" not in again.structured_content["message"]
+    assert ezdxf.readfile(path).header.get("$INSUNITS") == 6

@@ -190,16 +190,24 @@ class DxfAdapter:
                 f"available, so it was saved as DXF beside it ({entry.path.name}; AutoCAD opens DXF) and "
                 "later saves go there."
             )
-        if source is not None:
-            from cadmcp.hosts.dxf.dwg import not_written
+        from cadmcp.hosts.dxf.dwg import not_written
 
-            skipped = not_written(entry.doc)
-            if skipped:
-                kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(skipped.items()))
-                note += (
-                    f" Not written: {kinds} (solids that came from the DWG without their ACIS data, or "
-                    f"kinds that DXF of this drawing's version, {entry.doc.dxfversion}, cannot hold)."
-                )
+        skipped = not_written(entry.doc)
+        if skipped:
+            kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(skipped.items()))
+            note += (
+                f" Not written: {kinds} (solids without their ACIS data, or kinds that DXF of this "
+                f"drawing's version, {entry.doc.dxfversion}, cannot hold)."
+            )
+        units = entry.doc.header.get("$INSUNITS", 0) if entry.doc.dxfversion <= "AC1009" else 0
+        if units:
+            from ezdxf.units import unit_name
+
+            note += (
+                f" Not written: the drawing units ($INSUNITS {units}, {unit_name(units)}): DXF R12 has no "
+                "units, so the file reads back unitless. To keep them, save the drawing as a later version "
+                "(execute_python_code: doc.dxfversion = 'R2000', then save_document)."
+            )
         return Saved(entry.title, Path(str(entry.path)), note=note.strip())
 
     # code and history ----------------------------------------------------------------------------
