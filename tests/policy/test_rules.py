@@ -171,3 +171,30 @@ def test_policy_show_names_the_deciding_rule_for_each_matching_capability() -> N
     assert "allow    DXF 1 pid 42: list_documents (tool, read)" in by_id[1]
     unknown = show(Policy("read-only"), "explode_all", [])
     assert "no running host offers 'explode_all'" in unknown[1] and unknown[2].startswith("deny")
+
+
+def test_the_person_asked_sees_first_the_kinds_of_object_they_would_name() -> None:
+    """Deleting all furniture of a Revit model was put to the person as "deletes 2348 (1056
+    IfcPropertySingleValue, 253 IfcPropertySet, ...)": the 61 pieces of furniture were never named,
+    while the agent's own preview named them first. Both now rank the kinds alike."""
+    from cadmcp.daemon.policy.gate import question
+    from cadmcp.host.builtins.preview import Difference
+
+    before = {f"#{n}": ("IfcPropertySingleValue", "", f"d{n}") for n in range(1056)}
+    before |= {f"#p{n}": ("IfcPropertySet", "", f"p{n}") for n in range(253)}
+    before |= {f"#f{n}": ("IfcFurnishingElement", f"Chair {n}", f"f{n}") for n in range(61)}
+    before |= {f"#o{n}": ("IfcOpeningElement", f"Opening {n}", f"o{n}") for n in range(10)}
+    before |= {f"#k{n}": (f"IfcKind{n}", "", f"k{n}") for n in range(8)}
+    difference = Difference.between(before, {})
+    report = difference.report()
+    assert list(report["deleted"]["byKind"])[:2] == ["IfcFurnishingElement", "IfcOpeningElement"]
+    said = difference.sentence()
+    assert said.startswith("creates nothing; modifies nothing; deletes 1388 (61 IfcFurnishingElement"), said
+    subject = Subject("execute_python_code", host_app="IFC", version="0.8")
+    decision = Policy("confirm-changes").decide(subject)
+    preview = {**report, "previewed": "a:b", "pictures": ["x", "y"]}
+    message = question(decision, subject, {"code": "delete furniture"}, preview)["message"]
+    named = "deletes 1388 (61 IfcFurnishingElement, 10 IfcOpeningElement, 1056 IfcPropertySingleValue"
+    assert named in message, message
+    assert "1 IfcKind1, 6 more)" in message  # the kinds past the sixth are counted, not dropped
+    assert "pictures" not in message  # a prompt carries text only: it does not promise pictures

@@ -96,12 +96,13 @@ def _preview_lines(preview: dict[str, Any]) -> list[str]:
         if not count:
             lines.append(f"  {verb} nothing")
             continue
-        kinds = ", ".join(f"{n} {k}" for k, n in list((part.get("byKind") or {}).items())[:6])
+        by_kind = list((part.get("byKind") or {}).items())  # the host's order: named kinds first
+        kinds = ", ".join(f"{n} {k}" for k, n in by_kind[:6])
+        if others := sum(n for _, n in by_kind[6:] if isinstance(n, int)):
+            kinds += f", {others} more"
         names = [_sampled(s) for s in (part.get("sample") or [])[:6] if isinstance(s, dict)]
         lines.append(f"  {verb} {count} ({kinds}): {', '.join(names)}")
     lines.extend(f"  warning: {w}" for w in preview.get("warnings") or [])
-    if preview.get("pictures"):
-        lines.append("  before- and after-pictures are in the approval queue's entry")
     return lines
 
 
@@ -285,6 +286,8 @@ class Gate:
         timeout = self.policy.confirm_timeout
         answer, by = "timeout", ""
         if answerer is None:
+            if asked.get("pictures"):  # only the queue's entry carries them (a prompt is text)
+                asked["message"] += "\n  before- and after-pictures are in this entry"
             how, (answer, by) = "approval queue", await self.queue.ask(asked, timeout)
         else:
             with anyio.move_on_after(timeout):

@@ -150,7 +150,7 @@ class Difference:
         def part(rows: list[tuple[str, str, str]]) -> dict[str, Any]:
             return {
                 "count": len(rows),
-                "byKind": dict(Counter(kind for _, kind, _ in rows).most_common()),
+                "byKind": _by_kind(rows),
                 "sample": [
                     {
                         "id": i,
@@ -168,9 +168,8 @@ class Difference:
         def words(label: str, rows: list[tuple[str, str, str]]) -> str:
             if not rows:
                 return f"{label} nothing"
-            named = Counter(k for _, k, n in rows if n)  # what the person named comes first
-            counts = Counter(k for _, k, _ in rows)
-            ranked = sorted(counts, key=lambda k: (k not in named, -counts[k]))
+            counts = _by_kind(rows)
+            ranked = list(counts)
             kinds = ", ".join(f"{counts[k]} {k}" for k in ranked[:KINDS_NAMED])
             if others := sum(counts[k] for k in ranked[KINDS_NAMED:]):
                 kinds += f", {others} more"
@@ -179,6 +178,14 @@ class Difference:
         return "; ".join(
             (words("creates", self.created), words("modifies", self.modified), words("deletes", self.deleted))
         )
+
+
+def _by_kind(rows: list[tuple[str, str, str]]) -> dict[str, int]:
+    """Objects per kind, the kinds whose objects have names first (what a person names: doors, walls,
+    furniture; not the property values and placements that go with them), then by count."""
+    named = Counter(k for _, k, n in rows if n)
+    counts = Counter(k for _, k, _ in rows)
+    return {k: counts[k] for k in sorted(counts, key=lambda k: (k not in named, -counts[k], k))}
 
 
 def _previewable(adapter: DocumentAdapter) -> Previewable:
