@@ -137,6 +137,22 @@ def test_ifc2x3_models_read_too(tmp_path: Path) -> None:
     assert full["applications"][0]["name"]  # the owner history's application
 
 
+def test_a_description_written_as_one_string_is_one_entry(tmp_path: Path) -> None:
+    """Constructivity writes FILE_DESCRIPTION('ViewDefinition [...]','2;1'), a string where the schema
+    wants a list: it was returned letter by letter, and its view definition was lost."""
+    path = tmp_path / "elemented.ifc"
+    build_model("IFC4").write(str(path))
+    text = path.read_text()
+    start = text.index("FILE_DESCRIPTION(")
+    end = text.index(";", start)
+    path.write_text(text[:start] + "FILE_DESCRIPTION('ViewDefinition [notYetAssigned]','2;1')" + text[end:])
+
+    info = read_file_info(path)
+
+    assert info["header"]["description"] == ["ViewDefinition [notYetAssigned]"]
+    assert info["viewDefinition"] == "notYetAssigned"
+
+
 def test_instances_split_across_read_chunks_are_counted_once(
     house: tuple[Path, ifcopenshell.file], monkeypatch: pytest.MonkeyPatch
 ) -> None:

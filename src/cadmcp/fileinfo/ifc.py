@@ -114,6 +114,10 @@ def _header(path: Path, head: bytes) -> dict[str, Any]:
 
 
 def _names(values: Any) -> list[str]:
+    """A header's list of strings; a single string where the schema wants a list (some exporters
+    write FILE_DESCRIPTION('ViewDefinition [...]', '2;1')) is one entry, not its letters."""
+    if isinstance(values, str):
+        return [values] if values else []
     return [v for v in (values or ()) if v]
 
 
