@@ -83,6 +83,18 @@ async def test_wrong_or_damaged_files_are_refused_clearly(
     assert "Traceback" not in text(result)
 
 
+async def test_a_model_cut_short_near_its_end_says_so(client, house: Path, tmp_path: Path) -> None:
+    """A model cut inside a list of its last instance (the Duplex model less its last 40 bytes ends in
+    "(#") was refused as "Syntax error during parse, check logs": no log says more, while
+    read_file_info knew it was cut short."""
+    cut = tmp_path / "cut.ifc"
+    data = house.read_bytes()
+    cut.write_bytes(data[: data.rindex(b"(#") + 2])
+    result = await client.call_tool("open_document", {"filePath": str(cut)})
+    assert result.is_error and "is cut short: it ends without END-ISO-10303-21" in text(result), text(result)
+    assert "check logs" not in text(result)
+
+
 async def test_missing_file_and_folder_are_refused(client, tmp_path: Path) -> None:
     missing = await client.call_tool("open_document", {"filePath": str(tmp_path / "nope.ifc")})
     assert missing.is_error and "File not found" in text(missing)

@@ -283,11 +283,28 @@ def load_model(path: Path) -> tuple[ifcopenshell.file, list[str]]:
             ) from exc
         return model, mapped.warnings()
     except Exception as exc:
+        if _cut_short(path):
+            raise DocumentError(
+                f"{echo(path.name)} is cut short: it ends without END-ISO-10303-21, so the file was not "
+                "written or copied whole, and IfcOpenShell could not parse what is there. Export or copy "
+                "it again; read_file_info reads its header meanwhile.",
+                "invalid",
+            ) from exc
         raise DocumentError(
             f"IfcOpenShell could not parse {echo(path.name)}: {echo(str(exc), 120)}. The file may be "
-            "damaged.",
+            "damaged; read_file_info says what its header and counts show.",
             "invalid",
         ) from exc
+
+
+def _cut_short(path: Path) -> bool:
+    """Whether an IFC-SPF file lacks its closing END-ISO-10303-21 (it was cut short)."""
+    try:
+        with path.open("rb") as stream:
+            stream.seek(max(0, path.stat().st_size - 4096))
+            return b"END-ISO-10303-21" not in stream.read().upper()
+    except OSError:
+        return False
 
 
 def _unsupported_schema(path: Path, declared: str) -> DocumentError:
