@@ -69,6 +69,11 @@ async def test_save_and_save_as_write_readable_files(
     assert bad.is_error and "does not exist" in text_of(bad)
     wrong = await client.call_tool("save_document", {"filePath": str(tmp_path / "x.dwg")})
     assert wrong.is_error and ".dxf" in text_of(wrong)
+    # a relative path was saved in the host's working folder, which nobody chose (and the drawing
+    # went on from there): it is refused, as launch_host refuses one
+    relative = await client.call_tool("save_document", {"filePath": "rel.dxf"})
+    assert relative.is_error and "is relative; pass an absolute path" in text_of(relative)
+    assert not Path("rel.dxf").exists()
 
 
 @pytest.mark.parametrize(

@@ -471,8 +471,8 @@ class BuiltinSurface:
             filePath: Annotated[
                 str | None,
                 Field(
-                    description=f"Save as this file (a path ending in {suffixes}); an existing file there "
-                    f"is overwritten. Omit to save the {noun} to its own file."
+                    description=f"Save as this file (an absolute path ending in {suffixes}); an existing "
+                    f"file there is overwritten. Omit to save the {noun} to its own file."
                 ),
             ] = None,
         ) -> SaveResult:
@@ -481,13 +481,20 @@ class BuiltinSurface:
                 if filePath is not None and filePath.strip():
                     raw = filePath.strip()
                     try:
-                        target = os.path.abspath(os.path.expanduser(raw))
+                        expanded = os.path.expanduser(raw)
                     except (RuntimeError, ValueError):
                         raise HostError(
                             f"Cannot use {echo(raw)} as a path: '~user' names no user here. Pass an absolute "
                             "path.",
                             "invalid",
                         ) from None
+                    if not os.path.isabs(expanded):  # the host's working folder is nobody's choice
+                        raise HostError(
+                            f"filePath {echo(raw)} is relative; pass an absolute path (or one starting with "
+                            f"~), as launch_host takes, e.g. {echo(os.path.join('/path/to/folder', raw))}.",
+                            "invalid",
+                        )
+                    target = os.path.abspath(expanded)
                     _check_save_target(target, p.save_suffixes)
                 from pathlib import Path
 
