@@ -165,3 +165,25 @@ def test_attributes_count_as_their_insert_and_destroyed_entities_are_skipped() -
     assert shot.coverage is not None
     assert [item["type"] for item in shot.coverage["outsideFrame"]] == ["INSERT"]
     assert shot.coverage["entities"]["visited"] == 68
+
+
+async def test_a_preview_whose_pictures_are_the_same_says_the_view_does_not_show_the_change(
+    tmp_path: Path,
+) -> None:
+    """Deleting all the furniture inside a building gave the same before- and after-picture, seen from
+    outside, with no word: the person could think nothing happens."""
+    path = tmp_path / "plan.dxf"
+    doc = ezdxf.new("R2018")
+    doc.modelspace().add_lwpolyline([(0, 0), (100, 0), (100, 60), (0, 60)], close=True)
+    doc.saveas(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        unseen = await client.call_tool(
+            "execute_python_code", {"code": "doc.layers.add('FURNITURE-OLD')", "dryRun": True}
+        )
+        assert not unseen.is_error, text_of(unseen)
+        assert "[SAME PICTURES]" in text_of(unseen)
+        assert any("pictures are the same" in n for n in unseen.structured_content["notes"])
+        seen = await client.call_tool(
+            "execute_python_code", {"code": "msp.add_circle((50, 30), 20)", "dryRun": True}
+        )
+        assert not seen.is_error and "[SAME PICTURES]" not in text_of(seen)

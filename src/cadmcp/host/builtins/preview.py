@@ -273,6 +273,14 @@ def _preview(
     if found["caution"]:
         text += f"\n[WARNING] {found['caution']}"
         structured["warnings"] = [found["caution"]]
+    if before_png is not None and before_png == found.get("png") and not difference.is_empty:
+        same = (
+            "The before- and after-pictures are the same: this view does not show the change (inside "
+            "the model, behind other objects, too small, or not drawn). After applying it, view_screenshot "
+            "with mark and another view shows it."
+        )
+        notes.append(same)
+        text += f"\n[SAME PICTURES] {same}"
     printed = result.text() if (result.output or result.has_value) else ""
     content: list[Any] = [types.TextContent(type="text", text=text + (f"\n\n{printed}" if printed else ""))]
     for label, png in (("before", before_png), ("after", found.get("png"))):

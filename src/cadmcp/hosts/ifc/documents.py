@@ -285,9 +285,9 @@ def load_model(path: Path) -> tuple[ifcopenshell.file, list[str]]:
     except Exception as exc:
         if _cut_short(path):
             raise DocumentError(
-                f"{echo(path.name)} is cut short: it ends without END-ISO-10303-21, so the file was not "
-                "written or copied whole, and IfcOpenShell could not parse what is there. Export or copy "
-                "it again; read_file_info reads its header meanwhile.",
+                f"IfcOpenShell could not parse {echo(path.name)}, which ends without END-ISO-10303-21: the "
+                "file looks cut short (not written or copied whole). Export or copy it again; "
+                "read_file_info reads its header meanwhile.",
                 "invalid",
             ) from exc
         raise DocumentError(
