@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,3 +136,36 @@ async def test_element_for_non_graphical_object_and_unknown_handle(client: Clien
     assert layer["dxftype"] == "LAYER" and layer["attributes"]["name"] == "A-WALL"
     with pytest.raises(MCPError, match="No entity has handle"):
         await client.read_resource("dxf://element/FFFFFF")
+
+
+async def test_layers_the_table_lacks_are_listed_with_their_entities(tmp_path: Path) -> None:
+    """ezdxf's own mtext_columns drawing has its three MTEXT on layers DYNAMIC and STATIC, which its
+    layer table lacks: the context listed only 0 and Defpoints, with 0 entities each, and the
+    warnings said nothing. Made here in the same shape: entities written on layers never added."""
+    import ezdxf
+
+    from cadmcp.hosts.dxf import create_server
+
+    path = tmp_path / "columns.dxf"
+    doc = ezdxf.new("R2018")
+    msp = doc.modelspace()
+    msp.add_mtext("a", dxfattribs={"layer": "DYNAMIC"})
+    msp.add_mtext("b", dxfattribs={"layer": "STATIC"})
+    msp.add_mtext("c", dxfattribs={"layer": "static"})  # DXF layer names ignore case
+    for name in ("DYNAMIC", "STATIC"):
+        doc.layers.remove(name) if name in doc.layers else None
+    doc.saveas(path)
+    assert "STATIC" not in ezdxf.readfile(path).layers
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        context = await read_json(client, "dxf://model/context")
+        missing = {layer["name"]: layer for layer in context["layers"] if layer.get("inTable") is False}
+        assert missing == {
+            "DYNAMIC": {"name": "DYNAMIC", "inTable": False, "entities": 1},
+            "STATIC": {"name": "STATIC", "inTable": False, "entities": 2},
+        }
+        warnings = await read_json(client, "dxf://model/warnings")
+        assert warnings["undefined_layers"]["layers"] == {"DYNAMIC": 1, "STATIC": 2}
+        await client.call_tool("execute_python_code", {"code": "doc.layers.add('Dynamic')"})
+        after = await read_json(client, "dxf://model/context")
+        layers = {layer["name"]: layer for layer in after["layers"]}
+        assert layers["Dynamic"]["entities"] == 1 and "DYNAMIC" not in layers  # the table's spelling

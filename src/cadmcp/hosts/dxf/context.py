@@ -66,6 +66,9 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
                 "by_type": dict(types.most_common()),
             }
         )
+    by_name: Counter[str] = Counter()  # DXF layer names ignore case: "walls" is on layer WALLS
+    for name, count in layer_counts.items():
+        by_name[name.casefold()] += count
     layers = []
     for layer in doc.layers:
         name = layer.dxf.name
@@ -77,9 +80,13 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
                 "on": layer.is_on(),
                 "frozen": layer.is_frozen(),
                 "locked": layer.is_locked(),
-                "entities": layer_counts.get(name, 0),
+                "entities": by_name.get(name.casefold(), 0),
             }
         )
+    layers.extend(
+        {"name": name, "inTable": False, "entities": count}
+        for name, count in sorted(undefined_layers(doc, layer_counts).items())
+    )
     blocks = []
     for block in doc.blocks:
         if block.name.startswith("*") or block.block_record.is_any_layout:
@@ -116,6 +123,18 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
     }
 
 
+def undefined_layers(doc: Any, used: Counter[str]) -> dict[str, int]:
+    """Layers entities are on that the layer table lacks (by name, case-insensitive as in DXF), with
+    their entity counts: AutoCAD draws them with default properties and adds them on audit."""
+    known = {layer.dxf.name.casefold() for layer in doc.layers}
+    spelled: dict[str, str] = {}  # each missing layer under the first spelling found
+    missing: Counter[str] = Counter()
+    for name, count in used.items():
+        if (key := name.casefold()) not in known:
+            missing[spelled.setdefault(key, name)] += count
+    return dict(missing)
+
+
 def _release(dxfversion: str) -> str:
     from ezdxf.lldxf.const import acad_release
 
@@ -148,6 +167,17 @@ def model_warnings(entry: DxfDocument, run_audit: Any) -> dict[str, Any]:
         result["dwg"] = entry.source.as_json()
     if entry.auditor is not None:
         result["fixed_on_open"] = _group(entry.auditor.fixes)
+    used: Counter[str] = Counter()
+    for layout in entry.doc.layouts:
+        for entity in layout.entity_space.entities:
+            if entity.is_alive and (layer := layer_of(entity)) is not None:
+                used[layer] += 1
+    if missing := undefined_layers(entry.doc, used):
+        result["undefined_layers"] = {
+            "message": "entities are on layers the layer table lacks (drawn with default color and "
+            "linetype; AutoCAD adds such layers when it audits the drawing)",
+            "layers": dict(sorted(missing.items())[:_MAX_WARNINGS]),
+        }
     total = sum(len(layout.entity_space.entities) for layout in entry.doc.layouts)
     if total > _LIVE_AUDIT_LIMIT:
         result["current"] = (
