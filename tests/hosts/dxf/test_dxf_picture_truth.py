@@ -187,3 +187,24 @@ async def test_a_preview_whose_pictures_are_the_same_says_the_view_does_not_show
             "execute_python_code", {"code": "msp.add_circle((50, 30), 20)", "dryRun": True}
         )
         assert not seen.is_error and "[SAME PICTURES]" not in text_of(seen)
+
+
+async def test_a_view_that_hides_most_of_the_drawing_says_which_layers_hide_it(tmp_path: Path) -> None:
+    """A curtain-wall detail with 1,147 of its 1,372 entities on layers that are off showed an almost
+    empty picture, its notes naming only what could not be drawn."""
+    path = tmp_path / "detail.dxf"
+    doc = ezdxf.new("R2018")
+    msp = doc.modelspace()
+    for n in range(30):
+        msp.add_line((n, 0), (n, 10), dxfattribs={"layer": "DETAIL"})
+    msp.add_line((0, 0), (30, 0), dxfattribs={"layer": "OUTLINE"})
+    doc.layers.add("DETAIL").off()
+    doc.saveas(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        shot = await client.call_tool("view_screenshot", {"width": 400})
+        assert not shot.is_error, text_of(shot)
+        said = text_of(shot)
+        assert "[HIDDEN] 30 of the 31 entities are not drawn because their layers are off" in said, said
+        assert "on 'DETAIL' (30)" in said
+        shown = await client.call_tool("view_screenshot", {"width": 400, "layers": ["DETAIL", "OUTLINE"]})
+        assert "[HIDDEN]" not in text_of(shown), text_of(shown)

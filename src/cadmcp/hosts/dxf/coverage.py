@@ -19,6 +19,8 @@ LISTED = 8
 """Entities named one by one in a note (all are counted)."""
 STRUCTURED = 50
 """Entities listed in structured content."""
+HIDDEN_SHARE = 4
+"""A view says what it hides when at least 1 in this many of its entities is hidden."""
 ACIS = frozenset(
     {
         "3DSOLID", "BODY", "REGION", "SURFACE", "EXTRUDEDSURFACE", "LOFTEDSURFACE", "REVOLVEDSURFACE",
@@ -142,6 +144,7 @@ def describe(
     (handle, box min, box max) of the ones left out of the frame.
     """
     hidden = 0
+    hidden_on: Counter[str] = Counter()
     not_drawn: list[tuple[Any, str]] = []
     for entity in coverage.visited:
         handle = entity.dxf.handle or ""
@@ -150,6 +153,7 @@ def describe(
         skipped = coverage.skipped.get(handle, [])
         if skipped and skipped[0] == (entity.dxftype(), "invisible"):
             hidden += 1
+            hidden_on[layer_of(entity) or "?"] += 1
             continue
         reason = _why_nothing(entity, doc, xrefs, skipped)
         if reason is not None:
@@ -185,6 +189,14 @@ def describe(
         if partly:
             lead += f"; {len(partly)} are drawn without some of their parts"
         notes.append(f"[NOT DRAWN] {lead}. " + ". ".join(parts) + ".")
+    if hidden and hidden * HIDDEN_SHARE >= len(coverage.visited):
+        layers = ", ".join(f"{echo(name, 30)} ({n})" for name, n in hidden_on.most_common(LISTED))
+        more = f" and {len(hidden_on) - LISTED} more layers" if len(hidden_on) > LISTED else ""
+        notes.append(
+            f"[HIDDEN] {hidden} of the {len(coverage.visited)} entities are not drawn because their layers "
+            f"are off or frozen (or they are marked invisible), as AutoCAD shows the drawing: on {layers}"
+            f"{more}. Pass layers=[...] naming the layers to draw them."
+        )
     if outside:
         entities = [doc.entitydb.get(handle) for handle, _, _ in outside]
         listed = "; ".join(
