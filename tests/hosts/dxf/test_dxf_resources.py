@@ -169,3 +169,30 @@ async def test_layers_the_table_lacks_are_listed_with_their_entities(tmp_path: P
         after = await read_json(client, "dxf://model/context")
         layers = {layer["name"]: layer for layer in after["layers"]}
         assert layers["Dynamic"]["entities"] == 1 and "DYNAMIC" not in layers  # the table's spelling
+
+
+async def test_a_multi_insert_counts_the_copies_it_places(tmp_path: Path) -> None:
+    """ezdxf's multi_insert_with_attribs drawing places 25 flags with one MINSERT (5 x 5): its
+    schedule said "1 references" and one row, while the picture shows 25."""
+    import ezdxf
+
+    from cadmcp.hosts.dxf import create_server
+
+    path = tmp_path / "flags.dxf"
+    doc = ezdxf.new("R2018")
+    flag = doc.blocks.new("FLAG")
+    flag.add_line((0, 0), (0, 2))
+    flag.add_attdef("NAME", (0, 2))
+    msp = doc.modelspace()
+    grid = msp.add_blockref("FLAG", (0, 0))
+    grid.add_attrib("NAME", "grid", (0, 2))
+    grid.grid(size=(5, 5), spacing=(3, 3))
+    single = msp.add_blockref("FLAG", (50, 0))
+    single.add_attrib("NAME", "alone", (50, 2))
+    doc.saveas(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        listed = {s["id"]: s for s in (await read_json(client, "dxf://schedules"))["schedules"]}
+        assert listed["FLAG"]["title"] == "FLAG schedule (2 references, 26 copies placed)"
+        text = (await client.read_resource("dxf://schedule/FLAG/preview")).contents[0].text
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert sorted((r["NAME"], r["copies"]) for r in rows) == [("alone", "1"), ("grid", "25")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,25 +40,40 @@ def _block_schedules(doc: Any) -> list[Schedule]:
         tags = [attdef.dxf.tag for attdef in block.attdefs()]
         if not tags:
             continue
-        columns = ["handle", "layout", "layer", "x", "y", "z", *tags]
+        columns = ["handle", "layout", "layer", "x", "y", "z", "copies", *tags]
         rows = []
+        placed = 0
         for layout_name, ref in inserts[name]:
             values = {attrib.dxf.tag: attrib.dxf.text for attrib in ref.attribs}
             p = ref.dxf.insert
-            rows.append(
-                [ref.dxf.handle, layout_name, ref.dxf.layer, round(p.x, 6), round(p.y, 6), round(p.z, 6)]
-                + [values.get(tag, "") for tag in tags]
-            )
-        schedules.append(Schedule(name, f"{name} schedule ({len(rows)} references)", columns, rows))
+            copies = _copies(ref)  # a multi-insert (MINSERT) places rows x columns copies
+            placed += copies
+            where = [round(p.x, 6), round(p.y, 6), round(p.z, 6)]
+            texts = [values.get(tag, "") for tag in tags]
+            rows.append([ref.dxf.handle, layout_name, ref.dxf.layer, *where, copies, *texts])
+        counted = f"{len(rows)} references" + (f", {placed} copies placed" if placed != len(rows) else "")
+        schedules.append(Schedule(name, f"{name} schedule ({counted})", columns, rows))
     return schedules
 
 
+def _copies(ref: Any) -> int:
+    try:
+        return max(1, int(ref.dxf.row_count)) * max(1, int(ref.dxf.column_count))
+    except (AttributeError, TypeError, ValueError):
+        return 1
+
+
 def _layer_schedule(doc: Any) -> Schedule:
-    counts: dict[str, int] = {}
+    from cadmcp.hosts.dxf.context import undefined_layers
+
+    counts: Counter[str] = Counter()
     for layout in doc.layouts:
         for entity in layout.entity_space.entities:
             if (layer := layer_of(entity)) is not None:
-                counts[layer] = counts.get(layer, 0) + 1
+                counts[layer] += 1
+    by_name: Counter[str] = Counter()  # DXF layer names ignore case
+    for name, count in counts.items():
+        by_name[name.casefold()] += count
     rows = [
         [
             layer.dxf.name,
@@ -66,11 +82,14 @@ def _layer_schedule(doc: Any) -> Schedule:
             layer.is_on(),
             layer.is_frozen(),
             layer.is_locked(),
-            counts.get(layer.dxf.name, 0),
+            by_name.get(layer.dxf.name.casefold(), 0),
+            True,
         ]
         for layer in doc.layers
     ]
-    columns = ["name", "color", "linetype", "on", "frozen", "locked", "entities"]
+    missing = undefined_layers(doc, counts)  # layers entities are on that the table lacks
+    rows += [[name, "", "", "", "", "", count, False] for name, count in sorted(missing.items())]
+    columns = ["name", "color", "linetype", "on", "frozen", "locked", "entities", "in_table"]
     return Schedule("layers", "Layers", columns, rows)
 
 
