@@ -419,7 +419,7 @@ class HostLauncher:
         if opened:
             fate = f"The host {answer['hostInstanceId']} runs on with {', '.join(opened)} open."
         else:
-            fate = "The host was stopped (it had nothing open); launch again once the file is fixed."
+            fate = "The host was stopped (it had nothing open); do what the reason says, then launch again."
             with contextlib.suppress(OSError):
                 os.killpg(launched.proc.pid, signal.SIGTERM)
         raise DaemonError(
