@@ -212,3 +212,13 @@ async def test_every_capability_says_what_users_call_it() -> None:
     for path, words in RESOURCE_KEYWORDS.items():
         meta = templates.get(f"{scheme}://{path}") or resources.get(f"{scheme}://{path}")
         assert meta is not None and meta[KEYWORDS] == list(words), path
+
+
+async def test_a_step_count_below_one_is_refused_by_the_schema() -> None:
+    """navigate_history(steps=-5) answered "Error executing tool..." as plain text: its schema set no
+    minimum, so no client or the daemon's argument check could say what was wrong."""
+    async with Client(notes_server().server) as client:
+        tool = next(t for t in (await client.list_tools()).tools if t.name == "navigate_history")
+        assert tool.input_schema["properties"]["steps"]["minimum"] == 1
+        refused = await client.call_tool("navigate_history", {"direction": "back", "steps": -5})
+        assert refused.is_error and "greater than or equal to 1" in refused.content[0].text

@@ -37,7 +37,8 @@ async def test_model_context_describes_the_live_model(client) -> None:
     await run(client, ADD_WALL, description="add wall")
     context = await read_json(client, "ifc://model/context")
     assert context["elementCounts"]["IfcWall"] == 11
-    assert context["storeys"][0]["elements"] == 12
+    assert context["storeys"][0]["elements"] == 14  # 12 contained and its 2 spaces
+    assert sum(s["elements"] for s in context["storeys"]) == sum(context["elementCounts"].values())
     assert context["history"] == {"undoSteps": 1, "redoSteps": 0, "lastSteps": ["add wall"]}
     assert context["modified"] is True
 

@@ -533,7 +533,9 @@ class BuiltinSurface:
             ],
             steps: Annotated[
                 int,
-                Field(description="Steps to move (at least 1); more than exist moves as far as it can."),
+                Field(
+                    description="Steps to move (at least 1); more than exist moves as far as it can.", ge=1
+                ),
             ] = 1,
         ) -> NavigationResult:
             def run() -> NavigationResult:

@@ -48,10 +48,15 @@ def length_unit(f: ifcopenshell.file) -> str | None:
 
 
 def storeys(f: ifcopenshell.file) -> list[dict[str, Any]]:
-    """Building storeys by elevation with the number of elements each contains."""
+    """Building storeys by elevation with the number of elements each holds: the elements counted in
+    ``elementCounts`` (not annotations, grids or openings) contained in it, and its spaces (which
+    are parts of it, by aggregation), so that the storeys add up to the model's total."""
+    schema = declared_schema_name(f)
     rows = []
     for storey in f.by_type("IfcBuildingStorey"):
-        contained = sum(len(rel.RelatedElements) for rel in storey.ContainsElements)
+        held = [e for rel in storey.ContainsElements for e in rel.RelatedElements]
+        held += [e for rel in getattr(storey, "IsDecomposedBy", ()) for e in rel.RelatedObjects]
+        contained = sum(1 for e in {e.id(): e for e in held}.values() if _is_counted(schema, e.is_a()))
         rows.append(
             {
                 "name": storey.Name,
