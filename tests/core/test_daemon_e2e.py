@@ -270,6 +270,20 @@ async def test_resource_reads_single_template_and_batch(hosts: Any, daemon_clien
         texts = [c.resource.text for c in batch.content if c.type == "resource"]
         assert "Hello, Bo!" in texts and len(texts) == 2
 
+        # one unknown id or missing argument fails its own row, not the batch (it failed them all)
+        mixed = await call(
+            session,
+            "invoke_dynamic",
+            {"reads": [{"id": "c" + "a" * 12}, {"id": greeting["id"]}, {"id": status["id"]}]},
+        )
+        rows = mixed.structured_content["reads"]
+        assert not mixed.is_error and [r["ok"] for r in rows] == [False, False, True], rows
+        assert rows[0]["id"] == "c" + "a" * 12 and rows[1]["error"]["type"] == "validation_error"
+        both = {"reads": [{"id": "c" + "a" * 12}, {"id": greeting["id"]}]}
+        failed = await call(session, "invoke_dynamic", both)
+        assert failed.is_error and failed.structured_content["type"] == "reads_failed"
+        assert len(failed.structured_content["reads"]) == 2
+
 
 BAD_REQUESTS: list[tuple[str, dict[str, Any], str]] = [
     ("search_dynamic", {"limit": 0}, "limit"),

@@ -578,6 +578,25 @@ def _size(contents: list[dict[str, Any]]) -> int:
     return sum(len(c.get("text") or "") + len(c.get("blob") or "") for c in contents)
 
 
+async def _read_target(
+    directory: HostDirectory, read: dict[str, Any], n: int, checker: ArgumentChecker, gate: Gate | None
+) -> tuple[HostEntry, Capability, Link, str]:
+    """One read of a batch resolved and checked: its host, capability, link and URI."""
+    entry, cap, link = await resolve(directory, read["id"])
+    if cap.kind == "tool":
+        raise validation_error(
+            f"reads[{n}] names the tool {cap.target}; reads take resources and templates only."
+        )
+    arguments = _arguments(read.get("arguments"), f"reads[{n}].arguments")
+    checker.check(cap, arguments)
+    if gate is not None and gate.decide(gate.subject(entry, cap), arguments).verdict == "confirm":
+        raise validation_error(
+            f"reads[{n}] needs the person's confirmation under the policy; read it on its own "
+            "(invoke_dynamic with its id) so they can be asked. It was not read."
+        )
+    return entry, cap, link, _expand(cap, arguments)
+
+
 async def read_many(
     directory: HostDirectory,
     reads: Any,
@@ -592,23 +611,16 @@ async def read_many(
         raise validation_error(
             f"At most {MAX_READS} reads per call (got {len(reads)}); split them into batches."
         )
-    targets: list[tuple[HostEntry, Capability, Link, str]] = []
+    targets: list[tuple[HostEntry, Capability, Link, str] | tuple[str, DaemonError]] = []
     for n, read in enumerate(reads):
         if not isinstance(read, dict) or "id" not in read or set(read) - {"id", "arguments"}:
             raise validation_error(f"reads[{n}] must be an object {{id, arguments?}}.")
-        entry, cap, link = await resolve(directory, read["id"])
-        if cap.kind == "tool":
-            raise validation_error(
-                f"reads[{n}] names the tool {cap.target}; reads take resources and templates only."
-            )
-        arguments = _arguments(read.get("arguments"), f"reads[{n}].arguments")
-        checker.check(cap, arguments)
-        if gate is not None and gate.decide(gate.subject(entry, cap), arguments).verdict == "confirm":
-            raise validation_error(
-                f"reads[{n}] needs the person's confirmation under the policy; read it on its own "
-                "(invoke_dynamic with its id) so they can be asked. Nothing was read."
-            )
-        targets.append((entry, cap, link, _expand(cap, arguments)))
+        try:  # one unknown, stale or ill-argued id fails its own row, not the batch
+            targets.append(await _read_target(directory, read, n, checker, gate))
+        except DaemonError as err:
+            if len(reads) == 1:
+                raise  # a batch of one is that read: its error is the answer
+            targets.append((str(read["id"])[:200], err))
 
     outcomes: list[dict[str, Any] | DaemonError | None] = [None] * len(targets)
 
@@ -619,14 +631,22 @@ async def read_many(
             outcomes[n] = err
 
     async with anyio.create_task_group() as tg:
-        for n, (entry, _cap, link, uri) in enumerate(targets):
-            tg.start_soon(one, n, entry, link, uri)
+        for n, target in enumerate(targets):
+            if len(target) == 4:
+                entry, _cap, link, uri = target
+                tg.start_soon(one, n, entry, link, uri)
+            else:
+                outcomes[n] = target[1]
 
     content: list[dict[str, Any]] = []
     report: list[dict[str, Any]] = []
     budget = READS_BUDGET_BYTES
-    for (_entry, cap, _link, uri), outcome in zip(targets, outcomes, strict=True):
-        row: dict[str, Any] = {"id": cap.id, "uri": uri}
+    for target, outcome in zip(targets, outcomes, strict=True):
+        if len(target) == 4:
+            _entry, cap, _link, uri = target
+            row: dict[str, Any] = {"id": cap.id, "uri": uri}
+        else:
+            row = {"id": target[0]}
         if isinstance(outcome, DaemonError):
             row.update(ok=False, error=outcome.body())
         elif outcome is not None:
@@ -637,8 +657,8 @@ async def read_many(
                     ok=False,
                     error={
                         "type": "result_too_large",
-                        "message": f"{uri} is {size} bytes, over the {budget} bytes left in this batch's "
-                        f"{READS_BUDGET_BYTES}-byte budget; read it on its own or narrow it.",
+                        "message": f"{row['uri']} is {size} bytes, over the {budget} bytes left in this "
+                        f"batch's {READS_BUDGET_BYTES}-byte budget; read it on its own or narrow it.",
                         "bytes": size,
                     },
                 )
@@ -648,6 +668,14 @@ async def read_many(
                 row.update(ok=True, bytes=size)
         report.append(row)
     summary = {"reads": report}
+    if not any(row.get("ok") for row in report):
+        errors = [row["error"] for row in report if isinstance(row.get("error"), dict)]
+        first = errors[0].get("message", "") if errors else ""
+        raise DaemonError(
+            "reads_failed",
+            f"None of the {len(report)} reads succeeded (each row of `reads` says why); the first: {first}",
+            summary,
+        )
     text = {"type": "text", "text": dumps(summary)}
     return {
         "content": [text, *content],
