@@ -168,3 +168,33 @@ async def test_shared_type_shapes_that_fail_are_named_with_their_representation(
     assert np.array_equal(before, after)  # the house is drawn in full beside the two failures
     plan = await client.call_tool("view_screenshot", {"width": 300, "view": "plan"})
     assert "Bath 1" in plan.content[1].text  # the plan of their storey says so too
+
+
+FOUNDATION = """
+import numpy as np
+site = model.by_type("IfcBuilding")[0]
+footing = api.root.create_entity(model, ifc_class="IfcBuildingStorey", name="T/FDN")
+footing.Elevation = -1.25
+api.aggregate.assign_object(model, products=[footing], relating_object=site)
+body = util.representation.get_context(model, "Model", "Body", "MODEL_VIEW")
+wall = api.root.create_entity(model, ifc_class="IfcFooting", name="Strip footing")
+rep = api.geometry.add_wall_representation(model, context=body, length=10.0, height=0.5, thickness=0.6)
+api.geometry.assign_representation(model, product=wall, representation=rep)
+api.spatial.assign_container(model, products=[wall], relating_structure=footing)
+"""
+
+
+async def test_a_plan_defaults_to_the_ground_floor_not_a_foundation_below_it(client) -> None:
+    """Revit's Duplex model has a foundation level T/FDN at -1.25 below Level 1: a plan with no storey
+    showed the footings, the lowest storey, and named no other."""
+    built = await run(client, FOUNDATION)
+    assert not built.is_error, text(built)
+    result = await client.call_tool("view_screenshot", {"width": 400, "view": "plan"})
+    assert not result.is_error, text(result)
+    assert result.structured_content["storey"]["name"] == "Ground Floor"
+    said = text(result)
+    chosen = "[STOREY] A plan of 'Ground Floor' (elevation 0.0), the ground floor (not the lowest storey)"
+    assert chosen in said, said
+    assert "'T/FDN' (-1.25)" in said and "'First Floor' (3.0)" in said
+    footing = await client.call_tool("view_screenshot", {"width": 400, "view": "plan", "storey": "T/FDN"})
+    assert footing.structured_content["storey"]["name"] == "T/FDN" and "[STOREY]" not in text(footing)

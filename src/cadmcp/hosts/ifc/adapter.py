@@ -102,7 +102,7 @@ def profile() -> HostProfile:
         element_fields="class, name, storey, type, property sets, quantities, attributes and bounding box",
         screenshot_view=(
             "An axonometric view of the whole building from the south-east, or one `storey` alone, or a "
-            "top-down `plan` of one storey (default: the lowest), drawn from the real geometry."
+            "top-down `plan` of one storey (default: the ground floor), drawn from the real geometry."
         ),
         screenshot_options=(
             ScreenshotOption(
@@ -118,7 +118,8 @@ def profile() -> HostProfile:
                 "storey",
                 str | None,
                 None,
-                "Storey name or id to show alone (see ifc://model/context); a plan defaults to the lowest.",
+                "Storey name or id to show alone (see ifc://model/context); a plan defaults to the ground "
+                "floor (the storey at or just above elevation 0, not a foundation level below it).",
             ),
             ScreenshotOption(
                 "extents",
@@ -368,23 +369,37 @@ class IfcAdapter:
         return shot
 
     def _screenshot(self, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
-        from cadmcp.hosts.ifc.context import storeys
+        from cadmcp.hosts.ifc.context import ground_floor, storeys
         from cadmcp.hosts.ifc.views import screenshot
 
         doc = self.active()
         if options.get("view") in VIEW_ALIASES:  # as FreeCAD names it
             options = {**options, "view": VIEW_ALIASES[options["view"]]}
         level = self._storey(doc, options.get("storey"))
+        chosen = ""
         if level is None and options.get("view") == "plan":
             levels = storeys(doc.file)
-            level = doc.file.by_id(levels[0]["id"]) if levels else None
+            ground = ground_floor(levels)
+            level = doc.file.by_id(ground["id"]) if ground else None
+            if ground is not None and ground is not levels[0]:  # a foundation or basement below it
+                others = ", ".join(
+                    f"{echo(str(r['name']), 30)} ({r['elevation']})" for r in levels if r is not ground
+                )
+                chosen = (
+                    f"[STOREY] A plan of {echo(str(ground['name']), 30)} (elevation {ground['elevation']}), "
+                    f"the ground floor (not the lowest storey); the other storeys: {others}. Pass "
+                    "storey=... for another."
+                )
         if options.get("extents", "main") not in ("main", "all"):
             raise DocumentError(
                 f"extents {echo(str(options.get('extents')))} is not understood: use 'main' (where most of "
                 "the model is, far outliers left out and named) or 'all' (everything).",
                 "invalid",
             )
-        return screenshot(doc, self.geometry(doc), level, width, height, options)
+        shot = screenshot(doc, self.geometry(doc), level, width, height, options)
+        if chosen:
+            shot.notes.insert(0, chosen)
+        return shot
 
     # resources -------------------------------------------------------------------------------------
     def cheatsheet(self) -> str:

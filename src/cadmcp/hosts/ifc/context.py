@@ -69,6 +69,15 @@ def storeys(f: ifcopenshell.file) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r["elevation"] is None, r["elevation"] or 0.0, r["name"] or ""))
 
 
+def ground_floor(levels: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Of `storeys` rows (by elevation), the ground floor: the lowest at or above elevation 0 that
+    holds elements (a foundation or basement level below 0 is not it), else the lowest that holds
+    any, else the lowest."""
+    holding = [r for r in levels if r["elements"]] or levels
+    above = [r for r in holding if isinstance(r["elevation"], int | float) and r["elevation"] >= -1e-6]
+    return (above or holding or [None])[0]
+
+
 def model_context(doc: IfcDocument) -> dict[str, Any]:
     """Title, path, schema, project, units, storeys, element counts and history of ``doc``."""
     f = doc.file
