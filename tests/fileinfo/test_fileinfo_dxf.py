@@ -193,6 +193,55 @@ def test_xrefs_are_reported_as_external_references(tmp_path: Path) -> None:
     assert info["externalReferences"]["items"] == [{"block": "SURVEY", "path": "site/survey.dwg"}]
 
 
+def test_paper_space_entities_placed_by_their_owner_alone_are_counted_apart(tmp_path: Path) -> None:
+    """A curtain-wall detail from dxf-parser's samples places its active sheet's 12 entities by their
+    owner (the *Paper_Space block record), with no 67 flag: full counted them as model space."""
+    doc = make_drawing()
+    for n in range(3):
+        doc.layout("Layout1").add_line((0, n), (10, n))
+    doc.saveas(tmp_path / "flagged.dxf")
+    lines = (tmp_path / "flagged.dxf").read_text().splitlines()
+    unflagged = [
+        line for n, line in enumerate(lines)
+        if not (line.strip() == "67" and lines[n + 1].strip() == "1")
+        and not (line.strip() == "1" and n and lines[n - 1].strip() == "67")
+    ]  # fmt: skip
+    (tmp_path / "owned.dxf").write_text("\n".join(unflagged) + "\n")
+
+    full = read_file_info(tmp_path / "owned.dxf", "full")["entities"]
+
+    assert full["paperSpace"] == 3 and full["paperSpaceByType"] == {"LINE": 3}
+    assert full["modelSpace"] == sum(expected_counts(doc).values())
+    assert "spaces" in read_file_info(tmp_path / "owned.dxf")["entities"]  # a summary does not split
+
+
+def test_names_written_with_unicode_escapes_are_decoded(tmp_path: Path) -> None:
+    """ezdxf's dxf_unicode drawing names a layer "Tschüss mit \\U+00FC", as AutoCAD writes what its
+    code page lacks; the live host showed "Tschüss mit ü" and read_file_info the escape."""
+    doc = make_drawing("R2000")
+    doc.layers.add("Wałbrzych")  # ł is not in the drawing's code page (ANSI_1252)
+    doc.saveas(tmp_path / "e.dxf")
+    assert "\\U+0142" in (tmp_path / "e.dxf").read_text(encoding="latin-1")  # as AutoCAD writes it
+
+    assert "Wałbrzych" in read_file_info(tmp_path / "e.dxf")["layers"]["items"]
+
+
+def test_a_file_without_header_or_entities_says_what_it_lacks(tmp_path: Path) -> None:
+    """dxf-parser's blocks.dxf holds a BLOCKS section alone: it was reported as an R12 drawing with
+    no word that no version is written in it, nor that it has no drawing of its own."""
+    doc = make_drawing("R12")
+    doc.saveas(tmp_path / "full.dxf")
+    text = (tmp_path / "full.dxf").read_text()
+    start, end = text.index("  0\nSECTION\n  2\nBLOCKS"), text.index("ENDSEC", text.index("2\nBLOCKS"))
+    (tmp_path / "blocks.dxf").write_text(text[start : end + 6] + "\n  0\nEOF\n")
+
+    notes = read_file_info(tmp_path / "blocks.dxf")["notes"]
+
+    assert "has no HEADER section, so its version is not written in it" in notes[0]
+    assert "has no ENTITIES section (sections: BLOCKS)" in notes[1]
+    assert "notes" not in read_file_info(tmp_path / "full.dxf")
+
+
 @pytest.mark.parametrize("dxfversion", ["R2000", "R2018"])
 def test_non_ascii_names_decode_with_the_drawings_encoding(tmp_path: Path, dxfversion: str) -> None:
     doc = make_drawing(dxfversion)

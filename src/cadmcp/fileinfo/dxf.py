@@ -3,6 +3,7 @@ entity counts, without building an ezdxf document."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -41,6 +42,9 @@ class _Scan:
     blocks: list[_Block] = field(default_factory=list)
     entity_types: Counter[str] = field(default_factory=Counter)
     paperspace_types: Counter[str] = field(default_factory=Counter)
+    owned_types: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(owner handle, type) of the ENTITIES section's entities not marked paper space (67): an
+    R2000+ file places the active layout's by their owner, its *Paper_Space block record."""
     entity_layers: Counter[str] = field(default_factory=Counter)
     sections: list[str] = field(default_factory=list)
     objects: int = 0
@@ -96,6 +100,7 @@ def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
     entity = ""
     expect_name = False  # the tag after (0, SECTION) names the section
     var = ""
+    placed: list[Any] = ["", "", False]  # the ENTITIES section's current entity: type, owner, paper
     for code, raw in tags:
         if code == 0:
             value = str(raw).strip()
@@ -105,6 +110,8 @@ def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
                 expect_name = True
                 continue
             if value == "ENDSEC":
+                _settle_entity(scan, placed)
+                placed = ["", "", False]
                 section = ""
                 continue
             if value == "EOF":
@@ -131,6 +138,8 @@ def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
                 else:
                     in_block_def = False
             elif section == "ENTITIES":
+                _settle_entity(scan, placed)
+                placed = [value, "", False] if value not in _SUB_ENTITIES else ["", "", False]
                 if value not in _SUB_ENTITIES:
                     scan.entity_types[value] += 1
             elif section == "OBJECTS":
@@ -170,8 +179,37 @@ def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
             if code == 8:
                 scan.entity_layers[str(raw)] += 1
             elif code == 67 and _int(raw) == 1:
-                scan.paperspace_types[entity] += 1
+                placed[2] = True
+            elif code == 330 and not placed[1]:
+                placed[1] = str(raw).strip()
+    _settle_entity(scan, placed)
     return scan
+
+
+def _settle_entity(scan: _Scan, placed: list[Any]) -> None:
+    """Count the entity just read (type, owner, marked paper space) by where it is placed."""
+    kind, owner, paper = placed
+    if not kind:
+        return
+    if paper:
+        scan.paperspace_types[kind] += 1
+    else:
+        scan.owned_types[(owner, kind)] += 1
+    placed[0] = ""
+
+
+def _paper_by_owner(scan: _Scan) -> None:
+    """Add the entities owned by a *Paper_Space block record to the paper space counts."""
+    paper = {
+        str(r.get(5, "")).strip()
+        for r in scan.tables.get("BLOCK_RECORD", [])
+        if str(r.get(2, "")).upper().startswith("*PAPER_SPACE")
+    }
+    paper.discard("")
+    for (owner, kind), count in scan.owned_types.items():
+        if owner in paper:
+            scan.paperspace_types[kind] += count
+    scan.owned_types.clear()
 
 
 _ENTITIES_START = re.compile(rb"(?:^|\n)[ \t]*0\r?\nSECTION\r?\n[ \t]*2\r?\nENTITIES\r?\n")
@@ -249,6 +287,18 @@ def _answer(scan: _Scan, decode: Any, detail: Detail, binary: bool) -> dict[str,
     header = scan.header
     version = _text(header, "$ACADVER") or "AC1009"
     release = releases.describe(version)
+    notes = []
+    if not _text(header, "$ACADVER"):
+        has = "has no HEADER section" if "HEADER" not in scan.sections else "names no $ACADVER"
+        notes.append(
+            f"The file {has}, so its version is not written in it: it is read as R12, as AutoCAD and "
+            "ezdxf read such files."
+        )
+    if "ENTITIES" not in scan.sections:
+        notes.append(
+            f"The file has no ENTITIES section (sections: {', '.join(scan.sections[:8])}): it holds no "
+            "model or paper space drawing of its own."
+        )
     out: dict[str, Any] = {
         "dxfEncoding": "binary" if binary else "ascii",
         "acadVersion": version,
@@ -270,8 +320,17 @@ def _answer(scan: _Scan, decode: Any, detail: Detail, binary: bool) -> dict[str,
     layers = [_layer(record, decode) for record in scan.tables.get("LAYER", [])]
     user_blocks = [b for b in scan.blocks if not _layout_block(b.name) and not _anonymous(b.name)]
     xrefs = [{"block": decode(b.name), "path": decode(b.xref_path)} for b in scan.blocks if b.flags & 4]
+    _paper_by_owner(scan)
     entity_total = sum(scan.entity_types.values())
+    paperspace_total = sum(scan.paperspace_types.values())
     entities: dict[str, Any] = {"total": entity_total}
+    if detail == "summary":  # counted from the bytes (ASCII): the spaces are not told apart
+        entities["spaces"] = "model and paper space together (detail 'full' counts each)"
+    else:
+        entities["modelSpace"] = entity_total - paperspace_total
+        entities["paperSpace"] = paperspace_total
+    if notes:
+        out["notes"] = notes
     if detail == "summary":
         entities["byType"] = dict(scan.entity_types.most_common(_SUMMARY_TYPES))
         entities["otherTypes"] = max(0, len(scan.entity_types) - _SUMMARY_TYPES)
@@ -283,9 +342,6 @@ def _answer(scan: _Scan, decode: Any, detail: Detail, binary: bool) -> dict[str,
             out["externalReferences"] = capped(xrefs, 5)
         return out
 
-    paperspace_total = sum(scan.paperspace_types.values())
-    entities["modelSpace"] = entity_total - paperspace_total
-    entities["paperSpace"] = paperspace_total
     entities["byType"] = dict(scan.entity_types.most_common())
     entities["paperSpaceByType"] = dict(scan.paperspace_types.most_common())
     entities["byLayer"] = {decode(k): v for k, v in scan.entity_layers.most_common()}
@@ -344,11 +400,13 @@ def _encoding(scan: _Scan) -> str:
 
 
 def _decoder(encoding: str) -> Any:
+    from ezdxf.lldxf.encoding import decode_dxf_unicode
+
     def decode(text: str) -> str:
-        try:
-            return text.encode("latin-1").decode(encoding, errors="replace")
-        except (LookupError, UnicodeEncodeError):
-            return text
+        with contextlib.suppress(LookupError, UnicodeEncodeError):
+            text = text.encode("latin-1").decode(encoding, errors="replace")
+        # characters outside the code page are written \U+00FC, as AutoCAD and ezdxf read them
+        return decode_dxf_unicode(text) if "\\U+" in text else text
 
     return decode
 
