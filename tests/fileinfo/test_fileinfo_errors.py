@@ -147,7 +147,7 @@ def test_a_dwg_named_dxf_keeps_the_misnaming_note_before_its_own(tmp_path: Path)
     info = read_file_info(str(misnamed))
     assert info["format"] == "dwg", info
     assert info["note"].startswith("plan.dxf is named .dxf but holds"), info["note"]
-    assert "cannot be read without AutoCAD or a DWG converter" in info["note"]
+    assert "its layers and entities are read when launch_host opens it" in info["note"]
 
 
 def test_a_freecad_document_is_read_without_freecad_and_points_to_launch_host(tmp_path: Path) -> None:

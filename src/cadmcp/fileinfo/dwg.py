@@ -91,7 +91,10 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
                 out["header"]["encrypted"] = bool(security & 0x1)
                 out["header"]["propertiesEncrypted"] = bool(security & 0x2)
                 out["header"]["signed"] = bool(security & 0x10)
-    out["note"] = "DWG content (layers, entities) cannot be read without AutoCAD or a DWG converter."
+    out["note"] = (
+        "read_file_info reads a DWG's header only; its layers and entities are read when launch_host "
+        "opens it in a DXF host, through the DWG reader (docs/hosts/dwg.md says how to install it)."
+    )
     if needed is None:
         out["note"] += (
             f" Whether the file is whole is not checked for {out['release']} ({code}) drawings: open it "
