@@ -183,3 +183,22 @@ async def test_saving_units_an_r12_drawing_cannot_hold_says_so(tmp_path: Path) -
         again = await client.call_tool("save_document", {})
         assert "Not written" not in again.structured_content["message"]
     assert ezdxf.readfile(path).header.get("$INSUNITS") == 6
+
+
+@pytest.mark.parametrize("acadver", ["AC1006", "AC2.10"])
+async def test_a_drawing_of_an_older_release_says_it_is_read_and_saved_as_r12(
+    acadver: str, tmp_path: Path
+) -> None:
+    """ezdxf's AC1003_LINE drawing (R2.6) was listed as R12 and saved in place as R12 without a word."""
+    path = tmp_path / "old.dxf"
+    pre_r12_release(path, acadver)
+    server = create_server([str(path)], exec_timeout=10)
+    async with Client(server.server) as client:
+        assert not (await client.call_tool("list_documents", {})).is_error
+        (asked,) = server.adapter.requested()  # what launch_host answers for the file
+        said = f"The file's header says '{acadver}'; ezdxf reads it as AC1009 (R12)"
+        assert any(said in w for w in asked.get("warnings", [])), asked
+        again = tmp_path / "again.dxf"
+        again.write_bytes(path.read_bytes())
+        opened = await client.call_tool("open_document", {"filePath": str(again)})
+        assert said in text_of(opened), text_of(opened)

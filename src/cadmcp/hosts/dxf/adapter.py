@@ -168,6 +168,8 @@ class DxfAdapter:
         entry, is_new = self.documents_set.open_or_activate(str(path))
         fixes = len(entry.auditor.fixes) if entry.auditor is not None and is_new else 0
         note = f"Audit fixed {fixes} issue(s) (see dxf://model/warnings)." if fixes else ""
+        if is_new and entry.read_notes:
+            note = " ".join([*entry.read_notes, *([note] if note else [])])
         summary = f"{entry.doc.dxfversion}, {len(entry.doc.modelspace())} modelspace entities"
         if entry.source is not None:
             source = entry.source

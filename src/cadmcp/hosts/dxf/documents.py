@@ -51,6 +51,8 @@ class DxfDocument:
     """Set for a drawing read from a DWG file: its release, the reader and what was not carried over."""
     views: ViewCache = field(default_factory=ViewCache)
     """What views drew of it so far (call ``views.changed()`` on every change)."""
+    read_notes: list[str] = field(default_factory=list)
+    """What the agent must know of how the file was read (a release read and saved as another)."""
 
     def display_path(self) -> str | None:
         return str(self.path) if self.path else None
@@ -292,6 +294,29 @@ def _looks_like_dxf(head: bytes) -> bool:
     return lines[i] == "0" and lines[i + 1].upper() == "SECTION"
 
 
+_ACADVER = re.compile(rb"\$ACADVER\s*\r?\n\s*1\s*\r?\n\s*(\S+)")
+
+
+def release_notes(path: Path, read_as: str) -> list[str]:
+    """A note when the file's header names a release other than the one the drawing is read (and
+    will be saved) as: a DXF of R2.6 (AC1003) or R10 (AC1006) becomes R12 (AC1009)."""
+    try:
+        with path.open("rb") as stream:
+            found = _ACADVER.search(stream.read(4096))
+    except OSError:
+        return []
+    declared = found.group(1).decode("latin-1").strip().upper() if found else ""
+    if not declared or declared == read_as.upper():
+        return []
+    from ezdxf.lldxf.const import acad_release
+
+    return [
+        f"The file's header says {echo(declared, 12)}; ezdxf reads it as {read_as} "
+        f"({acad_release.get(read_as, 'unknown')}), and saving writes it as that (older releases are "
+        "not written)."
+    ]
+
+
 def as_writable_version(doc: Drawing) -> None:
     """Give a drawing of a release ezdxf does not know ($ACADVER AC2.10, AC2.21, AC2.22: R2.x, before
     R12) the DXF version R12 (AC1009), which it is in every other respect.
@@ -380,8 +405,9 @@ class DocumentSet:
                     self.requested.append(requested_outcome(file_path, error=exc))
                 else:
                     first = first or entry
-                    warned = entry.source.notes(all_said=False) if entry.source is not None else None
-                    self.requested.append(requested_outcome(file_path, entry.title, warnings=warned))
+                    warned = entry.source.notes(all_said=False) if entry.source else []
+                    warned += entry.read_notes
+                    self.requested.append(requested_outcome(file_path, entry.title, warnings=warned or None))
             if first is not None:
                 self._active = first
             if problems:
@@ -447,6 +473,7 @@ class DocumentSet:
         else:
             doc, auditor, path = load_drawing(str(path))
             entry = DxfDocument(doc, path.resolve(), self._unique_title(path.name), auditor=auditor)
+            entry.read_notes = release_notes(path, doc.dxfversion)
         self._add(entry)
         return entry, True
 
