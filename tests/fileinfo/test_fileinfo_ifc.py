@@ -15,6 +15,7 @@ import ifcopenshell.api.project
 import ifcopenshell.api.root
 import ifcopenshell.api.spatial
 import ifcopenshell.api.unit
+import ifcopenshell.guid
 import pytest
 
 from cadmcp.fileinfo import FileInfoError, ifc, read_file_info
@@ -151,6 +152,38 @@ def test_a_description_written_as_one_string_is_one_entry(tmp_path: Path) -> Non
 
     assert info["header"]["description"] == ["ViewDefinition [notYetAssigned]"]
     assert info["viewDefinition"] == "notYetAssigned"
+
+
+def test_standard_case_walls_are_counted_with_the_walls(tmp_path: Path) -> None:
+    """Xbim's sample house has 3 IfcWall and 2 IfcWallStandardCase: the summary showed "IfcWall: 3"
+    and hid the others among "otherElementClasses", so an agent said 3 walls where there are 5."""
+    model = build_model("IFC4", walls=3)
+    for n in range(2):
+        model.create_entity("IfcWallStandardCase", GlobalId=ifcopenshell.guid.new(), Name=f"S{n}")
+    path = tmp_path / "house.ifc"
+    model.write(str(path))
+
+    info = read_file_info(path)
+
+    assert info["elementCounts"]["IfcWall"] == 3 and info["elementCounts"]["IfcWallStandardCase"] == 2
+    assert info["elementKinds"]["IfcWall"] == 5 and "IfcWallStandardCase" not in info["elementKinds"]
+
+
+def test_a_release_variant_is_counted_with_its_releases_classes(tmp_path: Path) -> None:
+    """KIT's road model names IFC4X3_RC2, a schema IfcOpenShell lacks: its summary gave no
+    elementCounts and no word why. It is counted with IFC4X3_ADD2's classes, as the host reads it."""
+    path = tmp_path / "road.ifc"
+    build_model("IFC4X3").write(str(path))
+    text = path.read_text()
+    path.write_text(text.replace("FILE_SCHEMA(('IFC4X3_ADD2'))", "FILE_SCHEMA(('IFC4X3_RC2'))", 1))
+    assert "IFC4X3_RC2" in path.read_text()
+
+    info = read_file_info(path)
+
+    assert info["schema"] == "IFC4X3_RC2" and info["elementCounts"]["IfcWall"] == 5
+    path.write_text(text.replace("FILE_SCHEMA(('IFC4X3_ADD2'))", "FILE_SCHEMA(('IFC4X1'))", 1))
+    unknown = read_file_info(path)
+    assert "elementCounts" not in unknown and "IfcOpenShell has no schema for IFC4X1" in unknown["note"]
 
 
 def test_instances_split_across_read_chunks_are_counted_once(

@@ -145,6 +145,14 @@ def _scan_summary(path: Path, schema: str | None) -> dict[str, Any]:
         if products is not None:
             out["elementCounts"] = dict(products.most_common(_SUMMARY_CLASSES))
             out["otherElementClasses"] = max(0, len(products) - _SUMMARY_CLASSES)
+            kinds = _kinds(products)
+            if kinds != products:  # IfcWallStandardCase beside IfcWall: the walls are both
+                out["elementKinds"] = dict(kinds.most_common(_SUMMARY_CLASSES))
+        else:
+            out["note"] = (
+                f"Element classes are not counted: IfcOpenShell has no schema for {schema or 'this file'}; "
+                "countsByClass in detail='full' needs one too."
+            )
     else:
         out["elementCounts"] = None
         out["note"] = "File too large to count classes in a summary; ask for detail='full'."
@@ -221,8 +229,13 @@ def _products(classes: Counter[str], schema: str | None) -> Counter[str] | None:
     """The counts of IfcProduct subtypes (walls, doors, storeys...), named as the schema spells them."""
     from ifcopenshell import ifcopenshell_wrapper
 
+    from cadmcp.fileinfo.ifcschema import reader_schema
+
+    release = reader_schema(schema or "")  # IFC4X3_RC2 is read with IFC4X3_ADD2's classes
+    if release is None:
+        return None
     try:
-        declarations = ifcopenshell_wrapper.schema_by_name((schema or "").upper())
+        declarations = ifcopenshell_wrapper.schema_by_name(release)
     except Exception:  # a schema IfcOpenShell does not know: no filter
         return None
     products: Counter[str] = Counter()
@@ -234,6 +247,17 @@ def _products(classes: Counter[str], schema: str | None) -> Counter[str] | None:
         if _is_product(declaration):
             products[declaration.name()] = n
     return products
+
+
+def _kinds(products: Counter[str]) -> Counter[str]:
+    """Element counts with the standard and elemented cases (IfcWallStandardCase, IfcSlabElementedCase)
+    counted in their kind (IfcWall, IfcSlab), as a person counts walls."""
+    kinds: Counter[str] = Counter()
+    for name, n in products.items():
+        for case in ("StandardCase", "ElementedCase"):
+            name = name.removesuffix(case)
+        kinds[name] += n
+    return kinds
 
 
 def _is_product(declaration: Any) -> bool:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cadmcp.fileinfo.ifcschema import reader_schema, supported_schemas
+
 __all__ = ["FILE_SCHEMA", "Mapped", "file_schema", "read_as", "reader_schema", "supported_schemas"]
 
 HEAD_BYTES = 1 << 20
@@ -28,32 +30,6 @@ _HEADER_END = re.compile(rb"ENDSEC\s*;")
 _UNKNOWN = re.compile(r"Entity with name '([^']+)' not found in schema")
 _ARITY = re.compile(r"Expected (\d+) attribute values, found (\d+) for instance #(\d+)")
 MAX_LISTED = 8
-
-# The release each variant belongs to: (prefix of the variant's name, IfcOpenShell's schema).
-_RELEASES = (("IFC4X3", "IFC4X3_ADD2"), ("IFC4_", "IFC4"), ("IFC2X3_", "IFC2X3"))
-
-
-def supported_schemas() -> tuple[str, ...]:
-    """The schemas this IfcOpenShell reads, e.g. ``("IFC2X3", "IFC4", "IFC4X3_ADD2")``."""
-    from ifcopenshell import ifcopenshell_wrapper
-
-    return tuple(n for n in ifcopenshell_wrapper.schema_names() if n.upper().startswith("IFC"))
-
-
-def reader_schema(schema: str) -> str | None:
-    """The supported schema a file that names ``schema`` is read with, or None when none fits.
-
-    ``IFC4X3_RC2`` -> ``IFC4X3_ADD2``; ``IFC4_ADD2`` -> ``IFC4``; ``IFC2X3_TC1`` -> ``IFC2X3``;
-    a supported schema is itself; ``IFC4X1``, ``IFC4X2``, ``IFC2X2`` have no release here.
-    """
-    name = schema.strip().upper()
-    supported = supported_schemas()
-    if name in supported:
-        return name
-    for prefix, release in _RELEASES:
-        if (name.startswith(prefix) or name == prefix.rstrip("_")) and release in supported:
-            return release
-    return None
 
 
 def declared_schema_name(file: Any) -> str:
