@@ -40,6 +40,9 @@ async def test_modelspace_screenshot_changes_after_an_edit(client: Client) -> No
 async def test_layout_window_layers_and_background(client: Client) -> None:
     sheet = await shot(client, width=400, layout="A1 Plan")
     assert sheet.size[0] == 400
+    # a sheet's viewports are counted as such: "drawn: 0" alone contradicted a picture of their content
+    said = await client.call_tool("view_screenshot", {"width": 400, "layout": "A1 Plan"})
+    assert said.structured_content["entities"]["viewports"] >= 1, said.structured_content["entities"]
     walls = await shot(client, width=400, height=300, layers=["A-WALL"], background="black")
     assert walls.size == (400, 300) and walls.getpixel((0, 0)) == (0, 0, 0)
     everything = await shot(client, width=400, height=300, background="black")

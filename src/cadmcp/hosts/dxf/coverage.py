@@ -213,6 +213,8 @@ def describe(
         "entities": {
             "visited": len(coverage.visited),
             "drawn": sum(1 for e in coverage.visited if (e.dxf.handle or "") in drawn),
+            # a layout's viewports show model space: their content is drawn, not they themselves
+            "viewports": sum(1 for e in coverage.visited if e.dxftype() == "VIEWPORT"),
             "hidden": hidden,
             "notDrawn": len(not_drawn),
             "outsideFrame": len(outside),
