@@ -208,3 +208,21 @@ async def test_a_view_that_hides_most_of_the_drawing_says_which_layers_hide_it(t
         assert "on 'DETAIL' (30)" in said
         shown = await client.call_tool("view_screenshot", {"width": 400, "layers": ["DETAIL", "OUTLINE"]})
         assert "[HIDDEN]" not in text_of(shown), text_of(shown)
+
+
+async def test_a_preview_names_the_entities_before_their_vertices(tmp_path: Path) -> None:
+    """Deleting everything of LibreDWG's example drawing was put as "deletes 115 (13 VERTEX, 12 SEQEND,
+    ...)" with samples "on layer 0, on layer 0": a polyline's parts came before what a drafter names."""
+    path = tmp_path / "polylines.dxf"
+    doc = ezdxf.new("R2000")
+    msp = doc.modelspace()
+    for n in range(3):
+        msp.add_polyline2d([(0, 0), (1, n), (2, 0), (3, 1)], dxfattribs={"layer": "WALLS"})
+    msp.add_line((0, 0), (1, 1), dxfattribs={"layer": "GRID"})
+    doc.saveas(path)
+    code = "for e in list(msp):\n    msp.delete_entity(e)"
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        preview = await client.call_tool("execute_python_code", {"code": code, "dryRun": True})
+        assert "deletes 19 (3 POLYLINE, 1 LINE, 12 VERTEX, 3 SEQEND)" in text_of(preview), text_of(preview)
+        sample = preview.structured_content["deleted"]["sample"]
+        assert [s["kind"] for s in sample[:4]] == ["LINE", "POLYLINE", "POLYLINE", "POLYLINE"], sample

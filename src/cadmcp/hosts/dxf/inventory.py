@@ -15,8 +15,14 @@ from ezdxf.document import Drawing
 from ezdxf.lldxf.tags import DXFTag
 from ezdxf.lldxf.tagwriter import TagCollector
 
+PARTS = frozenset({"VERTEX", "SEQEND"})
+"""Entities that are parts of another (a polyline's vertices and its end marker): nameless, so a
+change lists the polylines before them."""
+
 
 def _name(entity: object) -> str:
+    if entity.dxftype() in PARTS:  # type: ignore[attr-defined]
+        return ""
     dxf = entity.dxf  # type: ignore[attr-defined]
     for attribute in ("name", "text", "tag"):
         value = dxf.get(attribute) if dxf.is_supported(attribute) else None
