@@ -121,9 +121,7 @@ async def test_a_blind_pocket_seen_from_the_top_shows_its_rim(fc: FreeCAD, pocke
     assert _dark_runs(picture, 200, 60, 540) == rims
 
 
-POCKETED = """
-body = doc.addObject("PartDesign::Body", "Body")
-body.Placement.Base = Vector(0, 0, 50)
+PAD_AND_POCKET = """
 def rectangle(name, x, y, w, h, z):
     sketch = body.newObject("Sketcher::SketchObject", name)
     sketch.Support = (body.Origin.OriginFeatures[3], [""])
@@ -139,13 +137,23 @@ pad.Length = 10
 pocket = body.newObject("PartDesign::Pocket", "Pocket")
 pocket.Profile = rectangle("Hole", 30, 20, 40, 20, 10)
 pocket.Type = "ThroughAll"
-doc.recompute()
+"""
+"""A Body's 100 x 60 x 10 Pad with a 40 x 20 Pocket through it (the script needs `body`)."""
+
+POCKETED = (
+    """
+body = doc.addObject("PartDesign::Body", "Body")
+body.Placement.Base = Vector(0, 0, 50)
+"""
+    + PAD_AND_POCKET
+    + """doc.recompute()
 pocket.BaseFeature = None  # the features follow one another through the Body alone, as in that file
 for o in doc.Objects:
     o.Visibility = True  # as a file saved without FreeCAD's window keeps every feature
 doc.saveAs(PATH)
 App.closeDocument(doc.Name)
 """
+)
 
 
 def _empty_body_shape(path: Any) -> None:
@@ -218,28 +226,17 @@ async def test_visible_objects_without_a_shape_are_named_as_left_out(fc: FreeCAD
     assert "that headless views do not draw" in said, said
 
 
-MARKS = """
+MARKS = (
+    """
 body = doc.addObject("PartDesign::Body", "Body")
-def rectangle(name, x, y, w, h, z):
-    sketch = body.newObject("Sketcher::SketchObject", name)
-    sketch.Support = (body.Origin.OriginFeatures[3], [""])
-    sketch.MapMode = "FlatFace"
-    sketch.AttachmentOffset.Base = Vector(0, 0, z)
-    corners = [Vector(x, y, 0), Vector(x + w, y, 0), Vector(x + w, y + h, 0), Vector(x, y + h, 0)]
-    for i in range(4):
-        sketch.addGeometry(Part.LineSegment(corners[i], corners[(i + 1) % 4]))
-    return sketch
-pad = body.newObject("PartDesign::Pad", "Pad")
-pad.Profile = rectangle("Outline", 0, 0, 100, 60, 0)
-pad.Length = 10
-pocket = body.newObject("PartDesign::Pocket", "Pocket")
-pocket.Profile = rectangle("Hole", 30, 20, 40, 20, 10)
-pocket.Type = "ThroughAll"
-spare = doc.addObject("Part::Box", "Spare")
+"""
+    + PAD_AND_POCKET
+    + """spare = doc.addObject("Part::Box", "Spare")
 spare.Placement.Base = Vector(200, 0, 0)
 spare.Visibility = False
 doc.recompute()
 """
+)
 
 
 async def test_a_mark_on_a_feature_another_one_was_made_from_shows_on_that_one(fc: FreeCAD) -> None:
