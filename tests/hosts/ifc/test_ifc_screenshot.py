@@ -198,3 +198,20 @@ async def test_a_plan_defaults_to_the_ground_floor_not_a_foundation_below_it(cli
     assert "'T/FDN' (-1.25)" in said and "'First Floor' (3.0)" in said
     footing = await client.call_tool("view_screenshot", {"width": 400, "view": "plan", "storey": "T/FDN"})
     assert footing.structured_content["storey"]["name"] == "T/FDN" and "[STOREY]" not in text(footing)
+
+
+async def test_a_marked_element_hidden_behind_others_is_said_to_be(client) -> None:
+    """A wall moved 3 m and marked was almost wholly behind the building in the picture, with no note;
+    an interior wall marked from outside shows nothing orange at all."""
+    inner = (await client.call_tool("execute_python_code", {"code": (
+        "[w.id() for w in model.by_type('IfcWall') if w.Name == 'GF-INT-1'][0]"
+    )}))  # fmt: skip
+    wall = text(inner).split("Result:", 1)[1].strip()
+    outside = await client.call_tool("view_screenshot", {"width": 400, "mark": [wall]})
+    assert outside.structured_content["markedHidden"] == [wall], outside.structured_content
+    assert f"[MARK HIDDEN] #{wall} marked but hidden behind other elements" in text(outside)
+    plan = await client.call_tool(
+        "view_screenshot", {"width": 400, "view": "plan", "storey": "Ground Floor", "mark": [wall]}
+    )
+    assert "markedHidden" not in plan.structured_content and "[MARK HIDDEN]" not in text(plan)
+    assert plan.structured_content["marked"] == [wall]

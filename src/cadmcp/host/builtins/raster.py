@@ -66,6 +66,9 @@ class Rendered:
     covered: bool = True
     frame: tuple[tuple[float, float], tuple[float, float]] | None = None
     """Screen-plane (camera right, up) box framed: (min, max)."""
+    seen: frozenset[int] = frozenset()
+    """Parts (indices into the parts given) with at least one pixel in the picture: a part drawn but
+    not seen is hidden behind others from this view."""
 
 
 def blank_png(width: int, height: int, rgb: tuple[int, int, int] = BACKGROUND) -> bytes:
@@ -277,7 +280,9 @@ def render_view(
     if caption:
         ImageDraw.Draw(picture).text((10, 8), caption, fill=(60, 60, 60))
     frame_box = ((float(lo[0]), float(lo[1])), (float(hi[0]), float(hi[1])))
-    return Rendered(_png(picture), left_out, bool((tri_buf >= 0).any()), frame_box)
+    visible = np.unique(np.append(owner, -1)[tri_buf])
+    seen = frozenset(index[int(i)] for i in visible if i >= 0)
+    return Rendered(_png(picture), left_out, bool((tri_buf >= 0).any()), frame_box, seen)
 
 
 def _rasterise(sx: np.ndarray, sy: np.ndarray, depth: np.ndarray, width: int, height: int) -> np.ndarray:

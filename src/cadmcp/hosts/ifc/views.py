@@ -158,6 +158,15 @@ def screenshot(
         shown = {m.element_id for m in parts if m.element_id in marked and not m.empty}
         structured["marked"] = sorted(str(i) for i in shown)
         missing = [f"#{i}" for i in sorted(marked - shown)]
+        seen = {parts[i].element_id for i in rendered.seen if i < len(parts)}
+        behind = sorted(shown - seen)
+        if behind:  # drawn, but not a pixel of it shows from here
+            structured["markedHidden"] = [str(i) for i in behind]
+            notes.append(
+                f"[MARK HIDDEN] {', '.join(f'#{i}' for i in behind[:LISTED])} marked but hidden behind other "
+                "elements from this view: a plan of its storey (view='plan', storey=...) or the storey alone "
+                "shows it."
+            )
         if unknown_marks or missing:
             said = []
             if unknown_marks:
