@@ -96,3 +96,28 @@ async def test_an_ifc2x3_model_of_another_writer_fills_its_schedules_and_storeys
         space_id = ifcopenshell.open(str(path)).by_type("IfcSpace")[0].id()
         element = await _json(client, f"ifc://element/{space_id}")
         assert element["storey"]["name"] == "Level 1", element
+
+
+async def test_a_model_changed_and_saved_says_when_and_by_what_it_was_written(tmp_path: Path) -> None:
+    """A Revit model edited and saved still said "Autodesk Revit Architecture 2011, 2011-09-07": the
+    next tool could not tell it was changed. Saved unchanged, the header stays as it was."""
+    path = tmp_path / "duplex.ifc"
+    _model("IFC2X3", path, wall_class="IfcWallStandardCase")
+    model = ifcopenshell.open(str(path))
+    model.header.file_name.time_stamp = "2011-09-07T10:00:00"
+    model.header.file_name.preprocessor_version = "Autodesk Revit Architecture 2011"
+    model.header.file_name.originating_system = "20110407_1515(x64)"
+    model.write(str(path))
+    async with Client(create_server([str(path)], exec_timeout=20).server) as client:
+        untouched = tmp_path / "untouched.ifc"
+        assert not (await client.call_tool("save_document", {"filePath": str(untouched)})).is_error
+        edit = "model.by_type('IfcDoor')[0].Name = 'D1 (EI60)'"
+        assert not (await client.call_tool("execute_python_code", {"code": edit})).is_error
+        changed = tmp_path / "changed.ifc"  # (the model now lives in untouched.ifc)
+        assert not (await client.call_tool("save_document", {"filePath": str(changed)})).is_error
+    kept = ifcopenshell.open(str(untouched)).header.file_name
+    assert kept.time_stamp == "2011-09-07T10:00:00"
+    stamped = ifcopenshell.open(str(changed)).header.file_name
+    assert not stamped.time_stamp.startswith("2011")
+    assert stamped.preprocessor_version.startswith("IfcOpenShell")
+    assert stamped.originating_system == "20110407_1515(x64)"  # who made the data stays

@@ -7,6 +7,7 @@ oldest steps together and stay in lockstep.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -212,6 +213,8 @@ class IfcDocument:
                 "another path.",
                 "invalid",
             )
+        if self.modified:
+            _stamp_header(self.file)
         try:
             self.file.write(str(target))
         except OSError as exc:
@@ -220,6 +223,20 @@ class IfcDocument:
         self.title = target.name
         self._saved_state = self.state
         return target
+
+
+def _stamp_header(model: ifcopenshell.file) -> None:
+    """Say in the header that the file was written now, by IfcOpenShell (FILE_NAME's time stamp and
+    preprocessor): a model changed here no longer claims its exporter's date. Who made the data
+    (author, organisation, originating system) stays as the file said."""
+    import datetime
+
+    import ifcopenshell
+
+    with contextlib.suppress(Exception):  # a header IfcOpenShell cannot edit is written as it was
+        name = model.header.file_name
+        name.time_stamp = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+        name.preprocessor_version = f"IfcOpenShell {ifcopenshell.version}"
 
 
 def check_ifc_path(path: Path | str) -> Path:
