@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +232,25 @@ async def test_editing_adding_and_deleting_files_reload_through_the_watcher(
         assert "beta_tool" in tools
         doc = await report(session)
         assert [e["kind"] for e in doc["errors"]] == ["syntax"]
+
+
+async def test_a_module_whose_import_never_ends_is_stopped_and_the_rest_serves(
+    inproc_host: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A toolset module looping (or waiting an hour) at import wedged the host: at start-up it never
+    listened, on a reload every later call hung. Its import is now stopped after the limit, said in
+    the report, and the other modules and built-ins serve. (A wait at import, which only a signal
+    stops, is tested in a host process: here pytest-timeout holds SIGALRM.)"""
+    monkeypatch.setenv("CADMCP_TOOLSET_IMPORT_TIMEOUT", "1")
+    folder = tmp_path / "stuck"
+    write(folder, "good.py", tool_module("good", ("works", "Works.")))
+    write(folder, "stuck.py", tool_module("stuck", ("never", "Never served.")) + "while True:\n    pass\n")
+    started = time.monotonic()
+    host = inproc_host([folder])
+    assert time.monotonic() - started < 20
+    async with host.client() as session:
+        assert await text_of(session, "works") == "good:works:"
+        doc = await report(session)
+    (error,) = doc["errors"]
+    assert error["kind"] == "import_timeout" and "did not finish within 1 s" in error["message"], error
+    assert "CADMCP_TOOLSET_IMPORT_TIMEOUT" in error["message"]

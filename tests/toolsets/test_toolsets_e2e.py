@@ -116,3 +116,25 @@ async def test_dxf_host_process_serves_the_sample_toolset_on_its_live_drawing(
         assert not result.is_error, result
         layers = {row["name"]: row["entities"] for row in result.structured_content["layers"]}
         assert layers["A-WALL"] > 0  # read from the host's live floor plan
+
+
+async def test_a_host_whose_toolset_waits_at_import_still_starts_and_serves(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A toolset module sleeping an hour at import kept the host from ever listening: the agent saw no
+    host and no reason. The import is stopped after the limit; the host serves and reports it."""
+    folder = tmp_path / "ts"
+    write(folder, "notes.py", tool_module("notes", ("annotate_drawing", "Annotate the drawing with a note.")))
+    write(folder, "sleepy.py", "import time\ntime.sleep(3600)\n")
+    monkeypatch.setenv(TOOLSETS_ENV, str(folder))
+    monkeypatch.setenv("CADMCP_TOOLSET_IMPORT_TIMEOUT", "2")
+    hosts.start("demo", timeout=30)
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        notes = await find_target(session, "annotate_drawing")
+        ok = await call(session, "invoke_dynamic", {"id": notes["id"], "arguments": {"text": "hi"}})
+        assert ok.content[0].text == "notes:annotate_drawing:hi"
+        report = await find_target(session, "cadmcp://toolsets")
+        read = await call(session, "invoke_dynamic", {"id": report["id"]})
+        (error,) = json.loads(read.content[0].resource.text)["errors"]
+        assert error["kind"] == "import_timeout" and Path(error["file"]).name == "sleepy.py", error

@@ -434,10 +434,13 @@ class _Watchdog:
     POLL = 0.05
     REFIRE = 0.2
 
-    def __init__(self, tid: int, limit: float, call: AppCall | None = None) -> None:
+    def __init__(
+        self, tid: int, limit: float, call: AppCall | None = None, scope: Callable[[Any], bool] | None = None
+    ) -> None:
         self._tid = tid
         self._limit = limit
         self._call = call
+        self._scope = scope or _in_script
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._running = False
@@ -446,7 +449,7 @@ class _Watchdog:
 
     def start(self) -> None:
         self._running = True
-        _interrupts.arm(self._tid, self._limit)
+        _interrupts.arm(self._tid, self._limit, self._scope)
         self._thread = threading.Thread(target=self._watch, name="cadmcp-exec-watchdog", daemon=True)
         self._thread.start()
 
@@ -500,6 +503,7 @@ class _SignalInterrupts:
         self._target: int | None = None
         self._pending: type[BaseException] | None = None
         self._installed = False
+        self._scope: Callable[[Any], bool] = _in_script
         self.fired: type[BaseException] | None = None
 
     def _install(self) -> bool:
@@ -516,8 +520,9 @@ class _SignalInterrupts:
         self._installed = True
         return True
 
-    def arm(self, tid: int, limit: float) -> None:
+    def arm(self, tid: int, limit: float, scope: Callable[[Any], bool] | None = None) -> None:
         self.fired = None
+        self._scope = scope or _in_script
         if tid != threading.main_thread().ident or not hasattr(signal, "setitimer") or not self._install():
             return
         self._target = tid
@@ -536,17 +541,30 @@ class _SignalInterrupts:
 
     def _handler(self, signum: int, frame: Any) -> None:
         pending = self._pending
-        if pending is not None and self._target is not None and _in_script(frame):
+        if pending is not None and self._target is not None and self._scope(frame):
             self.fired = pending
             stop_at_script_line(pending)  # should the code it lands in swallow it (an application's)
             raise pending()
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
-        if self._target is not None and _in_script(frame):
+        if self._target is not None and self._scope(frame):
             self.fired = ExecTimeout
             stop_at_script_line(ExecTimeout)  # should the code it lands in swallow it (an application's)
             raise ExecTimeout()
         signal.setitimer(signal.ITIMER_REAL, 0)  # the script is over: nothing to stop
+
+
+@contextmanager
+def time_limit(limit: float, scope: Callable[[Any], bool]) -> Iterator[None]:
+    """Stop the code run inside the block on this thread with :class:`ExecTimeout` after ``limit`` s,
+    as a script's is stopped (a blocking call on the main thread too, where ``scope`` of the frame
+    it is in holds): for code of others that must not wedge the host (a toolset's import)."""
+    watchdog = _Watchdog(threading.get_ident(), limit, scope=scope)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        watchdog.stop()
 
 
 def _in_script(frame: Any) -> bool:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import os
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +27,15 @@ from typing import Any
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 
+from cadmcp.host.pyexec import ExecTimeout, time_limit
 from cadmcp.host.scriptdeps import prepended_to_sys_path
 from cadmcp.host.toolsets import deps
 
 log = logging.getLogger("cadmcp.host.toolsets")
 
+IMPORT_TIMEOUT_ENV = "CADMCP_TOOLSET_IMPORT_TIMEOUT"
+DEFAULT_IMPORT_TIMEOUT = 30.0
+"""Seconds a module's import may take before it is stopped and reported (a loop at module level)."""
 MAX_TRACEBACK = 4000
 
 
@@ -122,12 +127,21 @@ def load(file: Path) -> LoadedModule:
     extra = [str(dep_dir)] if dep_dir is not None else []
     before = set(sys.modules)
     owned: list[str] = []
+    limit = import_timeout()
     try:
         with (
             prepended_to_sys_path([str(file.parent), *extra]),
             _private_imports(file.parent, before | {name}) as owned,
+            time_limit(limit, _in_folder(file.parent)),
         ):
             module = _exec(file, name)
+    except ExecTimeout:
+        loaded.error = ModuleError(
+            "import_timeout",
+            f"{file.name}: its import did not finish within {limit:g} s (a loop or a wait at module level), "
+            f"so it was stopped and not loaded; do long work inside a tool ({IMPORT_TIMEOUT_ENV} sets the "
+            "limit).",
+        )
     except SyntaxError as exc:
         loaded.error = ModuleError("syntax", f"{file.name}:{exc.lineno}: {exc.msg}", _format(exc, file))
     except BaseException as exc:
@@ -148,6 +162,29 @@ def load(file: Path) -> LoadedModule:
     if loaded.error is not None:
         unload(loaded)
     return loaded
+
+
+def import_timeout() -> float:
+    """Seconds a toolset module's import may take (``CADMCP_TOOLSET_IMPORT_TIMEOUT``, default 30)."""
+    try:
+        value = float(os.environ.get(IMPORT_TIMEOUT_ENV, "") or DEFAULT_IMPORT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_IMPORT_TIMEOUT
+    return value if value > 0 else DEFAULT_IMPORT_TIMEOUT
+
+
+def _in_folder(folder: Path) -> Callable[[Any], bool]:
+    """Whether a frame runs code of the toolset folder (or code it called): where a stop may land."""
+    root = str(folder.resolve())
+
+    def inside(frame: Any) -> bool:
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(root):
+                return True
+            frame = frame.f_back
+        return False
+
+    return inside
 
 
 def servers_of(module: ModuleType) -> list[tuple[str, MCPServer[Any] | Server[Any]]]:
