@@ -40,6 +40,21 @@ def test_add_list_remove_round_trip_per_host_and_version(
     assert "is not registered for DXF 2026" in capsys.readouterr().err
 
 
+def test_a_host_name_in_another_case_is_the_hosts_own(
+    tmp_path: Path, config_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`toolset add PATH --host dxf` said "Added ... for dxf" into a registry no host reads (the DXF
+    host reads hosts/DXF): the toolset never loaded."""
+    folder = tmp_path / "walls"
+    write(folder, "walls.py", tool_module("walls", ("count_walls", "Count walls.")))
+    assert main(["add", str(folder), "--host", "dxf"]) == 0
+    assert "for DXF (every version)" in capsys.readouterr().out
+    registered = json.loads((config_dir / "hosts" / "DXF" / "toolsets.json").read_text())
+    assert registered["toolsets"] == [str(folder)]
+    assert [s.path for s in configured_sources("DXF", "1.4.5") if s.path == folder] == [folder]
+    assert main(["remove", str(folder), "--host", "Dxf"]) == 0
+
+
 def test_relative_path_is_refused_with_the_absolute_form(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], config_dir: Path
 ) -> None:

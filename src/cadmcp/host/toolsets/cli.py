@@ -99,20 +99,23 @@ def _list(scope: Scope, explicit: bool, as_json: bool) -> int:
     return status
 
 
-def _known_apps() -> set[str]:
-    """The host app names (casefolded) the built-in hosts and the host configuration give."""
+def _known_apps() -> dict[str, str]:
+    """The host app names the built-in hosts and the host configuration give, by their casefold."""
     from cadmcp import applications
 
     try:
         apps = [*applications.BUILTIN, *applications.configured(warn=False)]
     except applications.ConfigError:
         apps = list(applications.BUILTIN)
-    return {a.name.casefold() for a in apps}
+    return {a.name.casefold(): a.name for a in apps}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `cadmcp toolset ...`; returns the exit code (2 for a usage problem)."""
     args = _parser().parse_args(list(argv) if argv is not None else None)
+    known = _known_apps() if args.host_app is not None else {}
+    if args.host_app is not None:  # "dxf" is the DXF host's: a registry under "dxf" no host reads
+        args.host_app = known.get(args.host_app.casefold(), args.host_app)
     try:
         scope = Scope(args.host_app, args.version)
         if args.action == "list":
@@ -124,7 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Added {path} for {scope.label} ({len(modules)} module(s)); file {registry.file}.")
             if not modules:
                 print("Note: no toolset modules yet (top-level *.py files not starting with '_').")
-            known = _known_apps() if args.host_app is not None else set()
             if known and args.host_app.casefold() not in known:
                 listed = ", ".join(sorted(known))
                 print(
