@@ -254,3 +254,18 @@ async def test_a_module_whose_import_never_ends_is_stopped_and_the_rest_serves(
     (error,) = doc["errors"]
     assert error["kind"] == "import_timeout" and "did not finish within 1 s" in error["message"], error
     assert "CADMCP_TOOLSET_IMPORT_TIMEOUT" in error["message"]
+
+
+async def test_a_prompt_in_a_toolset_is_said_not_to_be_served(inproc_host: Any, tmp_path: Path) -> None:
+    """@server.prompt() in a toolset was dropped without a word: not served, not in the report."""
+    folder = tmp_path / "prompts"
+    source = tool_module("annotate", ("tag_rooms", "Tag the rooms.")) + (
+        "\n@server.prompt()\ndef tag_all_rooms(style: str) -> str:\n    return 'Tag every room ' + style\n"
+    )
+    write(folder, "annotate.py", source)
+    host = inproc_host([folder])
+    async with host.client() as session:
+        assert await text_of(session, "tag_rooms") == "annotate:tag_rooms:"
+        doc = await report(session)
+    (error,) = doc["errors"]
+    assert error["kind"] == "prompts_not_served" and "tag_all_rooms" in error["message"], error

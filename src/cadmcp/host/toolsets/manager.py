@@ -50,6 +50,8 @@ class _Module:
     loaded: loader.LoadedModule
     failures: FailureLog
     providers: list[Provider] = field(default_factory=list)
+    unserved_prompts: list[str] = field(default_factory=list)
+    """Prompts its servers declare: cadmcp serves a toolset's tools, resources and templates only."""
 
 
 @dataclass(eq=False)
@@ -189,6 +191,14 @@ class ToolsetManager:
             name = getattr(server, "name", None) or attr
             provider = Provider(name, server, origin, BASE_PRIORITY)
             module.providers.append(provider)
+            module.unserved_prompts += _prompts_of(server)
+        if module.unserved_prompts:
+            log.warning(
+                "toolset %s: %s declares prompts, which toolsets do not serve: %s",
+                ts.source.raw,
+                file.name,
+                ", ".join(module.unserved_prompts),
+            )
         log.info(
             "toolset %s: loaded %s (%s) in %.0f ms",
             ts.source.raw,
@@ -340,7 +350,22 @@ def _module_state(module: _Module) -> dict[str, Any]:
     }
     if loaded.error is not None:
         data["error"] = loaded.error.as_json()
+    elif module.unserved_prompts:
+        data["error"] = {
+            "kind": "prompts_not_served",
+            "message": f"{loaded.file.name} declares prompts ({', '.join(module.unserved_prompts[:10])}), "
+            "which a toolset does not serve: cadmcp serves its tools, resources and resource templates "
+            "(the agent reaches prompts through the host's own)",
+        }
     return data
+
+
+def _prompts_of(server: Any) -> list[str]:
+    manager = getattr(server, "_prompt_manager", None)
+    try:
+        return [prompt.name for prompt in manager.list_prompts()] if manager is not None else []
+    except Exception:
+        return []
 
 
 def offline_conflicts(providers: Sequence[Provider]) -> list[Conflict]:
