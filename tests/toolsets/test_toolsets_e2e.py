@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from cadmcp.host.toolsets import TOOLSETS_ENV
+from cadmcp.wire.endpoints import list_endpoints
 from tests.core.helpers import call, find, find_target, wait_for_hosts
 from tests.toolsets.conftest import tool_module, write
 
@@ -138,3 +139,41 @@ async def test_a_host_whose_toolset_waits_at_import_still_starts_and_serves(
         read = await call(session, "invoke_dynamic", {"id": report["id"]})
         (error,) = json.loads(read.content[0].resource.text)["errors"]
         assert error["kind"] == "import_timeout" and Path(error["file"]).name == "sleepy.py", error
+
+
+SLEEPER = """
+import time
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("slow")
+
+@server.tool()
+def wait_forever() -> str:
+    \"\"\"Wait ten minutes.\"\"\"
+    time.sleep(600)
+    return "done"
+"""
+
+
+async def test_a_host_stuck_in_a_toolset_wait_ends_after_sigterm(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host whose application thread slept in a toolset's tool ignored SIGTERM (it needed SIGKILL):
+    it now ends STOP_GRACE seconds after the signal, its endpoint removed."""
+    folder = tmp_path / "ts"
+    write(folder, "slow.py", SLEEPER)
+    monkeypatch.setenv(TOOLSETS_ENV, str(folder))
+    proc = hosts.start("demo")
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        slow = await find_target(session, "wait_forever")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, session, "invoke_dynamic", {"id": slow["id"]})
+            await anyio.sleep(1.0)  # the call is in its sleep
+            proc.terminate()
+            with anyio.fail_after(25):
+                while proc.poll() is None:
+                    await anyio.sleep(0.2)
+            tg.cancel_scope.cancel()
+    assert proc.returncode != 0
+    assert not [ep for ep in list_endpoints(hosts.directory) if ep.pid == proc.pid]

@@ -66,6 +66,8 @@ WARM_UP_IDLE_S = 0.1
 
 
 MIB = 1024 * 1024
+STOP_GRACE = 10.0
+"""Seconds a host given SIGTERM waits for its application thread to stop before it ends anyway."""
 MAX_RESULT_BYTES = 48 * MIB
 """The largest tool or read result a host sends (well inside what a client link accepts)."""
 
@@ -599,28 +601,51 @@ class HostRuntime:
         (``timeout`` and ``prepare`` as for :meth:`start`).
 
         The signal handler only sets flags (no locks), so a second signal while stopping cannot
-        deadlock; a third one ends the process at once, endpoint removed.
+        deadlock; a third one ends the process at once, endpoint removed. An application thread
+        still busy ``STOP_GRACE`` s after the first (a call stuck in a wait) ends it too.
         """
         if not isinstance(self.app_thread, QueueAppThread):
             raise RuntimeError("run() drives a QueueAppThread; with a callback app thread call start()")
         app_thread = self.app_thread
-        signals = {"count": 0}
+        signals = {"count": 0, "returned": 0, "signum": int(signal.SIGTERM)}
+
+        def end_now(signum: int) -> None:
+            if self.endpoint is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.endpoint)
+            os._exit(128 + signum)
 
         def on_signal(signum: int, frame: Any) -> None:
             signals["count"] += 1
             app_thread.stop()
             self.dispatcher.cancel_running()  # a running script stops (and rolls back) first
+            signals["signum"] = signum
             if signals["count"] >= 3:
-                if self.endpoint is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(self.endpoint)
-                os._exit(128 + signum)
+                end_now(signum)
+
+        def stop_or_end() -> None:
+            """Started before any signal (a handler must not start threads: that takes locks)."""
+            while not signals["count"]:
+                time.sleep(0.25)
+            time.sleep(STOP_GRACE)
+            if signals["returned"]:  # the app thread stopped: the host ends its own way (recovery copies)
+                return
+            print(
+                f"cadmcp host: the application thread did not stop within {STOP_GRACE:g} s of the signal "
+                "(a call stuck in a wait); ending without recovery copies of unsaved changes",
+                file=sys.stderr,
+                flush=True,
+            )
+            end_now(signals["signum"])
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError):
                 signal.signal(sig, on_signal)
         self.start(timeout, prepare)
+        # a call stuck in a C wait (a toolset's sleep) does not see the stop: end after a grace
+        threading.Thread(target=stop_or_end, name="cadmcp-stop-grace", daemon=True).start()
         try:
             app_thread.run_forever()
         finally:
+            signals["returned"] = 1
             self.stop()
