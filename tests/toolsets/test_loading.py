@@ -269,3 +269,28 @@ async def test_a_prompt_in_a_toolset_is_said_not_to_be_served(inproc_host: Any, 
         doc = await report(session)
     (error,) = doc["errors"]
     assert error["kind"] == "prompts_not_served" and "tag_all_rooms" in error["message"], error
+
+
+async def test_a_resource_or_template_that_raises_says_why(inproc_host: Any, tmp_path: Path) -> None:
+    """A template raising ValueError("no wall with GlobalId nope") answered only "Error creating
+    resource from template ...", a resource raising KeyError "Error reading resource ...": no reason,
+    no file or line, nothing in the report."""
+    folder = tmp_path / "reads"
+    source = tool_module("walls", ("count", "Count.")) + (
+        "\n@server.resource('walls://broken')\ndef broken() -> str:\n    return {}['missing']\n"
+        "\n@server.resource('walls://wall/{gid}')\ndef wall(gid: str) -> str:\n"
+        "    raise ValueError('no wall with GlobalId ' + gid)\n"
+    )
+    write(folder, "walls.py", source)
+    host = inproc_host([folder])
+    async with host.client() as session:
+        for uri, said in (
+            ("walls://wall/nope", "ValueError: no wall with GlobalId nope"),
+            ("walls://broken", "KeyError"),
+        ):
+            with pytest.raises(Exception) as caught:
+                await session.read_resource(uri)
+            assert said in str(caught.value) and "walls.py:" in str(caught.value), str(caught.value)
+        doc = await report(session)
+    kinds = sorted((e["kind"], e["tool"]) for e in doc["errors"])
+    assert kinds == [("resource", "walls://broken"), ("resource", "walls://wall/{gid}")], doc["errors"]

@@ -101,8 +101,9 @@ def check_result_size(result: Any) -> None:
     if size > MAX_RESULT_BYTES:
         raise MCPError(
             code=types.INTERNAL_ERROR,
-            message=f"The result is {size // MIB} MiB, over the {MAX_RESULT_BYTES // MIB} MiB a host "
-            "sends; ask for less (a smaller image, fewer rows, a narrower query).",
+            message=f"The result is {size // MIB} MiB as sent (its text and its structured content each "
+            f"count), over the {MAX_RESULT_BYTES // MIB} MiB a host sends; ask for less (a smaller image, "
+            "fewer rows, a narrower query).",
             data={"type": "result_too_large", "bytes": size, "limit": MAX_RESULT_BYTES},
         )
 

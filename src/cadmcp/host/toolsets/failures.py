@@ -9,6 +9,7 @@ is. Deliberate errors (`ToolError`, `MCPError`) are answers, not crashes, and pa
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import traceback
@@ -39,19 +40,20 @@ class FailureLog:
         self.label = label
         self.items: deque[ModuleError] = deque(maxlen=MAX_FAILURES)
 
-    def record(self, tool: str, exc: BaseException) -> ToolError:
-        """Keep and log the crash; the error the caller gets instead (reason, where to look)."""
+    def record(self, tool: str, exc: BaseException, kind: str = "tool") -> str:
+        """Keep and log the crash; what the caller is told instead (reason, where to look)."""
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # skip the wrapper
         text = "".join(traceback.format_exception(type(exc), exc, tb))[-MAX_TRACEBACK:]
-        self.items.append(ModuleError("tool", f"{tool}: {type(exc).__name__}: {exc}", text, tool=tool))
-        log.error("toolset %s: tool %s failed: %s: %s\n%s", self.label, tool, type(exc).__name__, exc, text)
+        self.items.append(ModuleError(kind, f"{tool}: {type(exc).__name__}: {exc}", text, tool=tool))
+        name = type(exc).__name__
+        log.error("toolset %s: %s %s failed: %s: %s\n%s", self.label, kind, tool, name, exc, text)
         where = _last_frame(exc)
         reason = " ".join(str(exc).split())
         reason = reason if len(reason) <= 300 else reason[:299] + "…"
-        return ToolError(
+        return (
             f"{tool} (toolset {self.label}) failed: {type(exc).__name__}: {reason}"
             f"{where}. The traceback is in the host log and in the cadmcp://toolsets resource (toolErrors "
-            "of this module); fix the toolset (it reloads when saved) or call another tool."
+            f"of this module); fix the toolset (it reloads when saved) or use another {kind}."
         )
 
 
@@ -64,7 +66,9 @@ def _last_frame(exc: BaseException) -> str:
     return f" at {Path(last.filename).name}:{last.lineno} in {last.name}"
 
 
-def _wrap(fn: Callable[..., Any], tool: str, failures: FailureLog) -> Callable[..., Any]:
+def _wrap(fn: Callable[..., Any], what: str, failures: FailureLog, kind: str = "tool") -> Callable[..., Any]:
+    error = ToolError if kind == "tool" else ResourceError  # the SDK passes their text on
+
     if is_async_callable(fn):
 
         @functools.wraps(fn)
@@ -74,7 +78,7 @@ def _wrap(fn: Callable[..., Any], tool: str, failures: FailureLog) -> Callable[.
             except _EXPECTED:
                 raise
             except Exception as exc:
-                raise failures.record(tool, exc) from exc
+                raise error(failures.record(what, exc, kind)) from exc
 
         setattr(watched_async, _WATCHED, True)
         return watched_async
@@ -86,16 +90,24 @@ def _wrap(fn: Callable[..., Any], tool: str, failures: FailureLog) -> Callable[.
         except _EXPECTED:
             raise
         except Exception as exc:
-            raise failures.record(tool, exc) from exc
+            raise error(failures.record(what, exc, kind)) from exc
 
     setattr(watched, _WATCHED, True)
     return watched
 
 
 def watch_tools(server: MCPServer[Any] | Server[Any], failures: FailureLog) -> None:
-    """Wrap every tool function of an MCPServer (before the runtime binds it to the app thread)."""
+    """Wrap every tool, resource and template function of an MCPServer (before the runtime binds it
+    to the app thread)."""
     if not isinstance(server, MCPServer):
         return  # a low-level server's handler answers for itself
     for tool in server._tool_manager.list_tools():
         if not getattr(tool.fn, _WATCHED, False):
             tool.fn = _wrap(tool.fn, tool.name, failures)
+    resources = server._resource_manager  # their crashes said only "Error reading resource X"
+    for item in [*resources.list_resources(), *resources.list_templates()]:
+        fn = getattr(item, "fn", None)
+        if callable(fn) and not getattr(fn, _WATCHED, False):
+            label = str(getattr(item, "uri_template", None) or getattr(item, "uri", item))
+            with contextlib.suppress(Exception):  # a resource kind whose function cannot be replaced
+                item.fn = _wrap(fn, label, failures, "resource")
