@@ -177,3 +177,29 @@ async def test_a_host_stuck_in_a_toolset_wait_ends_after_sigterm(
             tg.cancel_scope.cancel()
     assert proc.returncode != 0
     assert not [ep for ep in list_endpoints(hosts.directory) if ep.pid == proc.pid]
+
+
+async def test_an_id_gone_stale_by_a_failed_reload_says_its_module_did_not_load(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a module had a syntax error, its tools' ids answered only "The host no longer offers
+    count_inserts; nothing ran. Search again.", and list_host_instances said nothing of it."""
+    folder = tmp_path / "ts"
+    write(folder, "notes.py", tool_module("notes", ("annotate_drawing", "Annotate the drawing with a note.")))
+    monkeypatch.setenv(TOOLSETS_ENV, str(folder))
+    hosts.start("demo")
+    async with daemon_client() as session:
+        await wait_for_hosts(session, 1)
+        notes = await find_target(session, "annotate_drawing")
+        write(folder, "notes.py", "def broken(:\n")
+        with anyio.fail_after(15):
+            while not (await call(session, "invoke_dynamic", {"id": notes["id"], "arguments": {}})).is_error:
+                await anyio.sleep(0.2)
+            while True:
+                stale = await call(session, "invoke_dynamic", {"id": notes["id"], "arguments": {}})
+                if "did not load" in stale.content[0].text:
+                    break
+                await anyio.sleep(0.2)
+        assert stale.structured_content["type"] == "stale" and "notes.py" in stale.content[0].text
+        (host,) = (await call(session, "list_host_instances", {})).structured_content["hosts"]
+        assert host["state"]["toolsetLoadErrors"] == ["notes.py"], host

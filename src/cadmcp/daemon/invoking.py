@@ -144,7 +144,14 @@ async def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Cap
         raise stale(
             "changed", f"{target} changed on the host since this id was issued; nothing ran. Search again."
         )
-    raise stale("removed", f"The host no longer offers {target}; nothing ran. Search again.")
+    failed = entry.state.get("toolsetLoadErrors")
+    why = (
+        f" Its toolset module(s) {', '.join(str(f) for f in failed[:5])} did not load (read "
+        "cadmcp://toolsets on that host for the error); what they served is gone until they load again."
+        if isinstance(failed, list) and failed
+        else ""
+    )
+    raise stale("removed", f"The host no longer offers {target}; nothing ran.{why} Search again.")
 
 
 def _expand(cap: Capability, arguments: dict[str, Any]) -> str:
