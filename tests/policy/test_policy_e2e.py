@@ -314,14 +314,18 @@ async def test_policy_show_answers_from_the_running_daemon_and_says_so(
 ) -> None:
     hosts.start("demo")
     env = policy_env(tmp_path, {"profile": "read-only"})
+    # the CLI reads another file than the daemon runs with (editing the daemon's own file raced its
+    # reload, which looks once a second): the live answer must be the daemon's, not the CLI's file
+    other = tmp_path / "other.json"
+    other.write_text('{"policy": {"profile": "confirm-changes"}}')
+    env_cli = {**env, CONFIG_ENV: str(other)}
     async with daemon_client(env=env) as session:
         await wait_for_hosts(session, 1)
-        Path(env[CONFIG_ENV]).write_text('{"policy": {"profile": "confirm-changes"}}')  # changed after start
-        os.environ.update(env)
+        os.environ.update(env_cli)
         try:
             live = await anyio.to_thread.run_sync(_cli, "policy", "show", "*")
         finally:
-            for key in env:
+            for key in env_cli:
                 os.environ.pop(key)
     assert live.returncode == 0, live.stderr
     first, *rest = live.stdout.splitlines()
@@ -330,11 +334,11 @@ async def test_policy_show_answers_from_the_running_daemon_and_says_so(
     assert any(line.startswith("deny     Demo 1.0 pid") and "echo" in line for line in rest)
     assert any("cadmcp 0.1.0 pid" in line and "revert_calls" in line for line in rest)
     assert any(line.startswith("allow    cadmcp") and "list_checkpoints" in line for line in rest)
-    os.environ.update(env)
+    os.environ.update(env_cli)
     try:
         local = await anyio.to_thread.run_sync(_cli, "policy", "show", "echo")
     finally:
-        for key in env:
+        for key in env_cli:
             os.environ.pop(key)
     assert local.stdout.startswith("no daemon runs: read from the configuration file")
     assert "policy: profile confirm-changes from" in local.stdout and "confirm  Demo 1.0" in local.stdout
