@@ -7,12 +7,15 @@ info (which classes are products) and the IFC host (which schema reads the file)
 
 from __future__ import annotations
 
+from functools import cache
+
 __all__ = ["reader_schema", "supported_schemas"]
 
 _RELEASES = (("IFC4X3", "IFC4X3_ADD2"), ("IFC4_", "IFC4"), ("IFC2X3_", "IFC2X3"))
 """The release each variant belongs to: (prefix of the variant's name, IfcOpenShell's schema)."""
 
 
+@cache
 def supported_schemas() -> tuple[str, ...]:
     """The schemas this IfcOpenShell reads, e.g. ``("IFC2X3", "IFC4", "IFC4X3_ADD2")``."""
     from ifcopenshell import ifcopenshell_wrapper

@@ -28,23 +28,25 @@ def _is_counted(schema: str, ifc_class: str) -> bool:
 
 def element_counts(f: ifcopenshell.file) -> dict[str, int]:
     """Instances per element class present in the model, largest first (no per-element work)."""
+    schema = declared_schema_name(f)
     counts = {
-        cls: len(f.by_type(cls, include_subtypes=False))
-        for cls in f.types()
-        if _is_counted(declared_schema_name(f), cls)
+        cls: len(f.by_type(cls, include_subtypes=False)) for cls in f.types() if _is_counted(schema, cls)
     }
     return dict(sorted(((k, v) for k, v in counts.items() if v), key=lambda kv: (-kv[1], kv[0])))
 
 
-def length_unit(f: ifcopenshell.file) -> str | None:
-    """The project's length unit, e.g. ``METRE`` or ``MILLIMETRE``; None without a project (a
-    file of bare geometry declares no units)."""
+def project_unit(f: ifcopenshell.file, kind: str = "LENGTHUNIT") -> str | None:
+    """The project's unit of a kind (``LENGTHUNIT``, ``AREAUNIT``...), e.g. ``METRE`` or
+    ``MILLIMETRE``; None without a project (a file of bare geometry declares no units) or that unit."""
     import ifcopenshell.util.unit
 
     if not f.by_type("IfcProject"):
         return None
-    unit = ifcopenshell.util.unit.get_project_unit(f, "LENGTHUNIT")
-    return ifcopenshell.util.unit.get_full_unit_name(unit) if unit is not None else None
+    try:
+        unit = ifcopenshell.util.unit.get_project_unit(f, kind)
+        return ifcopenshell.util.unit.get_full_unit_name(unit) if unit is not None else None
+    except Exception:  # a unit assignment IfcOpenShell cannot read: not said
+        return None
 
 
 def storeys(f: ifcopenshell.file) -> list[dict[str, Any]]:
@@ -89,7 +91,7 @@ def model_context(doc: IfcDocument) -> dict[str, Any]:
         "modified": doc.modified,
         "schema": f.schema_identifier,
         "project": projects[0].Name if projects else None,
-        "units": {"length": length_unit(f)},
+        "units": {"length": project_unit(f)},
         "storeys": storeys(f),
         "elementCounts": counts,
         "totalElements": sum(counts.values()),

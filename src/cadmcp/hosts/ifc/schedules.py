@@ -9,7 +9,7 @@ from typing import Any
 import ifcopenshell
 
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, NotFound
-from cadmcp.hosts.ifc.context import element_counts
+from cadmcp.hosts.ifc.context import element_counts, project_unit
 from cadmcp.hosts.ifc.elements import storey_of
 from cadmcp.hosts.ifc.schemas import declared_schema_name
 from cadmcp.wire.echo import echo
@@ -115,18 +115,8 @@ def _value(element: ifcopenshell.entity_instance, column: str) -> Any:
 
 def quantity_units(f: ifcopenshell.file) -> dict[str, str]:
     """The project's units that the schedules' quantities are in (``{"length": "MILLIMETRE", ...}``)."""
-    import ifcopenshell.util.unit
-
-    units = {}
-    for kind, what in (("LENGTHUNIT", "length"), ("AREAUNIT", "area"), ("VOLUMEUNIT", "volume")):
-        try:
-            unit = ifcopenshell.util.unit.get_project_unit(f, kind)
-            name = ifcopenshell.util.unit.get_full_unit_name(unit) if unit is not None else None
-        except Exception:
-            name = None
-        if name:
-            units[what] = name
-    return units
+    kinds = (("LENGTHUNIT", "length"), ("AREAUNIT", "area"), ("VOLUMEUNIT", "volume"))
+    return {what: name for kind, what in kinds if (name := project_unit(f, kind))}
 
 
 def _cell(value: Any) -> str:
