@@ -51,6 +51,17 @@ def r2000_without_save_preparation(path: Path) -> None:
         doc.export_sections(TagWriter(stream, dxfversion=doc.dxfversion))
 
 
+def other_writers_drawing(folder: Path, kind: str) -> Path:
+    """``folder/<kind>.dxf`` as another program writes it: ``r12`` (entities only) or ``r2000``;
+    any other kind names a path left unwritten."""
+    path = folder / f"{kind}.dxf"
+    if kind == "r12":
+        path.write_text(R12_ENTITIES_ONLY)
+    elif kind == "r2000":
+        r2000_without_save_preparation(path)
+    return path
+
+
 async def fingerprint(client: Client) -> str:
     result = await client.call_tool("execute_python_code", {"code": FINGERPRINT})
     assert not result.is_error, text_of(result)
@@ -61,11 +72,7 @@ async def fingerprint(client: Client) -> str:
 async def test_save_and_save_as_leave_entities_handles_and_header_as_they_were(
     kind: str, tmp_path: Path
 ) -> None:
-    path = tmp_path / f"{kind}.dxf"
-    if kind == "r12":
-        path.write_text(R12_ENTITIES_ONLY)
-    else:
-        r2000_without_save_preparation(path)
+    path = other_writers_drawing(tmp_path, kind)
     original = hashlib.sha1(path.read_bytes()).hexdigest()
     async with Client(create_server([str(path)], exec_timeout=10).server) as client:
         before = await fingerprint(client)
@@ -143,11 +150,7 @@ async def test_a_save_between_a_preview_and_its_approval_leaves_the_previewed_re
     kind: str, tmp_path: Path
 ) -> None:
     """A person who saves while deciding on a preview can still approve it: saving is no change."""
-    path = tmp_path / f"{kind}.dxf"
-    if kind == "r12":
-        path.write_text(R12_ENTITIES_ONLY)
-    elif kind == "r2000":
-        r2000_without_save_preparation(path)
+    path = other_writers_drawing(tmp_path, kind)
     code = "msp.add_circle((5, 5), 2, dxfattribs={'layer': 'MARKS'})"
     files = [] if kind == "new" else [str(path)]  # no file: the host starts on a new drawing
     async with Client(create_server(files, exec_timeout=10).server) as client:

@@ -66,9 +66,7 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
                 "by_type": dict(types.most_common()),
             }
         )
-    by_name: Counter[str] = Counter()  # DXF layer names ignore case: "walls" is on layer WALLS
-    for name, count in layer_counts.items():
-        by_name[name.casefold()] += count
+    by_name = by_casefold(layer_counts)
     layers = []
     for layer in doc.layers:
         name = layer.dxf.name
@@ -123,6 +121,24 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
     }
 
 
+def layer_usage(doc: Any) -> Counter[str]:
+    """Live entities per layer name as the entities spell it, over every layout."""
+    used: Counter[str] = Counter()
+    for layout in doc.layouts:
+        for entity in layout.entity_space.entities:
+            if entity.is_alive and (layer := layer_of(entity)) is not None:
+                used[layer] += 1
+    return used
+
+
+def by_casefold(used: Counter[str]) -> Counter[str]:
+    """The counts by layer name without case, as DXF names layers ("walls" is on layer WALLS)."""
+    folded: Counter[str] = Counter()
+    for name, count in used.items():
+        folded[name.casefold()] += count
+    return folded
+
+
 def undefined_layers(doc: Any, used: Counter[str]) -> dict[str, int]:
     """Layers entities are on that the layer table lacks (by name, case-insensitive as in DXF), with
     their entity counts: AutoCAD draws them with default properties and adds them on audit."""
@@ -167,12 +183,7 @@ def model_warnings(entry: DxfDocument, run_audit: Any) -> dict[str, Any]:
         result["dwg"] = entry.source.as_json()
     if entry.auditor is not None:
         result["fixed_on_open"] = _group(entry.auditor.fixes)
-    used: Counter[str] = Counter()
-    for layout in entry.doc.layouts:
-        for entity in layout.entity_space.entities:
-            if entity.is_alive and (layer := layer_of(entity)) is not None:
-                used[layer] += 1
-    if missing := undefined_layers(entry.doc, used):
+    if missing := undefined_layers(entry.doc, layer_usage(entry.doc)):
         result["undefined_layers"] = {
             "message": "entities are on layers the layer table lacks (drawn with default color and "
             "linetype; AutoCAD adds such layers when it audits the drawing)",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS
-from cadmcp.hosts.dxf.coverage import layer_of
+from cadmcp.hosts.dxf.context import by_casefold, layer_usage, undefined_layers
 from cadmcp.hosts.dxf.documents import DxfHostError
 from cadmcp.wire.echo import echo
 
@@ -64,16 +63,8 @@ def _copies(ref: Any) -> int:
 
 
 def _layer_schedule(doc: Any) -> Schedule:
-    from cadmcp.hosts.dxf.context import undefined_layers
-
-    counts: Counter[str] = Counter()
-    for layout in doc.layouts:
-        for entity in layout.entity_space.entities:
-            if (layer := layer_of(entity)) is not None:
-                counts[layer] += 1
-    by_name: Counter[str] = Counter()  # DXF layer names ignore case
-    for name, count in counts.items():
-        by_name[name.casefold()] += count
+    counts = layer_usage(doc)
+    by_name = by_casefold(counts)
     rows = [
         [
             layer.dxf.name,
