@@ -294,3 +294,34 @@ async def test_a_resource_or_template_that_raises_says_why(inproc_host: Any, tmp
         doc = await report(session)
     kinds = sorted((e["kind"], e["tool"]) for e in doc["errors"])
     assert kinds == [("resource", "walls://broken"), ("resource", "walls://wall/{gid}")], doc["errors"]
+
+
+async def test_a_structured_answer_holding_nan_says_where_instead_of_failing_in_the_client(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    """A tool typed `-> float` (or a model with a float field) that returned NaN was written as null;
+    every client checking the output schema refused the answer ("Invalid structured content ... None
+    is not of type 'number'"), the author never learning which value. Unstructured answers keep NaN
+    as text, and a finite answer is untouched."""
+    folder = tmp_path / "measures"
+    source = tool_module("measures", ("noop", "Nothing.")) + (
+        "\nimport math\nfrom pydantic import BaseModel\n"
+        "class Areas(BaseModel):\n    rooms: dict[str, float]\n"
+        "@server.tool()\ndef ratio() -> float:\n    return math.nan\n"
+        "@server.tool()\ndef areas() -> Areas:\n    return Areas(rooms={'hall': 12.5, 'void': -math.inf})\n"
+        "@server.tool()\ndef fine() -> Areas:\n    return Areas(rooms={'hall': 12.5})\n"
+        "@server.tool()\ndef loose():\n    return {'n': math.nan}\n"
+    )
+    write(folder, "measures.py", source)
+    host = inproc_host([folder])
+    async with host.client() as session:
+        for tool, where in (("ratio", "result = NaN"), ("areas", "result['rooms']['void'] = NaN")):
+            result = await session.call_tool(tool, {})
+            text = result.content[0].text
+            assert result.is_error and where in text and "return None" in text, text
+        fine = await session.call_tool("fine", {})
+        assert not fine.is_error and fine.structured_content == {"rooms": {"hall": 12.5}}
+        loose = await session.call_tool("loose", {})
+        assert not loose.is_error and "NaN" in loose.content[0].text
+        doc = await report(session)
+    assert sorted(e["tool"] for e in doc["errors"]) == ["areas", "ratio"], doc["errors"]

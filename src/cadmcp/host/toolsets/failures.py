@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import math
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.shared._callable_inspection import is_async_callable
 from mcp.shared.exceptions import MCPError
+from pydantic_core import to_jsonable_python
 
 from cadmcp.host.toolsets.loader import MAX_TRACEBACK, ModuleError
 
@@ -66,19 +68,59 @@ def _last_frame(exc: BaseException) -> str:
     return f" at {Path(last.filename).name}:{last.lineno} in {last.name}"
 
 
-def _wrap(fn: Callable[..., Any], what: str, failures: FailureLog, kind: str = "tool") -> Callable[..., Any]:
+MAX_CHECKED = 100_000
+"""Values of a structured answer looked at for a number JSON cannot carry (the rest pass unchecked)."""
+
+
+def non_finite(value: Any) -> str | None:
+    """Where a NaN or an infinity sits in `value` (`result['area']`), or None. JSON has neither: the
+    SDK writes null, and a client checking the tool's output schema refuses the whole answer."""
+    try:
+        plain = to_jsonable_python(value, fallback=str)
+    except Exception:
+        return None  # the SDK's own conversion says what is wrong with it
+    stack: list[tuple[str, Any]] = [("result", plain)]
+    for _ in range(MAX_CHECKED):
+        if not stack:
+            return None
+        where, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where
+        if isinstance(item, dict):
+            stack.extend((f"{where}[{k!r}]", v) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(item))
+    return None
+
+
+def _checked(result: Any, what: str, failures: FailureLog) -> Any:
+    where = non_finite(result)
+    if where is None:
+        return result
+    problem = ValueError(
+        f"returned {where} = NaN or infinity, which JSON cannot carry (a client checking the output schema "
+        "refuses the answer): return None (typed Optional) or a string there"
+    )
+    raise ToolError(failures.record(what, problem))
+
+
+def _wrap(
+    fn: Callable[..., Any], what: str, failures: FailureLog, kind: str = "tool", structured: bool = False
+) -> Callable[..., Any]:
     error = ToolError if kind == "tool" else ResourceError  # the SDK passes their text on
+    check = _checked if structured else (lambda result, *_: result)
 
     if is_async_callable(fn):
 
         @functools.wraps(fn)
         async def watched_async(*args: Any, **kwargs: Any) -> Any:
             try:
-                return await fn(*args, **kwargs)
+                result = await fn(*args, **kwargs)
             except _EXPECTED:
                 raise
             except Exception as exc:
                 raise error(failures.record(what, exc, kind)) from exc
+            return check(result, what, failures)
 
         setattr(watched_async, _WATCHED, True)
         return watched_async
@@ -86,11 +128,12 @@ def _wrap(fn: Callable[..., Any], what: str, failures: FailureLog, kind: str = "
     @functools.wraps(fn)
     def watched(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except _EXPECTED:
             raise
         except Exception as exc:
             raise error(failures.record(what, exc, kind)) from exc
+        return check(result, what, failures)
 
     setattr(watched, _WATCHED, True)
     return watched
@@ -103,7 +146,7 @@ def watch_tools(server: MCPServer[Any] | Server[Any], failures: FailureLog) -> N
         return  # a low-level server's handler answers for itself
     for tool in server._tool_manager.list_tools():
         if not getattr(tool.fn, _WATCHED, False):
-            tool.fn = _wrap(tool.fn, tool.name, failures)
+            tool.fn = _wrap(tool.fn, tool.name, failures, structured=tool.output_schema is not None)
     resources = server._resource_manager  # their crashes said only "Error reading resource X"
     for item in [*resources.list_resources(), *resources.list_templates()]:
         fn = getattr(item, "fn", None)
