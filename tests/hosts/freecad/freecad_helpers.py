@@ -6,7 +6,9 @@ import base64
 import io
 import json
 import os
+import re
 import subprocess
+import zipfile
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +37,25 @@ pad.Length = 10
 doc.recompute()
 round(pad.Shape.Volume, 3)
 """
+
+
+def from_newer_freecad(target: Path, program: str = "1.2R45125 (Git)") -> Path:
+    """The sample as a newer FreeCAD saves it, the shape of FreeCAD/Examples' 1.2 tutorial: its
+    ProgramVersion, and an object of a type 0.20 lacks (App::Point, "Origin001") declared and stored."""
+    with zipfile.ZipFile(SAMPLE) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "Document.xml":
+                text = data.decode("utf-8")
+                text = re.sub(r'ProgramVersion="[^"]*"', f'ProgramVersion="{program}"', text, count=1)
+                text = re.sub(r'<Objects Count="(\d+)"', lambda m: f'<Objects Count="{int(m[1]) + 1}"', text)
+                declared = '<Object type="App::Point" name="Origin001" id="9001" />'
+                stored = '<Object name="Origin001"><Properties Count="0"></Properties></Object>'
+                text = text.replace("</Objects>", f"{declared}\n</Objects>")
+                text = text.replace("</ObjectData>", f"{stored}\n</ObjectData>")
+                data = text.encode("utf-8")
+            out.writestr(item, data)
+    return target
 
 
 def padded_sketch(body: str = "Body") -> str:

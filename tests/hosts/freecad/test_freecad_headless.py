@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from freecad_helpers import FreeCAD, padded_sketch, result_value, text_of, wait_for_freecad
+from freecad_helpers import (
+    FreeCAD,
+    from_newer_freecad,
+    padded_sketch,
+    result_value,
+    text_of,
+    wait_for_freecad,
+)
 from PIL import ImageChops
 from tests.core.helpers import call, find, structured
 
@@ -179,6 +186,37 @@ async def test_a_bad_start_file_is_refused_with_a_reason(daemon: Any, tmp_path: 
         assert answer["type"] == "document_not_opened" and "broken.FCStd" in answer["message"]
         (document,) = answer["documents"]
         assert document["opened"] is False and "not a FreeCAD document" in document["problem"]
+
+
+async def test_objects_a_newer_freecad_saved_are_said_missing_and_their_file_never_written_over(
+    daemon: Any, tmp_path: Path
+) -> None:
+    """A FreeCAD 1.2 file opened in 0.20 lost its App::Point ("Cannot create object", on stderr only):
+    launch_host said opened, the context counted 19 of 20 objects, the warnings were empty, and
+    save_document wrote the file over, the object gone for good."""
+    newer = from_newer_freecad(tmp_path / "tutorial 1.2.FCStd")
+    original = newer.read_bytes()
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(newer)})
+        (document,) = launched["documents"]
+        said = " ".join(document.get("warnings", []))
+        assert document["opened"] and "did not load 1 object(s)" in said, document
+        assert "Origin001 (App::Point)" in said and "saved by FreeCAD 1.2" in said, said
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        warnings = await fc.read("freecad://model/warnings")
+        assert [(i["kind"], i["object"]) for i in warnings["issues"]][:1] == [("not_loaded", "Origin001")]
+
+        refused = await fc.invoke("save_document", {})
+        assert refused.is_error and "would drop the 1 object(s)" in text_of(refused), text_of(refused)
+        same = await fc.invoke("save_document", {"filePath": str(newer)})
+        assert same.is_error and "filePath to another" in text_of(same), text_of(same)
+        assert newer.read_bytes() == original
+        copy = tmp_path / "tutorial in 0.20.FCStd"
+        saved = await fc.invoke("save_document", {"filePath": str(copy)})
+        assert not saved.is_error and copy.is_file(), text_of(saved)
+        again = await fc.invoke("save_document", {})  # the copy never held the object: saved in place
+        assert not again.is_error, text_of(again)
+    assert newer.read_bytes() == original
 
 
 async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(

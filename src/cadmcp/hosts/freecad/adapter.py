@@ -38,6 +38,7 @@ from cadmcp.host.builtins import (
 from cadmcp.host.history import UNDO_DEPTH_ENV, Touched, undo_depth
 from cadmcp.host.pyexec import shielded
 from cadmcp.hosts.freecad import IMPORT_SUFFIXES
+from cadmcp.hosts.freecad.fcstd import Declared, NotLoaded, newer_than, not_loaded, read_declared, version_of
 from cadmcp.hosts.freecad.undo import (
     DocumentSteps,
     FreeCADUndoStack,
@@ -436,6 +437,9 @@ class FreeCADAdapter:
         self._problems: list[str] = []
         self._requested: list[RequestedDocument] = []
         self._sources: dict[str, Path] = {}
+        self._not_loaded: dict[str, NotLoaded] = {}
+        """Per document: objects of its file FreeCAD left out (the file is not written over)."""
+        self._open_notes: dict[str, list[str]] = {}
         self._saved: dict[str, tuple[str, ...]] = {}
         self._unmodified_at: dict[str, tuple[str, ...]] = {}
         self._modules: dict[str, Any] | None = None
@@ -472,7 +476,8 @@ class FreeCADAdapter:
                 self._requested.append(requested_outcome(path, error=exc))
             else:
                 first = first or doc
-                self._requested.append(requested_outcome(path, self.title(doc)))
+                notes = self._open_notes.get(doc.Name) or None
+                self._requested.append(requested_outcome(path, self.title(doc), warnings=notes))
         if first is not None:
             self._activate(first)
 
@@ -494,6 +499,8 @@ class FreeCADAdapter:
         self._order = [name for name in self._order if name in docs]
         for gone in [name for name in self._steps if name not in docs]:
             del self._steps[gone]
+        for gone in [name for name in self._not_loaded if name not in docs]:
+            del self._not_loaded[gone]
         self._order += sorted(name for name in docs if name not in self._order)
         return [docs[name] for name in self._order]
 
@@ -574,22 +581,24 @@ class FreeCADAdapter:
         if existing is not None:
             return existing, False
         suffix = path.suffix.lower()
+        notes: list[str] = []
         if suffix == ".fcstd":
-            declared = check_fcstd(path)
+            declared = read_declared(path)
             try:
                 doc = App.openDocument(str(path))
             except Exception as exc:
                 raise FreeCADError(
                     f"FreeCAD could not open {echo(path.name)}: {echo(str(exc), 120)}.", "invalid"
                 ) from None
-            if declared and not doc.Objects:  # FreeCAD read nothing of it, without a word
+            if declared.count and not doc.Objects:  # FreeCAD read nothing of it, without a word
                 App.closeDocument(doc.Name)
                 raise FreeCADError(
-                    f"FreeCAD read none of the {declared} objects {echo(path.name)} declares: the document "
-                    "is damaged or from a FreeCAD much newer than this one. Open a backup (.FCBak) or "
-                    "save it again from the FreeCAD that made it.",
+                    f"FreeCAD read none of the {declared.count} objects {echo(path.name)} declares: the "
+                    "document is damaged or from a FreeCAD much newer than this one. Open a backup "
+                    "(.FCBak) or save it again from the FreeCAD that made it.",
                     "invalid",
                 )
+            notes = self._check_loaded(doc, path, declared)
         elif suffix in IMPORT_SUFFIXES:
             doc = self._import(path)
         else:
@@ -601,7 +610,26 @@ class FreeCADAdapter:
         doc.UndoMode = 1
         self._mark_saved(doc)
         self._steps.pop(doc.Name, None)
+        self._open_notes[doc.Name] = notes
         return doc, True
+
+    def _check_loaded(self, doc: Any, path: Path, declared: Declared) -> list[str]:
+        """What the agent must know of how FreeCAD read the file: objects it left out (then the file
+        is never written over), or a file from a newer FreeCAD."""
+        running = freecad_version()
+        self._not_loaded.pop(doc.Name, None)
+        lost = not_loaded(path, declared, {o.Name for o in doc.Objects})
+        if lost is not None:
+            self._not_loaded[doc.Name] = lost
+            return [lost.said(running)]
+        major, minor = (int(p) for p in [*App.Version()[:2]])
+        if newer_than(declared.program, (major, minor)):
+            return [
+                f"{echo(path.name)} was saved by FreeCAD {version_of(declared.program)}, newer than this "
+                f"host's {running}: what that version added to its objects may not survive a save here "
+                "(save_document with another filePath keeps the original)."
+            ]
+        return []
 
     def _import(self, path: Path) -> Any:
         suffix = path.suffix.lower()
@@ -652,7 +680,8 @@ class FreeCADAdapter:
         note = ""
         if path.suffix.lower() != ".fcstd" and is_new:
             note = "It was imported into a new document: save it with save_document(filePath='....FCStd')."
-        return Opened(self.title(doc), summary, already_open=not is_new, note=note)
+        warnings = tuple(self._open_notes.get(doc.Name, ())) if is_new else ()
+        return Opened(self.title(doc), summary, already_open=not is_new, note=note, warnings=warnings)
 
     def activate(self, document: str) -> str:
         docs = self._documents()
@@ -678,6 +707,14 @@ class FreeCADAdapter:
             raise FreeCADError(
                 f"{self.title(doc)} has never been saved as a FreeCAD document: call save_document with a "
                 "filePath ending in .FCStd.",
+                "invalid",
+            )
+        lost = self._not_loaded.get(doc.Name)
+        if lost is not None and (target or Path(doc.FileName)).resolve() == lost.path.resolve():
+            raise FreeCADError(
+                f"Not saved: writing {self.title(doc)} over {echo(lost.path.name)} would drop the "
+                f"{len(lost.missing)} object(s) this FreeCAD did not load from it (freecad://model/warnings "
+                "names them). Call save_document with a filePath to another .FCStd file.",
                 "invalid",
             )
         try:
@@ -904,7 +941,7 @@ class FreeCADAdapter:
         from cadmcp.hosts.freecad.model import model_warnings
 
         doc = self.active_document()
-        return model_warnings(doc, self.title(doc))
+        return model_warnings(doc, self.title(doc), self._not_loaded.get(doc.Name))
 
     def schedules(self) -> dict[str, Any]:
         from cadmcp.hosts.freecad.model import list_schedules
@@ -952,41 +989,3 @@ def choose_undo_depth(gui: bool) -> int:
     if os.environ.get(UNDO_DEPTH_ENV, "").strip():
         group.SetInt("MaxUndoSize", undo_depth())
     return max(1, group.GetInt("MaxUndoSize", HEADLESS_UNDO_DEPTH))
-
-
-def check_fcstd(path: Path) -> int:
-    """A FreeCAD document is a zip holding Document.xml: check that cheaply before FreeCAD reads it.
-
-    Returns how many objects Document.xml declares (FreeCAD opens a damaged one as an empty
-    document without a word, so the caller compares).
-    """
-    import xml.etree.ElementTree as ET
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            if "Document.xml" not in names:
-                raise FreeCADError(
-                    f"{echo(path.name)} is a zip archive without Document.xml: not a FreeCAD document.",
-                    "invalid",
-                )
-            with archive.open("Document.xml") as xml:
-                for _, element in ET.iterparse(xml, events=("start",)):
-                    if element.tag == "Objects":
-                        return int(element.get("Count") or 0)
-    except (zipfile.BadZipFile, OSError, ValueError, ET.ParseError) as exc:
-        if isinstance(exc, ET.ParseError):
-            line = exc.position[0] if exc.position else "?"
-            raise FreeCADError(
-                f"{echo(path.name)} is damaged: its Document.xml is not well-formed XML (line {line}), so "
-                "FreeCAD would open it as an empty document. Open a backup (.FCBak) or a saved copy "
-                "instead.",
-                "invalid",
-            ) from None
-        raise FreeCADError(
-            f"{echo(path.name)} is not a FreeCAD document (an .FCStd file is a zip archive; this one is "
-            "not). It may be damaged.",
-            "invalid",
-        ) from None
-    return 0

@@ -34,13 +34,14 @@ def adapter_version() -> str:
 
 def check_start_paths(files: list[str]) -> list[Path]:
     """The documents to open at start-up, checked now so a bad one fails the start at once."""
-    from cadmcp.hosts.freecad.adapter import MEMORY_FACTOR, check_fcstd
+    from cadmcp.hosts.freecad.adapter import MEMORY_FACTOR
+    from cadmcp.hosts.freecad.fcstd import read_declared
 
     paths = []
     for raw in files:
         path = check_document_path(raw, kind="an .FCStd document", memory_factor=MEMORY_FACTOR)
         if path.suffix.lower() in SUFFIXES:
-            check_fcstd(path)
+            read_declared(path)
         elif path.suffix.lower() not in IMPORT_SUFFIXES:
             raise HostError(
                 f"{path.name} is not a file FreeCAD opens: pass .FCStd or {', '.join(IMPORT_SUFFIXES)}."

@@ -11,6 +11,7 @@ from typing import Any
 import FreeCAD as App
 
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, NotFound
+from cadmcp.hosts.freecad.fcstd import NotLoaded
 from cadmcp.wire.echo import echo
 
 __all__ = ["element_info", "list_schedules", "model_context", "model_warnings", "schedule_csv"]
@@ -117,9 +118,20 @@ def model_context(doc: Any, title: str, modified: bool) -> dict[str, Any]:
     }
 
 
-def model_warnings(doc: Any, title: str) -> dict[str, Any]:
-    """Recompute errors (unsolvable sketches among them), objects waiting for a recompute, invalid shapes."""
+def model_warnings(doc: Any, title: str, lost: NotLoaded | None = None) -> dict[str, Any]:
+    """Objects of the file FreeCAD did not load, recompute errors (unsolvable sketches among them),
+    objects waiting for a recompute, invalid shapes."""
     issues: list[dict[str, Any]] = []
+    if lost is not None:
+        issues += [
+            {
+                "kind": "not_loaded",
+                "object": name,
+                "type": kind,
+                "message": f"{kind} is not a type this FreeCAD knows; the object is only in {lost.path.name}",
+            }
+            for name, kind in lost.missing.items()
+        ]
     for obj in doc.Objects:
         state = list(obj.State)
         if "Invalid" in state or "Error" in state:
@@ -148,7 +160,8 @@ def model_warnings(doc: Any, title: str) -> dict[str, Any]:
         "groups": dict(groups),
         "issues": issues[:MAX_WARNINGS],
         "truncated": len(issues) > MAX_WARNINGS,
-        "checked": "object states after the last recompute (sketch solver failures included), shape validity "
+        "checked": "objects of the file FreeCAD did not load, object states after the last recompute "
+        "(sketch solver failures included), shape validity "
         "(BRepCheck)",
     }
 
