@@ -264,3 +264,41 @@ async def test_a_mark_on_a_feature_another_one_was_made_from_shows_on_that_one(f
         return int(((r > 200) & (g > 60) & (g < 160) & (b < 60)).sum())
 
     assert orange(plain) == 0 and orange(marked) > 1000  # the body is drawn in the mark's orange
+
+
+ASSEMBLY = """
+model = doc.addObject("App::Part", "Model")
+rod = doc.addObject("Part::Box", "Rod")
+rod.Length, rod.Width, rod.Height = 40, 10, 5
+model.addObject(rod)
+lcs = doc.addObject("PartDesign::CoordinateSystem", "LCS_Rod")
+model.addObject(lcs)
+lcs.Support = [(rod, "Vertex1")]
+lcs.MapMode = "Translate"
+copy = doc.addObject("App::Link", "RodCopy")
+copy.LinkedObject = model
+copy.Placement.Base = Vector(0, 50, 0)
+doc.recompute()
+sorted(o.Name for o in rod.InList)
+"""
+
+
+async def test_an_assembly_with_coordinate_systems_is_drawn_and_measured_without_their_infinite_planes(
+    fc: FreeCAD,
+) -> None:
+    """Assembly4's shape (FreeCAD_Assembly4's asm_Bielle): a part with a coordinate system attached
+    to it, in an App::Part, placed again by a link. The attached LCS counted as built from the part,
+    so the part was left out of every view; the LCS's plane (FreeCAD: ±1e100) made the App::Part's
+    and the link's boxes infinite and their volumes 1e153."""
+    built = await fc.run(ASSEMBLY, "A part, its LCS and a linked copy")
+    assert not built.is_error and "'LCS_Rod'" in text_of(built), text_of(built)
+    _, _, coverage = await shot(fc, "top")
+    assert {"Rod", "RodCopy"} <= set(coverage["drawn"]) and "LCS_Rod" not in coverage["drawn"], coverage
+    context = await fc.read("freecad://model/context")
+    assert context["boundingBox"] == {"min": [0.0, 0.0, 0.0], "max": [40.0, 60.0, 5.0]}, context
+    model = await fc.read("freecad://element/{elementId}", elementId="Model")
+    assert model["shape"]["volume"] == pytest.approx(2000) and "left out" in model["shape"]["measured"]
+    assert model["shape"]["boundingBox"] == {"min": [0.0, 0.0, 0.0], "max": [40.0, 10.0, 5.0]}
+    preview = await fc.invoke("freecad://schedule/{scheduleId}/preview", {"scheduleId": "objects"})
+    row = next(line for line in preview.content[0].resource.text.splitlines() if line.startswith("Model,"))
+    assert row.split(",")[3:5] == ["2000", "1300"], row  # volume and area of the rod alone

@@ -11,6 +11,7 @@ from typing import Any
 import FreeCAD as App
 
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS, NotFound
+from cadmcp.hosts.freecad.bounded import bounded_shape
 from cadmcp.hosts.freecad.fcstd import NotLoaded
 from cadmcp.wire.echo import echo
 
@@ -20,6 +21,10 @@ MAX_OBJECTS = 200
 MAX_WARNINGS = 50
 MAX_COLUMNS = 52
 MAX_PROPERTY_TEXT = 300
+UNBOUNDED_NOTE = (
+    "bounded solids and faces only: the unbounded planes of datums and coordinate systems (FreeCAD "
+    "measures them to 1e100) are left out"
+)
 _CELL = re.compile(r"^([A-Z]{1,2})(\d+)$")
 
 
@@ -73,9 +78,9 @@ def model_context(doc: Any, title: str, modified: bool) -> dict[str, Any]:
     objects = list(doc.Objects)
     box = App.BoundBox()
     for obj in objects:
-        shape = _shape(obj)
-        if shape is not None and not obj.InList:
-            box.add(shape.BoundBox)
+        shape = bounded_shape(_shape(obj))
+        if shape is not None and all(u.TypeId.startswith("App::Link") for u in obj.InList):
+            box.add(shape.BoundBox)  # what others use or contain is in their shapes; a link places a copy
     bodies = [
         {
             "name": body.Name,
@@ -228,17 +233,20 @@ def element_info(doc: Any, element_id: str) -> dict[str, Any]:
         info["placement"] = _placement(obj.Placement)
     shape = _shape(obj)
     if shape is not None:
+        bounded = bounded_shape(shape)
         info["shape"] = {
             "type": shape.ShapeType,
             "valid": bool(shape.isValid()),
-            "volume": _round(shape.Volume),
-            "area": _round(shape.Area),
-            "boundingBox": _box(shape.BoundBox),
+            "volume": _round(bounded.Volume) if bounded is not None else None,
+            "area": _round(bounded.Area) if bounded is not None else None,
+            "boundingBox": _box(bounded.BoundBox) if bounded is not None else None,
             "solids": len(shape.Solids),
             "faces": len(shape.Faces),
             "edges": len(shape.Edges),
             "vertexes": len(shape.Vertexes),
         }
+        if bounded is not shape:
+            info["shape"]["measured"] = UNBOUNDED_NOTE
     if obj.isDerivedFrom("Sketcher::SketchObject"):
         info["sketch"] = _sketch(obj)
     return info
@@ -270,7 +278,7 @@ def _cells(sheet: Any) -> dict[tuple[int, int], str]:
 def _objects_rows(doc: Any) -> list[list[str]]:
     rows = [["Name", "Label", "Type", "Volume", "Area", "XMin", "YMin", "ZMin", "XMax", "YMax", "ZMax"]]
     for obj in doc.Objects:
-        shape = _shape(obj)
+        shape = bounded_shape(_shape(obj))
         figures = ["", "", "", "", "", "", "", ""]
         if shape is not None:
             b = shape.BoundBox

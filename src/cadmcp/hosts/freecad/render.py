@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from cadmcp.host.builtins.raster import DIRECTIONS, Part, camera, render_parts
+from cadmcp.hosts.freecad.bounded import bounded_shape, has_bounded_faces
 from cadmcp.wire.echo import echo
 
 __all__ = ["Scene", "named_by_reason", "render_document", "scene"]
@@ -104,8 +105,8 @@ def _tip_shape(body: Any) -> Any:
 
 
 def _has_faces(obj: Any) -> bool:
-    shape = _own_shape(obj)
-    return shape is not None and bool(shape.Faces)
+    """Faces beyond a datum's unbounded plane (an LCS attached to a part does not consume it)."""
+    return has_bounded_faces(_own_shape(obj))
 
 
 def _is_container(obj: Any) -> bool:
@@ -279,7 +280,7 @@ def scene(doc: Any) -> Scene:
                 )
             continue
         if not seen.shown(obj) or seen.consumed(obj):
-            out.hidden += bool(shape.Faces)
+            out.hidden += has_bounded_faces(shape)
             continue
         if not shape.Faces:
             if shape.Edges and not obj.TypeId.startswith("App::Origin"):
@@ -287,7 +288,9 @@ def scene(doc: Any) -> Scene:
                     (obj, "without faces (wires, sketches, lines; headless views draw faces only)")
                 )
             continue
-        out.drawn.append((obj, shape))
+        bounded = bounded_shape(shape)  # datum planes and coordinate systems are not drawn
+        if bounded is not None:
+            out.drawn.append((obj, bounded))
     return out
 
 
