@@ -219,6 +219,33 @@ async def test_objects_a_newer_freecad_saved_are_said_missing_and_their_file_nev
     assert newer.read_bytes() == original
 
 
+async def test_a_script_changing_another_open_document_says_so_and_that_document_is_unsaved(
+    daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    """An assembly's script edited a linked part's document (FreeCAD_Assembly4's asm_Bielle, its
+    Bielle part): no undo step, no word, `modified: false`, and the change was lost when the host
+    stopped (no recovery copy)."""
+    assembly = tmp_path / "assembly.FCStd"
+    assembly.write_bytes(sample.read_bytes())
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        opened = await fc.invoke("open_document", {"filePath": str(assembly)})
+        assert not opened.is_error, text_of(opened)
+        edit = "part = App.getDocument('bracket')\npart.getObject('Params').set('B2', '70')\npart.recompute()"
+        result = await fc.run(edit, "Widen the bracket from the assembly")
+        said = text_of(result)
+        assert not result.is_error, said
+        assert "also changed bracket.FCStd (Bracket, Hole" in said and "does not take it back" in said, said
+        listed = (await fc.invoke("list_documents", {})).structured_content["documents"]
+        assert {d["title"]: d["modified"] for d in listed}["bracket.FCStd"] is True, listed
+        await fc.invoke("activate_document", {"document": "bracket.FCStd"})
+        saved = await fc.invoke("save_document", {})
+        assert not saved.is_error, text_of(saved)
+        listed = (await fc.invoke("list_documents", {})).structured_content["documents"]
+        assert {d["title"]: d["modified"] for d in listed}["bracket.FCStd"] is False, listed
+
+
 async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(
     daemon: Any, hosts: Any, freecad_env: dict[str, str], sample: Path
 ) -> None:

@@ -245,6 +245,8 @@ class RecordedStep:
     """Steps the history keeps, when known."""
     dropped: str = ""
     """Name of the oldest step, if it fell off the history to make room for this one."""
+    recorded: bool = True
+    """False when the run made no step but has a warning to give (it changed another document)."""
 
 
 @dataclass

@@ -79,6 +79,8 @@ def run_transaction(run: ScriptRun, code: str, *, timeout: float | None, noun: s
 
 
 def _recorded(step: RecordedStep) -> str:
+    if not step.recorded:
+        return f"[WARNING] {step.warning}"
     detail = f" ({step.detail})" if step.detail else ""
     note = f"[UNDO STEP] Recorded {step.name!r}{detail}. Undo it with navigate_history(direction='back')."
     if step.undo_steps is not None:

@@ -56,6 +56,8 @@ from cadmcp.wire.echo import echo
 __all__ = ["DOMAIN", "FreeCADAdapter", "FreeCADError", "freecad_version", "profile"]
 
 HEADLESS_UNDO_DEPTH = 20
+MAX_ELSEWHERE = 50
+"""Object names kept per other document a run changed."""
 VIEW_ALIASES = {"axonometric": "isometric", "plan": "top"}
 """View names other hosts use, as this host names them."""
 """Steps an App.Document keeps without FreeCAD's window (its fixed default; Python cannot change it)."""
@@ -229,22 +231,34 @@ class _Changes:
         self.deleted = 0
         self.changed: set[str] = set()
         self.names: dict[str, list[str]] = {"created": [], "deleted": []}
+        self.elsewhere: dict[str, set[str]] = {}
+        """Other documents the run changed (a linked part edited through the assembly): their
+        objects, which no undo step of this document holds."""
+
+    def _other(self, obj: Any) -> bool:
+        doc = obj.Document
+        if doc is self.doc:
+            return False
+        names = self.elsewhere.setdefault(doc.Name, set())
+        if len(names) < MAX_ELSEWHERE:
+            names.add(obj.Name)
+        return True
 
     @shielded
     def slotCreatedObject(self, obj: Any) -> None:
-        if obj.Document is self.doc:
+        if not self._other(obj):
             self.created += 1
             self.names["created"].append(obj.Name)
 
     @shielded
     def slotDeletedObject(self, obj: Any) -> None:
-        if obj.Document is self.doc:
+        if not self._other(obj):
             self.deleted += 1
             self.names["deleted"].append(obj.Name)
 
     @shielded
     def slotChangedObject(self, obj: Any, prop: str) -> None:
-        if obj.Document is self.doc:
+        if not self._other(obj):
             self.changed.add(obj.Name)
 
     @property
@@ -368,8 +382,10 @@ class FreeCADScriptRun:
             _close_application_transaction(abort=False)
             self._end()
         after = list(self.doc.UndoNames)
+
+        elsewhere = self.adapter.changed_elsewhere(self._changes.elsewhere)
         if after == self._undo_before:
-            return None
+            return RecordedStep(self.name, warning=elsewhere, recorded=False) if elsewhere else None
         self._values.drop_unchanged_cells()  # an abort keeps them: its restore leaves the aliases stale
         steps = self.adapter.steps(self.doc)
         dropped = steps.record(
@@ -387,7 +403,7 @@ class FreeCADScriptRun:
         )
         c = self._changes
         detail = f"{c.created} created, {c.deleted} deleted, {len(c.changed)} objects changed; recomputed"
-        warning = _recompute_warning(self.doc, "undo the step")
+        warning = " ".join(w for w in (_recompute_warning(self.doc, "undo the step"), elsewhere) if w)
         return RecordedStep(
             self.name,
             detail,
@@ -437,6 +453,8 @@ class FreeCADAdapter:
         self._problems: list[str] = []
         self._requested: list[RequestedDocument] = []
         self._sources: dict[str, Path] = {}
+        self._changed_outside: set[str] = set()
+        """Documents a run changed outside its undo step, until they are saved."""
         self._not_loaded: dict[str, NotLoaded] = {}
         """Per document: objects of its file FreeCAD left out (the file is not written over)."""
         self._open_notes: dict[str, list[str]] = {}
@@ -501,6 +519,7 @@ class FreeCADAdapter:
             del self._steps[gone]
         for gone in [name for name in self._not_loaded if name not in docs]:
             del self._not_loaded[gone]
+        self._changed_outside &= set(docs)
         self._order += sorted(name for name in docs if name not in self._order)
         return [docs[name] for name in self._order]
 
@@ -516,6 +535,8 @@ class FreeCADAdapter:
         return Path(doc.FileName).name if doc.FileName else (source.name if source else doc.Label)
 
     def modified(self, doc: Any) -> bool:
+        if doc.Name in self._changed_outside:
+            return True
         if self.gui is not None:
             gui_doc = self.gui.document(doc)
             if gui_doc is not None:
@@ -524,6 +545,26 @@ class FreeCADAdapter:
                 # set only by a rolled-back run (FreeCAD marks every change, and Python cannot clear it)
                 return self._unmodified_at.get(doc.Name) != tuple(doc.UndoNames)
         return tuple(doc.UndoNames) != self._saved.get(doc.Name, ())
+
+    def changed_elsewhere(self, changed: dict[str, set[str]]) -> str:
+        """Mark documents a run changed besides its own as modified (FreeCAD's own flag stays unset
+        without a transaction, so answers and recovery copies would pass them over); what to say."""
+        docs = App.listDocuments()
+        said = []
+        for name, objects in changed.items():
+            doc = docs.get(name)
+            if doc is None:
+                continue
+            self._changed_outside.add(name)
+            listed = ", ".join(sorted(objects)[:5]) + (" ..." if len(objects) > 5 else "")
+            said.append(f"{self.title(doc)} ({listed})")
+        if not said:
+            return ""
+        return (
+            f"The script also changed {'; '.join(said)}: not part of the undo step, which holds the active "
+            "document only, so navigate_history does not take it back. Save that document to keep the "
+            "change (activate_document, save_document), or set the values back with a script."
+        )
 
     def rolled_back(self, doc: Any, was_modified: bool) -> None:
         """A run on ``doc`` was rolled back: an unmodified document stays unmodified in our answers
@@ -562,6 +603,7 @@ class FreeCADAdapter:
 
     def _mark_saved(self, doc: Any) -> None:
         self._saved[doc.Name] = tuple(doc.UndoNames)
+        self._changed_outside.discard(doc.Name)
 
     def _activate(self, doc: Any) -> None:
         App.setActiveDocument(doc.Name)
