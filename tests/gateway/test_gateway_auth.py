@@ -103,6 +103,20 @@ async def test_nkey_seeds_tls_with_a_ca_and_tokens(nats_server: Any, machines: A
     assert "team-token-9Ab" not in token_machine.log_text() and "wrong-token" not in token_machine.log_text()
 
 
+async def test_a_tls_address_never_sends_credentials_to_a_server_without_tls(
+    nats_server: Any, machines: Any
+) -> None:
+    """nats-py turns a connection to TLS only when the server asks: a tls:// address to a plain
+    server (or to someone in between who does not ask) connected, the password in plain text."""
+    server = nats_server()
+    alpha = machines("alpha-ws", "alpha")
+    async with alpha.client(CADMCP_GATEWAY=server.url.replace("nats://", "tls://")) as session:
+        gateway = await _state(session, "unreachable")
+        message = gateway["error"]["message"]
+        assert gateway["error"]["type"] == "gateway_unreachable" and "does not offer TLS" in message, message
+        assert "nothing was sent" in message and "alice-pw" not in str(gateway)
+
+
 async def test_the_gateway_section_of_the_configuration_file(nats_server: Any, machines: Any) -> None:
     server = nats_server()
     alpha = machines("alpha-ws", "alpha", user=None)

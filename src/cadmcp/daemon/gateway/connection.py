@@ -98,9 +98,7 @@ class Connection:
     # -- running -----------------------------------------------------------------------------
     async def run(self) -> None:
         """Connect (retrying forever), then stay until cancelled; the client reconnects by itself."""
-        import nats
-
-        client = nats.NATS()
+        client = _tls_kept_client()
         self._client = client
         try:
             await client.connect(**self._options())
@@ -195,3 +193,27 @@ class Connection:
         for callback in list(self.on_reconnect):
             with contextlib.suppress(Exception):
                 await callback()
+
+
+PLAIN_SERVER = (
+    "the server does not offer TLS, and a tls:// address asks for it: nothing was sent (no credentials). "
+    "Configure TLS on nats-server, or use a nats:// address if a plain connection is what you want"
+)
+
+
+def _tls_kept_client() -> Any:
+    """A NATS client that keeps a tls:// address's promise. nats-py turns a connection to TLS only
+    when the server's INFO asks for it, so a server that does not (or someone in between) got the
+    CONNECT, credentials included, in plain text; this one refuses before writing it."""
+    from nats.aio.client import Client
+    from nats.errors import Error
+
+    class TLSKept(Client):
+        def _connect_command(self) -> bytes:
+            server = self._current_server
+            plain = not self._server_info.get("tls_required") and not self.options.get("tls_handshake_first")
+            if server is not None and server.uri.scheme == "tls" and plain:
+                raise Error(PLAIN_SERVER)
+            return super()._connect_command()
+
+    return TLSKept()
