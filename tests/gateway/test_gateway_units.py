@@ -259,3 +259,20 @@ async def test_restarting_another_machines_host_never_signals_a_local_process(tm
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_every_setting_the_machines_guide_lists_is_a_flag_the_daemon_takes() -> None:
+    """docs/machines.md listed `--call-timeout S`; `cadmcp daemon` answered "unrecognized arguments"."""
+    import re
+
+    from cadmcp.cli import _parser
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "machines.md").read_text(encoding="utf-8")
+    rows = [line for line in guide.splitlines() if line.startswith("| `--")]
+    flags = [f for row in rows for f in re.findall(r"`(--[a-z-]+)(?: [A-Z]+)?`", row.split("|")[1])]
+    assert "--call-timeout" in flags and len(flags) > 15, flags
+    parser = _parser()
+    for flag in flags:
+        takes_value = parser.parse_known_args(["daemon", flag, "1"])[1] == []
+        args = ["daemon", flag, "1"] if takes_value else ["daemon", flag]
+        parser.parse_args(args)  # exits (SystemExit) on a flag it does not know

@@ -298,6 +298,9 @@ def add_arguments(parser: Any) -> None:
         "--forget", type=float, metavar="SECONDS", help="seconds an offline machine stays listed"
     )
     group.add_argument(
+        "--call-timeout", type=float, metavar="SECONDS", help="longest a call to another machine runs (3600)"
+    )
+    group.add_argument(
         "--serve",
         action="store_true",
         help="run without an MCP client: keep this machine registered and serving (a user service)",
