@@ -38,7 +38,14 @@ async def test_daemons_reconnect_and_register_again_after_the_gateway_restarts(
             return not any(m["online"] for m in listing["machines"] if m["machineId"] == "bravo-render")
 
         await wait_until(bravo_offline, 10)
-        assert (await structured(session, "search_dynamic", {"query": "echo"}))["count"] == 0
+        searched = await structured(session, "search_dynamic", {"query": "echo"})
+        assert searched["count"] == 0
+        assert "Hosts of your other machines are not listed either" in searched["guidance"]["message"]
+        # the host still runs there: not "gone, start another" (which launch_host then refused)
+        unreachable = await call(session, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "x"}})
+        said = unreachable.structured_content
+        assert said["type"] == "stale" and "the gateway is down" in said["message"], said
+        assert "starting another host will not help" in said["message"]
 
         server.start()  # the same port and configuration, a fresh server with no memory of anyone
 

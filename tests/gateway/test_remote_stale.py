@@ -81,9 +81,9 @@ async def test_a_machine_that_disappears_goes_stale_offline_then_gone(
                 seen = await offline()
         assert seen["connectedHosts"] == 0 and seen["lastSeen"]
         assert (await structured(session, "search_dynamic", {"query": "echo"}))["count"] == 0
-        assert (await _invoke(session, echo["id"], {"text": "x"})).structured_content[
-            "reason"
-        ] == "host_disconnected"
+        offline_said = (await _invoke(session, echo["id"], {"text": "x"})).structured_content
+        assert offline_said["reason"] == "host_disconnected"
+        assert "'bravo' is offline" in offline_said["message"], offline_said
 
         async def forgotten() -> bool:
             listing = await machine_listing(session)

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -39,6 +39,16 @@ from cadmcp.wire.passthrough import EndlessList
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay
 
 log = logging.getLogger("cadmcp.daemon")
+
+
+class RemoteReach(Protocol):
+    """What the gateway says of other machines' hosts it cannot reach."""
+
+    def absence(self, key: HostKey) -> str | None:
+        """Why the host `key` of another machine is out of reach, or None if it is gone."""
+
+    def down(self) -> str | None:
+        """Why other machines cannot be reached at all (the gateway is down), or None."""
 
 
 def machine_id() -> str:
@@ -121,6 +131,9 @@ class HostDirectory:
         self.links: dict[HostKey, Link] = {}
         self.states: dict[Path, EndpointState] = {}
         self.ledger = IdLedger()
+        self.remote: RemoteReach | None = None
+        """Set by the gateway: why hosts of other machines are out of reach (gateway down, machine
+        offline), for answers that would otherwise call them gone."""
         self.own: HostKey | None = None
         """The key the daemon's own capabilities are listed under (`cadmcp.daemon.owncatalog`): an
         entry like a host's for search and invoke, but not a host instance."""
@@ -414,6 +427,13 @@ class HostDirectory:
             if entry.key.instance_id == instance_id:
                 return entry.key, entry.host_app, entry.version, entry.state
         return self._last_seen.get(instance_id)
+
+    def out_of_reach(self, key: HostKey) -> str | None:
+        """Why a host of another machine cannot be reached now though it may still run there (the
+        gateway is down, its machine offline), or None (it is gone, or it is a host of this one)."""
+        if key.machine_id == self.machine_id or self.remote is None:
+            return None
+        return self.remote.absence(key)
 
     def not_connected(self, key: HostKey) -> str | None:
         """Why a host of this machine whose process still runs is not connected right now (it

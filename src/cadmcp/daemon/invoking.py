@@ -127,6 +127,15 @@ async def resolve(directory: HostDirectory, cap_id: Any) -> tuple[HostEntry, Cap
     host, kind, target = issued
     entry = directory.entries.get(host)
     if entry is None:
+        unreachable = directory.out_of_reach(host)
+        if unreachable is not None:
+            raise stale(
+                "host_disconnected",
+                f"The host (pid {host.pid}) that served this capability is on another machine that "
+                f"cannot be reached now: {unreachable} Nothing ran. The host may still run there: this id "
+                "works again once the machine is back (list_machines shows it); starting another host "
+                "will not help.",
+            )
         why = directory.not_connected(host)
         if why is not None:
             raise stale(

@@ -151,6 +151,9 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
             f"(hostApp one of {', '.join(_launchable())}, or filePath of a drawing or model to open) "
             "or call list_host_instances to see what was discovered."
         )
+        down = directory.remote.down() if directory.remote is not None else None
+        if down:
+            message += f" Hosts of your other machines are not listed either: {down}"
         answer["guidance"] = {"message": message, "suggestions": [], "kindsAvailable": result.kinds_available}
     elif not items:
         message = (

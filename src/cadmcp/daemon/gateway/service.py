@@ -61,6 +61,7 @@ class Gateway:
         self.registrar = Registrar(context, self.responder)
         self.mirror = Mirror(context, self.inbox)
         self.mirror.own_instance = self.registrar.instance
+        directory.remote = self
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Connect and take part until cancelled; nothing here ever stops the daemon."""
@@ -88,6 +89,26 @@ class Gateway:
         if self.mirror.conflict:
             out["conflict"] = self.mirror.conflict
         return out
+
+    def down(self) -> str | None:
+        """Why no other machine can be reached (the gateway is not connected), or None."""
+        if self.connection.connected:
+            return None
+        return f"{self.connection.describe_down()} (list_machines shows the gateway's state)"
+
+    def absence(self, key: HostKey) -> str | None:
+        """Why a host another machine last listed is out of reach, or None when it is gone (or the
+        machine never listed it)."""
+        machine = self.mirror.machines.get(key.machine_id)
+        if machine is None or key.pid not in machine.hosts:
+            return None
+        name = machine.name or machine.machine_id
+        down = self.down()
+        if down is not None:
+            return f"the gateway is down, so {name!r} cannot be reached: {down}."
+        if not machine.online:
+            return f"the machine {name!r} is offline (its daemon stopped answering heartbeats)."
+        return None
 
     def machines(self) -> list[dict[str, Any]]:
         """Other machines of the space: online first, then by name."""
