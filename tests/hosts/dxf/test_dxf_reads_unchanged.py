@@ -74,3 +74,22 @@ async def test_a_view_and_the_model_context_add_nothing_to_the_drawing(tmp_path:
         saved = tmp_path / "saved.dxf"
         assert not (await client.call_tool("save_document", {"filePath": str(saved)})).is_error
     assert "romans.shx" not in {s.dxf.name for s in ezdxf.readfile(saved).styles}
+
+
+async def test_a_script_that_reads_a_material_records_no_undo_step(tmp_path: Path) -> None:
+    """ezdxf's wipeout_door.dxf: a read-only script that touched its Global MATERIAL (applied as
+    previewed, under confirm-changes) was recorded as an undo step modifying it, the drawing marked
+    modified, checkpoints listed and reverts blocked. The material's mapper matrices are compiled
+    Matrix44 objects that compare by identity, so their copy never equalled them."""
+    path = tmp_path / "door.dxf"
+    doc = ezdxf.new("R2018")
+    doc.materials.get("Global").diffuse_mapper_matrix = ezdxf.math.Matrix44.scale(0.0208, 0.0208, 1)
+    doc.saveas(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        dry = await client.call_tool("execute_python_code", {"code": "1+1", "dryRun": True})
+        previewed = dry.structured_content["applyWith"]["previewed"]
+        read = await client.call_tool("execute_python_code", {"code": "1+1", "previewed": previewed})
+        assert "Result: 2" in text_of(read) and "[UNDO STEP]" not in text_of(read), text_of(read)
+        scale = "doc.materials.get('Global').diffuse_mapper_matrix = ezdxf.math.Matrix44.scale(2, 2, 1)"
+        changed = await client.call_tool("execute_python_code", {"code": scale})
+        assert "1 modified" in text_of(changed), text_of(changed)  # a real change still counts

@@ -566,6 +566,11 @@ def _same(a: Any, b: Any, depth: int) -> bool:
         return bool(np.array_equal(a, b))
     if hasattr(a, "__dict__") or hasattr(type(a), "__slots__"):
         return _same(_attrs(a), _attrs(b), depth + 1)
+    if kind.__eq__ is object.__eq__:  # a compiled type that compares by identity (ezdxf's accelerated
+        try:  # Matrix44): a copy is never equal, so compare what copying and pickling keep of it
+            return _same(a.__reduce_ex__(2), b.__reduce_ex__(2), depth + 1)
+        except Exception:
+            return False
     try:
         return bool(a == b)
     except Exception:
