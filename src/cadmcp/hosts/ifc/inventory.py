@@ -5,7 +5,10 @@ created, modified and deleted; their digest is the model's revision. A rooted en
 GlobalId is left out of its digest: creating an element draws a fresh random one each time,
 so applying a previewed script gives the previewed model with new GlobalIds. So are the times
 of an IfcOwnerHistory: `ifcopenshell.api` stamps each change it makes in a model that keeps
-owner history (IFC2X3 ones, and models from authoring tools) with the time of the call.
+owner history (IFC2X3 ones, and models from authoring tools) with the time of the call. And a
+SET attribute (a relationship's RelatedObjects, a shell's faces) is digested in id order: the
+schema says its order means nothing, and `ifcopenshell.api` rebuilds some from Python sets, so
+the same removal gave a type relationship's objects in another order on every other run.
 """
 
 from __future__ import annotations
@@ -50,6 +53,15 @@ def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str
         elif entity.is_a("IfcOwnerHistory"):
             values = [None if i in _OWNER_TIMES else _plain(v) for i, v in enumerate(entity)]
             line = f"#{entity.id()}=IfcOwnerHistory{tuple(values)!r}"
+        sets = _set_attributes(entity)
+        if sets and any(isinstance(entity[i], tuple) and len(entity[i]) > 1 for i in sets):
+            values = [_plain(v) for v in entity]
+            for i in sets:
+                if isinstance(values[i], tuple):
+                    values[i] = tuple(sorted(values[i], key=_order))
+            if entity.is_a("IfcRoot"):
+                values[0] = "*"
+            line = f"#{entity.id()}={entity.is_a()}{tuple(values)!r}"
         if renumber:
             line = _REFERENCE.sub(reference, line)
         out[f"#{renumber.get(entity.id(), entity.id())}"] = (
@@ -63,5 +75,40 @@ def inventory(model: Any, baseline: Any = None) -> dict[str, tuple[str, str, str
 def _plain(value: Any) -> Any:
     """An attribute value with entity references as '#id' (which `inventory` renumbers)."""
     if hasattr(value, "id") and callable(value.id):
-        return f"#{value.id()}"
+        return f"#{value.id()}" if value.id() else str(value)  # a typed value (IfcLabel('x')) has no id
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
     return value
+
+
+def _order(value: Any) -> tuple[int, str]:
+    """References by id (new ones after old, in creation order, as renumbered), other values as text."""
+    text = str(value)
+    return (int(text[1:]), "") if text[:1] == "#" and text[1:].isdigit() else (-1, text)
+
+
+_SET_ATTRIBUTES: dict[str, tuple[int, ...]] = {}
+
+
+def _set_attributes(entity: Any) -> tuple[int, ...]:
+    """Positions of the entity's SET-typed attributes, by its schema (looked up once per class)."""
+    kind = entity.is_a(True)
+    found = _SET_ATTRIBUTES.get(kind)
+    if found is None:
+        found = ()
+        try:
+            import ifcopenshell.ifcopenshell_wrapper as wrapper
+
+            schema, name = kind.split(".", 1)
+            declaration = wrapper.schema_by_name(schema).declaration_by_name(name).as_entity()
+            if declaration is not None:
+                found = tuple(
+                    i
+                    for i, attribute in enumerate(declaration.all_attributes())
+                    if (aggregate := attribute.type_of_attribute().as_aggregation_type()) is not None
+                    and aggregate.type_of_aggregation_string() == "set"
+                )
+        except Exception:  # a class the schema cannot say: digested as written
+            found = ()
+        _SET_ATTRIBUTES[kind] = found
+    return found
