@@ -342,3 +342,39 @@ async def test_policy_show_answers_from_the_running_daemon_and_says_so(
             os.environ.pop(key)
     assert local.stdout.startswith("no daemon runs: read from the configuration file")
     assert "policy: profile confirm-changes from" in local.stdout and "confirm  Demo 1.0" in local.stdout
+
+
+async def test_an_approval_entry_says_what_its_pictures_cannot_show(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """gdsestimating's cw750-details.dxf: most of the drawing on frozen layers, and a change the
+    view cannot show. The agent's preview said so ([HIDDEN], [SAME PICTURES]); the person approving
+    from the pictures in the queue was told only that they were there."""
+    import ezdxf
+
+    drawing = tmp_path / "details.dxf"
+    doc = ezdxf.new("R2018")
+    doc.layers.add("FG-DIM").freeze()
+    doc.modelspace().add_lwpolyline([(0, 0), (100, 0), (100, 60), (0, 60)], close=True)
+    for n in range(6):
+        doc.modelspace().add_line((n * 10, 0), (n * 10, 60), dxfattribs={"layer": "FG-DIM"})
+    doc.saveas(drawing)
+    hosts.start("dxf", str(drawing))
+    env = policy_env(tmp_path, {"profile": "confirm-changes"})
+    async with daemon_client(era="legacy", env=env) as session:
+        await wait_for_hosts(session, 1)
+        code = await find_target(session, "execute_python_code", "DXF")
+        arguments = {"code": "doc.layers.add('FURNITURE-OLD')"}
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, session, "invoke_dynamic", {"id": code["id"], "arguments": arguments})
+            with anyio.fail_after(30):
+                while (
+                    "no confirmation is waiting"
+                    in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
+                ):
+                    await anyio.sleep(0.2)
+            said = " ".join(listed.stdout.split())
+            assert "the pictures: The before- and after-pictures are the same" in said, listed.stdout
+            assert "the pictures: [HIDDEN]" in said and "FG-DIM" in said, listed.stdout
+            approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
+            await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "decline")

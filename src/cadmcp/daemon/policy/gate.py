@@ -41,6 +41,10 @@ Answerer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """Answers one round of `inputRequests` with the matching `inputResponses` (as invoking's)."""
 
 
+MAX_PICTURE_NOTES = 4
+"""Notes on what a preview's pictures cannot show (the same pictures, layers hidden) given the person."""
+
+
 def _shown(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}\n… ({len(text) - limit} more characters)"
 
@@ -56,11 +60,13 @@ def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
     ]
     previewed = (found.get("applyWith") or {}).get("previewed")
     warnings = [str(w)[:MAX_SHOWN_DESCRIPTION] for w in found.get("warnings") or [] if isinstance(w, str)]
+    notes = [str(n)[:MAX_SHOWN_DESCRIPTION] for n in found.get("notes") or [] if isinstance(n, str)]
     return {
         **parts,
         "previewed": previewed if isinstance(previewed, str) else None,
         "pictures": pictures[:2],
         **({"warnings": warnings[:3]} if warnings else {}),
+        **({"notes": notes[:MAX_PICTURE_NOTES]} if notes else {}),
     }
 
 
@@ -288,6 +294,8 @@ class Gate:
         if answerer is None:
             if asked.get("pictures"):  # only the queue's entry carries them (a prompt is text)
                 asked["message"] += "\n  before- and after-pictures are in this entry"
+                for note in (preview or {}).get("notes") or []:  # what they cannot show, beside them
+                    asked["message"] += f"\n  the pictures: {note}"
             how, (answer, by) = "approval queue", await self.queue.ask(asked, timeout)
         else:
             with anyio.move_on_after(timeout):

@@ -199,11 +199,15 @@ def _previewable(adapter: DocumentAdapter) -> Previewable:
 
 
 def _picture(adapter: DocumentAdapter, notes: list[str], when: str) -> bytes | None:
+    """The picture, its view's notes (layers hidden, objects not drawn) added to ``notes`` once: the
+    person approving from the pictures must know what they cannot show."""
     try:
-        return adapter.screenshot(PICTURE_WIDTH, None, {}).png
+        shot = adapter.screenshot(PICTURE_WIDTH, None, {})
     except Exception as exc:  # a picture that cannot be made is said, the preview still stands
         notes.append(f"The {when}-picture could not be rendered ({type(exc).__name__}).")
         return None
+    notes.extend(note for note in shot.notes if note not in notes)
+    return shot.png
 
 
 def _forget_views(adapter: DocumentAdapter) -> None:

@@ -303,6 +303,7 @@ function renderApprovals(items) {
       el("h3", {}, `${call.capability || "a call"} on ${call.hostApp || ""} ${call.version || ""}`, call.document ? ` (${call.document})` : ""),
       changes.length ? el("p", { text: `Preview: ${changes.join(", ")}` }) : null,
       pictures.length ? el("div", { class: "pictures" }, ...pictures) : null,
+      ...(preview.notes || []).map((note) => el("p", { class: "warn", text: note })),
       el("pre", { text: a.message }),
       el("p", { class: "muted" }, `daemon pid ${a.daemonPid} · `, ticking(Date.now() / 1000 + a.secondsLeft, "until"), " left, then it counts as no"),
       el("div", { class: "row" },
