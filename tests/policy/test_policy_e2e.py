@@ -378,3 +378,41 @@ async def test_an_approval_entry_says_what_its_pictures_cannot_show(
             assert "the pictures: [HIDDEN]" in said and "FG-DIM" in said, listed.stdout
             approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
             await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "decline")
+
+
+async def test_a_host_killed_while_its_call_waits_for_approval_did_not_run_it(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """A host killed (-9) while the person decided: the entry stayed, and a yes answered "The call may
+    have partly run; check the model state" with executionStarted true, though nothing had been sent."""
+    demo = hosts.start("demo")
+    policy = {"profile": "trusted", "rules": [{"name": "ask", "decision": "confirm", "capability": "echo"}]}
+    async with daemon_client(era="legacy", env=policy_env(tmp_path, policy)) as session:
+        await wait_for_hosts(session, 1)
+        echo = await find_target(session, "echo")
+        results: list[Any] = []
+
+        async def run() -> None:
+            arguments = {"id": echo["id"], "arguments": {"text": "too late"}}
+            results.append(await call(session, "invoke_dynamic", arguments))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            with anyio.fail_after(20):
+                while (
+                    "no confirmation is waiting"
+                    in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
+                ):
+                    await anyio.sleep(0.2)
+            demo.kill()
+            demo.wait()
+            with anyio.fail_after(20):  # the daemon has seen it go (the person may answer any time after)
+                while (await call(session, "list_host_instances", {})).structured_content["count"]:
+                    await anyio.sleep(0.2)
+            approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
+            await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "accept")
+        answer = results[0].structured_content
+        assert (
+            answer.get("executionStarted") is not True and "may have partly run" not in answer["message"]
+        ), answer
+        assert "nothing ran" in answer["message"].lower(), answer

@@ -325,6 +325,13 @@ async def invoke(
         approval = policed.approval
         if policed.previewed is not None:  # apply exactly what the person saw previewed
             request_meta = {PREVIEW: {"apply": policed.previewed}}
+        if directory.entries.get(entry.key) is None:  # it went away while the person decided
+            why = directory.out_of_reach(entry.key) or directory.not_connected(entry.key) or "it stopped"
+            raise stale(
+                "host_disconnected",
+                f"The {entry.host_app} host (pid {entry.key.pid}) went away before the call could be sent "
+                f"({why}); nothing ran. Search again to find a running host, or start one.",
+            )
     if state is not None and state.get("ap") == "asked":
         host_state = input_responses = None  # the host never saw the daemon's round
     directory.note_invoked(entry.key)
