@@ -246,6 +246,23 @@ async def test_a_script_changing_another_open_document_says_so_and_that_document
         assert {d["title"]: d["modified"] for d in listed}["bracket.FCStd"] is False, listed
 
 
+async def test_a_value_its_expression_puts_back_is_said_not_set(daemon: Any, sample: Path) -> None:
+    """FreeCAD/Examples' AttachmentTutorial: `pad.Length = 60` on a Pad whose Length an expression
+    computes answered "Recorded 'Pad +20'" and the result 60; the recompute had made it 40 again."""
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        pad = await fc.run("pad = doc.getObject('Plate')\npad.Length = 20\npad.Length.Value", "Pad to 20")
+        said = text_of(pad)
+        assert not pad.is_error and "The recompute put back what the script set: Plate.Length was set" in said
+        assert "('Params.thickness') made it 8.0 mm again" in said, said
+        assert await fc.value("doc.getObject('Plate').Length.Value") == "8.0"
+        unbound = "pad = doc.getObject('Plate')\npad.setExpression('Length', None)\npad.Length = 20"
+        freed = await fc.run(unbound, "Pad to 20 without its expression")
+        assert not freed.is_error and "put back" not in text_of(freed), text_of(freed)
+        assert await fc.value("doc.getObject('Plate').Length.Value") == "20.0"
+
+
 async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(
     daemon: Any, hosts: Any, freecad_env: dict[str, str], sample: Path
 ) -> None:

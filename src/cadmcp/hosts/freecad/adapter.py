@@ -222,6 +222,18 @@ def _keep_derived_shapes_fresh() -> None:
         _fresh_derived_installed = True
 
 
+def _expression_of(obj: Any, prop: str) -> str | None:
+    """The expression that computes ``obj.prop`` (``Sketch.Constraints.width``), or None."""
+    try:
+        bindings = obj.ExpressionEngine
+    except Exception:
+        return None
+    for path, expression in bindings or ():
+        if str(path).lstrip(".") == prop:
+            return str(expression)
+    return None
+
+
 class _Changes:
     """A document observer counting what a transaction created, deleted and changed."""
 
@@ -231,6 +243,8 @@ class _Changes:
         self.deleted = 0
         self.changed: set[str] = set()
         self.names: dict[str, list[str]] = {"created": [], "deleted": []}
+        self.bound: dict[tuple[str, str], tuple[str, str]] = {}
+        """(object, property) the script set that an expression computes -> (value set, expression)."""
         self.elsewhere: dict[str, set[str]] = {}
         """Other documents the run changed (a linked part edited through the assembly): their
         objects, which no undo step of this document holds."""
@@ -260,6 +274,24 @@ class _Changes:
     def slotChangedObject(self, obj: Any, prop: str) -> None:
         if not self._other(obj):
             self.changed.add(obj.Name)
+            if not self.doc.Recomputing and len(self.bound) < MAX_ELSEWHERE:
+                expression = _expression_of(obj, prop)
+                if expression is not None:  # the script set a value an expression computes
+                    self.bound[(obj.Name, prop)] = (str(obj.getPropertyByName(prop)), expression)
+
+    def overridden(self) -> list[str]:
+        """Values the script set that an expression put back in the recompute (a Pad's Length bound
+        to a sketch constraint): the run changed nothing there, though it said it set them."""
+        said = []
+        for (name, prop), (value, expression) in self.bound.items():
+            obj = self.doc.getObject(name)
+            if obj is None or _expression_of(obj, prop) is None:
+                continue  # deleted, or its expression cleared: the value stands
+            now = str(obj.getPropertyByName(prop))
+            if now != value:
+                said.append(f"{name}.{prop} was set to {value}, but its expression ({echo(expression, 80)}) "
+                            f"made it {now} again")  # fmt: skip
+        return said
 
     @property
     def any(self) -> bool:
@@ -382,10 +414,17 @@ class FreeCADScriptRun:
             _close_application_transaction(abort=False)
             self._end()
         after = list(self.doc.UndoNames)
-
         elsewhere = self.adapter.changed_elsewhere(self._changes.elsewhere)
+        overridden = self._changes.overridden()
+        put_back = (
+            f"The recompute put back what the script set: {'; '.join(overridden)}. Change what the "
+            "expression reads, or clear it first (obj.setExpression('Property', None))."
+            if overridden
+            else ""
+        )
         if after == self._undo_before:
-            return RecordedStep(self.name, warning=elsewhere, recorded=False) if elsewhere else None
+            said = " ".join(w for w in (put_back, elsewhere) if w)
+            return RecordedStep(self.name, warning=said, recorded=False) if said else None
         self._values.drop_unchanged_cells()  # an abort keeps them: its restore leaves the aliases stale
         steps = self.adapter.steps(self.doc)
         dropped = steps.record(
@@ -403,7 +442,9 @@ class FreeCADScriptRun:
         )
         c = self._changes
         detail = f"{c.created} created, {c.deleted} deleted, {len(c.changed)} objects changed; recomputed"
-        warning = " ".join(w for w in (_recompute_warning(self.doc, "undo the step"), elsewhere) if w)
+        warning = " ".join(
+            w for w in (_recompute_warning(self.doc, "undo the step"), put_back, elsewhere) if w
+        )
         return RecordedStep(
             self.name,
             detail,
