@@ -230,9 +230,9 @@ def machines(tmp_path: Path) -> Iterator[Callable[..., Machine]]:
     def make(machine_id: str, name: str, user: str | None = "alice", **env: str) -> Machine:
         runtime = Path(tempfile.mkdtemp(prefix="cgw"))  # short: Unix socket paths are limited
         os.chmod(runtime, 0o700)
-        logs = tmp_path / f"logs-{machine_id}"
+        logs = tmp_path / f"logs-{machine_id}-{len(made)}"  # a clone with another's id has its own
         logs.mkdir()
-        config = tmp_path / f"hosts-{machine_id}.json"
+        config = tmp_path / f"hosts-{machine_id}-{len(made)}.json"
         config.write_text('{"hosts": {}}')
         base = {"CADMCP_GATEWAY_HEARTBEAT": "0.5", "CADMCP_GATEWAY_TTL": "2", "CADMCP_GATEWAY_FORGET": "2"}
         if user is not None:

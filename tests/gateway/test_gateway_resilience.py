@@ -59,6 +59,29 @@ async def test_daemons_reconnect_and_register_again_after_the_gateway_restarts(
         assert done.content[0].text == "back"
 
 
+async def test_two_computers_with_one_machine_id_are_said_to_clash(nats_server: Any, machines: Any) -> None:
+    """A second computer started with bravo's machine id (a cloned configuration): alpha's
+    list_machines showed bravo and the clone in turn, with no conflict, and neither logged it."""
+    server, alpha, bravo, _ = serving_pair(nats_server, machines)
+    clone = machines("bravo-render", "clone")
+    clone.serve(CADMCP_GATEWAY=server.url)
+    async with alpha.client(CADMCP_GATEWAY=server.url) as session:
+
+        async def clash() -> dict[str, Any] | None:
+            listing = await machine_listing(session)
+            found = next((m for m in listing["machines"] if m["machineId"] == "bravo-render"), {})
+            return found if "conflict" in found else None
+
+        seen = await wait_until(clash, 20)
+        assert "Two computers announce the machine id 'bravo-render'" in seen["conflict"], seen
+        assert "own machineId setting" in seen["conflict"]
+
+    async def logged() -> bool:
+        return "announces itself with this machine's id" in bravo.log_text() + clone.log_text()
+
+    await wait_until(logged, 10)
+
+
 async def test_two_daemons_on_one_machine_register_it_once_and_hand_over(
     nats_server: Any, machines: Any
 ) -> None:
@@ -81,6 +104,8 @@ async def test_two_daemons_on_one_machine_register_it_once_and_hand_over(
 
         gateway = await wait_until(registered_elsewhere, 10)
         assert gateway["daemonPid"] == serving.pid
+        await anyio.sleep(1.5)  # the service's heartbeats reach this daemon: its own machine, not a clone
+        assert "conflict" not in (await machine_listing(second))["gateway"]
         mine = await machine_listing(second)
         assert [m["machineId"] for m in mine["machines"]] == ["bravo-render", "alpha-ws"]  # itself once
         assert [m["machineId"] for m in (await machine_listing(session))["machines"]] == [

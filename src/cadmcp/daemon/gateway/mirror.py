@@ -68,6 +68,9 @@ class RemoteMachine:
     offline_since: float | None = None
     latency_ms: float | None = None
     seq: int = 0
+    conflict: str | None = None
+    """Set when two computers announce this machine's id (calls may reach either)."""
+    conflict_seen: float = 0.0
 
     def describe(self) -> dict[str, Any]:
         """This machine in `list_machines`."""
@@ -90,7 +93,18 @@ class RemoteMachine:
         }
         if self.daemon.get("version"):
             out["daemonVersion"] = self.daemon["version"]
+        if self.conflict is not None and time.monotonic() - self.conflict_seen < 2 * self.ttl:
+            out["conflict"] = self.conflict
         return out
+
+
+def _two_computers(machine: RemoteMachine, daemon: dict[str, Any], state: Any) -> bool:
+    """Whether an announcement comes from another computer than the one that announced this machine
+    id a moment ago (both online): a daemon restarted on the same computer is not."""
+    if state != "online" or not machine.online or time.monotonic() - machine.last_seen > machine.ttl:
+        return False
+    before, now = machine.daemon.get("box"), daemon.get("box")
+    return before is not None and now is not None and before != now
 
 
 def _number(value: Any, default: float, low: float, high: float) -> float:
@@ -136,6 +150,10 @@ class Mirror(GatewayPart):
         self.synced: dict[HostKey, str] = {}
         """Remote hosts installed in the directory, with the catalog digest installed."""
         self.conflict: str | None = None
+        self.lock_holder: Any = None
+        """Set by the gateway: the pid holding this machine's registration lock (or None)."""
+        self.own_box = ""
+        """Set by the gateway: where this daemon runs (`registration.box_of`)."""
         self._fetching: dict[HostKey, bool] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self.own_instance: str | None = None
@@ -186,30 +204,39 @@ class Mirror(GatewayPart):
             return  # a presence must be published on its own machine's subject
         if not TOKEN_RE.match(machine_id):
             return
+        daemon = body.get("daemon") if isinstance(body.get("daemon"), dict) else {}
         if machine_id == self.settings.machine_id:
-            instance = (
-                (body.get("daemon") or {}).get("instance") if isinstance(body.get("daemon"), dict) else None
-            )
+            instance = daemon.get("instance")
             if (
                 self.own_instance
                 and instance
                 and instance != self.own_instance
                 and body.get("state") == "online"
+                and not self._beside_us(daemon)
             ):
-                self.conflict = (
+                conflict = (
                     f"Another machine announces itself with this machine's id {machine_id!r} (name "
                     f"{echo(body.get('name'))}); give one of them its own machineId setting."
                 )
+                if conflict != self.conflict:
+                    log.warning("gateway: %s", conflict)
+                self.conflict = conflict
             return
         seq = body.get("seq") if isinstance(body.get("seq"), int) else 0
         machine = self.machines.get(machine_id)
         if machine is None:
             machine = self.machines[machine_id] = RemoteMachine(machine_id)
-        elif (
-            machine.daemon.get("instance") == (body.get("daemon") or {}).get("instance")
-            and seq <= machine.seq
-        ):
+        elif machine.daemon.get("instance") == daemon.get("instance") and seq <= machine.seq:
             return  # an older announcement than one already seen
+        elif _two_computers(machine, daemon, body.get("state")):
+            said = f"{machine.name!r} and {echo(body.get('name'))}"
+            if machine.conflict is None:
+                log.warning("gateway: two computers announce the machine id %r: %s", machine_id, said)
+            machine.conflict = (
+                f"Two computers announce the machine id {machine_id!r} ({said}), so calls may reach either; "
+                "give one of them its own machineId setting."
+            )
+            machine.conflict_seen = time.monotonic()
         machine.seq = seq
         machine.name = str(body.get("name") or machine_id)[:120]
         machine.user = str(body.get("user") or "")[:64]
@@ -232,6 +259,13 @@ class Mirror(GatewayPart):
         machine.online, machine.offline_since = True, None
         machine.hosts = _hosts(body.get("hosts"))
         self._reconcile(machine)
+
+    def _beside_us(self, daemon: dict[str, Any]) -> bool:
+        """Whether an announcement with this machine's id comes from another daemon of this very
+        computer (it holds the registration lock here), not from a computer with the same id."""
+        holder = self.lock_holder() if self.lock_holder is not None else None
+        box = daemon.get("box")
+        return holder is not None and daemon.get("pid") == holder and (box is None or box == self.own_box)
 
     def _reconcile(self, machine: RemoteMachine) -> None:
         for key in [

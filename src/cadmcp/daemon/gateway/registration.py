@@ -80,6 +80,17 @@ class RegistrationLock:
             self._file = None
 
 
+def box_of(runtime_dir: Path) -> str:
+    """A digest of where a daemon runs: the computer (its system machine id and host name) and the
+    runtime folder its hosts and registration lock are in. Tells a second daemon of this machine
+    from another computer (or another runtime folder) configured with the same machine id."""
+    import socket
+
+    from cadmcp.daemon.hosts import machine_id
+
+    return hashlib.sha256(f"{machine_id()}/{socket.gethostname()}/{runtime_dir}".encode()).hexdigest()[:12]
+
+
 def _user() -> str:
     try:
         return getpass.getuser()
@@ -95,6 +106,7 @@ class Registrar(GatewayPart):
         self.responder = responder
         self.lock = RegistrationLock(context.directory.directory, context.settings)
         self.instance = secrets.token_hex(6)
+        self.box = box_of(context.directory.directory)
         self.registered = False
         self.seq = 0
         self._wake = anyio.Event()
@@ -134,7 +146,12 @@ class Registrar(GatewayPart):
             "name": s.machine_name,
             "user": _user(),
             "os": {"system": platform.system(), "release": platform.release(), "machine": platform.machine()},
-            "daemon": {"pid": os.getpid(), "version": __version__, "instance": self.instance},
+            "daemon": {
+                "pid": os.getpid(),
+                "version": __version__,
+                "instance": self.instance,
+                "box": self.box,
+            },
             "readOnly": s.read_only,
             "remotePython": s.remote_python,
             "heartbeatSeconds": s.heartbeat,

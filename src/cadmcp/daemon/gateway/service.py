@@ -61,6 +61,8 @@ class Gateway:
         self.registrar = Registrar(context, self.responder)
         self.mirror = Mirror(context, self.inbox)
         self.mirror.own_instance = self.registrar.instance
+        self.mirror.own_box = self.registrar.box
+        self.mirror.lock_holder = self.registrar.lock.holder
         directory.remote = self
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
