@@ -72,7 +72,11 @@ async def test_another_users_machines_are_out_of_reach_and_the_server_refuses_th
 
         listing = await wait_until(denied, 10)
         assert listing["gateway"]["permissionDenied"]["type"] == "permission_denied"
-        assert all(s.startswith("cadmcp.alice.") for s in listing["gateway"]["permissionDenied"]["subjects"])
+        denied_said = listing["gateway"]["permissionDenied"]
+        assert all(s.startswith("cadmcp.alice.") for s in denied_said["subjects"])
+        # it said bob "may use only cadmcp.alice.>", the space it was refused
+        assert "the NATS user 'bob': its space is usually 'bob'" in denied_said["message"], denied_said
+        assert "may use only" not in denied_said["message"]
         assert [m["machineId"] for m in listing["machines"]] == ["carol-ws"]
         assert (await structured(spy, "search_dynamic", {"query": "echo"}))["items"][0]["hostApp"] == "Bobs"
         stale = await call(spy, "invoke_dynamic", {"id": echo["id"], "arguments": {"text": "x"}})

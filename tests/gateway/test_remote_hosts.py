@@ -222,6 +222,11 @@ async def test_launch_host_on_another_machine_runs_that_machines_launch_command(
 
             unknown = await call(session, "launch_host", {"hostApp": "Custom", "machineId": "nowhere"})
             assert unknown.structured_content["type"] == "unknown_machine"
+            # an error of bravo's said what to fix ("add it with cadmcp host add") without saying where
+            missing = await call(session, "launch_host", {"hostApp": "Missing", "machineId": "bravo"})
+            said = missing.structured_content
+            assert said["type"] == "unknown_host_app" and said["machineId"] == "bravo-render", said
+            assert said["message"].startswith("On the machine 'bravo': ") and "do it there" in said["message"]
     finally:
         if launched_pid:
             with contextlib.suppress(OSError):

@@ -88,12 +88,21 @@ class Connection:
             subjects = sorted(self.denied)[:5]
             out["permissionDenied"] = {
                 "type": "permission_denied",
-                "message": f"The gateway refused this daemon the subjects {subjects}. Its user may use "
-                f"only {self.subjects.everything} (space {self.settings.space!r}); check the space "
-                "setting and the server's permissions for this user.",
+                "message": f"The gateway refused this daemon the subjects {subjects}: this daemon uses "
+                f"{self.subjects.everything} (space {self.settings.space!r}), which the server does not "
+                f"allow its user{self._user_hint()}. Set the space the server's permissions give this user "
+                "(--space, CADMCP_GATEWAY_SPACE or `space` in the config file), or allow that space there.",
                 "subjects": subjects,
             }
         return out
+
+    def _user_hint(self) -> str:
+        """` (the NATS user 'alice': its space is usually 'alice')`, when a user name is set and the
+        space is another."""
+        user = self.settings.user
+        if user and user != self.settings.space:
+            return f" (the NATS user {user!r}: its space is usually {user!r}, the default is your login name)"
+        return ""
 
     # -- running -----------------------------------------------------------------------------
     async def run(self) -> None:

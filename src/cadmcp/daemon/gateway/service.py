@@ -195,7 +195,13 @@ class Gateway:
             ) from None
         if isinstance(answer.get("error"), dict):
             error = dict(answer["error"])
-            raise DaemonError(str(error.pop("type", "launch_failed")), str(error.pop("message", "")), error)
+            said = str(error.pop("message", ""))
+            raise DaemonError(
+                str(error.pop("type", "launch_failed")),
+                f"On the machine {machine.name!r}: {said} (what to fix, a file or a command, is on that "
+                "machine: do it there)",
+                {**error, "machineId": machine_id},
+            )
         result = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
         pid = result.get("pid")
         entry = await self._wait_mirrored(HostKey(machine_id, pid)) if isinstance(pid, int) else None
