@@ -159,6 +159,21 @@ def _run_host(args: argparse.Namespace) -> int:
     return serve_application(app, request)
 
 
+def _unreadable_config() -> str:
+    """`; the config file ... cannot be read: ...` when the file that may hold the gateway is broken."""
+    from cadmcp.applications import config_path
+    from cadmcp.daemon.launching import parse_config_file
+
+    path = config_path()
+    if path is None or not path.is_file():
+        return ""
+    try:
+        parse_config_file(path)
+    except (OSError, ValueError) as exc:
+        return f"; the config file {path} cannot be read, so its gateway section was not either: {exc}"
+    return ""
+
+
 def _check_host_config() -> None:
     """Log at start what is wrong in the host configuration (each wrong entry, keys nothing reads);
     the daemon starts anyway, and launch_host answers the same problems."""
@@ -209,7 +224,8 @@ def _run_daemon(args: argparse.Namespace) -> int:
     _check_host_config()
     if args.serve and not gateway.configured:
         print(
-            "cadmcp daemon: --serve needs a gateway (--gateway URL, CADMCP_GATEWAY or the config file)",
+            "cadmcp daemon: --serve needs a gateway (--gateway URL, CADMCP_GATEWAY or the config file)"
+            + _unreadable_config(),
             file=sys.stderr,
         )
         return 2

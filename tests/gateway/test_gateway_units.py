@@ -60,6 +60,7 @@ def test_secrets_never_show_in_urls_or_messages(tmp_path: Path) -> None:
         ({"heartbeat": 5.0, "ttl": 4.0}, {}, {}, "longer than heartbeatSeconds"),
         ({"creds": "/nonexistent/alice.creds"}, {}, {}, "does not exist"),
         ({}, {}, {"passwd": "x"}, "unknown key"),
+        ({}, {}, {"usr": "alice"}, "did you mean 'user' for 'usr'?"),
     ],
 )
 def test_bad_settings_are_config_errors_that_say_what_to_fix(
@@ -276,3 +277,22 @@ def test_every_setting_the_machines_guide_lists_is_a_flag_the_daemon_takes() -> 
         takes_value = parser.parse_known_args(["daemon", flag, "1"])[1] == []
         args = ["daemon", flag, "1"] if takes_value else ["daemon", flag]
         parser.parse_args(args)  # exits (SystemExit) on a flag it does not know
+
+
+def test_serve_with_a_config_file_it_cannot_read_says_so_not_only_that_a_gateway_is_missing(
+    tmp_path: Path,
+) -> None:
+    """`cadmcp daemon --serve` with a JSON error in the file holding the gateway section answered only
+    "--serve needs a gateway (... or the config file)", though the file had one."""
+    import os
+    import subprocess
+    import sys
+
+    broken = tmp_path / "hosts.json"
+    broken.write_text('{"gateway": {"url": "nats://127.0.0.1:4222",}}')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CADMCP_GATEWAY")}
+    env["CADMCP_HOSTS_CONFIG"] = str(broken)
+    command = [sys.executable, "-m", "cadmcp", "daemon", "--serve"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--serve needs a gateway" in done.stderr, done.stderr
+    assert f"the config file {broken} cannot be read" in done.stderr, done.stderr

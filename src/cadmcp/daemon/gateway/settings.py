@@ -175,7 +175,11 @@ def config_section(path: Path | None) -> dict[str, Any]:
     known = {o.key for o in OPTIONS}
     unknown = sorted(set(section) - known)
     if unknown:
-        raise _config_error(str(path), f"unknown key(s) {unknown}; known: {sorted(known)}")
+        import difflib
+
+        meant = {k: m[0] for k in unknown if (m := difflib.get_close_matches(k, known, n=1, cutoff=0.6))}
+        hint = "".join(f"; did you mean {m!r} for {k!r}?" for k, m in meant.items())
+        raise _config_error(str(path), f"unknown key(s) {unknown}{hint}; known: {sorted(known)}")
     return section
 
 
