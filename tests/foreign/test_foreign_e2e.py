@@ -584,6 +584,9 @@ async def test_launch_host_starts_a_server_when_needed_and_says_why_one_does_not
             assert body["phase"] == "down" and body["hostRunning"] and body["retryInSeconds"] > 0
             if name == "Secretive":  # the entry's own field is named, not masked as a secret
                 assert "env.TOKEN refers to the environment variable" in body["message"], body
+                # launching it again gave the same host, still without the variable: the way out
+                restart = f"restartHostInstanceId={body['hostInstanceId']!r}"
+                assert restart in body["message"] and "keeps the environment it started" in body["message"]
             still = (await call(session, "launch_host", {"hostApp": name})).structured_content
             assert still["type"] == "server_down" and still["hostInstanceId"] == body["hostInstanceId"]
             down[name] = body

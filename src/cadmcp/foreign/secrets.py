@@ -47,7 +47,8 @@ def resolve(name: str, value: str, *, prefix_word: bool = True, files: bool = Tr
             raise SecretError(
                 f"{name} refers to the environment variable {ref}, which is not set here: the host "
                 f"reads it from the environment it starts in (for launch_host, the daemon's), so set it "
-                f"there and start the host again, or write {LITERAL}{value} for the text as it is"
+                f"there and restart the host (a running one keeps the environment it started with), or "
+                f"write {LITERAL}{value} for the text as it is"
             )
         return prefix + found
     if not ref.startswith(("/", "~")) or ref.startswith("//"):
