@@ -281,6 +281,15 @@ async def test_a_queued_change_runs_when_approved_and_leaves_the_model_as_it_was
             assert await ifc_walls(unaskable) == walls + added
             await until(lambda: not css(browser, "#approval-list > li"))
 
+        # a change no picture shows: said beside the pictures (it was said to the agent only)
+        rename = "model.by_type('IfcWall')[0].Description = 'checked'"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(code, unaskable, ifc, rename)
+            notes = await until(lambda: [n.text for n in css(browser, "#approval-list .warn")], timeout=200)
+            assert any("pictures are the same" in n for n in notes), notes
+            press(browser, next(b for b in css(browser, "#approval-list button") if b.text == "Reject"))
+        await until(lambda: not css(browser, "#approval-list > li"))
+
 
 async def test_the_catalog_searches_as_the_agent_does_and_says_why(rig: Rig, browser: Any) -> None:
     from selenium.webdriver.common.by import By

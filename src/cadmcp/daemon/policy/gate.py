@@ -127,8 +127,6 @@ def question(
     code = next((arguments[k] for k in CODE_ARGUMENTS if isinstance(arguments.get(k), str)), None)
     rest = {k: v for k, v in arguments.items() if not (code is not None and v is code)}
     lines = [f"Allow {where(subject)}?"]
-    if about is not None:
-        lines.extend(_self_description(about))
     if subject.caller == "remote":
         lines.append(
             f"Asked by the machine {subject.caller_machine or 'another machine'} through the gateway."
@@ -144,6 +142,8 @@ def question(
         lines.append(f"Code:\n{_shown(code, MAX_SHOWN_CODE)}")
     if preview is not None:
         lines.extend(_preview_lines(preview))
+    if about is not None:  # after what will run: the card shows that first, the tool's own words below
+        lines.extend(_self_description(about))
     return {
         "message": "\n".join(lines),
         **({"pictures": preview.get("pictures") or []} if preview is not None else {}),
@@ -156,7 +156,7 @@ def question(
             "arguments": arguments,
             "rule": decision.rule.name,
             **(
-                {"preview": {k: preview.get(k) for k in ("created", "modified", "deleted")}}
+                {"preview": {k: preview.get(k) for k in ("created", "modified", "deleted", "notes")}}
                 if preview
                 else {}
             ),
