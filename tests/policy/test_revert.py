@@ -301,6 +301,27 @@ async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reve
         assert "(its host is gone: it cannot be reverted)" in shown.stdout, shown.stdout
 
 
+async def test_a_call_already_undone_by_hand_reverts_to_nothing_more_not_to_someone_changed_it(
+    hosts: Any, daemon_client: Any, tmp_path: Path, runtime_dir: Path
+) -> None:
+    """The dashboard's Undo (or navigate_history) took a call's step back; reverting that call then
+    said "someone changed ... (its last steps are now []). Nothing was undone, so their work stays"."""
+    host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        before = await _code(agent, dxf, COUNT_DXF)
+        await _code(agent, dxf, "msp.add_circle((0, 0), 5)")
+        call_id = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-1]["callId"]
+        step = await find_target(agent, "navigate_history", "DXF")
+        undo = {"id": step["id"], "arguments": {"direction": "back"}}
+        assert not (await call(agent, "invoke_dynamic", undo)).is_error
+        shown = await anyio.to_thread.run_sync(_policy, "revert", call_id)
+        assert shown.returncode == 0, shown.stderr
+        assert "was already back where it was before" in shown.stdout and "someone" not in shown.stdout
+        assert await _code(agent, dxf, COUNT_DXF) == before  # nothing more was undone
+
+
 async def test_a_revert_after_a_save_says_the_file_still_holds_the_reverted_steps(
     hosts: Any, daemon_client: Any, tmp_path: Path, runtime_dir: Path
 ) -> None:
@@ -318,8 +339,8 @@ async def test_a_revert_after_a_save_says_the_file_still_holds_the_reverted_step
         call_id = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-1]["callId"]
         shown = await anyio.to_thread.run_sync(_policy, "revert", call_id)
         assert shown.returncode == 0, shown.stderr
-        assert f"{drawing.name} was saved after these calls: the file still holds 1 step(s)" in shown.stdout
-        assert "save the document to write it as it is now" in shown.stdout, shown.stdout
+        assert f"The file of {drawing} on disk still holds 1 step(s) now undone" in shown.stdout
+        assert "save the document (the agent's save_document) to write it" in shown.stdout, shown.stdout
         assert "CIRCLE" in drawing.read_text()  # as said: the revert did not touch the file
 
         forward = {"id": step["id"], "arguments": {"direction": "forward"}}

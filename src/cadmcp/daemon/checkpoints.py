@@ -327,12 +327,23 @@ class Checkpoints:
                         f"{later_one.call_id} first.",
                         host=group[0].where,
                     )
-            problem, link = await _check(directory, host, document, group[-1], later)
+            problem, link = await _check(directory, host, document, group[-1], later, group[0])
             if problem is not None:
                 return _refused(problem, host=group[0].where)
             plans.append((group, link))
         undone = []
         for group, link in plans:
+            if link is None:  # undone by hand already (navigate_history, the dashboard's Undo)
+                undone.append(
+                    {
+                        "host": group[0].where,
+                        "document": group[0].document,
+                        "steps": 0,
+                        "note": f"{group[0].document} was already back where it was before "
+                        f"{group[0].call_id} (its steps were undone by hand): nothing more to undo.",
+                    }
+                )
+                continue
             steps = sum(c.added for c in group)
             answer = await link.raw_request(
                 "tools/call", {"name": "navigate_history", "arguments": {"direction": "back", "steps": steps}}
@@ -349,8 +360,9 @@ class Checkpoints:
             if isinstance(held, list) and held:
                 went["savedFileHolds"] = [str(h) for h in held[:MAX_UNDO_NAMES]]
                 went["note"] = (
-                    f"{group[0].document} was saved after these calls: the file still holds "
-                    f"{len(held)} step(s) now undone; save the document to write it as it is now."
+                    f"The file of {group[0].document} on disk still holds {len(held)} step(s) now undone "
+                    f"({', '.join(repr(h) for h in went['savedFileHolds'][:3])}); save the document "
+                    "(the agent's save_document) to write it as it is now."
                 )
             undone.append(went)
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
@@ -416,10 +428,16 @@ def _on_stack(now: tuple[str, ...], checkpoint: Checkpoint) -> bool:
 
 
 async def _check(
-    directory: HostDirectory, host: str, document: str, last: Checkpoint, later: list[Checkpoint]
+    directory: HostDirectory,
+    host: str,
+    document: str,
+    last: Checkpoint,
+    later: list[Checkpoint],
+    first: Checkpoint | None = None,
 ) -> tuple[str | None, Any]:
     """Whether the document is where the last call reverted there left it (else why not; `later`:
-    the calls made there since, through any daemon, to name the one whose change is in the way)."""
+    the calls made there since, through any daemon, to name the one whose change is in the way).
+    (None, None) when it is already where it was before `first` (the calls' steps undone by hand)."""
     found = await _history(directory, host)
     if found == "gone":
         return f"{last.where} is no longer running; its changes cannot be reverted from here.", None
@@ -435,9 +453,13 @@ async def _check(
     names = [str(u) for u in now.get("undo") or []]
     digests = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
     if digests != last.undo:
+        start = first or last
+        if len(start.undo) < MAX_UNDO_NAMES and digests == start.undo[start.added :]:
+            return None, None  # exactly as before the first call: undone by hand
         in_way = next((c for c in reversed(later) if c.undo == digests), None)
         whose = (
-            f" by call {in_way.call_id} through another daemon (pid {in_way.daemon}), another client's"
+            f" by call {in_way.call_id} through another daemon (pid {in_way.daemon}), another client's; "
+            f"revert {in_way.call_id} first, then this one"
             if in_way is not None and in_way.daemon != last.daemon
             else ""
         )

@@ -164,7 +164,10 @@ def main(argv: Sequence[str]) -> int:
         answers = anyio.run(_doors, request, True)  # one daemon reverts for the machine
         done = next((a for a in answers if a.get("ok")), None)
         if done is None:
-            errors = {str(a.get("error")) for a in answers} or {"no daemon is running"}
+            errors = {str(a.get("error")) for a in answers} or {
+                "no daemon is running (a revert is done by one): start one with `cadmcp daemon --http` "
+                "(or your AI client starts one), then revert again"
+            }
             print(f"cadmcp policy revert: {'; '.join(sorted(errors))}", file=sys.stderr)
             return 1
         for undone in done["undone"]:
