@@ -416,3 +416,44 @@ async def test_a_host_killed_while_its_call_waits_for_approval_did_not_run_it(
             answer.get("executionStarted") is not True and "may have partly run" not in answer["message"]
         ), answer
         assert "nothing ran" in answer["message"].lower(), answer
+
+
+async def test_under_confirm_changes_a_script_acting_outside_the_document_waits_for_the_yes(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """The preview ran the script before the person was asked: a file it wrote (even one a deny rule
+    covered) was written before the answer and stayed after a no."""
+    import ezdxf
+
+    drawing = tmp_path / "plan.dxf"
+    ezdxf.new("R2018").saveas(drawing)
+    marker = tmp_path / "written.txt"
+    hosts.start("dxf", str(drawing))
+    env = policy_env(tmp_path, {"profile": "confirm-changes"})
+    async with daemon_client(era="legacy", env=env) as session:
+        await wait_for_hosts(session, 1)
+        code = await find_target(session, "execute_python_code", "DXF")
+        script = f"msp.add_line((0, 0), (1, 1))\nopen({str(marker)!r}, 'w').write('x')"
+        for verdict in ("decline", "accept"):
+            results: list[Any] = []
+
+            async def run(into: list[Any] = results) -> None:
+                arguments = {"id": code["id"], "arguments": {"code": script}}
+                into.append(await call(session, "invoke_dynamic", arguments))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                with anyio.fail_after(30):
+                    while (
+                        "no confirmation is waiting"
+                        in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
+                    ):
+                        await anyio.sleep(0.2)
+                said = " ".join(listed.stdout.split())
+                assert f"No preview: the script writes the file {marker}" in said, listed.stdout
+                assert not marker.exists()  # nothing happened before the answer
+                approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
+                await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, verdict)
+            assert marker.exists() == (verdict == "accept"), results
+        count = await call(session, "invoke_dynamic", {"id": code["id"], "arguments": {"code": "len(msp)"}})
+        assert "Result: 1" in count.content[0].text  # the line of the yes only

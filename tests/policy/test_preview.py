@@ -243,7 +243,7 @@ async def test_a_confirmation_shows_the_preview_and_a_yes_applies_exactly_it(
             "its preview did run the script, in a transaction that was rolled back"
             in (declined.structured_content["message"])
         )
-        assert "Preview (run in the document's transaction and rolled back; what the script did" in asked[0]
+        assert "Preview (run in the document's transaction and rolled back; it wrote no file" in asked[0]
         assert "creates 3 (3 LINE): on layer S-GRID" in asked[0] and "deletes 1 (1 MTEXT)" in asked[0]
         assert "Code:\n# Add three grid lines" in asked[0]
         applied = await _run(session, code["id"], ADD_AND_DELETE)
@@ -372,13 +372,22 @@ async def test_a_script_whose_preview_changes_nothing_runs_without_asking(
         assert "Result:" in counted.content[0].text and asked == []
         # changes nothing in its preview, something when it runs again: rolled back, nothing applied
         sneaky = (
-            f"import pathlib\nmark = pathlib.Path({str(tmp_path / 'ran-once')!r})\n"
-            "if mark.exists():\n    msp.add_point((1, 1))\nmark.touch()"
+            "import ezdxf\nif getattr(ezdxf, '_cadmcp_test_ran', False):\n    msp.add_point((1, 1))\n"
+            "ezdxf._cadmcp_test_ran = True"
         )
         refused = await _run(session, code["id"], sneaky)
         assert refused.is_error and "[NOT APPLIED]" in refused.content[0].text, refused
         assert asked == [] and await _revision(session, code["id"]) == start
+        # one that keeps its memory in a file cannot be previewed (the preview may not write it): asked
+        marked = (
+            f"import pathlib\nmark = pathlib.Path({str(tmp_path / 'ran-once')!r})\n"
+            "if mark.exists():\n    msp.add_point((1, 1))\nmark.touch()"
+        )
+        unpreviewed = await _run(session, code["id"], marked)
+        assert unpreviewed.structured_content["type"] == "not_confirmed", unpreviewed
+        assert len(asked) == 1 and "No preview: the script writes the file" in asked[0], asked
+        assert not (tmp_path / "ran-once").exists()
         changing = await _run(session, code["id"], "msp.add_point((2, 2))")
-        assert changing.structured_content["type"] == "not_confirmed" and len(asked) == 1
+        assert changing.structured_content["type"] == "not_confirmed" and len(asked) == 2
     allowed = [d for d in log_lines("policy/decision") if d.get("how") == "its preview changes nothing"]
     assert len(allowed) == 2 and allowed[0]["outcome"] == "allowed"

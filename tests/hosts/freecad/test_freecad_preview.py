@@ -57,10 +57,19 @@ async def _dump(fc: FreeCAD, out: Path, code: str = "", dry: bool = False) -> di
     anchor = "import json as _json\n"
     script = dump_script("freecad", out).replace(anchor, f"{code}\n{anchor}", 1)
     arguments: dict[str, Any] = {"code": script}
-    if dry:
+    if dry:  # a preview writes no file: the dump is printed
+        written = (
+            f"with open({str(out)!r}, 'w', encoding='utf-8') as _fh:\n"
+            "    _json.dump(_state, _fh, sort_keys=True)\n"
+        )
+        assert written in script
+        arguments["code"] = script.replace(written, "print('DUMP' + _json.dumps(_state, sort_keys=True))\n")
         arguments["dryRun"] = True
     result = await fc.invoke("execute_python_code", arguments)
     assert not result.is_error and "[UNDO STEP]" not in text_of(result), text_of(result)
+    if dry:
+        line = next(ln for ln in text_of(result).splitlines() if ln.startswith("DUMP"))
+        return json.loads(line[4:])
     return json.loads(out.read_text(encoding="utf-8"))
 
 

@@ -59,6 +59,8 @@ def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
         c.get("data") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "image"
     ]
     previewed = (found.get("applyWith") or {}).get("previewed")
+    tried = found.get("outsideDocument") or []
+    outside = [str(t)[:MAX_SHOWN_DESCRIPTION] for t in tried if isinstance(t, str)]
     warnings = [str(w)[:MAX_SHOWN_DESCRIPTION] for w in found.get("warnings") or [] if isinstance(w, str)]
     notes = [str(n)[:MAX_SHOWN_DESCRIPTION] for n in found.get("notes") or [] if isinstance(n, str)]
     return {
@@ -67,6 +69,7 @@ def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
         "pictures": pictures[:2],
         **({"warnings": warnings[:3]} if warnings else {}),
         **({"notes": notes[:MAX_PICTURE_NOTES]} if notes else {}),
+        **({"outsideDocument": outside[:MAX_PICTURE_NOTES]} if outside else {}),
     }
 
 
@@ -92,9 +95,15 @@ def _sampled(entry: dict[str, Any]) -> str:
 
 
 def _preview_lines(preview: dict[str, Any]) -> list[str]:
+    outside = preview.get("outsideDocument")
+    if outside:
+        return [
+            f"No preview: the script {'; '.join(outside)}, outside the document, which a preview cannot "
+            "do without doing it (it was stopped there and rolled back). If you say yes, it runs and does so."
+        ]
     lines = [
-        "Preview (run in the document's transaction and rolled back; what the script did outside the "
-        "document, such as files it wrote, is not undone):"
+        "Preview (run in the document's transaction and rolled back; it wrote no file, started no "
+        "program and made no connection: a script that tries is asked about without a preview):"
     ]
     for key, verb in (("created", "creates"), ("modified", "modifies"), ("deleted", "deletes")):
         part = preview.get(key) or {}

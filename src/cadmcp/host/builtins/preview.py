@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import mcp_types as types
 
-from cadmcp.host import pyexec
+from cadmcp.host import pyexec, sideeffects
 from cadmcp.host.builtins.adapter import DocumentAdapter, HostError
 from cadmcp.host.builtins.scripts import run_transaction, step_name
 
@@ -235,8 +235,17 @@ def _preview(
     before_png = _picture(adapter, notes, "before")
     found: dict[str, Any] = {}
     run = adapter.script(step_name(code, description))
+    tried: list[str] = []
+
+    def begin() -> object:
+        token = run.begin()
+        sideeffects.start(tried)  # the script's own code only: not the inventory, not the pictures
+        return token
 
     def report(_token: object) -> str | None:
+        sideeffects.stop()
+        if tried:  # it went on past a refusal: what it did is not what the real run would do
+            raise _Previewed
         _prepare(run)
         found["caution"] = run.caution() if isinstance(run, Cautioning) else ""
         after = dict(source.inventory(before))
@@ -247,13 +256,19 @@ def _preview(
         raise _Previewed
 
     def rollback(_token: object) -> str:
+        sideeffects.stop()
         run.rollback()
         _forget_views(adapter)
         return ""
 
-    result = pyexec.run_code(
-        code, run.namespace, timeout=adapter.exec_timeout, begin=run.begin, commit=report, rollback=rollback
-    )
+    try:
+        result = pyexec.run_code(
+            code, run.namespace, timeout=adapter.exec_timeout, begin=begin, commit=report, rollback=rollback
+        )
+    finally:
+        sideeffects.stop()
+    if tried:
+        return _not_previewable(tried)
     difference: Difference | None = found.get("difference")
     if difference is None:  # the script failed: it was rolled back like any failed run
         result.notes.append("Preview only: nothing was changed.")
@@ -294,6 +309,22 @@ def _preview(
                 types.ImageContent(type="image", data=base64.b64encode(png).decode(), mime_type="image/png")
             )
     return types.CallToolResult(content=content, structured_content=structured, is_error=False)
+
+
+def _not_previewable(tried: list[str]) -> types.CallToolResult:
+    """The answer of a preview whose script acts outside the document: what it tried, and that the
+    document is as it was."""
+    said = "; ".join(tried)
+    text = (
+        f"No preview: the script {said}, outside the document, which a preview cannot do without doing "
+        "it for real. It was stopped there and rolled back: nothing changed. Run it without dryRun to "
+        "apply it (where the person is asked before changes, they are asked without a preview, told "
+        "what it does outside the document)."
+    )
+    structured = {"dryRun": True, "outsideDocument": tried, "applyWith": None, "notes": []}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=structured, is_error=False
+    )
 
 
 def apply_previewed(
