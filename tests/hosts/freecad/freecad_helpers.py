@@ -39,23 +39,43 @@ round(pad.Shape.Volume, 3)
 """
 
 
-def from_newer_freecad(target: Path, program: str = "1.2R45125 (Git)") -> Path:
-    """The sample as a newer FreeCAD saves it, the shape of FreeCAD/Examples' 1.2 tutorial: its
-    ProgramVersion, and an object of a type 0.20 lacks (App::Point, "Origin001") declared and stored."""
+def from_older_freecad(target: Path) -> Path:
+    """The sample as FreeCAD 0.19 saved it (FreeCAD/Examples' AttachmentTutorial): that version, and
+    its sketches' FullyConstrained flags false (FreeCAD kept no such flag then: it reads false)."""
+    return _rewritten(
+        target,
+        lambda text: re.sub(
+            r'(<Property name="FullyConstrained" type="App::PropertyBool"[^>]*>\s*<Bool value=")true"',
+            r'\1false"',
+            re.sub(r'ProgramVersion="[^"]*"', 'ProgramVersion="0.19R"', text, count=1),
+        ),
+    )
+
+
+def _rewritten(target: Path, edit: Any) -> Path:
+    """A copy of the sample with its Document.xml edited by ``edit(text)``."""
     with zipfile.ZipFile(SAMPLE) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
         for item in source.infolist():
             data = source.read(item.filename)
             if item.filename == "Document.xml":
-                text = data.decode("utf-8")
-                text = re.sub(r'ProgramVersion="[^"]*"', f'ProgramVersion="{program}"', text, count=1)
-                text = re.sub(r'<Objects Count="(\d+)"', lambda m: f'<Objects Count="{int(m[1]) + 1}"', text)
-                declared = '<Object type="App::Point" name="Origin001" id="9001" />'
-                stored = '<Object name="Origin001"><Properties Count="0"></Properties></Object>'
-                text = text.replace("</Objects>", f"{declared}\n</Objects>")
-                text = text.replace("</ObjectData>", f"{stored}\n</ObjectData>")
-                data = text.encode("utf-8")
+                data = edit(data.decode("utf-8")).encode("utf-8")
             out.writestr(item, data)
     return target
+
+
+def from_newer_freecad(target: Path, program: str = "1.2R45125 (Git)") -> Path:
+    """The sample as a newer FreeCAD saves it, the shape of FreeCAD/Examples' 1.2 tutorial: its
+    ProgramVersion, and an object of a type 0.20 lacks (App::Point, "Origin001") declared and stored."""
+
+    def edit(text: str) -> str:
+        text = re.sub(r'ProgramVersion="[^"]*"', f'ProgramVersion="{program}"', text, count=1)
+        text = re.sub(r'<Objects Count="(\d+)"', lambda m: f'<Objects Count="{int(m[1]) + 1}"', text)
+        declared = '<Object type="App::Point" name="Origin001" id="9001" />'
+        stored = '<Object name="Origin001"><Properties Count="0"></Properties></Object>'
+        text = text.replace("</Objects>", f"{declared}\n</Objects>")
+        return text.replace("</ObjectData>", f"{stored}\n</ObjectData>")
+
+    return _rewritten(target, edit)
 
 
 def padded_sketch(body: str = "Body") -> str:

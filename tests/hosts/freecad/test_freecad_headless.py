@@ -14,6 +14,7 @@ import pytest
 from freecad_helpers import (
     FreeCAD,
     from_newer_freecad,
+    from_older_freecad,
     padded_sketch,
     result_value,
     text_of,
@@ -261,6 +262,26 @@ async def test_a_value_its_expression_puts_back_is_said_not_set(daemon: Any, sam
         freed = await fc.run(unbound, "Pad to 20 without its expression")
         assert not freed.is_error and "put back" not in text_of(freed), text_of(freed)
         assert await fc.value("doc.getObject('Plate').Length.Value") == "20.0"
+
+
+async def test_sketches_of_a_freecad_019_file_are_not_said_unconstrained_until_solved(
+    daemon: Any, tmp_path: Path
+) -> None:
+    """FreeCAD/Examples' AttachmentTutorial (0.19): the context said every sketch was not fully
+    constrained, reading a flag that FreeCAD did not keep then (FreeCAD itself solves them fully)."""
+    older = from_older_freecad(tmp_path / "tutorial 0.19.FCStd")
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(older)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        context = await fc.read("freecad://model/context")
+        assert [s["fullyConstrained"] for s in context["sketches"]] == [None, None], context["sketches"]
+        assert "FreeCAD 0.19 and older kept no such flag" in context["sketchesNote"]
+        solve = "s = doc.getObject('PlateSketch')\ns.touch()\ndoc.recompute()"
+        solved = await fc.run(solve, "Solve a sketch")
+        assert not solved.is_error, text_of(solved)
+        context = await fc.read("freecad://model/context")
+        flags = {s["name"]: s["fullyConstrained"] for s in context["sketches"]}
+        assert flags == {"PlateSketch": True, "HoleSketch": None}, flags
 
 
 async def test_the_sample_toolset_sets_a_spreadsheet_parameter_as_one_undo_step(

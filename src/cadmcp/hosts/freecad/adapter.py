@@ -56,6 +56,9 @@ from cadmcp.wire.echo import echo
 __all__ = ["DOMAIN", "FreeCADAdapter", "FreeCADError", "freecad_version", "profile"]
 
 HEADLESS_UNDO_DEPTH = 20
+OWN_SOLVER_FLAGS = (0, 19)
+"""Files saved by FreeCAD up to this version say their sketches are not fully constrained (the
+flag was not kept); FreeCAD 0.20 and later files keep it."""
 MAX_ELSEWHERE = 50
 """Object names kept per other document a run changed."""
 VIEW_ALIASES = {"axonometric": "isometric", "plan": "top"}
@@ -205,9 +208,18 @@ class _FreshDerivedShapes:
     recompute saw a container as it had been. Dropping the cache costs its next read only.
     """
 
+    def __init__(self) -> None:
+        self.solved: dict[str, set[str]] = {}
+        """Per document, the sketches recomputed since it was opened (their solver flags are current)."""
+
     @shielded
     def slotRecomputedDocument(self, doc: Any) -> None:
         refresh_derived()
+
+    @shielded
+    def slotRecomputedObject(self, obj: Any) -> None:
+        if obj.TypeId.startswith("Sketcher::"):
+            self.solved.setdefault(obj.Document.Name, set()).add(obj.Name)
 
 
 _FRESH_DERIVED = _FreshDerivedShapes()
@@ -494,6 +506,9 @@ class FreeCADAdapter:
         self._problems: list[str] = []
         self._requested: list[RequestedDocument] = []
         self._sources: dict[str, Path] = {}
+        self._old_flags: set[str] = set()
+        """Documents saved by a FreeCAD older than 0.20: their sketches' FullyConstrained flags were
+        not kept, and say false until the document is recomputed."""
         self._changed_outside: set[str] = set()
         """Documents a run changed outside its undo step, until they are saved."""
         self._not_loaded: dict[str, NotLoaded] = {}
@@ -694,6 +709,7 @@ class FreeCADAdapter:
         self._mark_saved(doc)
         self._steps.pop(doc.Name, None)
         self._open_notes[doc.Name] = notes
+        _FRESH_DERIVED.solved.pop(doc.Name, None)
         return doc, True
 
     def _check_loaded(self, doc: Any, path: Path, declared: Declared) -> list[str]:
@@ -701,6 +717,10 @@ class FreeCADAdapter:
         is never written over), or a file from a newer FreeCAD."""
         running = freecad_version()
         self._not_loaded.pop(doc.Name, None)
+        if not newer_than(declared.program, OWN_SOLVER_FLAGS) and declared.program:
+            self._old_flags.add(doc.Name)  # saved before FreeCAD kept its sketches' solver flags
+        else:
+            self._old_flags.discard(doc.Name)
         lost = not_loaded(path, declared, {o.Name for o in doc.Objects})
         if lost is not None:
             self._not_loaded[doc.Name] = lost
@@ -1018,7 +1038,8 @@ class FreeCADAdapter:
         from cadmcp.hosts.freecad.model import model_context
 
         doc = self.active_document()
-        return model_context(doc, self.title(doc), self.modified(doc))
+        current = None if doc.Name not in self._old_flags else _FRESH_DERIVED.solved.get(doc.Name, set())
+        return model_context(doc, self.title(doc), self.modified(doc), solved=current)
 
     def warnings(self) -> dict[str, Any]:
         from cadmcp.hosts.freecad.model import model_warnings

@@ -21,6 +21,10 @@ MAX_OBJECTS = 200
 MAX_WARNINGS = 50
 MAX_COLUMNS = 52
 MAX_PROPERTY_TEXT = 300
+OLD_FLAGS_NOTE = (
+    "fullyConstrained is null for sketches not recomputed since the file was opened: FreeCAD 0.19 and "
+    "older kept no such flag (it reads false); sketch.touch() then doc.recompute() tells"
+)
 UNBOUNDED_NOTE = (
     "bounded solids and faces only: the unbounded planes of datums and coordinate systems (FreeCAD "
     "measures them to 1e100) are left out"
@@ -58,7 +62,8 @@ def _placement(p: Any) -> dict[str, Any]:
     }
 
 
-def _sketch(sketch: Any) -> dict[str, Any]:
+def _sketch(sketch: Any, solver_flags: bool = True) -> dict[str, Any]:
+    """A sketch's size and state (``solver_flags``: its FullyConstrained flag can be trusted)."""
     info: dict[str, Any] = {
         "name": sketch.Name,
         "label": sketch.Label,
@@ -66,16 +71,28 @@ def _sketch(sketch: Any) -> dict[str, Any]:
         "constraints": len(sketch.Constraints),
     }
     if hasattr(sketch, "FullyConstrained"):  # kept current by the recompute (solving here would edit it)
-        info["fullyConstrained"] = bool(sketch.FullyConstrained)
+        # a file of FreeCAD 0.19 or older kept no flag (it reads false): not known until a recompute
+        info["fullyConstrained"] = bool(sketch.FullyConstrained) if solver_flags else None
     support = getattr(sketch, "Support", None) or getattr(sketch, "AttachmentSupport", None)
     if support:
         info["support"] = [s[0].Name for s in support if s and hasattr(s[0], "Name")]
     return info
 
 
-def model_context(doc: Any, title: str, modified: bool) -> dict[str, Any]:
-    """Title, path, units, objects by type, bodies, sketches, bounding box and history of ``doc``."""
+def _unknown(sketch: dict[str, Any]) -> bool:
+    return "fullyConstrained" in sketch and sketch["fullyConstrained"] is None
+
+
+def model_context(doc: Any, title: str, modified: bool, solved: set[str] | None = None) -> dict[str, Any]:
+    """Title, path, units, objects by type, bodies, sketches, bounding box and history of ``doc``.
+    ``solved``: for a file of FreeCAD 0.19 or older, the sketches recomputed since (the others'
+    FullyConstrained flags were not kept, and are given as unknown)."""
     objects = list(doc.Objects)
+    sketches = [
+        _sketch(o, solved is None or o.Name in solved)
+        for o in objects
+        if o.isDerivedFrom("Sketcher::SketchObject")
+    ]
     box = App.BoundBox()
     for obj in objects:
         shape = bounded_shape(_shape(obj))
@@ -103,7 +120,8 @@ def model_context(doc: Any, title: str, modified: bool) -> dict[str, Any]:
         "objectCounts": dict(Counter(o.TypeId for o in objects).most_common()),
         "totalObjects": len(objects),
         "bodies": bodies,
-        "sketches": [_sketch(o) for o in objects if o.isDerivedFrom("Sketcher::SketchObject")][:MAX_OBJECTS],
+        "sketches": sketches[:MAX_OBJECTS],
+        **({"sketchesNote": OLD_FLAGS_NOTE} if any(_unknown(k) for k in sketches) else {}),
         "objects": [
             {
                 "name": o.Name,
