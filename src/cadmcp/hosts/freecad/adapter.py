@@ -56,6 +56,7 @@ from cadmcp.wire.echo import echo
 __all__ = ["DOMAIN", "FreeCADAdapter", "FreeCADError", "freecad_version", "profile"]
 
 HEADLESS_UNDO_DEPTH = 20
+"""Steps an App.Document keeps without FreeCAD's window (its fixed default; Python cannot change it)."""
 OWN_SOLVER_FLAGS = (0, 19)
 """Files saved by FreeCAD up to this version say their sketches are not fully constrained (the
 flag was not kept); FreeCAD 0.20 and later files keep it."""
@@ -63,7 +64,6 @@ MAX_ELSEWHERE = 50
 """Object names kept per other document a run changed."""
 VIEW_ALIASES = {"axonometric": "isometric", "plan": "top"}
 """View names other hosts use, as this host names them."""
-"""Steps an App.Document keeps without FreeCAD's window (its fixed default; Python cannot change it)."""
 DOCUMENT_PREFERENCES = "User parameter:BaseApp/Preferences/Document"
 MEMORY_FACTOR = 40.0
 """An .FCStd is a zip; shapes unpacked and recomputed take tens of bytes per byte of file."""
@@ -508,7 +508,7 @@ class FreeCADAdapter:
         self._sources: dict[str, Path] = {}
         self._old_flags: set[str] = set()
         """Documents saved by a FreeCAD older than 0.20: their sketches' FullyConstrained flags were
-        not kept, and say false until the document is recomputed."""
+        not kept, and say false until each sketch is recomputed."""
         self._changed_outside: set[str] = set()
         """Documents a run changed outside its undo step, until they are saved."""
         self._not_loaded: dict[str, NotLoaded] = {}
