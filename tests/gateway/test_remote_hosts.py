@@ -222,6 +222,9 @@ async def test_launch_host_on_another_machine_runs_that_machines_launch_command(
 
             unknown = await call(session, "launch_host", {"hostApp": "Custom", "machineId": "nowhere"})
             assert unknown.structured_content["type"] == "unknown_machine"
+            assert (
+                "known: bravo (bravo-render)" in unknown.structured_content["message"]
+            )  # names, not ids alone
             # an error of bravo's said what to fix ("add it with cadmcp host add") without saying where
             missing = await call(session, "launch_host", {"hostApp": "Missing", "machineId": "bravo"})
             said = missing.structured_content

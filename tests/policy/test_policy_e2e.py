@@ -34,6 +34,17 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+async def _waiting_approval(timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    """`cadmcp policy approvals` once a confirmation waits in the queue (its id in the first brackets)."""
+    with anyio.fail_after(timeout):
+        while (
+            "no confirmation is waiting"
+            in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
+        ):
+            await anyio.sleep(0.2)
+    return listed
+
+
 async def _wait_log(method: str, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
     with anyio.fail_after(timeout):
         while len(lines := log_lines(method)) < count:
@@ -237,12 +248,7 @@ async def test_a_client_that_cannot_be_asked_waits_for_the_approval_queue(
         for text, verdict in (("queued yes", "accept"), ("queued no", "decline")):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run, text)
-                with anyio.fail_after(20):
-                    while (
-                        "no confirmation is waiting"
-                        in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
-                    ):
-                        await anyio.sleep(0.2)
+                listed = await _waiting_approval()
                 assert "Allow echo on Demo 1.0" in listed.stdout and text in listed.stdout
                 assert "rule 'scripts'" in listed.stdout and "review first" in listed.stdout
                 approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
@@ -367,12 +373,7 @@ async def test_an_approval_entry_says_what_its_pictures_cannot_show(
         arguments = {"code": "doc.layers.add('FURNITURE-OLD')"}
         async with anyio.create_task_group() as tg:
             tg.start_soon(call, session, "invoke_dynamic", {"id": code["id"], "arguments": arguments})
-            with anyio.fail_after(30):
-                while (
-                    "no confirmation is waiting"
-                    in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
-                ):
-                    await anyio.sleep(0.2)
+            listed = await _waiting_approval()
             said = " ".join(listed.stdout.split())
             assert "the pictures: The before- and after-pictures are the same" in said, listed.stdout
             assert "the pictures: [HIDDEN]" in said and "FG-DIM" in said, listed.stdout
@@ -398,12 +399,7 @@ async def test_a_host_killed_while_its_call_waits_for_approval_did_not_run_it(
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            with anyio.fail_after(20):
-                while (
-                    "no confirmation is waiting"
-                    in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
-                ):
-                    await anyio.sleep(0.2)
+            listed = await _waiting_approval()
             demo.kill()
             demo.wait()
             with anyio.fail_after(20):  # the daemon has seen it go (the person may answer any time after)
@@ -443,12 +439,7 @@ async def test_under_confirm_changes_a_script_acting_outside_the_document_waits_
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(run)
-                with anyio.fail_after(30):
-                    while (
-                        "no confirmation is waiting"
-                        in (listed := await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
-                    ):
-                        await anyio.sleep(0.2)
+                listed = await _waiting_approval()
                 said = " ".join(listed.stdout.split())
                 assert f"No preview: the script writes the file {marker}" in said, listed.stdout
                 assert not marker.exists()  # nothing happened before the answer

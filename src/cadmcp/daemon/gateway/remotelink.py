@@ -132,7 +132,7 @@ class RemoteLink(Link):
         elif failed.reason == "disconnected":
             message = f"The gateway is not connected, so {where} cannot be reached ({failed.message})"
         else:
-            message = f"{failed.message} (calling {where})"
+            message = f"Calling {where}: {failed.message.rstrip('.')}"
         tail = (
             " The call may have partly run; check the model state before retrying."
             if failed.started

@@ -128,11 +128,11 @@ class Gateway:
         named = [m.machine_id for m in self.mirror.machines.values() if m.name == value]
         if len(named) == 1:
             return named[0]
-        known = sorted(m.machine_id for m in self.mirror.machines.values())
+        known = sorted(f"{m.name} ({m.machine_id})" for m in self.mirror.machines.values())
         raise DaemonError(
             "unknown_machine",
-            f"No machine {echo(value)} is known on the gateway (known: {known or 'none'}, and this one, "
-            f"{self.settings.machine_id}). Call list_machines.",
+            f"No machine {echo(value)} is known on the gateway (known: {', '.join(known) or 'none'}, and "
+            f"this one, {self.settings.machine_name} ({self.settings.machine_id})). Call list_machines.",
         )
 
     async def policies(self, pattern: str) -> list[dict[str, Any]]:
