@@ -230,11 +230,26 @@ async def test_revert_from_the_history_list_undoes_that_call_on_its_host(rig: Ri
         call_id = await last_call_id(agent)
         row = f'tr[data-checkpoint="{call_id}"] button'
         buttons = await until(lambda: [b for b in css(browser, row) if b.text == "Revert"])
+        cells = css(browser, f'tr[data-checkpoint="{call_id}"] td')
+        assert cells[1].text, [c.text for c in cells]  # when the call was made
         press(browser, buttons[0])
+        asked = await until(lambda: _alert(browser))  # one click asked first: it undoes the agent's work
+        assert f"Revert {call_id}" in asked.text and "Its steps are undone there" in asked.text
+        asked.accept()
         said = await until(lambda: browser.find_element("id", "history-message").text)
         assert f"Reverted {call_id}" in said and "back 1 step(s)" in said
         assert _number((await code(agent, dxf, COUNT_CIRCLES)).content[0].text) == before
         await until(lambda: "(reverted)" in css(browser, f'tr[data-checkpoint="{call_id}"]')[0].text)
+
+
+def _alert(browser: Any) -> Any:
+    """The page's open confirmation dialog, or None."""
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        return browser.switch_to.alert
+    except NoAlertPresentException:
+        return None
 
 
 async def ifc_walls(session: Any) -> int:

@@ -245,14 +245,14 @@ def test_the_checkpoints_are_listed_with_no_daemon_running(
 
     logs = tmp_path / "logs"
     monkeypatch.setenv(LOG_DIR_ENV, str(logs))
-    made = Checkpoint(
-        "4242-1", "i-1", "DXF 1.4.5 pid 77", "plan.dxf", 1, ("abc",), "add 50 circles", time.time()
-    )
+    at = time.time()
+    made = Checkpoint("4242-1", "i-1", "DXF 1.4.5 pid 77", "plan.dxf", 1, ("abc",), "add 50 circles", at)
     CallLogFile(logs, pid=4242).write(made.line())
     assert cli_main(["policy", "checkpoints"]) == 0
     said = capsys.readouterr().out
     assert said.startswith("no daemon is running: the checkpoints its call logs hold"), said
-    assert "4242-1  daemon pid 4242  DXF 1.4.5 pid 77  plan.dxf: add 50 circles" in said
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))  # when, to tell the calls apart
+    assert f"4242-1  {when}  daemon pid 4242  DXF 1.4.5 pid 77  plan.dxf: add 50 circles" in said
 
 
 async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reverted_again(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -152,8 +153,9 @@ def main(argv: Sequence[str]) -> int:
                 state = " (reverted)" if c["reverted"] else ""
                 if c.get("hostRunning") is False:
                     state += " (its host is gone: it cannot be reverted)"
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["at"])) if c.get("at") else "?"
                 print(
-                    f"{c['callId']}  daemon pid {c.get('daemonPid')}  {c['host']}  {c['document']}: "
+                    f"{c['callId']}  {when}  daemon pid {c.get('daemonPid')}  {c['host']}  {c['document']}: "
                     f"{c['step']}{state}"
                 )
         if not count:

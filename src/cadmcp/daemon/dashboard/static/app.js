@@ -318,7 +318,8 @@ function renderCheckpoints(items) {
   $("history-empty").hidden = items.length > 0;
   $("checkpoint-table").hidden = items.length === 0;
   $("checkpoint-rows").replaceChildren(...items.slice().reverse().map((c) => el("tr", { "data-checkpoint": c.callId },
-    el("td", { text: c.callId }), el("td", { text: c.host }), el("td", { text: c.document }),
+    el("td", { text: c.callId }), el("td", { text: c.at ? new Date(c.at * 1000).toLocaleString() : "" }),
+    el("td", { text: c.host }), el("td", { text: c.document }),
     el("td", { text: `${c.step || ""}${c.reverted ? " (reverted)" : ""}${c.hostRunning === false ? " (host gone)" : ""}` }),
     el("td", {}, c.reverted || c.hostRunning === false ? "" : el("div", { class: "row" },
       el("button", { type: "button", onclick: () => revert(c.callId, false), text: "Revert", "aria-label": `Revert ${c.callId}` }),
@@ -326,6 +327,9 @@ function renderCheckpoints(items) {
 }
 
 async function revert(callId, since) {
+  const c = (state.checkpoints || []).find((item) => item.callId === callId) || {};
+  const what = since ? `${callId} and every later call through the same agent` : `${callId} (${c.step || c.target || "its change"})`;
+  if (!window.confirm(`Revert ${what} in ${c.document || "its document"}? Its steps are undone there.`)) return;
   const answer = await post("/revert", { callId, since });
   $("history-message").textContent = answer.ok
     ? `Reverted ${answer.reverted.join(", ")}: ${answer.undone.map((u) => `${u.document} back ${u.steps} step(s)${u.note ? ` (${u.note})` : ""}`).join("; ")}`
