@@ -13,11 +13,9 @@ first; others may not be).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 MAX_TRIED = 5
@@ -101,18 +99,6 @@ def install() -> None:
             _installed = True
 
 
-@contextlib.contextmanager
-def refused(tried: list[str]) -> Iterator[list[str]]:
-    """While the block runs on this thread, what would act outside the document is refused and
-    said in ``tried``."""
-    install()
-    before, _watch.tried = _watch.tried, tried
-    try:
-        yield tried
-    finally:
-        _watch.tried = before
-
-
 def start(tried: list[str]) -> None:
     """Refuse from now on this thread (until :func:`stop`), for a run whose start and end are callbacks."""
     install()
@@ -120,4 +106,5 @@ def start(tried: list[str]) -> None:
 
 
 def stop() -> None:
+    """Stop refusing on this thread."""
     _watch.tried = None

@@ -41,8 +41,9 @@ Answerer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """Answers one round of `inputRequests` with the matching `inputResponses` (as invoking's)."""
 
 
-MAX_PICTURE_NOTES = 4
-"""Notes on what a preview's pictures cannot show (the same pictures, layers hidden) given the person."""
+MAX_PREVIEW_NOTES = 4
+"""Notes of a preview given the person: what its pictures cannot show (the same pictures, layers
+hidden), what the script tried outside the document."""
 
 
 def _shown(text: str, limit: int) -> str:
@@ -68,8 +69,8 @@ def preview_summary(result: dict[str, Any]) -> dict[str, Any] | None:
         "previewed": previewed if isinstance(previewed, str) else None,
         "pictures": pictures[:2],
         **({"warnings": warnings[:3]} if warnings else {}),
-        **({"notes": notes[:MAX_PICTURE_NOTES]} if notes else {}),
-        **({"outsideDocument": outside[:MAX_PICTURE_NOTES]} if outside else {}),
+        **({"notes": notes[:MAX_PREVIEW_NOTES]} if notes else {}),
+        **({"outsideDocument": outside[:MAX_PREVIEW_NOTES]} if outside else {}),
     }
 
 
