@@ -576,6 +576,8 @@ class FreeCADAdapter:
         for gone in [name for name in self._not_loaded if name not in docs]:
             del self._not_loaded[gone]
         self._changed_outside &= set(docs)
+        for gone in [name for name in _FRESH_DERIVED.solved if name not in docs]:
+            del _FRESH_DERIVED.solved[gone]
         self._order += sorted(name for name in docs if name not in self._order)
         return [docs[name] for name in self._order]
 
