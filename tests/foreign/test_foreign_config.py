@@ -396,6 +396,34 @@ def test_host_add_notes_references_no_shell_can_fill_and_a_missing_folder(
     assert f"its folder (cwd) {missing} does not exist here" in err
 
 
+def test_host_list_says_a_running_host_whose_server_never_started_is_down_and_why(
+    runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A proxy whose server command does not exist kept retrying while `cadmcp host list` said
+    `running`: its process ran, its server never did."""
+    import subprocess
+    import time
+
+    path = _config(tmp_path, {"Gone": {"server": {"command": "no-such-mcp-server-xyz"}}})
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    host = subprocess.Popen([sys.executable, "-m", "cadmcp", "host", "Gone"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert cli_main(["host", "list"]) == 0
+            said = capsys.readouterr().out
+            line = next(x for x in said.splitlines() if x.startswith("  Gone:"))
+            if "down" in line:
+                break
+            assert time.monotonic() < deadline and host.poll() is None, said
+            time.sleep(0.2)
+        assert f"[pid {host.pid} runs, its server is down: tried again in " in line, said
+        assert "    the command 'no-such-mcp-server-xyz' was not found: install it" in said, said
+    finally:
+        host.terminate()
+        host.wait(10)
+
+
 def test_host_add_and_remove_say_a_running_host_of_that_name_keeps_its_entry(
     runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -106,21 +106,78 @@ def _list() -> int:
     if not apps:
         print(f"{path} configures no host; add one with `cadmcp host add NAME -- COMMAND ARGS...`")
         return 0
+    import anyio
+
+    found = list_endpoints(runtime_dir(create=False))
+    names = {app.name.casefold() for app in apps}
+    states = anyio.run(_states, [ep for ep in found if ep.host_app.casefold() in names])
     running: dict[str, list[int]] = {}
-    for endpoint in list_endpoints(runtime_dir(create=False)):
+    for endpoint in found:
         running.setdefault(endpoint.host_app.casefold(), []).append(endpoint.pid)
     print(f"hosts in {path}:")
     for app in apps:
-        pids = running.get(app.name.casefold())
-        state = f"running (pid {', '.join(map(str, pids))})" if pids else "not running"
+        pids = running.get(app.name.casefold()) or []
+        said = [_said(pid, states.get(pid)) for pid in pids]
+        state = "; ".join(line for line, _ in said) or "not running"
+        reasons = [f"    {why}" for _, why in said if why]
         if app.problem is not None:
             print(f"  {app.name}: cannot start  [{state}]\n    {app.problem}")
             continue
         what = app.server.describe() if app.server is not None else " ".join(app.launch_command())
-        print(f"  {app.name}: {what}  [{state}]")
+        print(f"  {app.name}: {what}  [{state}]", *reasons, sep="\n")
         for note in app.ignored:
             print(f"    ignored: {note}")
     return 0
+
+
+STATE_TIMEOUT = 2.0
+"""Seconds `cadmcp host list` waits for a running host to say how it is."""
+
+
+async def _states(found: list[Any]) -> dict[int, dict[str, Any]]:
+    """What each running host says of itself (the state on its `tools/list`), by pid; a host that
+    does not answer in time is left out."""
+    import anyio
+
+    from cadmcp.wire import sockets
+    from cadmcp.wire.meta import HOST_STATE
+    from cadmcp.wire.passthrough import PassThroughSession
+
+    states: dict[int, dict[str, Any]] = {}
+
+    async def one(endpoint: Any) -> None:
+        with anyio.move_on_after(STATE_TIMEOUT):
+            try:
+                async with (
+                    sockets.connect(endpoint.path, timeout=STATE_TIMEOUT) as (read, write),
+                    PassThroughSession(read, write) as session,
+                ):
+                    await session.connect()
+                    result = await session.raw_request("tools/list", {}, timeout=STATE_TIMEOUT)
+            except Exception:  # a host that cannot be asked is shown as running
+                return
+            state = (result.get("_meta") or {}).get(HOST_STATE)
+            if isinstance(state, dict):
+                states[endpoint.pid] = state
+
+    async with anyio.create_task_group() as tg:
+        for endpoint in found:
+            tg.start_soon(one, endpoint)
+    return states
+
+
+def _said(pid: int, state: dict[str, Any] | None) -> tuple[str, str]:
+    """How `host list` shows a running host: its pid and phase, and why it is not ready."""
+    import time
+
+    phase = (state or {}).get("phase", "ready")
+    if phase == "ready":
+        return f"running (pid {pid})", ""
+    what = {"down": "its server is down", "refused": "its server's catalog is refused"}.get(phase, phase)
+    retry_at = (state or {}).get("retryAt")
+    if isinstance(retry_at, int | float):
+        what += f": tried again in {max(0, round(retry_at - time.time()))} s"
+    return f"pid {pid} runs, {what}", str((state or {}).get("error") or "")
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
