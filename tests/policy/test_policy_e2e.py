@@ -381,11 +381,13 @@ async def test_an_approval_entry_says_what_its_pictures_cannot_show(
             await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "decline")
 
 
-async def test_a_host_killed_while_its_call_waits_for_approval_did_not_run_it(
+async def test_a_host_killed_while_its_call_waits_for_approval_withdraws_the_question(
     hosts: Any, daemon_client: Any, tmp_path: Path
 ) -> None:
-    """A host killed (-9) while the person decided: the entry stayed, and a yes answered "The call may
-    have partly run; check the model state" with executionStarted true, though nothing had been sent."""
+    """A host killed (-9) while the person decided: the entry stayed in the queue until its time ran
+    out, and a yes answered "The call may have partly run; check the model state" with
+    executionStarted true, though nothing had been sent. Now the question goes when the host does,
+    and the call says that nothing ran, with no answer from anyone."""
     demo = hosts.start("demo")
     policy = {"profile": "trusted", "rules": [{"name": "ask", "decision": "confirm", "capability": "echo"}]}
     async with daemon_client(era="legacy", env=policy_env(tmp_path, policy)) as session:
@@ -402,16 +404,22 @@ async def test_a_host_killed_while_its_call_waits_for_approval_did_not_run_it(
             listed = await _waiting_approval()
             demo.kill()
             demo.wait()
-            with anyio.fail_after(20):  # the daemon has seen it go (the person may answer any time after)
-                while (await call(session, "list_host_instances", {})).structured_content["count"]:
+            with anyio.fail_after(30):  # answered with nobody answering the question
+                while not results:
                     await anyio.sleep(0.2)
-            approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
-            await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "accept")
         answer = results[0].structured_content
         assert (
             answer.get("executionStarted") is not True and "may have partly run" not in answer["message"]
         ), answer
+        assert "went away before the call could be sent" in answer["message"], answer
         assert "nothing ran" in answer["message"].lower(), answer
+        assert (
+            "no confirmation is waiting"
+            in (await anyio.to_thread.run_sync(_cli, "policy", "approvals")).stdout
+        )
+        approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
+        late = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "accept")
+        assert late.returncode == 1 and "is waiting" in late.stderr, late
 
 
 async def test_under_confirm_changes_a_script_acting_outside_the_document_waits_for_the_yes(

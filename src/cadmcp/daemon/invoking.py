@@ -319,19 +319,16 @@ async def invoke(
     approval = state.get("ap") if state is not None else None
     request_meta: dict[str, Any] | None = None
     if gate is not None:
-        policed = await _police(gate, ctx, hooks, entry, cap, link, arguments, state, input_responses)
+        policed = await _police(
+            gate, directory, ctx, hooks, entry, cap, link, arguments, state, input_responses
+        )
         if policed.answer is not None:
             return policed.answer
         approval = policed.approval
         if policed.previewed is not None:  # apply exactly what the person saw previewed
             request_meta = {PREVIEW: {"apply": policed.previewed}}
-        if directory.entries.get(entry.key) is None:  # it went away while the person decided
-            why = directory.out_of_reach(entry.key) or directory.not_connected(entry.key) or "it stopped"
-            raise stale(
-                "host_disconnected",
-                f"The {entry.host_app} host (pid {entry.key.pid}) went away before the call could be sent "
-                f"({why}); nothing ran. Search again to find a running host, or start one.",
-            )
+        if directory.entries.get(entry.key) is None:  # it went away as the person said yes
+            raise _went_away(directory, entry)
     if state is not None and state.get("ap") == "asked":
         host_state = input_responses = None  # the host never saw the daemon's round
     directory.note_invoked(entry.key)
@@ -399,6 +396,7 @@ def preview_request(cap: Capability, arguments: dict[str, Any]) -> dict[str, Any
 
 async def _police(
     gate: Gate,
+    directory: HostDirectory,
     ctx: ServerRequestContext[Any],
     hooks: CallHooks,
     entry: HostEntry,
@@ -452,14 +450,51 @@ async def _police(
     asking = (decision, subject, arguments, preview, cap.raw, details)
     channel = await hooks.confirm_channel(entry, link) if hooks.confirm_channel is not None else None
     if channel is not None:
-        await gate.ask(channel, "task input round", *asking)
+        await _ask_while_there(directory, entry, gate.ask(channel, "task input round", *asking))
     elif not _client_can_elicit(ctx):
-        await gate.ask(None, "approval queue", *asking)
+        await _ask_while_there(directory, entry, gate.ask(None, "approval queue", *asking))
     elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return Policed(answer=_approval_round(gate, entry, cap, arguments, preview, details))
     else:
-        await gate.ask(client_elicitation(ctx), "elicitation", *asking)
+        await _ask_while_there(directory, entry, gate.ask(client_elicitation(ctx), "elicitation", *asking))
     return Policed("granted", preview.get("previewed") if preview is not None else None)
+
+
+HOST_WATCH_INTERVAL = 0.25
+"""Seconds between looks at whether the host of a call waiting for the person is still there."""
+
+
+async def _ask_while_there(directory: HostDirectory, entry: HostEntry, asking: Awaitable[None]) -> None:
+    """The person's answer, the question withdrawn (from the approval queue, the client, the task)
+    as soon as the call's host goes away: no answer could run the call any more."""
+    answered: list[BaseException | None] = []
+
+    async def ask(scope: anyio.CancelScope) -> None:
+        try:
+            await asking
+            answered.append(None)
+        except Exception as exc:  # a no: raised as it is, not in a group
+            answered.append(exc)
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask, tg.cancel_scope)
+        while directory.entries.get(entry.key) is not None:
+            await anyio.sleep(HOST_WATCH_INTERVAL)
+        tg.cancel_scope.cancel()
+    if not answered:
+        raise _went_away(directory, entry)
+    if answered[0] is not None:
+        raise answered[0]
+
+
+def _went_away(directory: HostDirectory, entry: HostEntry) -> DaemonError:
+    why = directory.out_of_reach(entry.key) or directory.not_connected(entry.key) or "it stopped"
+    return stale(
+        "host_disconnected",
+        f"The {entry.host_app} host (pid {entry.key.pid}) went away before the call could be sent "
+        f"({why}); nothing ran. Search again to find a running host, or start one.",
+    )
 
 
 def _client_can_elicit(ctx: ServerRequestContext[Any]) -> bool:
