@@ -597,7 +597,20 @@ def configured(path: Path | None = None, *, warn: bool = True) -> list[Applicati
     path = path or config_path()
     if path is None or (not path.exists() and CONFIG_ENV not in os.environ):
         return []
+    if not path.exists() and path == config_path():  # named, not made yet: no host of one's own
+        if warn:
+            _warn_once(missing_config_note(path))
+        return []
     return configured_from(path, read_config(path), warn=warn)
+
+
+def missing_config_note(path: Path) -> str:
+    """What to say of the configuration file `CADMCP_HOSTS_CONFIG` names when it does not exist."""
+    return (
+        f"{CONFIG_ENV} names {path}, which does not exist: no host of your own is configured and no "
+        "policy rule of yours applies. `cadmcp host add NAME -- COMMAND ARGS...` creates it; or point "
+        f"{CONFIG_ENV} at your file."
+    )
 
 
 def configured_from(path: Path, data: Any, *, warn: bool = True) -> list[Application]:

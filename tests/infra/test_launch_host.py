@@ -129,6 +129,21 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
     assert wait_gone(sleepy), "the daemon left a host it launched running after it exited"
 
 
+async def test_a_named_configuration_file_not_made_yet_leaves_the_built_in_hosts_launchable(
+    infra_daemon: Any, infra_env: Any
+) -> None:
+    """CADMCP_HOSTS_CONFIG naming a file not made yet refused every launch, the built-in hosts'
+    too, calling the file invalid; it configures nothing of one's own, and says so where it matters."""
+    infra_env.config.unlink()
+    async with infra_daemon() as session:
+        unknown = await _error(session, {"hostApp": "MyCAD"})
+        assert unknown["type"] == "unknown_host_app", unknown
+        assert f"CADMCP_HOSTS_CONFIG names {infra_env.config}, which does not exist" in unknown["message"]
+        started = await call(session, "launch_host", {"hostApp": "Demo"})
+        assert not started.is_error and started.structured_content["phase"] == "ready", started
+        assert not infra_env.config.exists()  # only `cadmcp host add` makes it
+
+
 def _dxf_available() -> bool:
     return importlib.util.find_spec("cadmcp.hosts.dxf.server") is not None
 

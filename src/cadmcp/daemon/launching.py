@@ -132,11 +132,13 @@ class HostLauncher:
         if host_app is not None:
             app = next((s for s in apps if s.name.casefold() == host_app.casefold()), None)
             if app is None:
+                path = applications.config_path()
+                missing = f" {applications.missing_config_note(path)}" if path and not path.exists() else ""
                 raise DaemonError(
                     "unknown_host_app",
                     f"No host app named {echo(host_app, 40)}. Supported: {[s.name for s in apps]}; "
                     "add others with `cadmcp host add NAME -- COMMAND ARGS...` (an MCP server) or in the "
-                    f"host configuration ({CONFIG_ENV} or hosts.json in the cadmcp config folder).",
+                    f"host configuration ({CONFIG_ENV} or hosts.json in the cadmcp config folder).{missing}",
                     {"supported": [s.name for s in apps]},
                 )
             if file_path is not None:
