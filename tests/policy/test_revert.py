@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 
 from cadmcp.daemon.policy import control
@@ -61,7 +62,8 @@ async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_so
     shutil.copy(SAMPLES / "house.ifc", model)
     hosts.start("dxf", str(drawing))
     hosts.start("ifc", str(model))
-    async with daemon_client() as agent, daemon_client(era="legacy") as colleague:
+    named = {"client_info": types.Implementation(name="claude-code", version="2.1")}
+    async with daemon_client(**named) as agent, daemon_client(era="legacy") as colleague:
         await wait_for_hosts(agent, 2)
         dxf = await find_target(agent, "execute_python_code", "DXF")
         ifc = await find_target(agent, "execute_python_code", "IFC")
@@ -80,9 +82,11 @@ async def test_revert_since_a_call_undoes_every_host_it_touched_and_stops_for_so
         assert calls == [f"{daemon_pid}-{n}" for n in (1, 2, 3)]
         assert [c["host"].split()[0] for c in mine] == ["DXF", "IFC", "DXF"]
         assert mine[1]["document"].endswith("house.ifc") and mine[0]["target"] == "execute_python_code"
+        assert {c["client"] for c in mine} == {"claude-code/2.1"}  # which agent made each change
 
         listed = await anyio.to_thread.run_sync(_policy, "checkpoints")
         assert [line.split()[0] for line in listed.stdout.splitlines()] == calls, listed.stdout
+        assert "  claude-code/2.1, daemon pid " in listed.stdout.splitlines()[0], listed.stdout
         assert "IFC" in listed.stdout.splitlines()[1] and "house.ifc" in listed.stdout.splitlines()[1]
 
         door = control.socket_path(runtime_dir, int(daemon_pid))

@@ -13,8 +13,7 @@ from typing import Any
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.tools.invoke_dynamic import NAME as INVOKE_DYNAMIC
 from cadmcp.daemon.tools.search_dynamic import NAME as SEARCH_DYNAMIC
-from cadmcp.wire.calllog import CallLogFile, CallLogger
-from cadmcp.wire.masking import mask_text
+from cadmcp.wire.calllog import CallLogFile, CallLogger, client_of
 
 
 def _resolved(directory: HostDirectory, cap_id: Any) -> dict[str, Any] | None:
@@ -63,15 +62,9 @@ def _search_hits(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _client(ctx: Any) -> dict[str, Any]:
-    """The calling client's name and version as it introduced itself (`client=claude-code/2.1`)."""
-    params = getattr(getattr(ctx, "session", None), "client_params", None)
-    info = getattr(params, "client_info", None)
-    name = getattr(info, "name", None)
-    if not isinstance(name, str) or not name:
-        return {}
-    version = getattr(info, "version", None)
-    said = f"{name}/{version}" if isinstance(version, str) and version else name
-    return {"client": mask_text(said[:80])}
+    """The calling client as it introduced itself (`client=claude-code/2.1`)."""
+    said = client_of(ctx)
+    return {"client": said} if said else {}
 
 
 def daemon_call_log(directory: HostDirectory, log: CallLogFile | None = None) -> CallLogger:

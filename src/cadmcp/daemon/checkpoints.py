@@ -76,6 +76,8 @@ class Checkpoint:
     at: float
     target: str = ""
     """The capability the call ran (`execute_python_code`)."""
+    client: str = ""
+    """The agent's client as it introduced itself (`claude-code/2.1`), when it did."""
 
     @property
     def daemon(self) -> int:
@@ -92,6 +94,7 @@ class Checkpoint:
             "host": self.where,
             "hostInstanceId": self.host,
             "target": self.target,
+            "client": self.client,
             "document": self.document,
             "steps": self.added,
             "step": self.step,
@@ -127,6 +130,7 @@ class Checkpoint:
             step if isinstance(step, str) else None,
             at,
             str(fields.get("target") or ""),
+            str(fields.get("client") or ""),
         )
 
 
@@ -198,9 +202,9 @@ class Checkpoints:
         self._scan: LogScan | None = None
         self._reading = threading.Lock()
 
-    def record(self, entry: HostEntry, target: str, result: dict[str, Any]) -> str | None:
-        """Keep the checkpoint a host stamped on `result` (a call of `target`); its call id, or None
-        when the call changed nothing. `result` is not touched."""
+    def record(self, entry: HostEntry, target: str, result: dict[str, Any], client: str = "") -> str | None:
+        """Keep the checkpoint a host stamped on `result` (a call of `target` by `client`); its call
+        id, or None when the call changed nothing. `result` is not touched."""
         meta = result.get("_meta")
         mark = meta.get(CHECKPOINT_META) if isinstance(meta, dict) else None
         if not isinstance(mark, dict) or not mark.get("added") or result.get("isError"):
@@ -217,6 +221,7 @@ class Checkpoints:
             undo[0] if undo else None,
             time.time(),
             target,
+            client,
         )
         self._own[call_id] = checkpoint
         while len(self._own) > MAX_CHECKPOINTS:

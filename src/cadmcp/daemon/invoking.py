@@ -49,6 +49,7 @@ from cadmcp.daemon.policy.gate import (
     preview_summary,
     question,
 )
+from cadmcp.wire.calllog import client_of
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
@@ -345,7 +346,7 @@ async def invoke(
         params["requestState"] = host_state
     result = directory.take_state(entry.key, await _host_call(link, entry, "tools/call", params, hooks))
     if result.get("resultType") != "input_required":
-        return _kept(gate, entry, cap, result)
+        return _kept(gate, entry, cap, result, client_of(ctx))
     answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
     if answer is None:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -353,13 +354,15 @@ async def invoke(
             return {**result, "requestState": _seal_state(cap, result.get("requestState"), granted)}
         answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
     result = directory.take_state(entry.key, await _drive_rounds(answer, link, entry, params, result, hooks))
-    return _kept(gate, entry, cap, result)
+    return _kept(gate, entry, cap, result, client_of(ctx))
 
 
-def _kept(gate: Gate | None, entry: HostEntry, cap: Capability, result: dict[str, Any]) -> dict[str, Any]:
-    """The host's final result, untouched; a change it made is kept as a checkpoint first."""
+def _kept(
+    gate: Gate | None, entry: HostEntry, cap: Capability, result: dict[str, Any], client: str
+) -> dict[str, Any]:
+    """The host's final result, untouched; a change it made (by `client`) is kept as a checkpoint first."""
     if gate is not None:
-        gate.checkpoints.record(entry, cap.target, result)
+        gate.checkpoints.record(entry, cap.target, result, client)
     return result
 
 

@@ -35,7 +35,7 @@ TOOLS: list[dict[str, Any]] = [
         "description": (
             "Lists the changes agents made on this machine (through this daemon or another client's), "
             "most recent last: each call's callId, the host and document it changed, its undo step, the "
-            "daemon it went through and whether it was reverted. Use a callId "
+            "client that made it, the daemon it went through and whether it was reverted. Use a callId "
             "with revert_calls to undo that call or everything since it."
         ),
         "annotations": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},

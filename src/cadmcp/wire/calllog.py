@@ -200,6 +200,19 @@ def shared_log() -> CallLogFile:
         return _shared
 
 
+def client_of(ctx: Any) -> str:
+    """The calling client's name and version as it introduced itself (`claude-code/2.1`; "" when
+    it gave none), clipped and with anything like a secret masked."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    if not isinstance(name, str) or not name:
+        return ""
+    version = getattr(info, "version", None)
+    said = f"{name}/{version}" if isinstance(version, str) and version else name
+    return mask_text(said[:80])
+
+
 def timestamp() -> str:
     return datetime.now().astimezone().isoformat(timespec="milliseconds")
 

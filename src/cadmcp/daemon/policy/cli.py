@@ -154,9 +154,10 @@ def main(argv: Sequence[str]) -> int:
                 if c.get("hostRunning") is False:
                     state += " (its host is gone: it cannot be reverted)"
                 when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["at"])) if c.get("at") else "?"
+                by = f"{c['client']}, " if c.get("client") else ""
                 print(
-                    f"{c['callId']}  {when}  daemon pid {c.get('daemonPid')}  {c['host']}  {c['document']}: "
-                    f"{c['step']}{state}"
+                    f"{c['callId']}  {when}  {by}daemon pid {c.get('daemonPid')}  {c['host']}  "
+                    f"{c['document']}: {c['step']}{state}"
                 )
         if not count:
             print("no agent change is recorded")

@@ -319,7 +319,7 @@ function renderCheckpoints(items) {
   $("checkpoint-table").hidden = items.length === 0;
   $("checkpoint-rows").replaceChildren(...items.slice().reverse().map((c) => el("tr", { "data-checkpoint": c.callId },
     el("td", { text: c.callId }), el("td", { text: c.at ? new Date(c.at * 1000).toLocaleString() : "" }),
-    el("td", { text: c.host }), el("td", { text: c.document }),
+    el("td", { text: c.client || "" }), el("td", { text: c.host }), el("td", { text: c.document }),
     el("td", { text: `${c.step || ""}${c.reverted ? " (reverted)" : ""}${c.hostRunning === false ? " (host gone)" : ""}` }),
     el("td", {}, c.reverted || c.hostRunning === false ? "" : el("div", { class: "row" },
       el("button", { type: "button", onclick: () => revert(c.callId, false), text: "Revert", "aria-label": `Revert ${c.callId}` }),
