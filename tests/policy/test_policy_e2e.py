@@ -254,6 +254,11 @@ async def test_a_client_that_cannot_be_asked_waits_for_the_approval_queue(
                 approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
                 answered = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, verdict)
                 assert answered.returncode == 0, answered.stderr
+                said = {  # the person hears what became of the call, not only their own answer
+                    "accept": f"{approval_id}: accepted; the call ran: {text}",
+                    "decline": f"{approval_id}: declined; nothing ran",
+                }[verdict]
+                assert answered.stdout.strip() == said, answered.stdout
             again = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "accept")
             assert again.returncode == 1 and "No confirmation" in again.stderr  # answered once only
         assert results[0].content[0].text == "queued yes"

@@ -39,6 +39,7 @@ from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validati
 from cadmcp.daemon.hostlink import Describing, Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_READS, MAX_STATE_CHARS, check_responses, check_text
+from cadmcp.daemon.policy.approvals import ApprovalQueue
 from cadmcp.daemon.policy.gate import (
     APPROVAL_KEY,
     Gate,
@@ -53,6 +54,7 @@ from cadmcp.wire.calllog import client_of
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
+from cadmcp.wire.masking import mask_text
 from cadmcp.wire.meta import PREVIEW
 
 READS_BUDGET_BYTES = 4 * 1024 * 1024
@@ -319,42 +321,78 @@ async def invoke(
     host_state = state.get("hs") if state is not None else None
     approval = state.get("ap") if state is not None else None
     request_meta: dict[str, Any] | None = None
+    queued: str | None = None
     if gate is not None:
         policed = await _police(
             gate, directory, ctx, hooks, entry, cap, link, arguments, state, input_responses
         )
         if policed.answer is not None:
             return policed.answer
-        approval = policed.approval
+        approval, queued = policed.approval, policed.queued
         if policed.previewed is not None:  # apply exactly what the person saw previewed
             request_meta = {PREVIEW: {"apply": policed.previewed}}
-        if directory.entries.get(entry.key) is None:  # it went away as the person said yes
-            raise _went_away(directory, entry)
     if state is not None and state.get("ap") == "asked":
         host_state = input_responses = None  # the host never saw the daemon's round
-    directory.note_invoked(entry.key)
-    if cap.kind != "tool":
-        uri = _expand(cap, arguments)
-        result = await _host_call(link, entry, "resources/read", {"uri": uri}, hooks)
-        return _embedded(result)
-    params: dict[str, Any] = {"name": cap.target, "arguments": arguments}
-    if request_meta is not None:
-        params["_meta"] = request_meta
-    if input_responses is not None:
-        params["inputResponses"] = input_responses
-    if host_state is not None:
-        params["requestState"] = host_state
-    result = directory.take_state(entry.key, await _host_call(link, entry, "tools/call", params, hooks))
-    if result.get("resultType") != "input_required":
+
+    async def send() -> dict[str, Any]:
+        if gate is not None and directory.entries.get(entry.key) is None:  # gone as the person said yes
+            raise _went_away(directory, entry)
+        directory.note_invoked(entry.key)
+        if cap.kind != "tool":
+            uri = _expand(cap, arguments)
+            return _embedded(await _host_call(link, entry, "resources/read", {"uri": uri}, hooks))
+        params: dict[str, Any] = {"name": cap.target, "arguments": arguments}
+        if request_meta is not None:
+            params["_meta"] = request_meta
+        if input_responses is not None:
+            params["inputResponses"] = input_responses
+        if host_state is not None:
+            params["requestState"] = host_state
+        result = directory.take_state(entry.key, await _host_call(link, entry, "tools/call", params, hooks))
+        if result.get("resultType") != "input_required":
+            return _kept(gate, entry, cap, result, client_of(ctx))
+        answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
+        if answer is None:
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                granted = "granted" if approval == "granted" else None
+                return {**result, "requestState": _seal_state(cap, result.get("requestState"), granted)}
+            answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
+        result = directory.take_state(
+            entry.key, await _drive_rounds(answer, link, entry, params, result, hooks)
+        )
         return _kept(gate, entry, cap, result, client_of(ctx))
-    answer = hooks.input_channel(entry, link) if hooks.input_channel is not None else None
-    if answer is None:
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            granted = "granted" if approval == "granted" else None
-            return {**result, "requestState": _seal_state(cap, result.get("requestState"), granted)}
-        answer = client_elicitation(ctx)  # a 2025-11-25 client cannot receive input_required
-    result = directory.take_state(entry.key, await _drive_rounds(answer, link, entry, params, result, hooks))
-    return _kept(gate, entry, cap, result, client_of(ctx))
+
+    if gate is not None and queued is not None:
+        return await _told(gate.queue, queued, send())
+    return await send()
+
+
+async def _told(queue: ApprovalQueue, approval_id: str, sending: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """The call a person confirmed in the approval queue, sent; they hear what it did."""
+    try:
+        result = await sending
+    except DaemonError as exc:
+        queue.settle(approval_id, f"failed: {exc.message}")
+        raise
+    except BaseException:
+        queue.settle(approval_id, "stopped: the call was cancelled or the daemon stopped before it ended")
+        raise
+    if result.get("resultType") == "input_required":
+        queue.settle(approval_id, "ran, and asks the agent a question before it ends")
+    elif result.get("isError"):
+        queue.settle(approval_id, f"failed: {_first_text(result)}")
+    else:
+        queue.settle(approval_id, f"ran: {_first_text(result)}")
+    return result
+
+
+def _first_text(result: dict[str, Any], limit: int = 300) -> str:
+    """The first text of a result, on one line and clipped (what the host said it did)."""
+    for item in result.get("content") or result.get("contents") or []:
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            text = mask_text(" ".join(item["text"][: limit * 4].split()))
+            return text if len(text) <= limit else text[: limit - 1] + "…"
+    return "(no text)"
 
 
 def _kept(
@@ -375,6 +413,8 @@ class Policed:
     approval: str | None = None
     previewed: str | None = None
     answer: dict[str, Any] | None = None
+    queued: str | None = None
+    """The approval queue's id of a yes, told what the call did (`ApprovalQueue.settle`)."""
 
 
 def previews(cap: Capability) -> bool:
@@ -455,7 +495,8 @@ async def _police(
     if channel is not None:
         await _ask_while_there(directory, entry, gate.ask(channel, "task input round", *asking))
     elif not _client_can_elicit(ctx):
-        await _ask_while_there(directory, entry, gate.ask(None, "approval queue", *asking))
+        queued = await _ask_while_there(directory, entry, gate.ask(None, "approval queue", *asking))
+        return Policed("granted", preview.get("previewed") if preview is not None else None, queued=queued)
     elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return Policed(answer=_approval_round(gate, entry, cap, arguments, preview, details))
     else:
@@ -467,14 +508,18 @@ HOST_WATCH_INTERVAL = 0.25
 """Seconds between looks at whether the host of a call waiting for the person is still there."""
 
 
-async def _ask_while_there(directory: HostDirectory, entry: HostEntry, asking: Awaitable[None]) -> None:
-    """The person's answer, the question withdrawn (from the approval queue, the client, the task)
-    as soon as the call's host goes away: no answer could run the call any more."""
+async def _ask_while_there(
+    directory: HostDirectory, entry: HostEntry, asking: Awaitable[str | None]
+) -> str | None:
+    """The person's answer (`Gate.ask`), the question withdrawn (from the approval queue, the
+    client, the task) as soon as the call's host goes away: no answer could run the call any more."""
     answered: list[BaseException | None] = []
+    approval_id: str | None = None
 
     async def ask(scope: anyio.CancelScope) -> None:
+        nonlocal approval_id
         try:
-            await asking
+            approval_id = await asking
             answered.append(None)
         except Exception as exc:  # a no: raised as it is, not in a group
             answered.append(exc)
@@ -489,6 +534,7 @@ async def _ask_while_there(directory: HostDirectory, entry: HostEntry, asking: A
         raise _went_away(directory, entry)
     if answered[0] is not None:
         raise answered[0]
+    return approval_id
 
 
 def _went_away(directory: HostDirectory, entry: HostEntry) -> DaemonError:

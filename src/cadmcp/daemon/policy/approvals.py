@@ -17,6 +17,10 @@ import anyio
 Answer = Literal["accept", "decline", "cancel", "timeout"]
 MAX_PENDING = 256
 """Confirmations waiting at once; past it a new one is a no at once (nothing runs)."""
+MAX_RUNNING = 256
+"""Confirmed calls whose outcome the queue keeps for whoever said yes (the oldest go first)."""
+MAX_OUTCOME_WAIT = 120.0
+"""The longest an answer waits for the outcome of the call it confirmed."""
 
 
 @dataclass
@@ -31,6 +35,9 @@ class Pending:
     answer: Answer | None = None
     answered_by: str = ""
     done: anyio.Event = field(default_factory=anyio.Event)
+    outcome: str | None = None
+    """What became of the call once confirmed (`ran`, `failed: ...`, `did not run: ...`)."""
+    settled: anyio.Event = field(default_factory=anyio.Event)
 
     def view(self) -> dict[str, Any]:
         return {
@@ -46,26 +53,47 @@ class ApprovalQueue:
 
     def __init__(self) -> None:
         self._pending: dict[str, Pending] = {}
+        self._running: dict[str, Pending] = {}  # confirmed, their outcome not known yet or kept
 
     def pending(self) -> list[dict[str, Any]]:
         """What waits now, oldest first."""
         return [p.view() for p in sorted(self._pending.values(), key=lambda p: p.asked_at)]
 
-    async def ask(self, question: dict[str, Any], timeout: float) -> tuple[Answer, str]:
-        """Wait for a person's answer to `question`: (answer, who answered)."""
+    async def ask(self, question: dict[str, Any], timeout: float) -> tuple[Answer, str, str]:
+        """Wait for a person's answer to `question`: (answer, who answered, the approval id to
+        `settle` with the call's outcome once it ran)."""
         if len(self._pending) >= MAX_PENDING:
-            return "timeout", "queue full"
+            return "timeout", "queue full", ""
         now = time.time()
         item = Pending(secrets.token_hex(6), question, now, now + timeout)
         self._pending[item.id] = item
         try:
             with anyio.move_on_after(timeout):
                 await item.done.wait()
+        except BaseException:  # withdrawn (its host went away) as the yes came
+            self.settle(item.id, "did not run: it was withdrawn before it could be sent")
+            raise
         finally:
             self._pending.pop(item.id, None)
         if item.answer is None:
-            return "timeout", ""
-        return item.answer, item.answered_by
+            return "timeout", "", item.id
+        return item.answer, item.answered_by, item.id
+
+    def settle(self, approval_id: str, outcome: str) -> None:
+        """Say what became of a confirmed call, to whoever waits on its answer."""
+        item = self._running.get(approval_id)
+        if item is not None and item.outcome is None:
+            item.outcome = outcome
+            item.settled.set()
+
+    async def outcome(self, approval_id: str, timeout: float) -> str | None:
+        """The outcome of a confirmed call, waited for up to `timeout` s (None: still running)."""
+        item = self._running.get(approval_id)
+        if item is None:
+            return None
+        with anyio.move_on_after(min(timeout, MAX_OUTCOME_WAIT)):
+            await item.settled.wait()
+        return item.outcome
 
     def answer(self, approval_id: str, answer: str, by: str = "approval queue") -> dict[str, Any]:
         """Answer one pending confirmation: `accept` runs the call, `decline` refuses it."""
@@ -80,4 +108,9 @@ class ApprovalQueue:
             return {"ok": False, "error": "Answer accept or decline."}
         item.answer, item.answered_by = answer, by[:120]  # type: ignore[assignment]
         item.done.set()
+        if answer == "accept":  # from now on the call runs: its outcome is kept for `outcome`
+            item.question = {}  # not its pictures
+            self._running[item.id] = item
+            while len(self._running) > MAX_RUNNING:
+                self._running.pop(next(iter(self._running))).settled.set()
         return {"ok": True, "approvalId": approval_id, "answer": answer}

@@ -29,6 +29,8 @@ from cadmcp.daemon.policy.engine import load
 from cadmcp.daemon.policy.explain import show
 
 LIST_TIMEOUT = 5.0
+OUTCOME_WAIT = 60.0
+"""Seconds `policy answer` waits, after a yes, to say what the call did."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -185,6 +187,7 @@ def main(argv: Sequence[str]) -> int:
             "approvalId": args.approval_id,
             "answer": args.answer,
             "by": "cadmcp policy answer",
+            "wait": OUTCOME_WAIT,
         }
         answers = anyio.run(_doors, request)
         done = next((a for a in answers if a.get("ok")), None)
@@ -192,8 +195,15 @@ def main(argv: Sequence[str]) -> int:
             errors = {str(a.get("error")) for a in answers} or {"no daemon with an approval queue is running"}
             print(f"cadmcp policy answer: {'; '.join(sorted(errors))}", file=sys.stderr)
             return 1
-        print(f"{args.approval_id}: {args.answer}")
-        return 0
+        if args.answer == "decline":
+            print(f"{args.approval_id}: declined; nothing ran")
+            return 0
+        outcome = done.get("outcome") or (
+            f"still running after {OUTCOME_WAIT:g} s; its answer goes to the agent (the call log and "
+            "`cadmcp dashboard` show it)"
+        )
+        print(f"{args.approval_id}: accepted; the call {outcome}")
+        return 1 if str(outcome).startswith(("failed", "stopped")) else 0
     live = [
         a
         for a in anyio.run(_doors, {"op": "show", "pattern": args.pattern, "caller": args.caller})

@@ -1,7 +1,8 @@
 """The person's local door into the daemon: a Unix socket in the runtime directory (mode 0600).
 
 One JSON line in, one JSON line out: `{"op": "list"}` answers the pending confirmations,
-`{"op": "answer", "approvalId": ..., "answer": "accept"|"decline", "by": ...}` answers one,
+`{"op": "answer", "approvalId": ..., "answer": "accept"|"decline", "by": ..., "wait": seconds}`
+answers one (with `wait`, a yes answers once the call ended, saying what it did: `outcome`),
 `{"op": "checkpoints"}` lists what agents changed, `{"op": "revert", "callId": ..., "since":
 true|false}` reverts a call (or everything since it) on every host it touched, `{"op": "show",
 "pattern": ..., "caller": "local"|"remote"}` answers `cadmcp policy show` from the live
@@ -75,7 +76,11 @@ async def handle(
         approval_id, answer, by = request.get("approvalId"), request.get("answer"), request.get("by")
         if not isinstance(approval_id, str) or not isinstance(answer, str):
             return {"ok": False, "error": "answer needs approvalId and answer (accept or decline)."}
-        return queue.answer(approval_id, answer, by if isinstance(by, str) and by else "approval queue")
+        done = queue.answer(approval_id, answer, by if isinstance(by, str) and by else "approval queue")
+        wait = request.get("wait")
+        if done.get("ok") and answer == "accept" and isinstance(wait, int | float) and wait > 0:
+            done["outcome"] = await queue.outcome(approval_id, float(wait))  # None: still running
+        return done
     if op == "checkpoints":
         look = request.get("look") is not False  # a page's refresh asks no host (see listing)
         listed = await gate.checkpoints.listing(directory, look=look)

@@ -294,24 +294,26 @@ class Gate:
         preview: dict[str, Any] | None = None,
         about: dict[str, Any] | None = None,
         details: list[str] | None = None,
-    ) -> None:
+    ) -> str | None:
         """Put the question to `answerer` (None: the approval queue); return on yes, raise on no.
-        ``about``, ``details``: the capability as its host lists it, what it would do (`question`)."""
+        ``about``, ``details``: the capability as its host lists it, what it would do (`question`).
+        A yes from the queue returns its approval id, to `settle` it with what the call did."""
         asked = question(decision, subject, arguments, preview, about, details)
         started = time.time()
         timeout = self.policy.confirm_timeout
-        answer, by = "timeout", ""
+        answer, by, approval_id = "timeout", "", None
         if answerer is None:
             if asked.get("pictures"):  # only the queue's entry carries them (a prompt is text)
                 asked["message"] += "\n  before- and after-pictures are in this entry"
                 for note in (preview or {}).get("notes") or []:  # what they cannot show, beside them
                     asked["message"] += f"\n  the pictures: {note}"
-            how, (answer, by) = "approval queue", await self.queue.ask(asked, timeout)
+            how, (answer, by, approval_id) = "approval queue", await self.queue.ask(asked, timeout)
         else:
             with anyio.move_on_after(timeout):
                 responses = await answerer({APPROVAL_KEY: elicitation(asked)})
                 answer, by = answer_of(responses.get(APPROVAL_KEY)), "client"
         self.settle(decision, subject, arguments, answer, by=by, how=how, asked_at=started, preview=preview)
+        return approval_id
 
     def settle(
         self,
