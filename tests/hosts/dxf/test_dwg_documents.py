@@ -177,6 +177,31 @@ def test_every_dwg_release_header_is_named() -> None:
     assert dwg_release(b"0\nSECTION") is None
 
 
+def test_a_dwg_whose_dxf_carries_none_of_its_entities_is_refused_not_opened_empty(
+    reader: Path, tmp_path: Path
+) -> None:
+    """LibreDWG's DXF of an R11 drawing (ACEB10.dwg of its test data: 1,593 entities) ended blocks
+    where none began; ezdxf kept nothing, and the drawing opened empty with `opened: true`, to be
+    worked on and saved over. Here the converter reads a generated drawing, and the DXF it wrote is
+    read as holding nothing (as ezdxf read that one); the second reader's, too."""
+    from cadmcp.hosts.dxf.documents import load_drawing
+    from cadmcp.hosts.dxf.dwg import DwgError, read_dwg
+
+    dwg, twin = write_pair(tmp_path)
+
+    def nothing(dxf: Path) -> tuple[object, object]:
+        doc = ezdxf.new(dxfversion="R2000")
+        return doc, doc.audit()
+
+    with pytest.raises(DwgError) as caught:
+        read_dwg(dwg, nothing)
+    said = str(caught.value)
+    assert "the DWG reader read it, but what it made of it is not a usable drawing" in said, said
+    assert "none of the" in said and "entities the reader counted came over" in said, said
+    doc, _, source = read_dwg(dwg, lambda dxf: load_drawing(str(dxf))[:2])  # read as the host reads it
+    assert counts(doc)["model"] == counts(ezdxf.readfile(twin))["model"] and source.lost == []
+
+
 def test_the_second_reader_carries_a_drawing_and_says_it_read_it(tmp_path: Path) -> None:
     """pycadkit reads the R13+ drawings LibreDWG cannot; here it reads a generated one by itself."""
     from cadmcp.hosts.dxf import dwg_cadkit

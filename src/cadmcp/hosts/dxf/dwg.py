@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -432,6 +433,7 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
             return _second_reader(path, version, name, load, refusal, Path(tmp), nothing_read=empty)
         try:
             doc, auditor = load(dxf)
+            _check_came_over(doc, (answer.get(part) or {} for part in ("model", "other")))
         except Exception as exc:  # the DXF the reader wrote is not one ezdxf can use
             detail = echo(str(exc), 200)
             if old:
@@ -487,6 +489,7 @@ def _second_reader(
     try:
         found = dwg_cadkit.convert(path.resolve(), dxf)
         doc, auditor = load(dxf)
+        _check_came_over(doc, found.values())
     except Exception:  # neither reader could: the first one's words say what to do
         raise refusal from None
     if nothing_read and not any(found.values()):  # neither found anything: not an empty drawing
@@ -509,6 +512,15 @@ def _second_reader(
         seconds=time.perf_counter() - started,
     )
     return doc, auditor, source
+
+
+def _check_came_over(doc: Drawing, counts: Iterable[Mapping[str, Any]]) -> None:
+    """Raise ValueError when the reader counted entities in the DWG and its DXF carried none of
+    them (LibreDWG's DXF of an R11 drawing can end blocks where none began): not a drawing to open
+    as empty, to work on and save over."""
+    counted = sum(int(n) for part in counts for n in part.values())
+    if counted and not any(len(layout) for layout in doc.blocks):
+        raise ValueError(f"none of the {counted:,} entities the reader counted came over")
 
 
 def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, Any]) -> DwgError:
