@@ -225,3 +225,48 @@ def test_a_steps_changes_are_named_in_every_schema_ifcopenshell_reads(schema: st
     model.end_transaction()
     changes = changes_of(model, transaction)
     assert changes.created == (str(new.id()),) and changes.modified == (str(wall.id()),)
+
+
+def _with_a_class_its_schema_lacks(folder: Path) -> Path:
+    """An IFC4X3_ADD2 model whose two beams are written as IFCBEAMSTANDARDCASE, an IFC4 class the
+    IFC4X3 schema no longer has (as IfcOpenShell's own beam-standard-case test file has them)."""
+    import ifcopenshell.guid
+
+    model = ifcopenshell.file(schema="IFC4X3_ADD2")
+    site = model.createIfcSite(ifcopenshell.guid.new(), Name="S")
+    beams = [model.createIfcBeam(ifcopenshell.guid.new(), Name=f"B{n}") for n in (1, 2)]
+    model.createIfcRelContainedInSpatialStructure(ifcopenshell.guid.new(), None, None, None, beams, site)
+    model.createIfcWall(ifcopenshell.guid.new(), Name="Kept")
+    path = folder / "beams.ifc"
+    model.write(str(path))
+    written = path.read_text()
+    for beam in beams:
+        written = written.replace(f"#{beam.id()}=IFCBEAM(", f"#{beam.id()}=IFCBEAMSTANDARDCASE(")
+    path.write_text(written)
+    assert written.count("IFCBEAMSTANDARDCASE(") == 2
+    return path
+
+
+async def test_entities_ifcopenshell_leaves_out_are_said_and_the_file_is_not_saved_over(
+    tmp_path: Path,
+) -> None:
+    """IfcOpenShell drops an instance of a class the file's schema lacks without a word: an IFC4X3
+    file's 18 IFCBEAMSTANDARDCASE opened as a model with no beam, no warning, and a save in place
+    wrote the file without them."""
+    path = _with_a_class_its_schema_lacks(tmp_path)
+    before = path.read_bytes()
+    async with Client(create_server().server) as client:
+        opened = await client.call_tool("open_document", {"filePath": str(path)})
+        said = text(opened)
+        assert not opened.is_error, said
+        assert "IfcOpenShell left out 2 IFCBEAMSTANDARDCASE (not entities of IFC4X3_ADD2)" in said, said
+        context = await read_json(client, "ifc://model/context")
+        assert any("2 IFCBEAMSTANDARDCASE" in w for w in context["readWarnings"]), context
+        await run(client, "model.createIfcWall(ifcopenshell.guid.new(), Name='New')")
+        in_place = await client.call_tool("save_document", {})
+        assert in_place.is_error and "was read without part of it (2 IFCBEAMSTANDARDCASE" in text(in_place)
+        assert path.read_bytes() == before  # nothing was written over it
+        elsewhere = tmp_path / "copy.ifc"
+        saved = await client.call_tool("save_document", {"filePath": str(elsewhere)})
+        assert not saved.is_error and "Not written: 2 IFCBEAMSTANDARDCASE" in text(saved), text(saved)
+    assert len(ifcopenshell.open(str(elsewhere)).by_type("IfcWall")) == 2

@@ -183,6 +183,8 @@ class RequestedDocument(TypedDict, total=False):
     fix: str
     warnings: list[str]
     """What the agent must know about a document that did open (e.g. a schema read as another)."""
+    lacking: str
+    """What of the file the open document lacks (`Opened.lacking`)."""
 
 
 def requested_outcome(
@@ -218,6 +220,9 @@ class Opened:
     """An extra sentence (``Audit fixed 2 issues (see dxf://model/warnings).``)."""
     warnings: tuple[str, ...] = ()
     """What the agent must know about how it was read (said after the message)."""
+    lacking: str = ""
+    """What of the file the open document lacks (what the reader left out), or '': such a file is
+    not saved over (`cadmcp.host.builtins.ondisk`)."""
 
 
 @dataclass(frozen=True)

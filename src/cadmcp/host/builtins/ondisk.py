@@ -23,6 +23,8 @@ from cadmcp.wire.echo import echo
 __all__ = ["DiskStamps"]
 
 MAX_FILES = 1000
+LACKING = "lacking: "
+"""Marks a file read without part of it (what its reader left out), beside files cut short."""
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -43,11 +45,17 @@ class DiskStamps:
         self._steps: dict[str, tuple[tuple[str, ...], int]] = {}
 
     def note(
-        self, path: Path | str | None, *, read: bool = False, steps: Sequence[str] = (), dropped: int = 0
+        self,
+        path: Path | str | None,
+        *,
+        read: bool = False,
+        steps: Sequence[str] = (),
+        dropped: int = 0,
+        lacking: str | None = None,
     ) -> None:
-        """Remember ``path`` as it is now (call after reading it, with ``read``, or writing it with
-        the document's undo step names, ``steps``, most recent first, and how many older steps had
-        fallen off its history, ``dropped``)."""
+        """Remember ``path`` as it is now (call after reading it, with ``read`` and what the reader
+        left out of it, ``lacking``, or writing it with the document's undo step names, ``steps``,
+        most recent first, and how many older steps had fallen off its history, ``dropped``)."""
         if not path:
             return
         stamp = _stamp(Path(path))
@@ -59,6 +67,8 @@ class DiskStamps:
         self._steps[key] = (tuple(steps), dropped)
         if read and (why := unfinished(Path(path))) is not None:
             self._unfinished[key] = why
+        elif read and lacking:
+            self._unfinished[key] = f"{LACKING}{lacking}"
         if stamp is None:
             self._stamps.pop(key, None)
             return
@@ -89,9 +99,10 @@ class DiskStamps:
         return self._unfinished.get(os.path.realpath(path)) if path else None
 
     def warning(self, path: Path | str | None) -> str | None:
-        """What the agent must be told of a file read cut short, or None."""
+        """What the agent must be told of a file read cut short, or None (a file read without part
+        of it is said by its host, in its own words)."""
         why = self.unfinished(path)
-        if why is None:
+        if why is None or why.startswith(LACKING):
             return None
         return (
             f"{echo(Path(str(path)).name)} looks cut short ({why}): what was read may lack what came "
@@ -102,7 +113,15 @@ class DiskStamps:
         """Raise :class:`HostError` when ``path`` changed on disk since :meth:`note` (unknown: fine)."""
         if not path:
             return
-        if (why := self.unfinished(path)) is not None:
+        if (why := self.unfinished(path)) is not None and why.startswith(LACKING):
+            raise HostError(
+                f"{echo(Path(path).name)} was read without part of it ({why.removeprefix(LACKING)}), so "
+                "saving over it would throw that part away: nothing was written. Save under another name "
+                "with save_document(filePath=...), or replace the file on purpose with "
+                f"save_document(filePath={echo(str(path), 200)}).",
+                "failed",
+            )
+        if why is not None:
             raise HostError(
                 f"{echo(Path(path).name)} looked cut short when it was read ({why}), so what is open may "
                 "lack part of it, and saving over it would throw that part away: nothing was written. "

@@ -267,7 +267,7 @@ class BuiltinSurface:
             self.adapter.documents()
         for document in self.adapter.requested():
             if document.get("opened"):
-                self.on_disk.note(document.get("path"), read=True)
+                self.on_disk.note(document.get("path"), read=True, lacking=document.get("lacking") or None)
         self.publish_state()
 
     def warm_up(self) -> Iterator[str]:
@@ -394,7 +394,7 @@ class BuiltinSurface:
                 )
                 opened = adapter.open(path)
                 if not opened.already_open:
-                    self.on_disk.note(path, read=True)
+                    self.on_disk.note(path, read=True, lacking=opened.lacking or None)
                 if opened.already_open:
                     message = (
                         f"Already open: {opened.title} is the active {noun} again ({opened.summary}); it was "

@@ -274,7 +274,13 @@ class IfcAdapter:
         f = doc.file
         walls, storeys = len(f.by_type("IfcWall")), len(f.by_type("IfcBuildingStorey"))
         summary = f"{f.schema_identifier}, {storeys} storeys, {walls} walls"
-        return Opened(doc.title, summary, already_open=not is_new, warnings=tuple(doc.read_warnings))
+        return Opened(
+            doc.title,
+            summary,
+            already_open=not is_new,
+            warnings=tuple(doc.read_warnings),
+            lacking=doc.lacking,
+        )
 
     def activate(self, document: str) -> str:
         doc = self.workspace.find(document)
@@ -284,7 +290,12 @@ class IfcAdapter:
     def save(self, target: Path | None) -> Saved:
         doc = self.active()
         path = doc.save(target)
-        return Saved(doc.title, path)
+        lost = (
+            f"Not written: {doc.lacking}, which IfcOpenShell left out when it read the file."
+            if doc.lacking
+            else ""
+        )
+        return Saved(doc.title, path, note=lost)
 
     # code and history ----------------------------------------------------------------------------
     def script(self, step_name: str) -> IfcScriptRun:

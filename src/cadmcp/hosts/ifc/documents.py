@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -152,6 +154,8 @@ class IfcDocument:
         self.listeners: list[Callable[[IfcDocument, set[int]], None]] = []
         self.read_warnings: list[str] = []
         """How the file was read, when not as it says (e.g. its schema read as another)."""
+        self.lacking = ""
+        """What of the file the open model lacks (entities IfcOpenShell left out), or ''."""
         self.disk_stamp: list[int] | None = None
         """Size and modification time of the file when it was read (None: not read from a file)."""
 
@@ -314,6 +318,65 @@ def load_model(path: Path) -> tuple[ifcopenshell.file, list[str]]:
         ) from exc
 
 
+_INSTANCE = re.compile(rb"(?m)^[ \t]*#([0-9]+)[ \t]*=[ \t]*([A-Za-z0-9_]+)[ \t]*\(")
+MAX_LEFT_OUT_KINDS = 8
+"""Kinds of left-out entities named in the warning (the rest are counted)."""
+
+
+def left_out_entities(path: Path, model: ifcopenshell.file) -> Counter[str]:
+    """Entities of the file that IfcOpenShell did not read, by the name the file gives them (a
+    class its schema does not have: IFCBEAMSTANDARDCASE in an IFC4X3 file). IfcOpenShell drops
+    such an instance without a word, and every reference to it reads as nothing."""
+    import mmap
+
+    left_out: Counter[str] = Counter()
+    read = model.entity_names()  # the ids of the instances IfcOpenShell holds
+    if _lines_starting_an_instance(path) <= len(read):  # one to a line, as exporters write them
+        return left_out
+    try:
+        with path.open("rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if sum(1 for _ in _INSTANCE.finditer(data)) <= len(read):  # type: ignore[call-overload]
+                return left_out
+            held = set(read)
+            for match in _INSTANCE.finditer(data):  # type: ignore[call-overload]
+                if int(match.group(1)) not in held:
+                    left_out[match.group(2).decode("ascii").upper()] += 1
+    except (OSError, ValueError):  # an empty file, or one that cannot be mapped: nothing to say
+        return Counter()
+    return left_out
+
+
+def _lines_starting_an_instance(path: Path, chunk: int = 1 << 24) -> int:
+    """Lines of the file that start with `#` (at most: a string value may hold such a line)."""
+    count, last = 0, b"\n"
+    try:
+        with path.open("rb") as stream:
+            while block := stream.read(chunk):
+                joined = last + block  # a line break at the end of one block, `#` starting the next
+                count += joined.count(b"\n#") + joined.count(b"\r#")
+                last = block[-1:]
+    except OSError:
+        return 0
+    return count
+
+
+def left_out_text(left_out: Counter[str], schema: str) -> str:
+    """``18 IFCBEAMSTANDARDCASE (not entities of IFC4X3_ADD2)``."""
+    named = [f"{count:,} {kind}" for kind, count in left_out.most_common(MAX_LEFT_OUT_KINDS)]
+    more = sum(left_out.values()) - sum(c for _, c in left_out.most_common(MAX_LEFT_OUT_KINDS))
+    tail = f" and {more:,} more" if more else ""
+    return f"{', '.join(named)}{tail} (not entities of {schema})"
+
+
+def _left_out_warning(name: str, lacking: str) -> str:
+    return (
+        f"IfcOpenShell left out {lacking} of {echo(name)}, and every reference to them: the open model "
+        "lacks them, saving it writes none of them, and it will not be saved over the file "
+        "(save_document(filePath=...) saves it elsewhere). The application that wrote the file used "
+        "classes its schema does not have; export it again from there for a complete model."
+    )
+
+
 def _cut_short(path: Path) -> bool:
     """Whether an IFC-SPF file lacks its closing END-ISO-10303-21 (it was cut short)."""
     try:
@@ -390,7 +453,10 @@ class Workspace:
             else:
                 loaded.append(doc)
                 if path is not None:
-                    self.requested.append(requested_outcome(str(path), doc.title, warnings=doc.read_warnings))
+                    outcome = requested_outcome(str(path), doc.title, warnings=doc.read_warnings)
+                    if doc.lacking:
+                        outcome["lacking"] = doc.lacking
+                    self.requested.append(outcome)
         if loaded:
             self._active = loaded[0]
         if errors:
@@ -448,6 +514,9 @@ class Workspace:
         model, warnings = load_model(resolved)
         doc = self.add(model, resolved, resolved.name)
         doc.read_warnings = warnings
+        if left_out := left_out_entities(resolved, model):
+            doc.lacking = left_out_text(left_out, model.schema_identifier)
+            doc.read_warnings = [*warnings, _left_out_warning(resolved.name, doc.lacking)]
         doc.disk_stamp = disk_stamp
         return doc, True
 
