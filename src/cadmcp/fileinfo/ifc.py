@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from cadmcp.fileinfo.errors import FileInfoError, corrupt, shown_name
+from cadmcp.fileinfo.ifcleftout import left_out_entities, left_out_text
 from cadmcp.fileinfo.paths import Detail
 
 _HEAD_BYTES = 1 << 20
@@ -291,6 +292,12 @@ def _open_full(path: Path) -> dict[str, Any]:
         ],
         "lengthUnit": _length_unit(model),
     }
+    if left_out := left_out_entities(path, model):
+        out["leftOut"] = dict(left_out.most_common())
+        out["note"] = (
+            f"IfcOpenShell leaves out {left_out_text(left_out, model.schema_identifier)}: the counts above "
+            "lack them, and a model opened from this file lacks them too."
+        )
     return out
 
 

@@ -253,8 +253,12 @@ async def test_entities_ifcopenshell_leaves_out_are_said_and_the_file_is_not_sav
     """IfcOpenShell drops an instance of a class the file's schema lacks without a word: an IFC4X3
     file's 18 IFCBEAMSTANDARDCASE opened as a model with no beam, no warning, and a save in place
     wrote the file without them."""
+    from cadmcp.fileinfo import read_file_info
+
     path = _with_a_class_its_schema_lacks(tmp_path)
     before = path.read_bytes()
+    info = read_file_info(str(path), detail="full")  # the counts say what they lack, too
+    assert info["leftOut"] == {"IFCBEAMSTANDARDCASE": 2} and "IfcOpenShell leaves out 2" in info["note"]
     async with Client(create_server().server) as client:
         opened = await client.call_tool("open_document", {"filePath": str(path)})
         said = text(opened)
