@@ -221,6 +221,11 @@ def test_the_second_reader_carries_a_drawing_and_says_it_read_it(tmp_path: Path)
     )
     assert source.reader.startswith("pycadkit") and "LibreDWG could not read it" in source.reader
     assert source.read_notes == ["LibreDWG: it stopped on damaged or unsupported data"]
+    said = source.notes()  # the open answer names the second reader, and the version it saves in
+    assert any(n.startswith("Read by pycadkit") and "LibreDWG could not read it" in n for n in said), said
+    if doc.dxfversion != "AC1015":
+        assert source.as_json()["heldAs"] == doc.dxfversion
+        assert any("held as a DXF" in n and "(the DWG is R2000, AC1015)" in n for n in said), said
     assert source.warning == ""
     _, _, after_nothing = _second_reader(  # LibreDWG read nothing at all: as it reads an R2007 cut short
         dwg, "AC1015", "R2000", lambda dxf: load_drawing(str(dxf))[:2], refusal, tmp_path, nothing_read=True

@@ -109,6 +109,8 @@ class DwgSource:
     """What the agent must know before working on it (e.g. that the file may be cut short)."""
     seconds: float = 0.0
     """Conversion time (the DXF read by ezdxf not included)."""
+    held_as: str = ""
+    """The DXF version the drawing is held in, and saved as (``AC1032``), when not the DWG's."""
 
     def lost_phrase(self, limit: int = 8) -> str:
         """``'1 ACAD_TABLE (model space); 3 objects of 2 kinds'`` (empty when nothing was lost)."""
@@ -135,6 +137,18 @@ class DwgSource:
             said.append(f"Not carried over from the DWG: {lost} (see dxf://model/warnings).")
         elif all_said:
             said.append("Everything the reader found in the DWG was carried over.")
+        if "LibreDWG could not read it" in self.reader:
+            said.append(
+                f"Read by {self.reader.split(';')[0]}, the second reader: LibreDWG could not read it."
+            )
+        if self.held_as and self.held_as != self.version:
+            from ezdxf.lldxf.const import acad_release
+
+            held = f"{acad_release.get(self.held_as, self.held_as)} ({self.held_as})"
+            said.append(
+                f"It is held as a DXF {held} drawing, which save_document writes (the DWG is "
+                f"{self.release}, {self.version})."
+            )
         if self.as_proxies:
             said.append(
                 "Carried as proxy entities (their graphics only, as AutoCAD shows them without the "
@@ -161,6 +175,7 @@ class DwgSource:
             "version": self.version,
             "release": self.release,
             "reader": self.reader,
+            **({"heldAs": self.held_as} if self.held_as and self.held_as != self.version else {}),
             "not_carried_over": self.lost,
             "entities_not_carried_over": sum(
                 i["count"] for i in self.lost if i["where"] not in ("objects", _HOLLOW)
@@ -462,6 +477,7 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
         as_proxies={str(k): int(v) for k, v in (answer.get("proxied") or {}).items()},
         read_notes=[text for bit, text in _READ_FLAGS.items() if int(answer.get("code") or 0) & bit],
         seconds=seconds,
+        held_as=doc.dxfversion,
     )
     return doc, auditor, source
 
@@ -510,6 +526,7 @@ def _second_reader(
             else ""
         ),
         seconds=time.perf_counter() - started,
+        held_as=doc.dxfversion,
     )
     return doc, auditor, source
 
