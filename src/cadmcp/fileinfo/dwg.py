@@ -92,8 +92,9 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
                 out["header"]["propertiesEncrypted"] = bool(security & 0x2)
                 out["header"]["signed"] = bool(security & 0x10)
     out["note"] = (
-        "read_file_info reads a DWG's header only; its layers and entities are read when launch_host "
-        "opens it in a DXF host, through the DWG reader (docs/hosts/dwg.md says how to install it)."
+        "read_file_info reads a DWG's header only (its release, code page, preview and length); its "
+        "layers and entities are read when launch_host opens it in a DXF host, through the DWG reader "
+        "(launch_host says how to install it where it is missing)."
     )
     if needed is None:
         out["note"] += (
