@@ -314,3 +314,29 @@ async def test_a_dwg_named_dxf_is_said_to_be_one_and_never_written_over(reader: 
         assert as_dwg.is_error and "writes .dxf files only" in text_of(as_dwg), text_of(as_dwg)
     assert digest(named) == original
     assert ezdxf.readfile(tmp_path / "named.converted.dxf").modelspace()
+
+
+def test_proxy_entities_with_nothing_to_draw_are_said() -> None:
+    """2 of the 25 proxy entities of LibreDWG's 2013/gh109_1.dwg hold an 8-byte proxy graphic (its
+    size, and zero primitives): the open answer called all of them carried "their graphics only",
+    and only a picture showed that nothing draws those two."""
+    import struct
+
+    from cadmcp.hosts.dxf.dwg import DwgSource, _without_graphics
+
+    doc = ezdxf.new("R2018")
+    msp = doc.modelspace()
+    for graphics in (struct.pack("<2L", 8, 0), struct.pack("<2L", 8, 0), b"\x28" + bytes(39)):
+        msp.new_entity("ACAD_PROXY_ENTITY", {}).proxy_graphic = graphics
+    empty = _without_graphics(doc)
+    assert empty == 2
+    source = DwgSource(
+        Path("plan.dwg"),
+        "AC1027",
+        "R2013",
+        "reader",
+        as_proxies={"TCH_WALL": 3},
+        proxies_without_graphics=empty,
+    )
+    assert source.notes()[-1].endswith("3 TCH_WALL. 2 of them have no graphics at all: nothing shows them.")
+    assert source.as_json()["proxies_without_graphics"] == 2

@@ -111,6 +111,8 @@ class DwgSource:
     """Conversion time (the DXF read by ezdxf not included)."""
     held_as: str = ""
     """The DXF version the drawing is held in, and saved as (``AC1032``), when not the DWG's."""
+    proxies_without_graphics: int = 0
+    """Proxy entities whose proxy graphics hold nothing to draw (nothing shows them)."""
 
     def lost_phrase(self, limit: int = 8) -> str:
         """``'1 ACAD_TABLE (model space); 3 objects of 2 kinds'`` (empty when nothing was lost)."""
@@ -153,6 +155,11 @@ class DwgSource:
             said.append(
                 "Carried as proxy entities (their graphics only, as AutoCAD shows them without the "
                 f"application that made them): {self.proxy_phrase()}."
+                + (
+                    f" {self.proxies_without_graphics} of them have no graphics at all: nothing shows them."
+                    if self.proxies_without_graphics
+                    else ""
+                )
             )
         if self.path.suffix.lower() != ".dwg":
             said.append(
@@ -181,6 +188,7 @@ class DwgSource:
                 i["count"] for i in self.lost if i["where"] not in ("objects", _HOLLOW)
             ),
             "carried_as_proxy_graphics": self.as_proxies,
+            "proxies_without_graphics": self.proxies_without_graphics,
             "reader_notes": self.read_notes,
         }
 
@@ -475,6 +483,7 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
         reader=reader.describe(),
         lost=not_carried_over(answer, doc),
         as_proxies={str(k): int(v) for k, v in (answer.get("proxied") or {}).items()},
+        proxies_without_graphics=_without_graphics(doc) if answer.get("proxied") else 0,
         read_notes=[text for bit, text in _READ_FLAGS.items() if int(answer.get("code") or 0) & bit],
         seconds=seconds,
         held_as=doc.dxfversion,
@@ -529,6 +538,20 @@ def _second_reader(
         held_as=doc.dxfversion,
     )
     return doc, auditor, source
+
+
+PROXY_GRAPHICS_HEADER = 8
+"""Bytes of proxy graphics that hold only their size and a count of primitives (zero)."""
+
+
+def _without_graphics(doc: Drawing) -> int:
+    """Proxy entities whose graphics hold no primitive to draw, anywhere in the drawing."""
+    return sum(
+        1
+        for layout in doc.blocks
+        for entity in layout.query("ACAD_PROXY_ENTITY")
+        if len(getattr(entity, "proxy_graphic", None) or b"") <= PROXY_GRAPHICS_HEADER
+    )
 
 
 def _check_came_over(doc: Drawing, counts: Iterable[Mapping[str, Any]]) -> None:
