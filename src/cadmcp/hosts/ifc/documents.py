@@ -463,7 +463,8 @@ class Workspace:
         model, warnings = load_model(resolved)
         doc = self.add(model, resolved, resolved.name)
         doc.read_warnings = warnings
-        if left_out := left_out_entities(resolved, model):
+        if not warnings and (left_out := left_out_entities(resolved, model)):  # a release variant's
+            # mapping (`schemas.read_as`) names what it left out itself
             doc.lacking = left_out_text(left_out, model.schema_identifier)
             doc.read_warnings = [*warnings, _left_out_warning(resolved.name, doc.lacking)]
         doc.disk_stamp = disk_stamp
