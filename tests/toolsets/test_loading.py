@@ -325,3 +325,30 @@ async def test_a_structured_answer_holding_nan_says_where_instead_of_failing_in_
         assert not loose.is_error and "NaN" in loose.content[0].text
         doc = await report(session)
     assert sorted(e["tool"] for e in doc["errors"]) == ["areas", "ratio"], doc["errors"]
+
+
+async def test_a_function_calling_sys_exit_fails_its_call_and_the_host_serves_on(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    """`sys.exit(3)` in a tool (raised on the application thread, handed back to the I/O loop) ended
+    the host's I/O loop: its process ran on, unreachable, with the drawing's unsaved changes."""
+    folder = tmp_path / "leaving"
+    source = tool_module("leaving", ("count", "Count.")) + (
+        "\nimport sys\n"
+        "@server.tool()\ndef leave() -> str:\n    sys.exit(3)\n"
+        "@server.tool()\nasync def leave_async() -> str:\n    raise SystemExit('bye')\n"
+        "@server.resource('leaving://gone')\ndef gone() -> str:\n    sys.exit(0)\n"
+    )
+    write(folder, "leaving.py", source)
+    host = inproc_host([folder])
+    async with host.client() as session:
+        for tool, code in (("leave", "3"), ("leave_async", "'bye'")):
+            result = await session.call_tool(tool, {})
+            text = result.content[0].text
+            assert result.is_error and f"The tool '{tool}' called sys.exit({code})" in text, text
+            assert "The host goes on serving" in text
+        with pytest.raises(Exception) as caught:
+            await session.read_resource("leaving://gone")
+        assert "Reading leaving://gone called sys.exit(0)" in str(caught.value)
+        still = await session.call_tool("count", {})
+        assert not still.is_error, still

@@ -119,6 +119,15 @@ async def bound_result_size(ctx: ServerRequestContext[Any], call_next: Any) -> A
 _BINDINGS = itertools.count(1)
 
 
+def _exited(what: str, exc: SystemExit) -> str:
+    """What a toolset function that called ``sys.exit`` (or raised SystemExit) is told."""
+    return (
+        f"{what} called sys.exit({exc.code!r}): a toolset function returns or raises, it never ends the "
+        "host. The host goes on serving; a transaction the function was in undid its changes. Raise an "
+        "exception to fail the call."
+    )
+
+
 def _with_state(result: Any, state: dict[str, Any]) -> Any:
     """A call's result with the host state the call left (`HOST_STATE` in its `_meta`): the caller
     sees the state as of the answer, not as of its next listing (a save-as, a document opened)."""
@@ -420,8 +429,14 @@ class HostRuntime:
             entry = provider.lowlevel.get_request_handler("tools/call")
             assert entry is not None
             before = self._state
-            with relaying(ctx.session.report_progress):  # report_progress() reaches this caller
-                result = await entry.handler(ctx, params)
+            try:
+                with relaying(ctx.session.report_progress):  # report_progress() reaches this caller
+                    result = await entry.handler(ctx, params)
+            except SystemExit as exc:  # raised through the I/O loop, it stopped the host serving
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=_exited(f"The tool {params.name!r}", exc))],
+                    is_error=True,
+                )
             return _with_state(result, self._state) if self._state is not before else result
 
         async def read_resource(
@@ -431,8 +446,13 @@ class HostRuntime:
             provider = await self.catalog.resource_provider(str(params.uri), ctx)
             entry = provider.lowlevel.get_request_handler("resources/read")
             assert entry is not None
-            with relaying(ctx.session.report_progress):
-                return await entry.handler(ctx, params)
+            try:
+                with relaying(ctx.session.report_progress):
+                    return await entry.handler(ctx, params)
+            except SystemExit as exc:
+                raise MCPError(
+                    types.INTERNAL_ERROR, _exited(f"Reading {str(params.uri)[:200]}", exc)
+                ) from None
 
         server: Server[Any] = Server(
             f"cadmcp-host-{self.host_app}",
