@@ -311,6 +311,7 @@ async def test_a_structured_answer_holding_nan_says_where_instead_of_failing_in_
         "@server.tool()\ndef areas() -> Areas:\n    return Areas(rooms={'hall': 12.5, 'void': -math.inf})\n"
         "@server.tool()\ndef fine() -> Areas:\n    return Areas(rooms={'hall': 12.5})\n"
         "@server.tool()\ndef loose():\n    return {'n': math.nan}\n"
+        "@server.tool()\ndef raw():\n    return {'b': b'\\x00\\xff', 'fine': b'text'}\n"
     )
     write(folder, "measures.py", source)
     host = inproc_host([folder])
@@ -323,8 +324,12 @@ async def test_a_structured_answer_holding_nan_says_where_instead_of_failing_in_
         assert not fine.is_error and fine.structured_content == {"rooms": {"hall": 12.5}}
         loose = await session.call_tool("loose", {})
         assert not loose.is_error and "NaN" in loose.content[0].text
+        raw = await session.call_tool("raw", {})  # answered "Error executing tool raw", no reason
+        said = raw.content[0].text
+        assert raw.is_error and "returned a value no JSON can carry (" in said and "utf-8" in said, said
+        assert "base64 for binary data" in said
         doc = await report(session)
-    assert sorted(e["tool"] for e in doc["errors"]) == ["areas", "ratio"], doc["errors"]
+    assert sorted(e["tool"] for e in doc["errors"]) == ["areas", "ratio", "raw"], doc["errors"]
 
 
 async def test_a_function_calling_sys_exit_fails_its_call_and_the_host_serves_on(

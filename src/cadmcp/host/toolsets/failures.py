@@ -72,13 +72,10 @@ MAX_CHECKED = 100_000
 """Values of a structured answer looked at for a number JSON cannot carry (the rest pass unchecked)."""
 
 
-def non_finite(value: Any) -> str | None:
-    """Where a NaN or an infinity sits in `value` (`result['area']`), or None. JSON has neither: the
-    SDK writes null, and a client checking the tool's output schema refuses the whole answer."""
-    try:
-        plain = to_jsonable_python(value, fallback=str)
-    except Exception:
-        return None  # the SDK's own conversion says what is wrong with it
+def non_finite(plain: Any) -> str | None:
+    """Where a NaN or an infinity sits in `plain` (a result made JSON-able: `result['area']`), or
+    None. JSON has neither: the SDK writes null, and a client checking the tool's output schema
+    refuses the whole answer."""
     stack: list[tuple[str, Any]] = [("result", plain)]
     for _ in range(MAX_CHECKED):
         if not stack:
@@ -93,8 +90,19 @@ def non_finite(value: Any) -> str | None:
     return None
 
 
-def _checked(result: Any, what: str, failures: FailureLog) -> Any:
-    where = non_finite(result)
+def _checked(result: Any, what: str, failures: FailureLog, structured: bool) -> Any:
+    """`result`, or a ToolError saying what in it no client can be sent: bytes that are no text
+    (the SDK answered only "Error executing tool X"), a NaN where an output schema wants a number."""
+    try:
+        plain = to_jsonable_python(result, fallback=str)
+    except Exception as exc:
+        reason = " ".join(str(exc).split())[:200]
+        problem = ValueError(
+            f"returned a value no JSON can carry ({reason}): return text (bytes decoded, or base64 for "
+            "binary data) or numbers"
+        )
+        raise ToolError(failures.record(what, problem)) from None
+    where = non_finite(plain) if structured else None
     if where is None:
         return result
     problem = ValueError(
@@ -108,7 +116,9 @@ def _wrap(
     fn: Callable[..., Any], what: str, failures: FailureLog, kind: str = "tool", structured: bool = False
 ) -> Callable[..., Any]:
     error = ToolError if kind == "tool" else ResourceError  # the SDK passes their text on
-    check = _checked if structured else (lambda result, *_: result)
+
+    def check(result: Any, what: str, failures: FailureLog) -> Any:
+        return _checked(result, what, failures, structured) if kind == "tool" else result
 
     if is_async_callable(fn):
 
