@@ -357,3 +357,26 @@ async def test_a_function_calling_sys_exit_fails_its_call_and_the_host_serves_on
         assert "Reading leaving://gone called sys.exit(0)" in str(caught.value)
         still = await session.call_tool("count", {})
         assert not still.is_error, still
+
+
+def test_the_host_state_names_failing_modules_as_they_break_mend_and_go(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    """`toolsetLoadErrors` followed catalog changes only: a module added broken (serving nothing) was
+    not named, and one fixed or deleted stayed named."""
+    folder = tmp_path / "live"
+    write(folder, "good.py", tool_module("good", ("works", "Works.")))
+    host = inproc_host([folder])
+    assert host.runtime.state.get("toolsetLoadErrors") is None
+    broken = write(folder, "broken2.py", "def x(:\n")
+    host.manager.apply_changes({broken})
+    assert host.runtime.state["toolsetLoadErrors"] == ["broken2.py"]
+    broken.unlink()
+    host.manager.apply_changes({broken})
+    assert host.runtime.state.get("toolsetLoadErrors") is None
+    again = write(folder, "again.py", "import not_a_module_anywhere\n")
+    host.manager.apply_changes({again})
+    assert host.runtime.state["toolsetLoadErrors"] == ["again.py"]
+    write(folder, "again.py", tool_module("again", ("mended", "Mended.")))
+    host.manager.apply_changes({again})
+    assert host.runtime.state.get("toolsetLoadErrors") is None

@@ -151,7 +151,11 @@ class ToolsetManager:
                 with self._lock:
                     ts.modules[file] = module
                 added.extend(module.providers)
-        if not removed and not added:
+        failed = sorted(
+            f.name for ts in self.toolsets for f, m in ts.modules.items() if m.loaded.error is not None
+        )  # in the host state: an agent whose id went stale learns a module failed to load
+        self.runtime.update_state(toolsetLoadErrors=failed[:10] or None)  # a module serving nothing
+        if not removed and not added:  # broke, or was fixed or deleted, changes no catalog but this
             return
         self._rank()
         for provider in removed:
@@ -159,10 +163,6 @@ class ToolsetManager:
         for provider in added:
             self.runtime.catalog.add(provider)
         self.reloads += 1
-        failed = sorted(
-            f.name for ts in self.toolsets for f, m in ts.modules.items() if m.loaded.error is not None
-        )  # in the host state: an agent whose id went stale learns a module failed to load
-        self.runtime.update_state(toolsetLoadErrors=failed[:10] or None)
         self.runtime.catalog_changed()
         self._log_conflicts()
 
