@@ -380,3 +380,23 @@ def test_the_host_state_names_failing_modules_as_they_break_mend_and_go(
     write(folder, "again.py", tool_module("again", ("mended", "Mended.")))
     host.manager.apply_changes({again})
     assert host.runtime.state.get("toolsetLoadErrors") is None
+
+
+async def test_a_tool_asking_with_ctx_elicit_is_told_how_a_toolset_asks(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    """`await ctx.elicit(...)` answered the SDK's "this transport context has no back-channel for
+    server-initiated requests", and neither it nor the docs said what works instead."""
+    folder = tmp_path / "asking"
+    source = tool_module("asking", ("count", "Count.")) + (
+        "\nfrom pydantic import BaseModel\nfrom mcp.server.mcpserver import Context\n"
+        "class Sheet(BaseModel):\n    number: str\n"
+        "@server.tool()\nasync def ask_sheet(ctx: Context) -> str:\n"
+        "    answer = await ctx.elicit('Which sheet number?', Sheet)\n    return str(answer)\n"
+    )
+    write(folder, "asking.py", source)
+    host = inproc_host([folder])
+    async with host.client() as session:
+        result = await session.call_tool("ask_sheet", {})
+    said = result.content[0].text
+    assert result.is_error and "no back-channel" in said and "returning an InputRequiredResult" in said, said

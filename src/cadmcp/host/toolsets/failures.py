@@ -23,7 +23,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.shared._callable_inspection import is_async_callable
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, NoBackChannelError
 from pydantic_core import to_jsonable_python
 
 from cadmcp.host.toolsets.loader import MAX_TRACEBACK, ModuleError
@@ -31,6 +31,10 @@ from cadmcp.host.toolsets.loader import MAX_TRACEBACK, ModuleError
 log = logging.getLogger("cadmcp.host.toolsets")
 
 MAX_FAILURES = 5
+ASK_BY_ROUNDS = (
+    "A host's connection carries no request back to the client: a toolset asks the person by returning "
+    "an InputRequiredResult, answered in a later round (samples/toolsets/dxf/cleanup.py; docs/toolsets.md)."
+)
 _EXPECTED = (ToolError, ResourceError, MCPError)
 _WATCHED = "__cadmcp_toolset_watched__"
 
@@ -126,6 +130,10 @@ def _wrap(
         async def watched_async(*args: Any, **kwargs: Any) -> Any:
             try:
                 result = await fn(*args, **kwargs)
+            except NoBackChannelError as exc:  # ctx.elicit / ctx.session.create_message in a toolset
+                raise error(
+                    f"{what} (toolset {failures.label}): {exc.error.message} {ASK_BY_ROUNDS}"
+                ) from exc
             except _EXPECTED:
                 raise
             except Exception as exc:
