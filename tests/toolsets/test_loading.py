@@ -400,3 +400,24 @@ async def test_a_tool_asking_with_ctx_elicit_is_told_how_a_toolset_asks(
         result = await session.call_tool("ask_sheet", {})
     said = result.content[0].text
     assert result.is_error and "no back-channel" in said and "returning an InputRequiredResult" in said, said
+
+
+async def test_a_toolset_folder_deleted_while_the_host_runs_is_reported_missing(
+    inproc_host: Any, tmp_path: Path
+) -> None:
+    """A registered folder deleted while the host ran was reported `"status": "ok", "modules": []`."""
+    import shutil
+
+    folder = tmp_path / "office"
+    module = write(folder, "office.py", tool_module("office", ("count", "Count.")))
+    host = inproc_host([folder])
+    shutil.rmtree(folder)
+    host.manager.apply_changes({module})
+    async with host.client() as session:
+        doc = await report(session)
+        listed = [t.name for t in (await session.list_tools()).tools]
+    (entry,) = doc["toolsets"]
+    assert entry["status"] == "error" and entry["error"]["code"] == "missing_path", entry
+    assert "no longer exists" in entry["error"]["message"] and entry["modules"] == []
+    assert any(e.get("code") == "missing_path" for e in doc["errors"]), doc["errors"]
+    assert "count" not in listed

@@ -268,6 +268,14 @@ class ToolsetManager:
                 }
                 if ts.source.error is not None:
                     entry["error"] = {"code": ts.source.error.code, "message": ts.source.error.message}
+                elif ts.source.path is not None and not ts.source.path.exists():  # gone while serving
+                    entry["status"] = "error"
+                    entry["error"] = {
+                        "code": "missing_path",
+                        "message": f"Toolset path {ts.source.path} no longer exists (it was moved or "
+                        "deleted while the host ran). Put it back and restart the host, or remove it "
+                        "with `cadmcp toolset remove`.",
+                    }
                 for file in sorted(ts.modules, key=lambda f: f.name):
                     entry["modules"].append(_module_state(ts.modules[file]))
                 out.append(entry)
