@@ -254,6 +254,16 @@ async def test_a_module_whose_import_never_ends_is_stopped_and_the_rest_serves(
     (error,) = doc["errors"]
     assert error["kind"] == "import_timeout" and "did not finish within 1 s" in error["message"], error
     assert "CADMCP_TOOLSET_IMPORT_TIMEOUT" in error["message"]
+    stuck = folder / "stuck.py"
+    stuck.touch()  # saved again unchanged: not imported again (it held the application thread 1 s)
+    started = time.monotonic()
+    host.manager.apply_changes({stuck})
+    assert time.monotonic() - started < 0.5
+    fixed = stuck.read_text().replace("while True:\n    pass\n", "")
+    write(folder, "stuck.py", fixed)  # changed: imported again, and served
+    host.manager.apply_changes({stuck})
+    async with host.client() as session:
+        assert await text_of(session, "never") == "stuck:never:"
 
 
 async def test_a_prompt_in_a_toolset_is_said_not_to_be_served(inproc_host: Any, tmp_path: Path) -> None:

@@ -138,7 +138,12 @@ class ToolsetManager:
                         removed.extend(old.providers)
                         log.info("toolset %s: unloaded %s", ts.source.raw, file.name)
                     continue
-                if old is not None and not force and old.loaded.ok:
+                timed_out = (
+                    old is not None
+                    and old.loaded.error is not None
+                    and old.loaded.error.kind == "import_timeout"
+                )  # its import held the application thread for the whole limit: not again, unchanged
+                if old is not None and not force and (old.loaded.ok or timed_out):
                     try:
                         if loader.source_digest(file.read_bytes()) == old.loaded.digest:
                             continue  # touched, not changed
