@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.core.helpers import call, find, structured, wait_for_hosts
@@ -35,6 +36,12 @@ async def test_the_host_used_last_wins_a_tie_and_the_request_words_beat_it(
     hosts.wait_ready(ifc)
     async with daemon_client() as session:
         await wait_for_hosts(session, 2)
+        with anyio.fail_after(30):  # the daemon has the state each host published once its file was read
+            while not all(
+                h.get("state", {}).get("activeDocument")
+                for h in (await structured(session, "list_host_instances"))["hosts"]
+            ):
+                await anyio.sleep(0.2)
         await _use(session, "IFC")
         twins = await _screenshots(session, "screenshot")
         assert [t["hostApp"] for t in twins] == ["IFC", "DXF"]
