@@ -102,6 +102,7 @@ async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confi
                 _approvals, bravo.runtime, "answer", approval_id, "accept"
             )
             assert answered.returncode == 0, answered.stderr
+            assert "accepted; the call runs now, its answer going to the agent that asked" in answered.stdout
         assert not results[0].is_error and results[0].content[0].type == "image"
 
         # a script is previewed on its machine, and the yes there applies exactly the preview

@@ -495,7 +495,8 @@ async def _police(
     if channel is not None:
         await _ask_while_there(directory, entry, gate.ask(channel, "task input round", *asking))
     elif not _client_can_elicit(ctx):
-        queued = await _ask_while_there(directory, entry, gate.ask(None, "approval queue", *asking))
+        asked = gate.ask(None, "approval queue", *asking, reports=True)  # `_told` settles it
+        queued = await _ask_while_there(directory, entry, asked)
         return Policed("granted", preview.get("previewed") if preview is not None else None, queued=queued)
     elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return Policed(answer=_approval_round(gate, entry, cap, arguments, preview, details))

@@ -35,6 +35,8 @@ class Pending:
     answer: Answer | None = None
     answered_by: str = ""
     done: anyio.Event = field(default_factory=anyio.Event)
+    reports: bool = False
+    """Whoever asked says what became of the call (`ApprovalQueue.settle`)."""
     outcome: str | None = None
     """What became of the call once confirmed (`ran`, `failed: ...`, `did not run: ...`)."""
     settled: anyio.Event = field(default_factory=anyio.Event)
@@ -59,13 +61,15 @@ class ApprovalQueue:
         """What waits now, oldest first."""
         return [p.view() for p in sorted(self._pending.values(), key=lambda p: p.asked_at)]
 
-    async def ask(self, question: dict[str, Any], timeout: float) -> tuple[Answer, str, str]:
-        """Wait for a person's answer to `question`: (answer, who answered, the approval id to
-        `settle` with the call's outcome once it ran)."""
+    async def ask(
+        self, question: dict[str, Any], timeout: float, reports: bool = False
+    ) -> tuple[Answer, str, str]:
+        """Wait for a person's answer to `question`: (answer, who answered, the approval id). With
+        ``reports``, the caller will `settle` that id with what the call did, for whoever said yes."""
         if len(self._pending) >= MAX_PENDING:
             return "timeout", "queue full", ""
         now = time.time()
-        item = Pending(secrets.token_hex(6), question, now, now + timeout)
+        item = Pending(secrets.token_hex(6), question, now, now + timeout, reports=reports)
         self._pending[item.id] = item
         try:
             with anyio.move_on_after(timeout):
@@ -85,6 +89,10 @@ class ApprovalQueue:
         if item is not None and item.outcome is None:
             item.outcome = outcome
             item.settled.set()
+
+    def reported(self, approval_id: str) -> bool:
+        """Whether what became of this confirmed call will be said (`outcome`)."""
+        return approval_id in self._running
 
     async def outcome(self, approval_id: str, timeout: float) -> str | None:
         """The outcome of a confirmed call, waited for up to `timeout` s (None: still running)."""
@@ -108,7 +116,7 @@ class ApprovalQueue:
             return {"ok": False, "error": "Answer accept or decline."}
         item.answer, item.answered_by = answer, by[:120]  # type: ignore[assignment]
         item.done.set()
-        if answer == "accept":  # from now on the call runs: its outcome is kept for `outcome`
+        if answer == "accept" and item.reports:  # from now on the call runs: its outcome is kept
             item.question = {}  # not its pictures
             self._running[item.id] = item
             while len(self._running) > MAX_RUNNING:

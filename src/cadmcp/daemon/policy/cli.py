@@ -198,6 +198,11 @@ def main(argv: Sequence[str]) -> int:
         if args.answer == "decline":
             print(f"{args.approval_id}: declined; nothing ran")
             return 0
+        if "outcome" not in done:  # a call from another machine: its answer goes back there
+            print(
+                f"{args.approval_id}: accepted; the call runs now, its answer going to the agent that asked"
+            )
+            return 0
         outcome = done.get("outcome") or (
             f"still running after {OUTCOME_WAIT:g} s; its answer goes to the agent (the call log and "
             "`cadmcp dashboard` show it)"

@@ -78,7 +78,7 @@ async def handle(
             return {"ok": False, "error": "answer needs approvalId and answer (accept or decline)."}
         done = queue.answer(approval_id, answer, by if isinstance(by, str) and by else "approval queue")
         wait = request.get("wait")
-        if done.get("ok") and answer == "accept" and isinstance(wait, int | float) and wait > 0:
+        if done.get("ok") and isinstance(wait, int | float) and wait > 0 and queue.reported(approval_id):
             done["outcome"] = await queue.outcome(approval_id, float(wait))  # None: still running
         return done
     if op == "checkpoints":

@@ -294,10 +294,12 @@ class Gate:
         preview: dict[str, Any] | None = None,
         about: dict[str, Any] | None = None,
         details: list[str] | None = None,
+        reports: bool = False,
     ) -> str | None:
         """Put the question to `answerer` (None: the approval queue); return on yes, raise on no.
         ``about``, ``details``: the capability as its host lists it, what it would do (`question`).
-        A yes from the queue returns its approval id, to `settle` it with what the call did."""
+        A yes from the queue returns its approval id; with ``reports``, the caller `settle`s it with
+        what the call did (`ApprovalQueue.settle`)."""
         asked = question(decision, subject, arguments, preview, about, details)
         started = time.time()
         timeout = self.policy.confirm_timeout
@@ -307,7 +309,7 @@ class Gate:
                 asked["message"] += "\n  before- and after-pictures are in this entry"
                 for note in (preview or {}).get("notes") or []:  # what they cannot show, beside them
                     asked["message"] += f"\n  the pictures: {note}"
-            how, (answer, by, approval_id) = "approval queue", await self.queue.ask(asked, timeout)
+            how, (answer, by, approval_id) = "approval queue", await self.queue.ask(asked, timeout, reports)
         else:
             with anyio.move_on_after(timeout):
                 responses = await answerer({APPROVAL_KEY: elicitation(asked)})
