@@ -23,8 +23,6 @@ from cadmcp.wire.echo import echo
 __all__ = ["DiskStamps"]
 
 MAX_FILES = 1000
-LACKING = "lacking: "
-"""Marks a file read without part of it (what its reader left out), beside files cut short."""
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -37,11 +35,12 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 class DiskStamps:
     """Modification time and size of files as this host last read or wrote them, and which of
-    those it read were cut short (see `cadmcp.host.builtins.ending`)."""
+    those it read were cut short (see `cadmcp.host.builtins.ending`) or read without part of them."""
 
     def __init__(self) -> None:
         self._stamps: dict[str, tuple[tuple[int, int], float]] = {}
         self._unfinished: dict[str, str] = {}
+        self._lacking: dict[str, str] = {}  # what the reader left out of a file, said by its host
         self._steps: dict[str, tuple[tuple[str, ...], int]] = {}
 
     def note(
@@ -61,6 +60,7 @@ class DiskStamps:
         stamp = _stamp(Path(path))
         key = os.path.realpath(path)
         self._unfinished.pop(key, None)
+        self._lacking.pop(key, None)
         self._steps.pop(key, None)
         if len(self._steps) >= MAX_FILES:
             self._steps.pop(next(iter(self._steps)))
@@ -68,14 +68,15 @@ class DiskStamps:
         if read and (why := unfinished(Path(path))) is not None:
             self._unfinished[key] = why
         elif read and lacking:
-            self._unfinished[key] = f"{LACKING}{lacking}"
+            self._lacking[key] = lacking
         if stamp is None:
             self._stamps.pop(key, None)
             return
         if len(self._stamps) >= MAX_FILES and key not in self._stamps:
             self._stamps.pop(next(iter(self._stamps)))
-            if len(self._unfinished) > MAX_FILES:
-                self._unfinished.pop(next(iter(self._unfinished)))
+            for marks in (self._unfinished, self._lacking):
+                if len(marks) > MAX_FILES:
+                    marks.pop(next(iter(marks)))
         self._stamps[key] = (stamp, time.time())
 
     def undone_in_file(self, path: Path | str | None, steps: Sequence[str], dropped: int = 0) -> list[str]:
@@ -99,10 +100,9 @@ class DiskStamps:
         return self._unfinished.get(os.path.realpath(path)) if path else None
 
     def warning(self, path: Path | str | None) -> str | None:
-        """What the agent must be told of a file read cut short, or None (a file read without part
-        of it is said by its host, in its own words)."""
+        """What the agent must be told of a file read cut short, or None."""
         why = self.unfinished(path)
-        if why is None or why.startswith(LACKING):
+        if why is None:
             return None
         return (
             f"{echo(Path(str(path)).name)} looks cut short ({why}): what was read may lack what came "
@@ -113,15 +113,15 @@ class DiskStamps:
         """Raise :class:`HostError` when ``path`` changed on disk since :meth:`note` (unknown: fine)."""
         if not path:
             return
-        if (why := self.unfinished(path)) is not None and why.startswith(LACKING):
+        if (lacking := self._lacking.get(os.path.realpath(path))) is not None:
             raise HostError(
-                f"{echo(Path(path).name)} was read without part of it ({why.removeprefix(LACKING)}), so "
+                f"{echo(Path(path).name)} was read without part of it ({lacking}), so "
                 "saving over it would throw that part away: nothing was written. Save under another name "
                 "with save_document(filePath=...), or replace the file on purpose with "
                 f"save_document(filePath={echo(str(path), 200)}).",
                 "failed",
             )
-        if why is not None:
+        if (why := self.unfinished(path)) is not None:
             raise HostError(
                 f"{echo(Path(path).name)} looked cut short when it was read ({why}), so what is open may "
                 "lack part of it, and saving over it would throw that part away: nothing was written. "
