@@ -24,11 +24,9 @@ def left_out_entities(path: Path, model: Any) -> Counter[str]:
     read = model.entity_names()  # the ids of the instances IfcOpenShell holds
     if _lines_starting_an_instance(path) <= len(read):  # one to a line, as exporters write them
         return left_out
+    held = set(read)
     try:
         with path.open("rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if sum(1 for _ in _INSTANCE.finditer(data)) <= len(read):  # type: ignore[call-overload]
-                return left_out
-            held = set(read)
             for match in _INSTANCE.finditer(data):  # type: ignore[call-overload]
                 if int(match.group(1)) not in held:
                     left_out[match.group(2).decode("ascii").upper()] += 1
