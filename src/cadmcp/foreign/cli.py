@@ -106,10 +106,11 @@ def _list() -> int:
     if not apps:
         print(f"{path} configures no host; add one with `cadmcp host add NAME -- COMMAND ARGS...`")
         return 0
+    import anyio
 
     found = list_endpoints(runtime_dir(create=False))
     names = {app.name.casefold() for app in apps}
-    states = _run_apart(_states, [ep for ep in found if ep.host_app.casefold() in names])
+    states = anyio.run(_states, [ep for ep in found if ep.host_app.casefold() in names])
     running: dict[str, list[int]] = {}
     for endpoint in found:
         running.setdefault(endpoint.host_app.casefold(), []).append(endpoint.pid)
@@ -127,25 +128,6 @@ def _list() -> int:
         for note in app.ignored:
             print(f"    ignored: {note}")
     return 0
-
-
-def _run_apart(fn: Any, *args: Any) -> Any:
-    """`anyio.run(fn, *args)`, on a thread of its own when this one already runs an event loop (the
-    CLI called from a program of its own, or from a test)."""
-    import asyncio
-    import threading
-
-    import anyio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return anyio.run(fn, *args)
-    answer: list[Any] = []
-    thread = threading.Thread(target=lambda: answer.append(anyio.run(fn, *args)), name="cadmcp-host-list")
-    thread.start()
-    thread.join()
-    return answer[0] if answer else {}
 
 
 STATE_TIMEOUT = 2.0
