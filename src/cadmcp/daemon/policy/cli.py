@@ -208,7 +208,7 @@ def main(argv: Sequence[str]) -> int:
             "`cadmcp dashboard` show it)"
         )
         print(f"{args.approval_id}: accepted; the call {outcome}")
-        return 1 if str(outcome).startswith(("failed", "stopped")) else 0
+        return 1 if str(outcome).startswith(("failed", "stopped", "did not run")) else 0
     live = [
         a
         for a in anyio.run(_doors, {"op": "show", "pattern": args.pattern, "caller": args.caller})
