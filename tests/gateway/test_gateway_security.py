@@ -186,3 +186,16 @@ async def test_a_read_only_machine_refuses_changes_and_python_from_other_machine
         assert refused.structured_content["type"] == "remote_refused"
         launch = await call(session, "launch_host", {"hostApp": "Demo", "machineId": "bravo-render"})
         assert launch.structured_content["type"] == "remote_refused"
+
+        # a file's metadata is a read: the read-only machine answers it, and says where it was read
+        path = str(SAMPLES / "floorplan.dxf")
+        info = await structured(session, "read_file_info", {"filePath": path, "machineId": "bravo"})
+        assert info["machineId"] == "bravo-render" and info["machine"] == "bravo"
+        assert info["format"] == "dxf" and info["path"] == path
+        missing = await call(session, "read_file_info", {"filePath": "/no/such.dxf", "machineId": "bravo"})
+        said = missing.structured_content
+        assert missing.is_error and said["type"] == "not_found" and said["machineId"] == "bravo-render"
+        assert said["message"].startswith("On the machine 'bravo': '/no/such.dxf' does not exist")
+    reads = [line for line in bravo.log_lines() if line.get("target") == "read_file_info"]
+    assert [line["outcome"] for line in reads] == ["ok", "error"]
+    assert {line["callerMachine"] for line in reads} == {"alpha-ws"}

@@ -1,9 +1,11 @@
-"""Machines: `list_machines`, and the `machineId` of `list_host_instances` and `launch_host`.
+"""Machines: `list_machines`, and the `machineId` of `list_host_instances`, `launch_host` and
+`read_file_info`.
 
 Without a gateway the daemon reaches this machine only, and says so as a typed error in
 the answer. With one, the machines of the user's space are listed too, online or with
 when they were last seen; hosts on them appear in `list_host_instances` and search like
-local ones, and `launch_host` with their `machineId` runs their configured launch command.
+local ones; `launch_host` with their `machineId` runs their configured launch command there,
+and `read_file_info` reads a file there.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import platform
 import socket
 from typing import TYPE_CHECKING, Any
 
+from cadmcp.daemon import filemeta
 from cadmcp.daemon.errors import DaemonError
 
 if TYPE_CHECKING:
@@ -111,3 +114,14 @@ async def launch_host(
     if machine is None or machine == directory.machine_id or gateway is None:
         return await launcher.launch(rest, progress)
     return await gateway.launch(machine, rest)
+
+
+async def read_file_info(
+    directory: HostDirectory, gateway: Gateway | None, args: dict[str, Any]
+) -> dict[str, Any]:
+    """`read_file_info` here, or on the machine `machineId` names (a path on that machine)."""
+    machine = resolve_machine(directory, gateway, args)
+    detail = args.get("detail", "summary")
+    if machine is None or machine == directory.machine_id or gateway is None:
+        return await filemeta.read_here(args["filePath"], detail)
+    return await gateway.file_info(machine, args["filePath"], detail)

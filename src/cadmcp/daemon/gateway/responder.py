@@ -1,4 +1,4 @@
-"""Answering other machines: calls into this machine's hosts, catalogs, launches, pings.
+"""Answering other machines: calls into this machine's hosts, catalogs, launches, file reads, pings.
 
 Only the daemon that holds this machine's registration answers (`registration.py`). A
 call is checked the way a local one is (`invoking.resolve`: ids are the same on every
@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 from mcp.shared.exceptions import MCPError
 
-from cadmcp.daemon import invoking
+from cadmcp.daemon import filemeta, invoking
 from cadmcp.daemon.catalog import Capability, HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, stale, validation_error
 from cadmcp.daemon.gateway import frames
@@ -30,6 +30,7 @@ from cadmcp.daemon.gateway.context import GatewayContext, GatewayPart
 from cadmcp.daemon.gateway.rpc import Reply
 from cadmcp.daemon.hostlink import Link
 from cadmcp.daemon.launching import HostLauncher
+from cadmcp.daemon.limits import MAX_PATH_CHARS
 from cadmcp.daemon.policy.explain import MAX_PATTERN, show
 from cadmcp.daemon.policy.gate import Gate, preview_summary
 from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
@@ -74,6 +75,7 @@ class Responder(GatewayPart):
             "call": self._call,
             "catalog": self._catalog,
             "launch": self._launch,
+            "fileinfo": self._file_info,
             "ping": self._ping,
             "cancel": self._cancel,
             "policy": self._policy,
@@ -376,6 +378,35 @@ class Responder(GatewayPart):
             await reply.ack()
             with self._keeping_alive(reply):
                 answer: dict[str, Any] = {"ok": await self.launcher.launch(args)}
+        except DaemonError as err:
+            answer = {"error": err.body()}
+        except ValueError:
+            answer = {"error": validation_error("The request was not a JSON object.").body()}
+        await reply.final(answer)
+        self._log("tools/call", answer, fields, started, args)
+
+    async def _file_info(self, msg: Any) -> None:
+        """`read_file_info` asked from another machine: a file of this one, read here (a read, so a
+        read-only machine answers it too)."""
+        reply = Reply(self.connection, msg.reply)
+        started = time.perf_counter()
+        fields: dict[str, Any] = {"target": "read_file_info", "via": "gateway"}
+        args: Any = None
+        try:
+            body = frames.decode(msg.data)
+            caller = body.get("from") if isinstance(body.get("from"), dict) else {}
+            fields.update(callerMachine=_text(caller.get("machineId")), caller=_text(caller.get("name"), 120))
+            args = body.get("args")
+            path = args.get("filePath") if isinstance(args, dict) else None
+            detail = args.get("detail", "summary") if isinstance(args, dict) else None
+            if not isinstance(path, str) or len(path) > MAX_PATH_CHARS or detail not in filemeta.DETAILS:
+                raise validation_error(
+                    f"read_file_info takes filePath (a path of at most {MAX_PATH_CHARS} characters) and "
+                    f"detail (one of {list(filemeta.DETAILS)})."
+                )
+            await reply.ack()
+            with self._keeping_alive(reply):
+                answer: dict[str, Any] = {"ok": await filemeta.read_here(path, detail)}
         except DaemonError as err:
             answer = {"error": err.body()}
         except ValueError:

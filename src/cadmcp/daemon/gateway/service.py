@@ -2,7 +2,7 @@
 
 It owns the connection, the reply inbox, the registration of this machine (when this
 daemon holds it) and the mirror of the others, and answers what the daemon's tools ask
-of other machines: `list_machines`, `launch_host` with a `machineId`.
+of other machines: `list_machines`, `launch_host` and `read_file_info` with a `machineId`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ LAUNCH_SEARCHABLE_WAIT = 15.0
 """Seconds a remote launch waits for the new host's catalog to be mirrored here."""
 POLICY_DEADLINES = Deadlines(accept=5.0, silence=5.0, total=10.0)
 """How long `cadmcp policy show` waits for another machine's answer."""
+FILEINFO_DEADLINES = Deadlines(accept=ACCEPT_SECONDS, silence=3 * KEEPALIVE, total=600.0)
+"""How long `read_file_info` on another machine waits (its reader keeps the request alive)."""
 
 
 class Gateway:
@@ -211,6 +213,40 @@ class Gateway:
             "machine": machine.name,
             "searchable": entry is not None,
         }
+
+    async def file_info(self, machine_id: str, path: str, detail: str) -> dict[str, Any]:
+        """`read_file_info` on another machine: `path` is a path there, read by its daemon."""
+        machine = self.mirror.machines.get(machine_id)
+        if machine is None or not machine.online:
+            raise DaemonError(
+                "machine_offline",
+                f"The machine {machine_id!r} is offline; its files cannot be read. Call list_machines.",
+                {"machineId": machine_id},
+            )
+        body = {
+            "from": {"machineId": self.settings.machine_id, "name": self.settings.machine_name},
+            "args": {"filePath": path, "detail": detail},
+        }
+        try:
+            answer = await self.inbox.request(
+                self.subjects.machine(machine_id, "fileinfo"), body, FILEINFO_DEADLINES
+            )
+        except RequestFailed as failed:
+            raise DaemonError(
+                "remote_unreachable",
+                f"Could not read the file on {machine.name!r}: {failed.message}",
+                {"machineId": machine_id},
+            ) from None
+        if isinstance(answer.get("error"), dict):
+            error = dict(answer["error"])
+            said = str(error.pop("message", ""))
+            raise DaemonError(
+                str(error.pop("type", "read_failed")),
+                f"On the machine {machine.name!r}: {said}",
+                {**error, "machineId": machine_id},
+            )
+        result = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
+        return {**result, "machineId": machine_id, "machine": machine.name}
 
     async def _wait_mirrored(self, key: HostKey) -> HostEntry | None:
         deadline = time.monotonic() + LAUNCH_SEARCHABLE_WAIT

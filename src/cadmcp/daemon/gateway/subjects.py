@@ -5,8 +5,8 @@ isolates), so a daemon of another space can neither reach nor overhear these sub
 
     cadmcp.<space>.presence.<machineId>       registrations, heartbeats, goodbyes
     cadmcp.<space>.discover                   "who is there?" from a daemon that just joined
-    cadmcp.<space>.m.<machineId>.<operation>  requests to one machine (call, catalog, launch, ping,
-                                              cancel, policy)
+    cadmcp.<space>.m.<machineId>.<operation>  requests to one machine (call, catalog, launch, fileinfo,
+                                              ping, cancel, policy)
     cadmcp.<space>.inbox.<machineId>.<nonce>.<n>  replies to one daemon
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-OPERATIONS = ("call", "catalog", "launch", "ping", "cancel", "policy")
+OPERATIONS = ("call", "catalog", "launch", "fileinfo", "ping", "cancel", "policy")
 
 
 @dataclass(frozen=True)

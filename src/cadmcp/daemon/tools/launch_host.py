@@ -15,11 +15,11 @@ DEFINITION: dict[str, Any] = {
     "name": NAME,
     "title": "Start a CAD/BIM host",
     "description": (
-        "Starts a host application and waits until the daemon is connected to it, so its tools are "
-        "searchable at once. Pass filePath alone to open it with the host for its extension (.dxf, "
+        "Starts a host application and waits until its tools are searchable and its documents open. "
+        "Pass filePath alone to open it with the host for its extension (.dxf, "
         ".ifc, .fcstd...), or hostApp (DXF, IFC, FreeCAD, Demo or a configured host) with an optional "
-        "version and filePath. Answers pid, hostApp, version, hostInstanceId, phase and documents (it "
-        "waits while the host opens them); a document that did not open is an error "
+        "version and filePath. Answers pid, hostApp, version, hostInstanceId, phase and documents; a "
+        "document that did not open is an error "
         "(document_not_opened) saying why and the fix. A file already open answers that host "
         "(alreadyOpen), a configured MCP server already running answers it (alreadyRunning), unless "
         "newInstance. The host stops with the daemon unless detach (keeping unsaved changes as copies). "
@@ -36,7 +36,7 @@ DEFINITION: dict[str, Any] = {
                 "type": "number",
                 "exclusiveMinimum": 0,
                 "maximum": 3600,
-                "description": "How long to wait for the host to connect (default 120).",
+                "description": "Seconds to wait for the host (default 120).",
             },
             "detach": {
                 "type": "boolean",
@@ -54,7 +54,7 @@ DEFINITION: dict[str, Any] = {
             },
             "machineId": {
                 "type": "string",
-                "description": "Start it on this machine (from list_machines); filePath is a path there.",
+                "description": "A machine from list_machines: filePath is a path there.",
             },
         },
     },
