@@ -4,6 +4,7 @@ invoke_dynamic) and by the person (`cadmcp policy checkpoints|revert`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 
 from cadmcp.daemon.policy import control
 from tests.core.helpers import call, find_target, structured, wait_for_hosts
-from tests.policy.helpers import host_on_copy, log_lines, policy_env, wait_host_calls
+from tests.policy.helpers import host_calls, host_on_copy, log_lines, policy_env, wait_host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]  # two hosts, two daemons
 
@@ -183,6 +184,37 @@ async def test_a_read_only_policy_denies_the_agent_a_revert(
         denied = await _own(agent, "revert_calls", {"callId": "1-1"})
         assert denied.structured_content["type"] == "policy_denied"
         assert denied.structured_content["capability"] == "revert_calls"
+
+
+async def test_a_revert_is_a_change_on_every_host_it_goes_back_on_and_their_deny_rules_hold(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """A person who denied changes to DXF after the agent's call saw the agent undo it anyway with
+    revert_calls (the daemon's own capability, under its own `cadmcp` rules)."""
+    drawing = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    host = hosts.start("dxf", str(drawing))
+    env = policy_env(tmp_path, {"rules": []})
+    config = Path(env["CADMCP_HOSTS_CONFIG"])
+    async with daemon_client(env=env) as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        await _code(agent, dxf, "# Add a circle\nmsp.add_circle((0, 0), 5)")
+        (made,) = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        rule = {"name": "hands off the plan", "decision": "deny", "hostApp": "DXF", "readOnly": False}
+        config.write_text(json.dumps({"policy": {"rules": [rule]}}))
+        probe = {"id": dxf["id"], "arguments": {"code": "1"}}
+        with anyio.fail_after(30):
+            while not (await call(agent, "invoke_dynamic", probe)).is_error:
+                await anyio.sleep(0.2)  # the daemon reads the changed configuration
+        denied = await _own(agent, "revert_calls", {"callId": made["callId"]})
+        said = denied.structured_content
+        assert denied.is_error and said["type"] == "policy_denied", said
+        assert said["rule"] == "hands off the plan"
+        assert said["hostApp"] == "DXF" and said["capability"] == "navigate_history"
+        listed = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        assert [c["reverted"] for c in listed] == [False]
+    assert host_calls(host.pid, "navigate_history") == []  # nothing reached the host
 
 
 async def test_checkpoints_are_machine_wide_a_second_client_lists_and_reverts_the_firsts_calls(

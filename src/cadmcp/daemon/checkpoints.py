@@ -289,6 +289,13 @@ class Checkpoints:
             lines.append(f"  and {len(chosen) - MAX_PLANNED} more")
         return lines
 
+    async def hosts(self, call_id: str, since: bool) -> list[str]:
+        """The hosts (`hostInstanceId`) a revert of `call_id` would go back on (what the last look
+        found), for the policy of each to apply to it."""
+        items, reverted = await self._state()
+        chosen = _chosen(items, reverted - self._redone, call_id, since)
+        return [] if isinstance(chosen, str) else sorted({c.host for c in chosen})
+
     async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
         """Undo call `call_id` (with `since`, it and every later one made through the same daemon)
         on every host it touched; the outcome is a `policy/revert` line in the call log."""

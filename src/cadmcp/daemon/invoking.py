@@ -39,6 +39,7 @@ from cadmcp.daemon.errors import DaemonError, invocation_failed, stale, validati
 from cadmcp.daemon.hostlink import Describing, Link
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.limits import MAX_READS, MAX_STATE_CHARS, check_responses, check_text
+from cadmcp.daemon.owncatalog import REVERT_TOOL
 from cadmcp.daemon.policy.approvals import ApprovalQueue
 from cadmcp.daemon.policy.gate import (
     APPROVAL_KEY,
@@ -50,6 +51,7 @@ from cadmcp.daemon.policy.gate import (
     preview_summary,
     question,
 )
+from cadmcp.daemon.policy.rules import Decision
 from cadmcp.wire.calllog import client_of
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.echo import echo
@@ -455,6 +457,8 @@ async def _police(
     it in its transaction and rolls back) and, on yes, applies exactly that change."""
     subject = gate.subject(entry, cap)
     decision = gate.decide(subject, arguments)
+    if entry.key == directory.own and cap.target == REVERT_TOOL:
+        decision = await _revert_decision(gate, directory, arguments, decision)
     if decision.verdict != "confirm" or (arguments.get("dryRun") is True and previews(cap)):
         return Policed()  # a preview changes nothing, as the daemon's own previews before asking
     approval = state.get("ap") if state is not None else None
@@ -503,6 +507,23 @@ async def _police(
     else:
         await _ask_while_there(directory, entry, gate.ask(client_elicitation(ctx), "elicitation", *asking))
     return Policed("granted", preview.get("previewed") if preview is not None else None)
+
+
+async def _revert_decision(
+    gate: Gate, directory: HostDirectory, arguments: dict[str, Any], decision: Decision
+) -> Decision:
+    """A revert changes the documents of the hosts it goes back on: the policy for a change there
+    (their `navigate_history` back) applies to it too. A deny there refuses it (nothing is undone);
+    a confirmation there is asked for even where the revert itself is allowed."""
+    wanted = await gate.checkpoints.hosts(str(arguments.get("callId")), bool(arguments.get("since")))
+    for entry in [e for e in directory.entries.values() if e.key.instance_id in wanted]:
+        back = entry.find("tool", "navigate_history")
+        if back is None:
+            continue
+        there = gate.decide(gate.subject(entry, back), {"direction": "back"})
+        if there.verdict == "confirm" and decision.verdict == "allow":
+            decision = there
+    return decision
 
 
 HOST_WATCH_INTERVAL = 0.25

@@ -25,6 +25,8 @@ from cadmcp.wire.meta import KEYWORDS
 APP = "cadmcp"
 """The `hostApp` the daemon's own capabilities are listed under."""
 CALL_ID = {"type": "string", "pattern": r"^[0-9]{1,10}-[0-9]{1,10}$", "maxLength": 24}
+REVERT_TOOL = "revert_calls"
+"""Undoes agents' calls on their hosts: the policy of each host it goes back on applies to it too."""
 DEFAULT_LISTED = 50
 MAX_LISTED = 200
 
@@ -54,7 +56,7 @@ TOOLS: list[dict[str, Any]] = [
         },
     },
     {
-        "name": "revert_calls",
+        "name": REVERT_TOOL,
         "title": "Revert the agent's calls",
         "description": (
             "Undoes one call (callId from list_checkpoints) or, with since=true, it and every later "
@@ -91,7 +93,7 @@ class OwnLink:
 
     async def describe(self, target: str, arguments: dict[str, Any]) -> list[str]:
         """Which agent calls a `revert_calls` would undo, for the person asked to allow it."""
-        if target != "revert_calls":
+        if target != REVERT_TOOL:
             return []
         return await self.checkpoints.planned(str(arguments.get("callId")), bool(arguments.get("since")))
 
@@ -112,7 +114,7 @@ class OwnLink:
                 -int(arguments.get("limit") or DEFAULT_LISTED) :
             ]
             return _result({"count": len(listed), "checkpoints": listed}, error=False)
-        if name == "revert_calls":
+        if name == REVERT_TOOL:
             answer = await self.checkpoints.revert(
                 self.directory, str(arguments.get("callId")), bool(arguments.get("since"))
             )
