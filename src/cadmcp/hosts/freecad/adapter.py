@@ -37,7 +37,7 @@ from cadmcp.host.builtins import (
 )
 from cadmcp.host.history import UNDO_DEPTH_ENV, Touched, undo_depth
 from cadmcp.host.pyexec import shielded
-from cadmcp.hosts.freecad import IMPORT_SUFFIXES
+from cadmcp.hosts.freecad import IMPORT_SUFFIXES, viewdata
 from cadmcp.hosts.freecad.fcstd import Declared, NotLoaded, newer_than, not_loaded, read_declared, version_of
 from cadmcp.hosts.freecad.undo import (
     DocumentSteps,
@@ -699,6 +699,8 @@ class FreeCADAdapter:
                     "invalid",
                 )
             notes = self._check_loaded(doc, path, declared)
+            if self.gui is None and not newer_than(declared.program, viewdata.VISIBILITY_IN_DOCUMENT):
+                viewdata.show_as_saved(doc, path)
         elif suffix in IMPORT_SUFFIXES:
             doc = self._import(path)
         else:
@@ -822,6 +824,8 @@ class FreeCADAdapter:
                 "names them). Call save_document with a filePath to another .FCStd file.",
                 "invalid",
             )
+        # without its window FreeCAD writes no view data: keep the file's (read before it is written over)
+        view = viewdata.read(Path(doc.FileName)) if self.gui is None and doc.FileName else None
         try:
             if target is None:
                 doc.save()
@@ -833,7 +837,8 @@ class FreeCADAdapter:
         self._mark_saved(doc)
         if self.gui is not None:
             self.gui.saved(doc)
-        return Saved(self.title(doc), Path(doc.FileName))
+        written = Path(doc.FileName)
+        return Saved(self.title(doc), written, viewdata.keep(doc, written, view) if self.gui is None else "")
 
     # code and history ----------------------------------------------------------------------------
     def namespace(self, doc: Any) -> dict[str, Any]:
