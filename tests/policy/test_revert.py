@@ -261,6 +261,38 @@ async def test_checkpoints_are_machine_wide_a_second_client_lists_and_reverts_th
         assert again.is_error and "reverted already" in again.structured_content["error"]
 
 
+async def test_a_revert_is_refused_where_someone_made_steps_of_the_same_names_since(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """The person, through their own client, undid the agent's last step and ran a script that
+    began with the same line: the undo step names were as the agent had left them, and the agent's
+    revert undid the person's work."""
+    drawing = tmp_path / "plan.dxf"
+    shutil.copy(SAMPLES / "floorplan.dxf", drawing)
+    hosts.start("dxf", str(drawing))
+    same = "c = msp.add_circle((0, 0), 5)"
+    async with daemon_client() as agent, daemon_client(era="legacy") as person:
+        await wait_for_hosts(agent, 1)
+        await wait_for_hosts(person, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        await _code(agent, dxf, "# agent line\nmsp.add_line((0, 0), (1, 1))")
+        await _code(agent, dxf, same)
+        first = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][0]["callId"]
+        back = await find_target(person, "navigate_history", "DXF")
+        assert not (
+            await call(person, "invoke_dynamic", {"id": back["id"], "arguments": {"direction": "back"}})
+        ).is_error
+        theirs = await find_target(person, "execute_python_code", "DXF")
+        await _code(person, theirs, f"{same}\ndoc.layers.add('PERSON_WORK')")
+        stopped = await _own(agent, "revert_calls", {"callId": first, "since": True})
+        text = stopped.structured_content.get("error", "")
+        assert (
+            stopped.is_error and "but are other steps (undone, and others of the same names made)" in text
+        ), text
+        assert "their work stays" in text
+        assert await _code(agent, dxf, "'PERSON_WORK' in doc.layers") == "Result: True"
+
+
 def _plus(counts: str, circles: int, lines: int) -> str:
     """`Result: (c, l)` with `circles` and `lines` more."""
     c, n = (int(x) for x in counts.removeprefix("Result: ").strip("()").split(","))

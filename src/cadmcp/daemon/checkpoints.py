@@ -78,6 +78,10 @@ class Checkpoint:
     """The capability the call ran (`execute_python_code`)."""
     client: str = ""
     """The agent's client as it introduced itself (`claude-code/2.1`), when it did."""
+    ids: tuple[int | None, ...] | None = None
+    """The numbers of the document's undo steps after the call, latest first, where its host numbers
+    them: the same step names with other numbers are other steps (undone, and others of the same
+    names made)."""
 
     @property
     def daemon(self) -> int:
@@ -105,7 +109,8 @@ class Checkpoint:
 
     def line(self) -> str:
         fields = {k: v for k, v in self.view(False).items() if k != "reverted"}
-        return format_line(CHECKPOINT_LINE, "ok", {**clip(fields), "undo": list(self.undo)})
+        numbered = {"undoIds": list(self.ids)} if self.ids is not None else {}
+        return format_line(CHECKPOINT_LINE, "ok", {**clip(fields), "undo": list(self.undo), **numbered})
 
     @classmethod
     def from_line(cls, fields: dict[str, Any]) -> Checkpoint | None:
@@ -131,7 +136,17 @@ class Checkpoint:
             at,
             str(fields.get("target") or ""),
             str(fields.get("client") or ""),
+            _numbers(fields.get("undoIds")),
         )
+
+
+def _numbers(value: Any) -> tuple[int | None, ...] | None:
+    """Undo step numbers as a host or a log line gives them (None: not given, or not numbers)."""
+    if not isinstance(value, list):
+        return None
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in value):
+        return None
+    return tuple(value[:MAX_UNDO_NAMES])
 
 
 class LogScan:
@@ -222,6 +237,7 @@ class Checkpoints:
             time.time(),
             target,
             client,
+            _numbers(mark.get("undoIds")),
         )
         self._own[call_id] = checkpoint
         while len(self._own) > MAX_CHECKPOINTS:
@@ -464,6 +480,14 @@ async def _check(
         )
     names = [str(u) for u in now.get("undo") or []]
     digests = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
+    ids = _numbers(now.get("undoIds"))
+    if digests == last.undo and ids is not None and last.ids is not None and ids != last.ids:
+        return (
+            f"{last.where}: someone changed {document} since {last.call_id}: its last steps have the "
+            f"names they had then ({names[:3]}) but are other steps (undone, and others of the same "
+            "names made). Nothing was undone, so their work stays.",
+            None,
+        )
     if digests != last.undo:
         start = first or last
         if len(start.undo) < MAX_UNDO_NAMES and digests == start.undo[start.added :]:

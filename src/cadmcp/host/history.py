@@ -156,6 +156,11 @@ class History:
         self.max_depth = max_depth
         self.dropped = 0
         """Steps that fell off the bottom since the history was made or cleared."""
+        self.recorded = 0
+        """Steps recorded since the history was made (never reset); each kept step's number is its place
+        in that count (:meth:`undo_ids`)."""
+        self._numbers: dict[int, int] = {}
+        """``id()`` of each kept step -> its number."""
         self._back: deque[UndoableStep] = deque()
         self._forward: list[UndoableStep] = []
 
@@ -164,11 +169,17 @@ class History:
 
         Returns the name of the oldest step if it fell off to make room, else ''.
         """
-        self._back.append(step)
+        for gone in self._forward:
+            self._numbers.pop(id(gone), None)
         self._forward.clear()
+        self._back.append(step)
+        self.recorded += 1
+        self._numbers[id(step)] = self.recorded
         fell = ""
         while len(self._back) > self.max_depth:
-            fell = self._back.popleft().name
+            oldest = self._back.popleft()
+            self._numbers.pop(id(oldest), None)
+            fell = oldest.name
             self.dropped += 1
         return fell
 
@@ -176,6 +187,7 @@ class History:
         """Forget all steps (e.g. after the document was reloaded)."""
         self._back.clear()
         self._forward.clear()
+        self._numbers.clear()
         self.dropped = 0
 
     @property
@@ -200,6 +212,11 @@ class History:
     def redo_names(self) -> list[str]:
         """Names of redoable steps, next first."""
         return [step.name for step in reversed(self._forward)]
+
+    def undo_ids(self) -> list[int | None]:
+        """Numbers of the undoable steps (in the order they were recorded), most recent first: two
+        steps of the same name are told apart."""
+        return [self._numbers.get(id(step)) for step in reversed(self._back)]
 
     def navigate(self, direction: str, steps: int = 1) -> NavigationResult:
         """Undo (``back``) or redo (``forward``) up to ``steps`` steps.

@@ -303,6 +303,16 @@ class TouchingStack(Protocol):
         ...
 
 
+@runtime_checkable
+class NumberedStack(Protocol):
+    """An :class:`UndoStack` that numbers its steps in the order they were recorded."""
+
+    def undo_ids(self) -> list[int | None]:
+        """The undoable steps' numbers, most recent first (None: one it cannot number): a step undone
+        and another of the same name made is told apart from it."""
+        ...
+
+
 class ScriptRun(Protocol):
     """One execute_python_code run against the active document: namespace and transaction.
 

@@ -1,9 +1,10 @@
 """Where a document's history stands: stamped on each execute_python_code result, readable any time.
 
 A result that ran code carries `_meta["io.cadmcp/checkpoint"]`: the active document, how many
-undo steps the call added (a run is one step or none), the names of the undo steps after
-it, and, where the history can say (:class:`TouchingStack`), the ids of the objects the step
-created, modified and deleted (`touched`: the dashboard marks them in its live view). The
+undo steps the call added (a run is one step or none), the names of the undo steps after it
+(and their numbers, `undoIds`, where the history numbers them: :class:`NumberedStack`), and,
+where the history can say (:class:`TouchingStack`), the ids of the objects the step created,
+modified and deleted (`touched`: the dashboard marks them in its live view). The
 daemon keeps these as checkpoints (call -> host -> history position) and, to revert, reads
 `<scheme>://model/history` to see whether anyone changed the document since.
 """
@@ -14,21 +15,25 @@ from typing import Any
 
 import mcp_types as types
 
-from cadmcp.host.builtins.adapter import DocumentAdapter, TouchingStack
+from cadmcp.host.builtins.adapter import DocumentAdapter, NumberedStack, TouchingStack
 
 CHECKPOINT_META = "io.cadmcp/checkpoint"
 MAX_NAMES = 64
 
 
 def position(adapter: DocumentAdapter) -> dict[str, Any]:
-    """The active document and its undo and redo step names (most recent first)."""
+    """The active document, its undo and redo step names (most recent first) and, where the history
+    numbers them, its undo steps' numbers (`undoIds`: steps of the same name told apart)."""
     active = next((d for d in adapter.documents() if d["active"]), None)
     history = adapter.history()
-    return {
+    out = {
         "document": (active["path"] or active["title"]) if active else None,
         "undo": history.undo_names()[:MAX_NAMES],
         "redo": history.redo_names()[:MAX_NAMES],
     }
+    if isinstance(history, NumberedStack):
+        out["undoIds"] = history.undo_ids()[:MAX_NAMES]
+    return out
 
 
 def stamped(
@@ -41,6 +46,8 @@ def stamped(
         return result
     changed = after["document"] == before["document"] and after["undo"] != before["undo"]
     mark: dict[str, Any] = {"document": after["document"], "added": int(changed), "undo": after["undo"]}
+    if "undoIds" in after:
+        mark["undoIds"] = after["undoIds"]
     if changed:
         try:
             stack = adapter.history()

@@ -68,6 +68,9 @@ class HistoryStack:
     def dropped(self) -> int:
         return self.history.dropped
 
+    def undo_ids(self) -> list[int | None]:
+        return self.history.undo_ids()
+
     def _step(self, direction: str) -> None:
         try:
             self.history.navigate(direction, 1)

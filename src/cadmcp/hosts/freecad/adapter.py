@@ -40,6 +40,7 @@ from cadmcp.host.pyexec import shielded
 from cadmcp.hosts.freecad import IMPORT_SUFFIXES, viewdata
 from cadmcp.hosts.freecad.fcstd import Declared, NotLoaded, newer_than, not_loaded, read_declared, version_of
 from cadmcp.hosts.freecad.undo import (
+    STEP_NUMBERS,
     DocumentSteps,
     FreeCADUndoStack,
     StepMarks,
@@ -522,6 +523,7 @@ class FreeCADAdapter:
         self.undo_depth = choose_undo_depth(gui is not None)
         """Steps FreeCAD keeps per document (see :func:`choose_undo_depth`)."""
         _keep_derived_shapes_fresh()
+        STEP_NUMBERS.install()
         self._preview_copy: Any = None
         """The hidden copy a preview runs in, while it runs (see :meth:`preview_place`)."""
         self._preview_of: Any = None

@@ -496,6 +496,60 @@ class DocumentSteps:
             self.top, self.stack = (marks.below if back else marks), undo_names
 
 
+class StepNumbers:
+    """Numbers for each document's undo steps, which FreeCAD names but does not number: an
+    application observer of FreeCAD's own signals, whoever moved the stack (cadmcp or the window).
+    A committed transaction is a new step with the next number (one that changed nothing commits
+    none); an undo moves the top number to the redo side, a redo moves it back."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._undo: dict[str, list[int | None]] = {}
+        self._redo: dict[str, list[int | None]] = {}
+        self.installed = False
+
+    def install(self) -> None:
+        """Listen from now on (once per process)."""
+        if not self.installed:
+            import FreeCAD as App
+
+            App.addDocumentObserver(self)
+            self.installed = True
+
+    def undo_ids(self, doc: Any) -> list[int | None]:
+        """The numbers of `doc`'s undo steps, most recent first (None for steps made before cadmcp
+        listened)."""
+        depth = len(doc.UndoNames)
+        known = self._undo.get(doc.Name, [])[-depth:] if depth else []
+        return [*reversed(known), *[None] * (depth - len(known))]
+
+    @shielded
+    def slotCommitTransaction(self, doc: Any) -> None:
+        self.count += 1
+        undo = self._undo.setdefault(doc.Name, [])
+        undo.append(self.count)
+        del undo[: max(0, len(undo) - len(doc.UndoNames))]  # what fell off FreeCAD's stack
+        self._redo[doc.Name] = []
+
+    @shielded
+    def slotUndoDocument(self, doc: Any) -> None:
+        undo = self._undo.setdefault(doc.Name, [])
+        self._redo.setdefault(doc.Name, []).append(undo.pop() if undo else None)
+
+    @shielded
+    def slotRedoDocument(self, doc: Any) -> None:
+        redo = self._redo.setdefault(doc.Name, [])
+        self._undo.setdefault(doc.Name, []).append(redo.pop() if redo else None)
+
+    @shielded
+    def slotDeletedDocument(self, doc: Any) -> None:
+        self._undo.pop(doc.Name, None)
+        self._redo.pop(doc.Name, None)
+
+
+STEP_NUMBERS = StepNumbers()
+
+
 class FreeCADUndoStack:
     """A document's own undo stack (App.Document.undo/redo) as the surface's UndoStack."""
 
@@ -514,6 +568,9 @@ class FreeCADUndoStack:
 
     def dropped(self) -> int:
         return self.steps.dropped
+
+    def undo_ids(self) -> list[int | None]:
+        return STEP_NUMBERS.undo_ids(self.doc)
 
     def touched(self) -> Touched | None:
         """What the step on top of the undo stack changed, when a script of ours recorded it."""
