@@ -53,6 +53,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, TypeVar
 
+from cadmcp.host import sideeffects
 from cadmcp.host.appthread import AppCall, current_call
 from cadmcp.host.progress import report_progress
 from cadmcp.host.scriptdeps import (
@@ -451,7 +452,8 @@ class _Watchdog:
         self._running = True
         _interrupts.arm(self._tid, self._limit, self._scope)
         self._thread = threading.Thread(target=self._watch, name="cadmcp-exec-watchdog", daemon=True)
-        self._thread.start()
+        with sideeffects.unwatched():  # a preview refuses the script's threads, not this one
+            self._thread.start()
 
     def _reason(self, started: float) -> type[BaseException] | None:
         if self._call is not None and self._call.cancel_requested:

@@ -4,8 +4,9 @@ A preview (`dryRun`) runs the script in the document's transaction and rolls the
 back; files it wrote, programs it started and connections it made would stay, and under a
 policy that asks before changes they would happen before the person answered. While a
 preview's script runs, Python's audit events for writing or removing files, starting
-programs and opening network connections are refused on that thread
-(:class:`OutsideDocument`, an `OSError`); the preview then says what the script tried, and
+programs and opening network connections are refused on that thread, and so is starting a
+thread, whose own writes no audit of that thread would see (:class:`OutsideDocument`, an
+`OSError`); the preview then says what the script tried, and
 the script runs (unpreviewed) only if applied. A library writing from its own compiled code raises
 no audit event for the write itself (IfcOpenShell's `file.write` is caught by the folder it makes
 first; others may not be).
@@ -13,9 +14,12 @@ first; others may not be).
 
 from __future__ import annotations
 
+import _thread
+import contextlib
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MAX_TRIED = 5
@@ -90,12 +94,31 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     raise OutsideDocument(f"a preview changes nothing outside the document; this script {said}")
 
 
+def _refusing_threads(start_new_thread: Callable[..., int]) -> Callable[..., int]:
+    """`_thread.start_new_thread` that a preview's script may not call: what a thread of its own
+    does (Python raises no audit event when one starts) would go on outside the watched thread."""
+
+    def start_new(*args: Any, **kwargs: Any) -> int:
+        tried = _watch.tried
+        if tried is not None:
+            said = "starts a thread (what a thread does, a preview cannot hold back)"
+            if len(tried) < MAX_TRIED and said not in tried:
+                tried.append(said)
+            raise OutsideDocument(f"a preview changes nothing outside the document; this script {said}")
+        return start_new_thread(*args, **kwargs)
+
+    return start_new
+
+
 def install() -> None:
-    """Add the audit hook (once per process; it costs a thread-local look-up per event)."""
+    """Add the audit hook and the thread guard (once per process; each costs a thread-local look-up)."""
     global _installed
     with _install_lock:
         if not _installed:
             sys.addaudithook(_audit)
+            guarded = _refusing_threads(_thread.start_new_thread)
+            _thread.start_new_thread = guarded  # type: ignore[assignment]
+            threading._start_new_thread = guarded  # type: ignore[attr-defined]  # Thread.start calls it
             _installed = True
 
 
@@ -108,3 +131,13 @@ def start(tried: list[str]) -> None:
 def stop() -> None:
     """Stop refusing on this thread."""
     _watch.tried = None
+
+
+@contextlib.contextmanager
+def unwatched() -> Iterator[None]:
+    """cadmcp's own work inside a watched run (a script's watchdog thread): not refused."""
+    tried, _watch.tried = _watch.tried, None
+    try:
+        yield
+    finally:
+        _watch.tried = tried

@@ -31,6 +31,16 @@ async def test_a_preview_that_writes_a_file_is_stopped_said_and_rolled_back(tmp_
             (f"msp.add_line((0, 0), (1, 1))\nopen({str(marker)!r}, 'w').write('x')", "writes the file"),
             (f"import pathlib\npathlib.Path({str(other)!r}).unlink()", "removes"),
             ("import subprocess\nsubprocess.run(['true'])", "starts the program true"),
+            (  # a thread's own writes are on another thread: starting one is refused
+                "import threading, pathlib\n"
+                f"t = threading.Thread(target=pathlib.Path({str(marker)!r}).write_text, args=('x',))\n"
+                "t.start(); t.join()\nlen(msp)",
+                "starts a thread",
+            ),
+            (
+                f"import _thread\n_thread.start_new_thread(open, ({str(marker)!r}, 'w'))\nlen(msp)",
+                "starts a thread",
+            ),
             (  # caught by the script: still no preview, what it did would not be what the run does
                 f"try:\n    open({str(marker)!r}, 'a')\nexcept OSError:\n    pass\nmsp.add_circle((0, 0), 1)",
                 "writes the file",
@@ -50,5 +60,8 @@ async def test_a_preview_that_writes_a_file_is_stopped_said_and_rolled_back(tmp_
         writes = f"open({str(marker)!r}, 'w').write('x')"
         written = await client.call_tool("execute_python_code", {"code": writes})
         assert not written.is_error and marker.read_text() == "x"  # a run that is no preview writes
+        threads = "import threading\nt = threading.Thread(target=print)\nt.start(); t.join()\n'ran'"
+        threaded = await client.call_tool("execute_python_code", {"code": threads})
+        assert "Result: 'ran'" in _text(threaded)  # and starts threads
         saved = await client.call_tool("save_document", {})
         assert not saved.is_error, _text(saved)
