@@ -220,6 +220,54 @@ async def test_objects_a_newer_freecad_saved_are_said_missing_and_their_file_nev
     assert newer.read_bytes() == original
 
 
+ADDON_OBJECT = """
+import sys, types
+addon = types.ModuleType("gadget_addon")
+class Worker:
+    def __init__(self, obj):
+        obj.Proxy = self
+    def execute(self, obj):
+        obj.Shape = Part.makeBox(10, 10, obj.Height.Value)
+Worker.__module__ = "gadget_addon"
+addon.Worker = Worker
+sys.modules["gadget_addon"] = addon
+gadget = doc.addObject("Part::FeaturePython", "Gadget")
+gadget.addProperty("App::PropertyLength", "Height").Height = 5
+Worker(gadget)
+doc.recompute()
+doc.saveAs(TARGET)
+"""
+
+
+async def test_objects_whose_add_on_is_missing_are_named_and_their_file_never_written_over(
+    daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    """FreeCAD blocked an add-on's module at open (Zolko-123's CurvedSegment example): the object kept
+    its saved shape, never recomputed, the warnings said nothing, and a save wrote its Proxy as null,
+    its class and data gone for good."""
+    made = tmp_path / "gadget.FCStd"
+    async with daemon() as session:
+        maker = FreeCAD(
+            session, (await structured(session, "launch_host", {"filePath": str(sample)}))["hostInstanceId"]
+        )
+        built = await maker.run(ADDON_OBJECT.replace("TARGET", repr(str(made))), "Add a gadget")
+        assert not built.is_error, text_of(built)
+        original = made.read_bytes()
+        launched = await structured(session, "launch_host", {"filePath": str(made), "newInstance": True})
+        (document,) = launched["documents"]
+        said = " ".join(document.get("warnings", []))
+        assert "1 object(s) of 'gadget.FCStd' need Python code" in said, said
+        assert "Gadget (gadget_addon.Worker)" in said and "gadget_addon" in said, said
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        warnings = await fc.read("freecad://model/warnings")
+        assert [(i["kind"], i["object"]) for i in warnings["issues"]] == [("class_not_loaded", "Gadget")]
+        refused = await fc.invoke("save_document", {})
+        assert refused.is_error and "did not load whole" in text_of(refused), text_of(refused)
+        assert made.read_bytes() == original
+        copy = tmp_path / "gadget without its add-on.FCStd"
+        assert not (await fc.invoke("save_document", {"filePath": str(copy)})).is_error
+
+
 async def test_a_script_changing_another_open_document_says_so_and_that_document_is_unsaved(
     daemon: Any, sample: Path, tmp_path: Path
 ) -> None:

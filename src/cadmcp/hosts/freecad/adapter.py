@@ -319,6 +319,14 @@ class _Changes:
         return Touched(tuple(created), tuple(modified), tuple(deleted))
 
 
+def _class_missing(obj: Any) -> bool:
+    """Whether a Python feature came without its class (its add-on's module could not be imported)."""
+    try:
+        return obj.Proxy is None
+    except AttributeError:
+        return False
+
+
 def _recompute_warning(doc: Any, fix: str) -> str:
     """What the last recompute left in error, with what to do (``fix``: undo, or change the script),
     or "" when it left nothing in error."""
@@ -727,7 +735,8 @@ class FreeCADAdapter:
             self._old_flags.add(doc.Name)  # saved before FreeCAD kept its sketches' solver flags
         else:
             self._old_flags.discard(doc.Name)
-        lost = not_loaded(path, declared, {o.Name for o in doc.Objects})
+        without_class = {o.Name for o in doc.Objects if "Python" in o.TypeId and _class_missing(o)}
+        lost = not_loaded(path, declared, {o.Name for o in doc.Objects}, without_class)
         if lost is not None:
             self._not_loaded[doc.Name] = lost
             return [lost.said(running)]
@@ -822,7 +831,7 @@ class FreeCADAdapter:
         if lost is not None and (target or Path(doc.FileName)).resolve() == lost.path.resolve():
             raise FreeCADError(
                 f"Not saved: writing {self.title(doc)} over {echo(lost.path.name)} would drop the "
-                f"{len(lost.missing)} object(s) this FreeCAD did not load from it (freecad://model/warnings "
+                f"{lost.count} object(s) this FreeCAD did not load whole from it (freecad://model/warnings "
                 "names them). Call save_document with a filePath to another .FCStd file.",
                 "invalid",
             )

@@ -35,24 +35,52 @@ class Declared:
 
 @dataclass(frozen=True)
 class NotLoaded:
-    """Objects of a file FreeCAD did not make, and the file they are still in."""
+    """What FreeCAD did not make of a file's objects, and the file that still holds it: objects of
+    types it does not know (`missing`), and objects whose Python class (an add-on's) it could not
+    import (`classless`: they stay, with the shape they were saved with, but do not recompute, and
+    a save writes them without their class and its data)."""
 
     path: Path
     missing: dict[str, str]
     program: str
+    classless: dict[str, str] = field(default_factory=dict)
+    """Object name -> the Python class its file names (``CurvedSegment.CurvedSegmentWorker``)."""
+
+    @property
+    def count(self) -> int:
+        return len(self.missing) + len(self.classless)
 
     def said(self, running: str) -> str:
-        """The sentence for the agent: what is missing, why, and what saving does."""
-        named = ", ".join(f"{name} ({kind})" for name, kind in list(self.missing.items())[:MAX_NAMED])
-        more = f" and {len(self.missing) - MAX_NAMED} more" if len(self.missing) > MAX_NAMED else ""
-        saved_by = f", saved by FreeCAD {version_of(self.program)}," if self.program else ""
-        return (
-            f"FreeCAD {running} did not load {len(self.missing)} object(s) of {echo(self.path.name)}"
-            f"{saved_by} whose types it does not know: {echo(named, 300)}{more}. They are not in the model, "
-            "and what depends on them may be in error. Saving over the file would drop them, so "
-            "save_document writes this document to another file only (filePath=...); open the original "
-            "in the FreeCAD that made it to keep them."
+        """The sentences for the agent: what is missing, why, and what saving does."""
+        parts = []
+        if self.missing:
+            saved_by = f", saved by FreeCAD {version_of(self.program)}," if self.program else ""
+            parts.append(
+                f"FreeCAD {running} did not load {len(self.missing)} object(s) of {echo(self.path.name)}"
+                f"{saved_by} whose types it does not know: {_named(self.missing)}. They are not in the "
+                "model, and what depends on them may be in error."
+            )
+        if self.classless:
+            modules = sorted({c.split(".")[0] for c in self.classless.values()})
+            parts.append(
+                f"{len(self.classless)} object(s) of {echo(self.path.name)} need Python code FreeCAD "
+                f"{running} could not load (an add-on not installed here: {echo(', '.join(modules), 200)}): "
+                f"{_named(self.classless)}. They keep the shape they were saved with and do not "
+                "recompute: changes to what they are built from do not reach them."
+            )
+        loses = "drop them" if not self.classless else "write them without their class and its data"
+        if self.missing and self.classless:
+            loses = "drop them, or their class"
+        return " ".join(parts) + (
+            f" Saving over the file would {loses}, so save_document writes this document to another file "
+            "only (filePath=...); open the original in a FreeCAD that has what it needs to keep them."
         )
+
+
+def _named(objects: dict[str, str]) -> str:
+    named = ", ".join(f"{name} ({kind})" for name, kind in list(objects.items())[:MAX_NAMED])
+    more = f" and {len(objects) - MAX_NAMED} more" if len(objects) > MAX_NAMED else ""
+    return f"{echo(named, 300)}{more}"
 
 
 def version_of(program: str) -> str:
@@ -123,7 +151,31 @@ def _declared(xml: object) -> Declared:
     return Declared(count, types, program)
 
 
-def not_loaded(path: Path, declared: Declared, loaded: set[str]) -> NotLoaded | None:
-    """The declared objects FreeCAD did not make (by name), or None when it made them all."""
+def not_loaded(
+    path: Path, declared: Declared, loaded: set[str], without_class: set[str] = frozenset()
+) -> NotLoaded | None:
+    """The declared objects FreeCAD did not make (by name), and those of `without_class` (made, but
+    their Python class is None) whose file names a class; None when it made them all whole."""
     missing = {name: kind for name, kind in declared.types.items() if name not in loaded}
-    return NotLoaded(path, missing, declared.program) if missing else None
+    classless = python_classes(path, without_class) if without_class else {}
+    return NotLoaded(path, missing, declared.program, classless) if missing or classless else None
+
+
+def python_classes(path: Path, names: set[str]) -> dict[str, str]:
+    """The Python class (``module.Class``) the file saved with each object of `names`, where it
+    saved one (an object already saved without its class names none)."""
+    found: dict[str, str] = {}
+    current = None
+    try:
+        with zipfile.ZipFile(path) as archive, archive.open("Document.xml") as xml:
+            for event, element in ET.iterparse(xml, events=("start", "end")):
+                if event == "end":
+                    if element.tag == "Object":
+                        element.clear()  # what was read of it is not needed again
+                elif element.tag == "Object" and element.get("name") and element.get("type") is None:
+                    current = element.get("name")  # ObjectData's (the Objects list names a type)
+                elif element.tag == "Python" and current in names and element.get("module"):
+                    found.setdefault(str(current), f"{element.get('module')}.{element.get('class')}")
+    except (zipfile.BadZipFile, OSError, KeyError, ET.ParseError):
+        return found
+    return found

@@ -142,8 +142,8 @@ def model_context(doc: Any, title: str, modified: bool, solved: set[str] | None 
 
 
 def model_warnings(doc: Any, title: str, lost: NotLoaded | None = None) -> dict[str, Any]:
-    """Objects of the file FreeCAD did not load, recompute errors (unsolvable sketches among them),
-    objects waiting for a recompute, invalid shapes."""
+    """Objects of the file FreeCAD did not load (or loaded without their Python class), recompute
+    errors (unsolvable sketches among them), objects waiting for a recompute, invalid shapes."""
     issues: list[dict[str, Any]] = []
     if lost is not None:
         issues += [
@@ -154,6 +154,16 @@ def model_warnings(doc: Any, title: str, lost: NotLoaded | None = None) -> dict[
                 "message": f"{kind} is not a type this FreeCAD knows; the object is only in {lost.path.name}",
             }
             for name, kind in lost.missing.items()
+        ]
+        issues += [
+            {
+                "kind": "class_not_loaded",
+                "object": name,
+                "type": doc.getObject(name).TypeId if doc.getObject(name) else "",
+                "message": f"its Python class {pyclass} could not be imported (an add-on not installed "
+                "here): it keeps the shape it was saved with and does not recompute",
+            }
+            for name, pyclass in lost.classless.items()
         ]
     for obj in doc.Objects:
         state = list(obj.State)
@@ -183,7 +193,8 @@ def model_warnings(doc: Any, title: str, lost: NotLoaded | None = None) -> dict[
         "groups": dict(groups),
         "issues": issues[:MAX_WARNINGS],
         "truncated": len(issues) > MAX_WARNINGS,
-        "checked": "objects of the file FreeCAD did not load, object states after the last recompute "
+        "checked": "objects of the file FreeCAD did not load (or without their add-on's Python class), "
+        "object states after the last recompute "
         "(sketch solver failures included), shape validity "
         "(BRepCheck)",
     }
