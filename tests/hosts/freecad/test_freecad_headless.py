@@ -268,6 +268,50 @@ async def test_objects_whose_add_on_is_missing_are_named_and_their_file_never_wr
         assert not (await fc.invoke("save_document", {"filePath": str(copy)})).is_error
 
 
+LINKED_ASSEMBLY = """
+part = App.newDocument("part")
+part.addObject("Part::Box", "Block")
+part.recompute()
+part.saveAs(PART)
+assembly = App.newDocument("assembly")
+assembly.saveAs(ASSEMBLY)  # a link to another file needs its own document saved first
+assembly.addObject("App::Link", "BlockLink").LinkedObject = part.getObject("Block")
+assembly.recompute()
+assembly.save()
+"""
+
+
+async def test_saving_an_assembly_elsewhere_says_its_links_to_other_files_no_longer_resolve(
+    daemon: Any, tmp_path: Path
+) -> None:
+    """Saved into another folder, Zolko-123's Assembly4 example kept its links' paths relative to the
+    file ("axis.FCStd"): reopened, every link was empty, and neither the save nor the open said so."""
+    folder, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    assembly = folder / "assembly.FCStd"
+    code = LINKED_ASSEMBLY.replace("PART", repr(str(folder / "part.FCStd"))).replace(
+        "ASSEMBLY", repr(str(assembly))
+    )
+    async with daemon() as session:
+        await structured(session, "launch_host", {"hostApp": "FreeCAD"})
+        fc = FreeCAD(session)
+        made = await fc.run(code, "Make a part and an assembly linking it")
+        assert not made.is_error, text_of(made)
+        kept = await fc.invoke("save_document", {})  # in its own folder the link resolves: nothing said
+        assert not kept.is_error and "not where its links say" not in text_of(kept), text_of(kept)
+        moved = await fc.invoke("save_document", {"filePath": str(elsewhere / "assembly.FCStd")})
+        said = text_of(moved)
+        assert not moved.is_error and "It links to 1 file(s) that are not where its links say" in said, said
+        assert "'part.FCStd'" in said
+        opened = await structured(
+            session, "launch_host", {"filePath": str(elsewhere / "assembly.FCStd"), "newInstance": True}
+        )
+        (document,) = opened["documents"]
+        warned = " ".join(document.get("warnings", []))
+        assert "links to 1 file(s) that are not where its links say" in warned and "'part.FCStd'" in warned
+
+
 async def test_a_script_changing_another_open_document_says_so_and_that_document_is_unsaved(
     daemon: Any, sample: Path, tmp_path: Path
 ) -> None:

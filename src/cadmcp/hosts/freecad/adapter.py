@@ -38,7 +38,15 @@ from cadmcp.host.builtins import (
 from cadmcp.host.history import UNDO_DEPTH_ENV, Touched, undo_depth
 from cadmcp.host.pyexec import shielded
 from cadmcp.hosts.freecad import IMPORT_SUFFIXES, viewdata
-from cadmcp.hosts.freecad.fcstd import Declared, NotLoaded, newer_than, not_loaded, read_declared, version_of
+from cadmcp.hosts.freecad.fcstd import (
+    Declared,
+    NotLoaded,
+    newer_than,
+    not_loaded,
+    read_declared,
+    unresolved_links,
+    version_of,
+)
 from cadmcp.hosts.freecad.undo import (
     STEP_NUMBERS,
     DocumentSteps,
@@ -62,6 +70,7 @@ OWN_SOLVER_FLAGS = (0, 19)
 """Files saved by FreeCAD up to this version say their sketches are not fully constrained (the
 flag was not kept); FreeCAD 0.20 and later files keep it."""
 MAX_ELSEWHERE = 50
+MAX_NAMED_LINKS = 5
 """Object names kept per other document a run changed."""
 VIEW_ALIASES = {"axonometric": "isometric", "plan": "top"}
 """View names other hosts use, as this host names them."""
@@ -317,6 +326,28 @@ class _Changes:
         gone = {*self.names["created"], *self.names["deleted"]}
         modified = sorted(n for n in self.changed if n not in gone)
         return Touched(tuple(created), tuple(modified), tuple(deleted))
+
+
+def _links_note(path: Path, *, saved: bool) -> str:
+    """What the file at `path` links to that is not where its links say (relative to its folder: a
+    save into another folder keeps each link's path), or ""."""
+    lost = unresolved_links(path)
+    if not lost:
+        return ""
+    shown = ", ".join(echo(name, 80) for name in lost[:MAX_NAMED_LINKS])
+    more = f" and {len(lost) - MAX_NAMED_LINKS} more" if len(lost) > MAX_NAMED_LINKS else ""
+    where = f"relative to {echo(str(path.parent), 160)}"
+    if saved:
+        return (
+            f"It links to {len(lost)} file(s) that are not where its links say, {where}: {shown}{more}. "
+            "Opened from there, those links are empty; copy the files beside it (keeping their folders), "
+            "or save it in the folder of the file it came from."
+        )
+    return (
+        f"{echo(path.name)} links to {len(lost)} file(s) that are not where its links say, {where}: "
+        f"{shown}{more}. Those links are empty (what they bring in is missing from the model and its "
+        "pictures); put the files there and open it again."
+    )
 
 
 def _class_missing(obj: Any) -> bool:
@@ -709,6 +740,7 @@ class FreeCADAdapter:
                     "invalid",
                 )
             notes = self._check_loaded(doc, path, declared)
+            notes += [note for note in [_links_note(path, saved=False)] if note]
             if self.gui is None and not newer_than(declared.program, viewdata.VISIBILITY_IN_DOCUMENT):
                 viewdata.show_as_saved(doc, path)
         elif suffix in IMPORT_SUFFIXES:
@@ -849,7 +881,9 @@ class FreeCADAdapter:
         if self.gui is not None:
             self.gui.saved(doc)
         written = Path(doc.FileName)
-        return Saved(self.title(doc), written, viewdata.keep(doc, written, view) if self.gui is None else "")
+        kept = viewdata.keep(doc, written, view) if self.gui is None else ""
+        notes = [kept, _links_note(written, saved=True)]
+        return Saved(self.title(doc), written, " ".join(n for n in notes if n))
 
     # code and history ----------------------------------------------------------------------------
     def namespace(self, doc: Any) -> dict[str, Any]:

@@ -179,3 +179,19 @@ def python_classes(path: Path, names: set[str]) -> dict[str, str]:
     except (zipfile.BadZipFile, OSError, KeyError, ET.ParseError):
         return found
     return found
+
+
+_XLINK_FILE = re.compile(rb'<XLink\s+file="([^"]+)"')
+
+
+def unresolved_links(path: Path) -> list[str]:
+    """The other files the .FCStd file at `path` links to (App::Link and other external links, by the
+    path FreeCAD wrote, relative to the file's folder) that are not there: opened from here, those
+    links would be empty ("Link not restored")."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            text = archive.read("Document.xml")
+    except (zipfile.BadZipFile, OSError, KeyError):
+        return []
+    named = dict.fromkeys(m.decode("utf-8", "replace") for m in _XLINK_FILE.findall(text))
+    return [name for name in named if not (path.parent / name).exists()]
