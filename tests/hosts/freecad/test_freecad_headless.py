@@ -312,6 +312,31 @@ async def test_saving_an_assembly_elsewhere_says_its_links_to_other_files_no_lon
         assert "links to 1 file(s) that are not where its links say" in warned and "'part.FCStd'" in warned
 
 
+async def test_setting_an_attached_objects_placement_says_the_attachment_puts_it_back(
+    daemon: Any, sample: Path
+) -> None:
+    """A script moved a sketch attached to a face (sekt1953's engraved-text model) by its Placement:
+    the step said it was done and the saved file held it, but reopened the sketch was back where its
+    attachment puts it."""
+    async with daemon() as session:
+        fc = FreeCAD(
+            session, (await structured(session, "launch_host", {"filePath": str(sample)}))["hostInstanceId"]
+        )
+        assert await fc.value("doc.getObject('HoleSketch').MapMode") == "'FlatFace'"
+        moved = await fc.run(
+            "doc.getObject('HoleSketch').Placement = App.Placement(Vector(10, 0, 0), App.Rotation())",
+            "Move the hole sketch",
+        )
+        said = text_of(moved)
+        assert "The script set the Placement of attached object(s): HoleSketch (MapMode FlatFace)" in said
+        assert "change its AttachmentOffset instead" in said
+        offset = await fc.run(
+            "doc.getObject('HoleSketch').AttachmentOffset = App.Placement(Vector(0, 0, 2), App.Rotation())",
+            "Raise the hole sketch",
+        )
+        assert not offset.is_error and "attached object" not in text_of(offset), text_of(offset)
+
+
 async def test_a_script_changing_another_open_document_says_so_and_that_document_is_unsaved(
     daemon: Any, sample: Path, tmp_path: Path
 ) -> None:

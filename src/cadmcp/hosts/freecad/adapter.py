@@ -270,6 +270,9 @@ class _Changes:
         self.elsewhere: dict[str, set[str]] = {}
         """Other documents the run changed (a linked part edited through the assembly): their
         objects, which no undo step of this document holds."""
+        self.placed: dict[str, Any] = {}
+        """Attached objects whose Placement changed outside a recompute -> the last Placement set (the
+        script's, or FreeCAD's own when the attachment's settings changed)."""
 
     def _other(self, obj: Any) -> bool:
         doc = obj.Document
@@ -296,6 +299,8 @@ class _Changes:
     def slotChangedObject(self, obj: Any, prop: str) -> None:
         if not self._other(obj):
             self.changed.add(obj.Name)
+            if prop == "Placement" and not self.doc.Recomputing and _attached(obj):
+                self.placed[obj.Name] = obj.Placement
             if not self.doc.Recomputing and len(self.bound) < MAX_ELSEWHERE:
                 expression = _expression_of(obj, prop)
                 if expression is not None:  # the script set a value an expression computes
@@ -315,6 +320,24 @@ class _Changes:
                             f"made it {now} again")  # fmt: skip
         return said
 
+    def placed_attached(self) -> str:
+        """The sentence for attached objects whose Placement the script set to other than what their
+        attachment computes (FreeCAD puts it back), or ""."""
+        named = []
+        for name, wanted in sorted(self.placed.items()):
+            obj = self.doc.getObject(name)
+            computed = _attached_placement(obj) if obj is not None and _attached(obj) else None
+            if computed is not None and not _same_placement(wanted, computed):
+                named.append(f"{name} (MapMode {obj.MapMode})")
+        if not named:
+            return ""
+        return (
+            f"The script set the Placement of attached object(s): {', '.join(named[:MAX_NAMED_LINKS])}. "
+            "FreeCAD computes an attached object's Placement from what it is attached to and puts it "
+            "back (at its recompute, or when the file is opened again): change its AttachmentOffset "
+            "instead, or set its MapMode to 'Deactivated' to place it freely."
+        )
+
     @property
     def any(self) -> bool:
         return bool(self.created or self.deleted or self.changed)
@@ -326,6 +349,27 @@ class _Changes:
         gone = {*self.names["created"], *self.names["deleted"]}
         modified = sorted(n for n in self.changed if n not in gone)
         return Touched(tuple(created), tuple(modified), tuple(deleted))
+
+
+def _attached(obj: Any) -> bool:
+    """Whether FreeCAD computes the object's Placement from what it is attached to."""
+    try:
+        support = getattr(obj, "AttachmentSupport", None) or getattr(obj, "Support", None)
+        return bool(support) and getattr(obj, "MapMode", "Deactivated") != "Deactivated"
+    except Exception:
+        return False
+
+
+def _attached_placement(obj: Any) -> Any:
+    """The Placement the object's attachment computes (None when it cannot say)."""
+    try:
+        return obj.Attacher.calculateAttachedPlacement(obj.Placement)
+    except Exception:
+        return None
+
+
+def _same_placement(a: Any, b: Any) -> bool:
+    return all(abs(x - y) < 1e-7 for x, y in zip(a.toMatrix().A, b.toMatrix().A, strict=True))
 
 
 def _links_note(path: Path, *, saved: bool) -> str:
@@ -474,8 +518,9 @@ class FreeCADScriptRun:
             if overridden
             else ""
         )
+        placed = self._changes.placed_attached()
         if after == self._undo_before:
-            said = " ".join(w for w in (put_back, elsewhere) if w)
+            said = " ".join(w for w in (put_back, placed, elsewhere) if w)
             return RecordedStep(self.name, warning=said, recorded=False) if said else None
         self._values.drop_unchanged_cells()  # an abort keeps them: its restore leaves the aliases stale
         steps = self.adapter.steps(self.doc)
@@ -495,7 +540,7 @@ class FreeCADScriptRun:
         c = self._changes
         detail = f"{c.created} created, {c.deleted} deleted, {len(c.changed)} objects changed; recomputed"
         warning = " ".join(
-            w for w in (_recompute_warning(self.doc, "undo the step"), put_back, elsewhere) if w
+            w for w in (_recompute_warning(self.doc, "undo the step"), put_back, placed, elsewhere) if w
         )
         return RecordedStep(
             self.name,
