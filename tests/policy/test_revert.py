@@ -422,6 +422,33 @@ async def test_a_revert_after_a_save_says_the_file_still_holds_the_reverted_step
         assert "savedFileHolds" not in redo and "savedFileHolds" not in undo, undo
 
 
+async def test_a_revert_follows_its_document_saved_as_another_file(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """After the agent's save_document(filePath=copy.dxf), its revert answered that the original was
+    "not the active document any more; activate it": it was the same document, renamed, with the
+    agent's steps still in its history, and no longer open under the old name."""
+    drawing = host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    copy = tmp_path / "copy.dxf"
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        save = await find_target(agent, "save_document", "DXF")
+        before = await _code(agent, dxf, COUNT_DXF)
+        await _code(agent, dxf, "msp.add_circle((0, 0), 5)")
+        await _code(agent, dxf, "msp.add_line((0, 0), (1, 1))")
+        saved = await call(agent, "invoke_dynamic", {"id": save["id"], "arguments": {"filePath": str(copy)}})
+        assert not saved.is_error and saved.structured_content["savedAs"] is True
+        first = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][0]
+        assert first["document"] == str(drawing)
+        done = await _own(agent, "revert_calls", {"callId": first["callId"], "since": True})
+        assert not done.is_error, done.structured_content
+        (went,) = done.structured_content["undone"]
+        assert went["steps"] == 2 and went["savedAs"] == str(copy)
+        assert went["note"].startswith(f"The file of {copy} on disk still holds 2 step(s) now undone")
+        assert await _code(agent, dxf, COUNT_DXF) == before
+
+
 async def test_a_person_asked_to_allow_the_agents_revert_sees_which_calls_it_would_undo(
     hosts: Any, daemon_client: Any, tmp_path: Path
 ) -> None:

@@ -355,12 +355,12 @@ class Checkpoints:
                         f"{later_one.call_id} first.",
                         host=group[0].where,
                     )
-            problem, link = await _check(directory, host, document, group[-1], later, group[0])
+            problem, link, now_at = await _check(directory, host, document, group[-1], later, group[0])
             if problem is not None:
                 return _refused(problem, host=group[0].where)
-            plans.append((group, link))
+            plans.append((group, link, now_at))
         undone = []
-        for group, link in plans:
+        for group, link, now_at in plans:
             if link is None:  # undone by hand already (navigate_history, the dashboard's Undo)
                 undone.append(
                     {
@@ -384,11 +384,13 @@ class Checkpoints:
                     f"{group[0].where} could not go back {steps} step(s): {text[:300]}", partial=undone
                 )
             went = {"host": group[0].where, "document": group[0].document, "steps": steps}
+            if now_at != group[0].document:
+                went["savedAs"] = now_at
             held = (answer.get("structuredContent") or {}).get("savedFileHolds")
             if isinstance(held, list) and held:
                 went["savedFileHolds"] = [str(h) for h in held[:MAX_UNDO_NAMES]]
                 went["note"] = (
-                    f"The file of {group[0].document} on disk still holds {len(held)} step(s) now undone "
+                    f"The file of {now_at} on disk still holds {len(held)} step(s) now undone "
                     f"({', '.join(repr(h) for h in went['savedFileHolds'][:3])}); save the document "
                     "(the agent's save_document) to write it as it is now."
                 )
@@ -462,21 +464,24 @@ async def _check(
     last: Checkpoint,
     later: list[Checkpoint],
     first: Checkpoint | None = None,
-) -> tuple[str | None, Any]:
+) -> tuple[str | None, Any, str]:
     """Whether the document is where the last call reverted there left it (else why not; `later`:
-    the calls made there since, through any daemon, to name the one whose change is in the way).
-    (None, None) when it is already where it was before `first` (the calls' steps undone by hand)."""
+    the calls made there since, through any daemon, to name the one whose change is in the way), the
+    host's link, and the document's file now (saved as another file since, it is followed there).
+    (None, None, ...) when it is already where it was before `first` (the calls' steps undone by hand)."""
     found = await _history(directory, host)
     if found == "gone":
-        return f"{last.where} is no longer running; its changes cannot be reverted from here.", None
+        return f"{last.where} is no longer running; its changes cannot be reverted from here.", None, document
     if isinstance(found, str):
-        return f"{last.where} does not say where its history stands, so nothing is reverted.", None
+        return f"{last.where} does not say where its history stands, so nothing is reverted.", None, document
     link, now = found
-    if now.get("document") != document:
+    earlier = now.get("savedFrom") if isinstance(now.get("savedFrom"), list) else []
+    if now.get("document") != document and document not in earlier:  # saved as another file: the same
         return (
             f"{last.where}: {document} is not the active document any more ({now.get('document')!r} is); "
             "activate it, then revert again. Nothing was undone.",
             None,
+            document,
         )
     names = [str(u) for u in now.get("undo") or []]
     digests = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
@@ -487,11 +492,12 @@ async def _check(
             f"names they had then ({names[:3]}) but are other steps (undone, and others of the same "
             "names made). Nothing was undone, so their work stays.",
             None,
+            document,
         )
     if digests != last.undo:
         start = first or last
         if len(start.undo) < MAX_UNDO_NAMES and digests == start.undo[start.added :]:
-            return None, None  # exactly as before the first call: undone by hand
+            return None, None, document  # exactly as before the first call: undone by hand
         in_way = next((c for c in reversed(later) if c.undo == digests), None)
         whose = (
             f" by call {in_way.call_id} through another daemon (pid {in_way.daemon}), another client's; "
@@ -504,8 +510,9 @@ async def _check(
             f"{names[:3]}, after {last.call_id} its last step was {last.step!r}). "
             "Nothing was undone, so their work stays.",
             None,
+            document,
         )
-    return None, link
+    return None, link, str(now.get("document") or document)
 
 
 def _follows(earlier: Checkpoint, later: Checkpoint) -> bool:

@@ -66,6 +66,8 @@ DEFAULT_WIDTH = 1280
 WARM_UP_ENV = "CADMCP_WARM_UP"
 """``0`` stops a host preparing its views in the background once ready (documents still open first)."""
 T = TypeVar("T")
+MAX_SAVED_FROM = 8
+"""Earlier files of one document kept (it was saved as another file that many times)."""
 
 
 class OpenResult(TypedDict):
@@ -127,6 +129,9 @@ class BuiltinSurface:
         self._published: dict[str, Any] | None = None
         self.on_disk = DiskStamps()
         """Open files as this host last read or wrote them (a save over someone else's is refused)."""
+        self.saved_from: dict[str, list[str]] = {}
+        """A document's file -> the files it was saved as before (`save_document(filePath=...)`), latest
+        first: the same document and history under another name (a revert follows it)."""
         profile = adapter.profile
         self.server: MCPServer[Any] = MCPServer(
             f"cadmcp-{profile.app.lower()}",
@@ -498,10 +503,14 @@ class BuiltinSurface:
                     _check_save_target(target, p.save_suffixes)
                 from pathlib import Path
 
+                active = next((d for d in adapter.documents() if d["active"]), None)
+                earlier = active["path"] if active else None
                 if target is None:  # in place: not over changes someone else saved meanwhile
-                    active = next((d for d in adapter.documents() if d["active"]), None)
-                    self.on_disk.check_unchanged(active["path"] if active else None)
+                    self.on_disk.check_unchanged(earlier)
                 saved = adapter.save(Path(target) if target else None)
+                if target and earlier and earlier != str(saved.path):
+                    chain = [earlier, *self.saved_from.get(earlier, [])]
+                    self.saved_from[str(saved.path)] = chain[:MAX_SAVED_FROM]
                 stack = adapter.history()
                 self.on_disk.note(saved.path, steps=stack.undo_names(), dropped=stack.dropped())
                 if target:
@@ -709,7 +718,12 @@ class BuiltinSurface:
             return self._resource_read(lambda: adapter.schedule_preview(scheduleId))
 
         def model_history() -> str:
-            return self._resource_read(lambda: dumps(position(adapter)))
+            def read() -> str:
+                now = position(adapter)
+                earlier = self.saved_from.get(str(now["document"]))
+                return dumps({**now, "savedFrom": earlier} if earlier else now)
+
+            return self._resource_read(read)
 
         add(
             f"{scheme}://python-cheatsheet",
