@@ -449,6 +449,34 @@ async def test_a_revert_follows_its_document_saved_as_another_file(
         assert await _code(agent, dxf, COUNT_DXF) == before
 
 
+async def test_calls_whose_later_ones_were_undone_by_hand_are_reverted_up_to_where_the_stack_stands(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """The person pressed Undo on the agent's second step: a revert since the first answered that
+    someone changed the drawing, and a revert of the first alone said to revert since it instead."""
+    host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        step = await find_target(agent, "navigate_history", "DXF")
+        back = {"id": step["id"], "arguments": {"direction": "back"}}
+        before = await _code(agent, dxf, COUNT_DXF)
+        for since in (True, False):
+            await _code(agent, dxf, "# one\nmsp.add_circle((0, 0), 5)")
+            await _code(agent, dxf, "# two\nmsp.add_line((0, 0), (1, 1))")
+            calls = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-2:]
+            assert not (await call(agent, "invoke_dynamic", back)).is_error  # the person's Undo of "two"
+            done = await _own(agent, "revert_calls", {"callId": calls[0]["callId"], "since": since})
+            assert not done.is_error, done.structured_content
+            (went,) = done.structured_content["undone"]
+            assert went["steps"] == 1, went
+            if since:
+                assert (
+                    went["undoneByHand"] == [calls[1]["callId"]] and "undone by hand already" in went["note"]
+                )
+            assert await _code(agent, dxf, COUNT_DXF) == before
+
+
 async def test_a_person_asked_to_allow_the_agents_revert_sees_which_calls_it_would_undo(
     hosts: Any, daemon_client: Any, tmp_path: Path
 ) -> None:

@@ -342,11 +342,6 @@ class Checkpoints:
                 c for c in live if c.host == host and c.document == document and c.order > group[-1].order
             ]
             mine = [c for c in later if c.daemon == first.daemon]
-            if mine and not since:
-                return _refused(
-                    f"{group[0].where}: later agent calls changed {document} after {call_id} "
-                    f"({', '.join(c.call_id for c in mine)}); revert since {call_id} instead."
-                )
             for earlier, later_one in itertools.pairwise(group):
                 if not _follows(earlier, later_one):
                     return _refused(
@@ -355,12 +350,17 @@ class Checkpoints:
                         f"{later_one.call_id} first.",
                         host=group[0].where,
                     )
-            problem, link, now_at = await _check(directory, host, document, group[-1], later, group[0])
+            problem, link, now_at, standing = await _check(directory, host, document, group, later)
+            if problem is not None and mine and not since:  # their steps are on top: revert them too
+                return _refused(
+                    f"{group[0].where}: later agent calls changed {document} after {call_id} "
+                    f"({', '.join(c.call_id for c in mine)}); revert since {call_id} instead."
+                )
             if problem is not None:
                 return _refused(problem, host=group[0].where)
-            plans.append((group, link, now_at))
+            plans.append((group, link, now_at, standing))
         undone = []
-        for group, link, now_at in plans:
+        for group, link, now_at, standing in plans:
             if link is None:  # undone by hand already (navigate_history, the dashboard's Undo)
                 undone.append(
                     {
@@ -372,7 +372,7 @@ class Checkpoints:
                     }
                 )
                 continue
-            steps = sum(c.added for c in group)
+            steps = sum(c.added for c in standing)
             answer = await link.raw_request(
                 "tools/call", {"name": "navigate_history", "arguments": {"direction": "back", "steps": steps}}
             )
@@ -386,10 +386,14 @@ class Checkpoints:
             went = {"host": group[0].where, "document": group[0].document, "steps": steps}
             if now_at != group[0].document:
                 went["savedAs"] = now_at
+            if len(standing) < len(group):
+                by_hand = [c.call_id for c in group[len(standing) :]]
+                went["undoneByHand"] = by_hand
+                went["note"] = f"The steps of {', '.join(by_hand)} were undone by hand already."
             held = (answer.get("structuredContent") or {}).get("savedFileHolds")
             if isinstance(held, list) and held:
                 went["savedFileHolds"] = [str(h) for h in held[:MAX_UNDO_NAMES]]
-                went["note"] = (
+                went["note"] = (went.get("note", "") + " ").lstrip() + (
                     f"The file of {now_at} on disk still holds {len(held)} step(s) now undone "
                     f"({', '.join(repr(h) for h in went['savedFileHolds'][:3])}); save the document "
                     "(the agent's save_document) to write it as it is now."
@@ -461,19 +465,22 @@ async def _check(
     directory: HostDirectory,
     host: str,
     document: str,
-    last: Checkpoint,
+    group: list[Checkpoint],
     later: list[Checkpoint],
-    first: Checkpoint | None = None,
-) -> tuple[str | None, Any, str]:
-    """Whether the document is where the last call reverted there left it (else why not; `later`:
-    the calls made there since, through any daemon, to name the one whose change is in the way), the
-    host's link, and the document's file now (saved as another file since, it is followed there).
-    (None, None, ...) when it is already where it was before `first` (the calls' steps undone by hand)."""
+) -> tuple[str | None, Any, str, list[Checkpoint]]:
+    """Whether the document is where the calls of `group` (one document's, oldest first) left it,
+    else why not (`later`: the calls made there since, through any daemon, to name the one whose
+    change is in the way); the host's link; the document's file now (saved as another file since, it
+    is followed there); and the calls of `group` whose steps are still on its undo stack (the later
+    ones were undone by hand: navigate_history, the dashboard's Undo). None of them: no link."""
+    first, last = group[0], group[-1]
     found = await _history(directory, host)
     if found == "gone":
-        return f"{last.where} is no longer running; its changes cannot be reverted from here.", None, document
+        gone = f"{last.where} is no longer running; its changes cannot be reverted from here."
+        return gone, None, document, []
     if isinstance(found, str):
-        return f"{last.where} does not say where its history stands, so nothing is reverted.", None, document
+        silent = f"{last.where} does not say where its history stands, so nothing is reverted."
+        return silent, None, document, []
     link, now = found
     earlier = now.get("savedFrom") if isinstance(now.get("savedFrom"), list) else []
     if now.get("document") != document and document not in earlier:  # saved as another file: the same
@@ -482,37 +489,41 @@ async def _check(
             "activate it, then revert again. Nothing was undone.",
             None,
             document,
+            [],
         )
     names = [str(u) for u in now.get("undo") or []]
     digests = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
     ids = _numbers(now.get("undoIds"))
-    if digests == last.undo and ids is not None and last.ids is not None and ids != last.ids:
+    at = str(now.get("document") or document)
+    for n in range(len(group), 0, -1):  # the latest call whose steps are on top (later ones undone)
+        if digests == group[n - 1].undo and (ids is None or group[n - 1].ids in (None, ids)):
+            return None, link, at, group[:n]
+    if len(first.undo) < MAX_UNDO_NAMES and digests == first.undo[first.added :]:
+        return None, None, at, []  # exactly as before the first call: undone by hand
+    if digests == last.undo:
         return (
             f"{last.where}: someone changed {document} since {last.call_id}: its last steps have the "
             f"names they had then ({names[:3]}) but are other steps (undone, and others of the same "
             "names made). Nothing was undone, so their work stays.",
             None,
             document,
+            [],
         )
-    if digests != last.undo:
-        start = first or last
-        if len(start.undo) < MAX_UNDO_NAMES and digests == start.undo[start.added :]:
-            return None, None, document  # exactly as before the first call: undone by hand
-        in_way = next((c for c in reversed(later) if c.undo == digests), None)
-        whose = (
-            f" by call {in_way.call_id} through another daemon (pid {in_way.daemon}), another client's; "
-            f"revert {in_way.call_id} first, then this one"
-            if in_way is not None and in_way.daemon != last.daemon
-            else ""
-        )
-        return (
-            f"{last.where}: someone changed {document} since {last.call_id}{whose} (its last steps are now "
-            f"{names[:3]}, after {last.call_id} its last step was {last.step!r}). "
-            "Nothing was undone, so their work stays.",
-            None,
-            document,
-        )
-    return None, link, str(now.get("document") or document)
+    in_way = next((c for c in reversed(later) if c.undo == digests), None)
+    whose = (
+        f" by call {in_way.call_id} through another daemon (pid {in_way.daemon}), another client's; "
+        f"revert {in_way.call_id} first, then this one"
+        if in_way is not None and in_way.daemon != last.daemon
+        else ""
+    )
+    return (
+        f"{last.where}: someone changed {document} since {last.call_id}{whose} (its last steps are now "
+        f"{names[:3]}, after {last.call_id} its last step was {last.step!r}). "
+        "Nothing was undone, so their work stays.",
+        None,
+        document,
+        [],
+    )
 
 
 def _follows(earlier: Checkpoint, later: Checkpoint) -> bool:
