@@ -38,7 +38,7 @@ class PolicyFile:
             return None
         self._signature = signature
         policy = load(self.path, lenient=True)
-        log.warning(
+        log.info(  # what it now decides is news, not trouble (a section it cannot read warns in `load`)
             "the policy changed with %s: profile %s, %d rules", self.path, policy.profile, len(policy.rules)
         )
         return policy
