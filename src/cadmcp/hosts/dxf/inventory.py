@@ -8,7 +8,7 @@ created, modified and deleted; their digest is the drawing's revision.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ezdxf.document import Drawing
@@ -16,13 +16,13 @@ from ezdxf.lldxf.tags import DXFTag
 from ezdxf.lldxf.tagwriter import TagCollector
 
 PARTS = frozenset({"VERTEX", "SEQEND"})
-"""Entities that are parts of another (a polyline's vertices and its end marker): nameless, so a
-change lists the polylines before them."""
+"""Entities that are parts of another (a polyline's vertices, the end marker of its vertices or of
+an INSERT's attributes): not listed of their own. A POLYLINE's digest covers its vertices, so moving
+a polyline is one POLYLINE modified, not its 57 VERTEX handles."""
+WITH_PARTS = frozenset({"POLYLINE"})
 
 
 def _name(entity: object) -> str:
-    if entity.dxftype() in PARTS:  # type: ignore[attr-defined]
-        return ""
     dxf = entity.dxf  # type: ignore[attr-defined]
     for attribute in ("name", "text", "tag"):
         value = dxf.get(attribute) if dxf.is_supported(attribute) else None
@@ -103,14 +103,30 @@ def inventory(doc: Drawing) -> dict[str, tuple[str, str, str]]:
             digest = hashlib.blake2b(repr(_value(variable)).encode(), digest_size=10).hexdigest()
             out[name] = (HEADER_KIND, name, digest)
     for handle, entity in list(doc.entitydb.items()):
-        if not entity.is_alive:
+        if not entity.is_alive or entity.dxftype() in PARTS:
             continue
         collector = TagCollector(dxfversion=doc.dxfversion)
         try:
             entity.export_dxf(collector)
-            content = repr(_as_written(entity.dxftype(), _own(collector.tags))).encode()
+            tags = collector.tags if entity.dxftype() in WITH_PARTS else _own(collector.tags)
+            content = repr(_as_written(entity.dxftype(), tags)).encode()
         except Exception:  # an entity ezdxf cannot export still counts, by its attributes
             content = repr(sorted(entity.dxfattribs().items())).encode()
         digest = hashlib.blake2b(content, digest_size=10).hexdigest()
         out[handle] = (entity.dxftype(), _name(entity), digest)
     return out
+
+
+def part_owners(entities: Iterable[Any]) -> dict[int, str]:
+    """``id()`` of each part (`PARTS`) of the live POLYLINEs and INSERTs among `entities` -> its
+    owner's handle (ezdxf's own ``owner`` of a vertex names the layout, not the polyline)."""
+    owners: dict[int, str] = {}
+    for entity in entities:
+        kind = entity.dxftype()
+        if kind not in ("POLYLINE", "INSERT") or not entity.is_alive:
+            continue
+        handle = entity.dxf.handle
+        for part in [*(entity.vertices if kind == "POLYLINE" else ()), getattr(entity, "seqend", None)]:
+            if part is not None:
+                owners[id(part)] = handle
+    return owners

@@ -45,7 +45,7 @@ from ezdxf.layouts.base import BaseLayout
 from ezdxf.math import Vec2, Vec3
 
 from cadmcp.host.history import Touched
-from cadmcp.hosts.dxf.inventory import changed_header
+from cadmcp.hosts.dxf.inventory import PARTS, changed_header, part_owners
 
 __all__ = ["ChangeSet", "ChangeTracker", "is_active", "tracked"]
 
@@ -139,28 +139,36 @@ class ChangeSet:
         become a TEXT) is modified; so is a header variable set to a new value (created, deleted:
         one that was not set, or is set no more)."""
         created, removed, replaced = set(), set(), set()
+        parts: list[Any] = []
+        """Parts (a POLYLINE's vertices) made, removed or changed: their live owner is modified."""
         for handle, before, after in self.db_entries:
-            if before is _MISSING:
+            entity = after if before is _MISSING else before
+            if entity is not _MISSING and type(entity).DXFTYPE in PARTS:
+                parts.append(entity)
+            elif before is _MISSING:
                 created.add(handle)
             elif after is _MISSING:
                 removed.add(handle)
             else:
                 replaced.add(handle)
         destroyed: set[Any] = set()
-        modified = len(replaced)
+        modified: set[Any] = set(replaced)
         for entity, saved in self.entities:
             live = _object_getattribute(entity, "__dict__")
             namespace = live.get("dxf")
-            if namespace is None:  # destroyed: deleted, unless another object took its handle
+            if type(entity).DXFTYPE in PARTS:
+                parts.append(entity)
+            elif namespace is None:  # destroyed: deleted, unless another object took its handle
                 before = saved.get("dxf")
                 destroyed.add(before.__dict__.get("handle") if before is not None else id(entity))
             elif namespace.__dict__.get("handle") not in created and not _members_only(saved, live):
-                modified += 1
-        counts = {
-            "created": len(created),
-            "deleted": len(removed | (destroyed - replaced)),
-            "modified": modified,
-        }
+                modified.add(namespace.__dict__.get("handle") or id(entity))
+        deleted = removed | (destroyed - replaced)
+        if parts:  # a part of a deleted owner is not found: the owner's deletion counts
+            owner_of = part_owners(self.db.values())
+            owners = {owner_of.get(id(part)) for part in parts}
+            modified |= {o for o in owners if o is not None and o not in created and o not in deleted}
+        counts = {"created": len(created), "deleted": len(deleted), "modified": len(modified)}
         for delta in self.containers:
             if delta.key == "hdrvars" and delta.kind == "dict":  # the header's variables, by name
                 for name in changed_header(delta.before, delta.after):
