@@ -259,8 +259,15 @@ async def test_a_client_that_cannot_be_asked_waits_for_the_approval_queue(
                     "decline": f"{approval_id}: declined; nothing ran",
                 }[verdict]
                 assert answered.stdout.strip() == said, answered.stdout
-            again = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "accept")
-            assert again.returncode == 1 and "No confirmation" in again.stderr  # answered once only
+            again = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "decline")
+            assert again.returncode == 1, again.stderr  # answered once only, and told what happened
+            assert f"Confirmation {approval_id!r} was settled already: {verdict}" in again.stderr
+            assert (
+                "by cadmcp policy answer at " in again.stderr
+                and "Your answer changed nothing" in again.stderr
+            )
+            if verdict == "accept":
+                assert f"; the call ran: {text}." in again.stderr, again.stderr
         assert results[0].content[0].text == "queued yes"
         assert results[1].structured_content["type"] == "not_confirmed"
         assert results[1].structured_content["answeredBy"] == "cadmcp policy answer"
@@ -424,7 +431,8 @@ async def test_a_host_killed_while_its_call_waits_for_approval_withdraws_the_que
         )
         approval_id = listed.stdout.split("]", 1)[0].lstrip("[")
         late = await anyio.to_thread.run_sync(_cli, "policy", "answer", approval_id, "accept")
-        assert late.returncode == 1 and "is waiting" in late.stderr, late
+        assert late.returncode == 1 and "was settled already: withdrawn at " in late.stderr, late.stderr
+        assert "nothing ran" in late.stderr
 
 
 async def test_under_confirm_changes_a_script_acting_outside_the_document_waits_for_the_yes(

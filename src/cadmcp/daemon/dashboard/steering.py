@@ -34,7 +34,8 @@ class Steering:
         self.gate = gate
         self.directory = directory
 
-    async def _everyone(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+    async def _everyone(self, request: dict[str, Any], late: bool = False) -> list[dict[str, Any]]:
+        """Every daemon's answer that is ok (with `late`: or says an approval was settled already)."""
         answers = [await control.handle(self.gate, self.directory, request)]
         mine = control.socket_path(self.directory.directory)
         for door in control.doors(self.directory.directory):
@@ -42,7 +43,7 @@ class Steering:
                 continue
             with contextlib.suppress(OSError, TimeoutError, ValueError):
                 answers.append(await control.ask(door, request, timeout=DOOR_TIMEOUT))
-        return [a for a in answers if a.get("ok")]
+        return [a for a in answers if a.get("ok") or (late and a.get("late"))]
 
     async def approvals(self) -> list[dict[str, Any]]:
         """Every waiting confirmation, masked as the call log would, with its preview pictures."""
@@ -67,12 +68,16 @@ class Steering:
         if answer not in ("accept", "decline"):
             return {"ok": False, "error": "Answer accept or decline."}
         request = {"op": "answer", "approvalId": approval_id, "answer": answer, "by": ANSWERED_BY}
-        answers = await self._everyone(request)
-        return next(iter(answers), None) or {
-            "ok": False,
-            "error": f"No confirmation {approval_id[:40]!r} is waiting (answered, timed out, or never "
-            "asked).",
-        }
+        answers = await self._everyone(request, late=True)
+        return (
+            next((a for a in answers if a.get("ok")), None)
+            or next(iter(answers), None)
+            or {
+                "ok": False,
+                "error": f"No confirmation {approval_id[:40]!r} is waiting (answered, timed out, or never "
+                "asked).",
+            }
+        )
 
     async def checkpoints(self, look: bool = True) -> list[dict[str, Any]]:
         """The machine's checkpoints (every daemon keeps them all: this one answers); ``look``: ask

@@ -21,6 +21,8 @@ MAX_RUNNING = 256
 """Confirmed calls whose outcome the queue keeps for whoever said yes (the oldest go first)."""
 MAX_OUTCOME_WAIT = 120.0
 """The longest an answer waits for the outcome of the call it confirmed."""
+MAX_ANSWERED = 256
+"""Finished confirmations remembered, to tell a late answer what happened (the oldest go first)."""
 
 
 @dataclass
@@ -56,6 +58,7 @@ class ApprovalQueue:
     def __init__(self) -> None:
         self._pending: dict[str, Pending] = {}
         self._running: dict[str, Pending] = {}  # confirmed, their outcome not known yet or kept
+        self._answered: dict[str, str] = {}  # finished: how, by whom, when (for a late answer)
 
     def pending(self) -> list[dict[str, Any]]:
         """What waits now, oldest first."""
@@ -71,17 +74,32 @@ class ApprovalQueue:
         now = time.time()
         item = Pending(secrets.token_hex(6), question, now, now + timeout, reports=reports)
         self._pending[item.id] = item
+        withdrawn = False
         try:
             with anyio.move_on_after(timeout):
                 await item.done.wait()
         except BaseException:  # withdrawn (its host went away) as the yes came
+            withdrawn = True
             self.settle(item.id, "did not run: it was withdrawn before it could be sent")
             raise
         finally:
             self._pending.pop(item.id, None)
+            self._remember(item, withdrawn)
         if item.answer is None:
             return "timeout", "", item.id
         return item.answer, item.answered_by, item.id
+
+    def _remember(self, item: Pending, withdrawn: bool) -> None:
+        at = time.strftime("%H:%M:%S", time.localtime())
+        if item.answer in ("accept", "decline"):
+            said = f"{item.answer}{'ed' if item.answer == 'accept' else 'd'} by {item.answered_by} at {at}"
+        elif withdrawn or item.answer == "cancel":
+            said = f"withdrawn at {at} (its host or its caller went away): nothing ran"
+        else:
+            said = f"not answered in time ({at}), which counts as no: nothing ran"
+        self._answered[item.id] = said
+        while len(self._answered) > MAX_ANSWERED:
+            self._answered.pop(next(iter(self._answered)))
 
     def settle(self, approval_id: str, outcome: str) -> None:
         """Say what became of a confirmed call, to whoever waits on its answer."""
@@ -106,6 +124,15 @@ class ApprovalQueue:
     def answer(self, approval_id: str, answer: str, by: str = "approval queue") -> dict[str, Any]:
         """Answer one pending confirmation: `accept` runs the call, `decline` refuses it."""
         item = self._pending.get(approval_id)
+        if item is None and approval_id in self._answered:
+            running = self._running.get(approval_id)
+            ran = f"; the call {running.outcome}" if running is not None and running.outcome else ""
+            return {
+                "ok": False,
+                "late": True,
+                "error": f"Confirmation {approval_id!r} was settled already: {self._answered[approval_id]}"
+                f"{ran}. Your answer changed nothing.",
+            }
         if item is None:
             return {
                 "ok": False,

@@ -192,7 +192,11 @@ def main(argv: Sequence[str]) -> int:
         answers = anyio.run(_doors, request)
         done = next((a for a in answers if a.get("ok")), None)
         if done is None:
-            errors = {str(a.get("error")) for a in answers} or {"no daemon with an approval queue is running"}
+            late = [a for a in answers if a.get("late")]  # the daemon that asked says what happened
+            errors = {str(a.get("error")) for a in late or answers} or {
+                "no daemon with an approval queue is running (a call that waited for a yes in a daemon "
+                "that stopped did not run)"
+            }
             print(f"cadmcp policy answer: {'; '.join(sorted(errors))}", file=sys.stderr)
             return 1
         if args.answer == "decline":
