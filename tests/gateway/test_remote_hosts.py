@@ -204,6 +204,12 @@ async def test_launch_host_on_another_machine_runs_that_machines_launch_command(
             await wait_machine(session, "bravo-render", 0)
             here = await call(session, "launch_host", {"hostApp": "Custom"})
             assert here.structured_content["type"] == "unknown_host_app"  # only bravo configures it
+            said = here.structured_content
+            assert said["machines"] == ["bravo-render"], said  # and this machine says where it is
+            assert "The other machine(s) 'bravo' (bravo-render) start it" in said["message"]
+            assert "machineId 'bravo'" in said["message"]
+            listed = {m["machineId"]: m for m in (await structured(session, "list_machines"))["machines"]}
+            assert "Custom" in listed["bravo-render"]["launchable"], listed["bravo-render"]
 
             there = await structured(session, "launch_host", {"hostApp": "Custom", "machineId": "bravo"})
             launched_pid = there["pid"]

@@ -112,7 +112,22 @@ async def launch_host(
         known = directory.known_host(restart)
         machine = known[0].machine_id if known is not None else None
     if machine is None or machine == directory.machine_id or gateway is None:
-        return await launcher.launch(rest, progress)
+        try:
+            return await launcher.launch(rest, progress)
+        except DaemonError as err:
+            wanted = args.get("hostApp")
+            if err.type != "unknown_host_app" or gateway is None or not isinstance(wanted, str):
+                raise
+            there = gateway.launching(wanted)
+            if not there:
+                raise
+            named = ", ".join(f"{name!r} ({machine_id})" for machine_id, name in there[:5])
+            raise DaemonError(
+                err.type,
+                f"{err.message} The other machine(s) {named} start it: call launch_host again with "
+                f"machineId {there[0][1]!r} (a filePath is then a path there).",
+                {**err.details, "machines": [machine_id for machine_id, _ in there]},
+            ) from None
     return await gateway.launch(machine, rest)
 
 

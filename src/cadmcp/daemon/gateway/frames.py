@@ -25,6 +25,8 @@ VERSION = 1
 MAX_STATE_BYTES = 8192
 """The largest host state (phase, documents) announced with a host."""
 MAX_HOSTS = 1000
+MAX_APPS = 64
+"""Host applications a machine announces it can launch."""
 """Hosts one machine announces (a presence naming more is cut)."""
 
 

@@ -59,6 +59,8 @@ class RemoteMachine:
     daemon: dict[str, Any] = field(default_factory=dict)
     read_only: bool = False
     remote_python: bool = True
+    apps: list[str] = field(default_factory=list)
+    """The host applications its `launch_host` starts."""
     heartbeat: float = 5.0
     ttl: float = 15.0
     hosts: dict[int, RemoteHost] = field(default_factory=dict)
@@ -90,6 +92,7 @@ class RemoteMachine:
             "latencyMs": self.latency_ms if self.online else None,
             "readOnly": self.read_only,
             "remotePython": self.remote_python,
+            "launchable": self.apps if self.online else [],
         }
         if self.daemon.get("version"):
             out["daemonVersion"] = self.daemon["version"]
@@ -244,6 +247,8 @@ class Mirror(GatewayPart):
         machine.daemon = body["daemon"] if isinstance(body.get("daemon"), dict) else {}
         machine.read_only = body.get("readOnly") is True
         machine.remote_python = body.get("remotePython") is not False
+        apps = body.get("apps") if isinstance(body.get("apps"), list) else []
+        machine.apps = [a[:80] for a in apps[: frames.MAX_APPS] if isinstance(a, str)]
         machine.heartbeat = _number(body.get("heartbeatSeconds"), 5.0, 0.1, 3600.0)
         machine.ttl = _number(body.get("ttlSeconds"), 3 * machine.heartbeat, 0.3, 10800.0)
         machine.last_seen = time.monotonic()

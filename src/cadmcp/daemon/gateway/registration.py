@@ -152,6 +152,7 @@ class Registrar(GatewayPart):
                 "instance": self.instance,
                 "box": self.box,
             },
+            "apps": self._launchable(),
             "readOnly": s.read_only,
             "remotePython": s.remote_python,
             "heartbeatSeconds": s.heartbeat,
@@ -161,6 +162,16 @@ class Registrar(GatewayPart):
             "sentAt": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "hosts": hosts if state == "online" else [],
         }
+
+    def _launchable(self) -> list[str]:
+        """The host applications `launch_host` starts here (the configured ones and the built-ins)."""
+        launcher = self.responder.launcher
+        if launcher is None or self.settings.read_only:
+            return []
+        try:
+            return [app.name for app in launcher.applications()][: frames.MAX_APPS]
+        except Exception:  # a configuration that cannot be read is said where it is used
+            return []
 
     def _local_entries(self) -> list[Any]:
         return sorted(self.directory.local_entries().values(), key=lambda e: e.key.pid)

@@ -163,6 +163,15 @@ class Gateway:
                     tg.start_soon(one, machine)
         return sorted(answers, key=lambda r: r["machine"])
 
+    def launching(self, host_app: str) -> list[tuple[str, str]]:
+        """The online machines (id, name) whose `launch_host` starts `host_app`."""
+        wanted = host_app.casefold()
+        return sorted(
+            (m.machine_id, m.name or m.machine_id)
+            for m in self.mirror.machines.values()
+            if m.online and any(a.casefold() == wanted for a in m.apps)
+        )
+
     async def launch(self, machine_id: str, args: dict[str, Any]) -> dict[str, Any]:
         """`launch_host` on another machine: its own configured launch command runs there."""
         machine = self.mirror.machines.get(machine_id)
