@@ -477,6 +477,29 @@ async def test_calls_whose_later_ones_were_undone_by_hand_are_reverted_up_to_whe
             assert await _code(agent, dxf, COUNT_DXF) == before
 
 
+async def test_the_person_reverts_and_saves_in_one_command(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """A revert put the drawing back but its file kept the agent's change, and the person had no way
+    to save it but asking the agent."""
+    drawing = host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        save = await find_target(agent, "save_document", "DXF")
+        marker = "msp.add_text('AGENT-WAS-HERE')"
+        await _code(agent, dxf, marker)
+        assert not (await call(agent, "invoke_dynamic", {"id": save["id"], "arguments": {}})).is_error
+        assert "AGENT-WAS-HERE" in drawing.read_text()
+        call_id = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-1]["callId"]
+        done = await anyio.to_thread.run_sync(_policy, "revert", call_id, "--save")
+        assert done.returncode == 0, done.stderr
+        assert (
+            f"  Saved: Saved floorplan.dxf to {drawing}." in done.stdout and "still holds" not in done.stdout
+        ), done.stdout
+        assert "AGENT-WAS-HERE" not in drawing.read_text()
+
+
 async def test_a_person_asked_to_allow_the_agents_revert_sees_which_calls_it_would_undo(
     hosts: Any, daemon_client: Any, tmp_path: Path
 ) -> None:

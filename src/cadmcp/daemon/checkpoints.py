@@ -312,10 +312,17 @@ class Checkpoints:
         chosen = _chosen(items, reverted - self._redone, call_id, since)
         return [] if isinstance(chosen, str) else sorted({c.host for c in chosen})
 
-    async def revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
+    async def revert(
+        self, directory: HostDirectory, call_id: str, since: bool, save: bool = False
+    ) -> dict[str, Any]:
         """Undo call `call_id` (with `since`, it and every later one made through the same daemon)
-        on every host it touched; the outcome is a `policy/revert` line in the call log."""
+        on every host it touched; with `save`, save each document whose file still holds the steps
+        undone. The outcome is a `policy/revert` line in the call log."""
         answer = await self._revert(directory, call_id, since)
+        if save and answer.get("ok"):
+            for went in answer["undone"]:
+                if went.get("savedFileHolds"):
+                    await _save(directory, went)
         if answer.get("ok"):
             self._own_reverted.update(answer["reverted"])
             self._redone.difference_update(answer["reverted"])
@@ -383,7 +390,12 @@ class Checkpoints:
                 return _refused(
                     f"{group[0].where} could not go back {steps} step(s): {text[:300]}", partial=undone
                 )
-            went = {"host": group[0].where, "document": group[0].document, "steps": steps}
+            went = {
+                "host": group[0].where,
+                "hostInstanceId": group[0].host,
+                "document": group[0].document,
+                "steps": steps,
+            }
             if now_at != group[0].document:
                 went["savedAs"] = now_at
             if len(standing) < len(group):
@@ -524,6 +536,24 @@ async def _check(
         document,
         [],
     )
+
+
+async def _save(directory: HostDirectory, went: dict[str, Any]) -> None:
+    """Save the document a revert went back on (the person asked for it), saying how it went."""
+    key = next((k for k in directory.entries if k.instance_id == went["hostInstanceId"]), None)
+    link = directory.links.get(key) if key is not None else None
+    if link is None:
+        went["saveError"] = f"{went['host']} is no longer running: nothing was saved."
+        return
+    answer = await link.raw_request("tools/call", {"name": "save_document", "arguments": {}})
+    text = " ".join(str(c.get("text")) for c in answer.get("content") or [] if isinstance(c, dict))
+    if answer.get("isError"):
+        went["saveError"] = f"Not saved: {text[:300]}"
+        return
+    said = (answer.get("structuredContent") or {}).get("message") or text
+    went.pop("savedFileHolds", None)
+    went["saved"] = True
+    went["note"] = f"Saved: {str(said)[:300]}"
 
 
 def _follows(earlier: Checkpoint, later: Checkpoint) -> bool:

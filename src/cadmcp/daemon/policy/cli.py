@@ -9,7 +9,7 @@ host offers is decided as a tool that declares nothing (a change). `approvals` l
 confirmations waiting in every running daemon;
 `answer ID accept|decline` answers one. `checkpoints` lists what agents changed on this
 machine (every daemon keeps the machine's checkpoints, so one answers for all); `revert CALL
-[--since]` reverts that call (or it and every later one through the same daemon) on every host
+[--since] [--save]` reverts that call (or it and every later one through the same daemon) on every host
 it touched, or says who changed the document since and stops.
 """
 
@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     revert = sub.add_parser("revert", help="revert a call (or everything since it) on every host it touched")
     revert.add_argument("call_id", help="a callId from `cadmcp policy checkpoints` (like 4242-1)")
     revert.add_argument("--since", action="store_true", help="that call and every later one")
+    revert.add_argument(
+        "--save", action="store_true", help="then save each document whose file still holds what went back"
+    )
     return parser
 
 
@@ -165,7 +168,7 @@ def main(argv: Sequence[str]) -> int:
             print("no agent change is recorded")
         return 0
     if args.action == "revert":
-        request = {"op": "revert", "callId": args.call_id, "since": args.since}
+        request = {"op": "revert", "callId": args.call_id, "since": args.since, "save": args.save}
         answers = anyio.run(_doors, request, True)  # one daemon reverts for the machine
         done = next((a for a in answers if a.get("ok")), None)
         if done is None:
@@ -177,10 +180,11 @@ def main(argv: Sequence[str]) -> int:
             return 1
         for undone in done["undone"]:
             print(f"{undone['host']}: {undone['document']} went back {undone['steps']} step(s)")
-            if undone.get("note"):
-                print(f"  {undone['note']}")
+            for said in (undone.get("note"), undone.get("saveError")):
+                if said:
+                    print(f"  {said}")
         print(f"reverted {', '.join(done['reverted'])}")
-        return 0
+        return 1 if any(u.get("saveError") for u in done["undone"]) else 0
     if args.action == "answer":
         request = {
             "op": "answer",

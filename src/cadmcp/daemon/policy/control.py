@@ -89,7 +89,8 @@ async def handle(
         call_id = request.get("callId")
         if not isinstance(call_id, str) or len(call_id) > 40:
             return {"ok": False, "error": "revert needs callId (from checkpoints) and since (true/false)."}
-        return await gate.checkpoints.revert(directory, call_id, request.get("since") is True)
+        since, save = request.get("since") is True, request.get("save") is True
+        return await gate.checkpoints.revert(directory, call_id, since, save)
     if op == "dashboard" and dashboard is not None:
         return await dashboard(request)
     if op == "show":
