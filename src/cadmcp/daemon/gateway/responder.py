@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -354,16 +354,38 @@ class Responder(GatewayPart):
             }
         )
 
-    async def _launch(self, msg: Any) -> None:
+    async def _tool_request(
+        self,
+        msg: Any,
+        target: str,
+        check: Callable[[Any], Any],
+        work: Callable[[Any], Awaitable[dict[str, Any]]],
+    ) -> None:
+        """A daemon tool asked from another machine: `check` takes its arguments apart (a DaemonError
+        says what is wrong), then it is acknowledged and `work` answers, kept alive while it runs.
+        Each leaves a call-log line naming the caller's machine."""
         reply = Reply(self.connection, msg.reply)
         started = time.perf_counter()
-        fields: dict[str, Any] = {"target": "launch_host", "via": "gateway"}
+        fields: dict[str, Any] = {"target": target, "via": "gateway"}
         args: Any = None
         try:
             body = frames.decode(msg.data)
             caller = body.get("from") if isinstance(body.get("from"), dict) else {}
             fields.update(callerMachine=_text(caller.get("machineId")), caller=_text(caller.get("name"), 120))
             args = body.get("args")
+            checked = check(args)
+            await reply.ack()
+            with self._keeping_alive(reply):
+                answer: dict[str, Any] = {"ok": await work(checked)}
+        except DaemonError as err:
+            answer = {"error": err.body()}
+        except ValueError:
+            answer = {"error": validation_error("The request was not a JSON object.").body()}
+        await reply.final(answer)
+        self._log("tools/call", answer, fields, started, args)
+
+    async def _launch(self, msg: Any) -> None:
+        def check(args: Any) -> dict[str, Any]:
             if not isinstance(args, dict):
                 raise validation_error("launch_host arguments must be an object.")
             if self.settings.read_only:
@@ -375,28 +397,19 @@ class Responder(GatewayPart):
                 )
             if self.launcher is None:
                 raise DaemonError("remote_refused", "This machine's daemon does not launch hosts.")
-            await reply.ack()
-            with self._keeping_alive(reply):
-                answer: dict[str, Any] = {"ok": await self.launcher.launch(args)}
-        except DaemonError as err:
-            answer = {"error": err.body()}
-        except ValueError:
-            answer = {"error": validation_error("The request was not a JSON object.").body()}
-        await reply.final(answer)
-        self._log("tools/call", answer, fields, started, args)
+            return args
+
+        async def work(args: dict[str, Any]) -> dict[str, Any]:
+            assert self.launcher is not None  # checked
+            return await self.launcher.launch(args)
+
+        await self._tool_request(msg, "launch_host", check, work)
 
     async def _file_info(self, msg: Any) -> None:
         """`read_file_info` asked from another machine: a file of this one, read here (a read, so a
         read-only machine answers it too)."""
-        reply = Reply(self.connection, msg.reply)
-        started = time.perf_counter()
-        fields: dict[str, Any] = {"target": "read_file_info", "via": "gateway"}
-        args: Any = None
-        try:
-            body = frames.decode(msg.data)
-            caller = body.get("from") if isinstance(body.get("from"), dict) else {}
-            fields.update(callerMachine=_text(caller.get("machineId")), caller=_text(caller.get("name"), 120))
-            args = body.get("args")
+
+        def check(args: Any) -> tuple[str, str]:
             path = args.get("filePath") if isinstance(args, dict) else None
             detail = args.get("detail", "summary") if isinstance(args, dict) else None
             if not isinstance(path, str) or len(path) > MAX_PATH_CHARS or detail not in filemeta.DETAILS:
@@ -404,15 +417,9 @@ class Responder(GatewayPart):
                     f"read_file_info takes filePath (a path of at most {MAX_PATH_CHARS} characters) and "
                     f"detail (one of {list(filemeta.DETAILS)})."
                 )
-            await reply.ack()
-            with self._keeping_alive(reply):
-                answer: dict[str, Any] = {"ok": await filemeta.read_here(path, detail)}
-        except DaemonError as err:
-            answer = {"error": err.body()}
-        except ValueError:
-            answer = {"error": validation_error("The request was not a JSON object.").body()}
-        await reply.final(answer)
-        self._log("tools/call", answer, fields, started, args)
+            return path, detail
+
+        await self._tool_request(msg, "read_file_info", check, lambda asked: filemeta.read_here(*asked))
 
     async def _policy(self, msg: Any) -> None:
         """`cadmcp policy show` asked from another machine: this machine's decisions for its hosts'

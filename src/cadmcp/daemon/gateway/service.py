@@ -18,7 +18,7 @@ from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.gateway.connection import Connection
 from cadmcp.daemon.gateway.context import GatewayContext
-from cadmcp.daemon.gateway.mirror import Mirror
+from cadmcp.daemon.gateway.mirror import Mirror, RemoteMachine
 from cadmcp.daemon.gateway.registration import Registrar
 from cadmcp.daemon.gateway.remotelink import ACCEPT_SECONDS
 from cadmcp.daemon.gateway.responder import KEEPALIVE, Responder
@@ -174,13 +174,7 @@ class Gateway:
 
     async def launch(self, machine_id: str, args: dict[str, Any]) -> dict[str, Any]:
         """`launch_host` on another machine: its own configured launch command runs there."""
-        machine = self.mirror.machines.get(machine_id)
-        if machine is None or not machine.online:
-            raise DaemonError(
-                "machine_offline",
-                f"The machine {machine_id!r} is offline; nothing was started. Call list_machines.",
-                {"machineId": machine_id},
-            )
+        machine = self._online(machine_id, "nothing was started")
         args = {"detach": True, **args}  # a remote host outlives whichever daemon serves the machine now
         timeout = args.get("timeoutSeconds")
         limit = (
@@ -225,13 +219,7 @@ class Gateway:
 
     async def file_info(self, machine_id: str, path: str, detail: str) -> dict[str, Any]:
         """`read_file_info` on another machine: `path` is a path there, read by its daemon."""
-        machine = self.mirror.machines.get(machine_id)
-        if machine is None or not machine.online:
-            raise DaemonError(
-                "machine_offline",
-                f"The machine {machine_id!r} is offline; its files cannot be read. Call list_machines.",
-                {"machineId": machine_id},
-            )
+        machine = self._online(machine_id, "its files cannot be read")
         body = {
             "from": {"machineId": self.settings.machine_id, "name": self.settings.machine_name},
             "args": {"filePath": path, "detail": detail},
@@ -256,6 +244,17 @@ class Gateway:
             )
         result = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
         return {**result, "machineId": machine_id, "machine": machine.name}
+
+    def _online(self, machine_id: str, so: str) -> RemoteMachine:
+        """The machine, when it is online; else `machine_offline` saying what that means (`so`)."""
+        machine = self.mirror.machines.get(machine_id)
+        if machine is None or not machine.online:
+            raise DaemonError(
+                "machine_offline",
+                f"The machine {machine_id!r} is offline; {so}. Call list_machines.",
+                {"machineId": machine_id},
+            )
+        return machine
 
     async def _wait_mirrored(self, key: HostKey) -> HostEntry | None:
         deadline = time.monotonic() + LAUNCH_SEARCHABLE_WAIT
