@@ -449,6 +449,53 @@ async def test_a_revert_follows_its_document_saved_as_another_file(
         assert await _code(agent, dxf, COUNT_DXF) == before
 
 
+async def test_a_revert_since_spans_a_save_as_between_the_calls_and_names_the_file_to_activate(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """A save-as between the agent's own calls split them by file name: since the first, the revert
+    took the second for someone else's change; and, another document active, it said to activate a
+    file no longer open under that name."""
+    drawing = host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    other = tmp_path / "other.dxf"
+    shutil.copy(drawing, other)
+    copies = [tmp_path / "c1.dxf", tmp_path / "c2.dxf"]
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        save = await find_target(agent, "save_document", "DXF")
+        before = await _code(agent, dxf, COUNT_DXF)
+
+        async def save_as(path: Path) -> None:
+            arguments = {"filePath": str(path)}
+            assert not (
+                await call(agent, "invoke_dynamic", {"id": save["id"], "arguments": arguments})
+            ).is_error
+
+        await _code(agent, dxf, "# one\nmsp.add_circle((0, 0), 5)")
+        await save_as(copies[0])
+        await _code(agent, dxf, "# two\nmsp.add_line((0, 0), (1, 1))")
+        calls = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        assert [c["document"] for c in calls] == [str(drawing), str(copies[0])]
+        done = await _own(agent, "revert_calls", {"callId": calls[0]["callId"], "since": True})
+        assert not done.is_error, done.structured_content
+        assert [u["steps"] for u in done.structured_content["undone"]] == [2]
+        assert await _code(agent, dxf, COUNT_DXF) == before
+
+        await _code(agent, dxf, "# three\nmsp.add_circle((0, 0), 7)")
+        await save_as(copies[1])
+        opened = await find_target(agent, "open_document", "DXF")
+        assert not (
+            await call(agent, "invoke_dynamic", {"id": opened["id"], "arguments": {"filePath": str(other)}})
+        ).is_error
+        third = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-1]
+        stopped = await _own(agent, "revert_calls", {"callId": third["callId"]})
+        text = stopped.structured_content.get("error", "")
+        assert stopped.is_error and f"{copies[0]} (saved as {copies[1]} since) is not the active" in text, (
+            text
+        )
+        assert f"activate {copies[1]}, then revert again" in text
+
+
 async def test_calls_whose_later_ones_were_undone_by_hand_are_reverted_up_to_where_the_stack_stands(
     hosts: Any, daemon_client: Any, tmp_path: Path
 ) -> None:
@@ -498,6 +545,34 @@ async def test_the_person_reverts_and_saves_in_one_command(
             f"  Saved: Saved floorplan.dxf to {drawing}." in done.stdout and "still holds" not in done.stdout
         ), done.stdout
         assert "AGENT-WAS-HERE" not in drawing.read_text()
+
+
+async def test_a_call_reverted_to_nothing_between_others_does_not_send_the_revert_in_circles(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """Steps a, b, c; the person undid b and c; reverting b alone went back nothing (and marked it
+    reverted); then a since answered "someone changed it between a and c; revert since c first", and
+    since c, "someone changed it since c"."""
+    host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        step = await find_target(agent, "navigate_history", "DXF")
+        before = await _code(agent, dxf, COUNT_DXF)
+        for n in range(3):
+            await _code(agent, dxf, f"# step {n}\nmsp.add_circle((0, 0), {n + 1})")
+        a, b, c = [
+            x["callId"] for x in (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        ]
+        back = {"id": step["id"], "arguments": {"direction": "back", "steps": 2}}
+        assert not (await call(agent, "invoke_dynamic", back)).is_error  # the person's Undo, twice
+        nothing = await _own(agent, "revert_calls", {"callId": b})
+        assert not nothing.is_error and nothing.structured_content["undone"][0]["steps"] == 0
+        done = await _own(agent, "revert_calls", {"callId": a, "since": True})
+        assert not done.is_error, done.structured_content
+        (went,) = done.structured_content["undone"]
+        assert went["steps"] == 1 and went["undoneByHand"] == [c], went
+        assert await _code(agent, dxf, COUNT_DXF) == before
 
 
 async def test_a_person_asked_to_allow_the_agents_revert_sees_which_calls_it_would_undo(

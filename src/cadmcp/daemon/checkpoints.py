@@ -45,6 +45,8 @@ CHECKPOINT_LINE = "policy/checkpoint"
 REVERT_LINE = "policy/revert"
 MAX_CHECKPOINTS = 1000
 """Checkpoints listed and revertable (the machine's most recent)."""
+MAX_SAVED_FROM = 8
+"""Earlier files of one document a checkpoint keeps."""
 MAX_PLANNED = 20
 """Calls named one by one when a person is asked to allow a revert."""
 MAX_UNDO_NAMES = 512
@@ -78,10 +80,17 @@ class Checkpoint:
     """The capability the call ran (`execute_python_code`)."""
     client: str = ""
     """The agent's client as it introduced itself (`claude-code/2.1`), when it did."""
+    was: tuple[str, ...] = ()
+    """The files the document had been saved as before, latest first (it is the same document)."""
     ids: tuple[int | None, ...] | None = None
     """The numbers of the document's undo steps after the call, latest first, where its host numbers
     them: the same step names with other numbers are other steps (undone, and others of the same
     names made)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every file the document was known by, its first last."""
+        return (self.document, *self.was)
 
     @property
     def daemon(self) -> int:
@@ -110,6 +119,8 @@ class Checkpoint:
     def line(self) -> str:
         fields = {k: v for k, v in self.view(False).items() if k != "reverted"}
         numbered = {"undoIds": list(self.ids)} if self.ids is not None else {}
+        if self.was:
+            numbered["savedFrom"] = list(self.was)
         return format_line(CHECKPOINT_LINE, "ok", {**clip(fields), "undo": list(self.undo), **numbered})
 
     @classmethod
@@ -136,8 +147,16 @@ class Checkpoint:
             at,
             str(fields.get("target") or ""),
             str(fields.get("client") or ""),
+            _files(fields.get("savedFrom")),
             _numbers(fields.get("undoIds")),
         )
+
+
+def _files(value: Any) -> tuple[str, ...]:
+    """File names as a host or a log line gives them (bounded)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(v)[:4096] for v in value[:MAX_SAVED_FROM] if isinstance(v, str))
 
 
 def _numbers(value: Any) -> tuple[int | None, ...] | None:
@@ -237,6 +256,7 @@ class Checkpoints:
             time.time(),
             target,
             client,
+            _files(mark.get("savedFrom")),
             _numbers(mark.get("undoIds")),
         )
         self._own[call_id] = checkpoint
@@ -340,24 +360,17 @@ class Checkpoints:
             return _refused(chosen)
         first = chosen[0]
         live = [c for c in items if c.call_id not in reverted]
-        groups: dict[tuple[str, str], list[Checkpoint]] = {}
+        groups: dict[tuple[str, str], list[Checkpoint]] = {}  # per host and document (by its first name)
         for checkpoint in chosen:
-            groups.setdefault((checkpoint.host, checkpoint.document), []).append(checkpoint)
+            groups.setdefault((checkpoint.host, checkpoint.names[-1]), []).append(checkpoint)
         plans = []
-        for (host, document), group in groups.items():
+        for (host, origin), group in groups.items():
+            document = group[-1].document
             later = [
-                c for c in live if c.host == host and c.document == document and c.order > group[-1].order
+                c for c in live if c.host == host and c.names[-1] == origin and c.order > group[-1].order
             ]
             mine = [c for c in later if c.daemon == first.daemon]
-            for earlier, later_one in itertools.pairwise(group):
-                if not _follows(earlier, later_one):
-                    return _refused(
-                        f"{group[0].where}: someone changed {document} between {earlier.call_id} and "
-                        f"{later_one.call_id}; nothing was undone, so their work stays. Revert since "
-                        f"{later_one.call_id} first.",
-                        host=group[0].where,
-                    )
-            problem, link, now_at, standing = await _check(directory, host, document, group, later)
+            problem, link, now_at, standing = await _check(directory, host, group, later)
             if problem is not None and mine and not since:  # their steps are on top: revert them too
                 return _refused(
                     f"{group[0].where}: later agent calls changed {document} after {call_id} "
@@ -365,6 +378,14 @@ class Checkpoints:
                 )
             if problem is not None:
                 return _refused(problem, host=group[0].where)
+            for earlier, later_one in itertools.pairwise(standing):  # the calls whose steps are there
+                if not _follows(earlier, later_one):
+                    return _refused(
+                        f"{group[0].where}: someone changed {document} between {earlier.call_id} and "
+                        f"{later_one.call_id}; nothing was undone, so their work stays. Revert since "
+                        f"{later_one.call_id} first.",
+                        host=group[0].where,
+                    )
             plans.append((group, link, now_at, standing))
         undone = []
         for group, link, now_at, standing in plans:
@@ -476,7 +497,6 @@ def _on_stack(now: tuple[str, ...], checkpoint: Checkpoint) -> bool:
 async def _check(
     directory: HostDirectory,
     host: str,
-    document: str,
     group: list[Checkpoint],
     later: list[Checkpoint],
 ) -> tuple[str | None, Any, str, list[Checkpoint]]:
@@ -486,6 +506,8 @@ async def _check(
     is followed there); and the calls of `group` whose steps are still on its undo stack (the later
     ones were undone by hand: navigate_history, the dashboard's Undo). None of them: no link."""
     first, last = group[0], group[-1]
+    document = last.document
+    known = {name for c in group for name in c.names}
     found = await _history(directory, host)
     if found == "gone":
         gone = f"{last.where} is no longer running; its changes cannot be reverted from here."
@@ -495,10 +517,13 @@ async def _check(
         return silent, None, document, []
     link, now = found
     earlier = now.get("savedFrom") if isinstance(now.get("savedFrom"), list) else []
-    if now.get("document") != document and document not in earlier:  # saved as another file: the same
+    if now.get("document") not in known and not known & set(map(str, earlier)):  # saved as: the same
+        renamed = now.get("savedAs") if isinstance(now.get("savedAs"), dict) else {}
+        current = renamed.get(document)
+        named = f"{document} (saved as {current} since)" if current else document
         return (
-            f"{last.where}: {document} is not the active document any more ({now.get('document')!r} is); "
-            "activate it, then revert again. Nothing was undone.",
+            f"{last.where}: {named} is not the active document any more ({now.get('document')!r} is); "
+            f"activate {current or 'it'}, then revert again. Nothing was undone.",
             None,
             document,
             [],

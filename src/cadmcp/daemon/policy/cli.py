@@ -179,7 +179,8 @@ def main(argv: Sequence[str]) -> int:
             print(f"cadmcp policy revert: {'; '.join(sorted(errors))}", file=sys.stderr)
             return 1
         for undone in done["undone"]:
-            print(f"{undone['host']}: {undone['document']} went back {undone['steps']} step(s)")
+            document = undone.get("savedAs") or undone["document"]
+            print(f"{undone['host']}: {document} went back {undone['steps']} step(s)")
             for said in (undone.get("note"), undone.get("saveError")):
                 if said:
                     print(f"  {said}")

@@ -11,6 +11,7 @@ daemon keeps these as checkpoints (call -> host -> history position) and, to rev
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import mcp_types as types
@@ -37,9 +38,13 @@ def position(adapter: DocumentAdapter) -> dict[str, Any]:
 
 
 def stamped(
-    adapter: DocumentAdapter, before: dict[str, Any], result: types.CallToolResult
+    adapter: DocumentAdapter,
+    before: dict[str, Any],
+    result: types.CallToolResult,
+    saved_from: Mapping[str, list[str]] | None = None,
 ) -> types.CallToolResult:
-    """`result` with the checkpoint of the call that produced it (`before`: the position before it ran)."""
+    """`result` with the checkpoint of the call that produced it (`before`: the position before it ran;
+    `saved_from`: the files each document was saved as before, so a revert knows it by all of them)."""
     try:
         after = position(adapter)
     except Exception:  # a document that cannot say where it stands gets no checkpoint, the run stands
@@ -48,6 +53,9 @@ def stamped(
     mark: dict[str, Any] = {"document": after["document"], "added": int(changed), "undo": after["undo"]}
     if "undoIds" in after:
         mark["undoIds"] = after["undoIds"]
+    earlier = (saved_from or {}).get(str(after["document"]))
+    if earlier:
+        mark["savedFrom"] = earlier
     if changed:
         try:
             stack = adapter.history()

@@ -87,7 +87,7 @@ def previewing_tool(surface: Any, adapter: DocumentAdapter) -> Any:
             answer = types.CallToolResult(
                 content=[types.TextContent(type="text", text=result.text())], is_error=result.is_error
             )
-            return stamped(adapter, before, answer)
+            return stamped(adapter, before, answer, surface.saved_from)
 
         return surface._tool_call("execute_python_code", run)
 

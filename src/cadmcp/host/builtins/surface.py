@@ -286,6 +286,11 @@ class BuiltinSurface:
         self.publish_state()
 
     # -- envelopes -------------------------------------------------------------------------------
+    def _saved_as(self) -> dict[str, str]:
+        """Each file an open document was saved from -> the file it is open as now."""
+        open_now = {d["path"] for d in self.adapter.documents() if d["path"]}
+        return {old: new for new, olds in self.saved_from.items() if new in open_now for old in olds}
+
     def _tool_call(self, name: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
@@ -365,7 +370,7 @@ class BuiltinSurface:
                 answer = types.CallToolResult(
                     content=[types.TextContent(type="text", text=result.text())], is_error=result.is_error
                 )
-                return stamped(adapter, before, answer)
+                return stamped(adapter, before, answer, self.saved_from)
 
             return self._tool_call("execute_python_code", run)
 
@@ -720,8 +725,12 @@ class BuiltinSurface:
         def model_history() -> str:
             def read() -> str:
                 now = position(adapter)
-                earlier = self.saved_from.get(str(now["document"]))
-                return dumps({**now, "savedFrom": earlier} if earlier else now)
+                earlier, renamed = self.saved_from.get(str(now["document"])), self._saved_as()
+                if earlier:  # the active document was saved as another file: known by both
+                    now["savedFrom"] = earlier
+                if renamed:  # open documents saved as other files: their names now
+                    now["savedAs"] = renamed
+                return dumps(now)
 
             return self._resource_read(read)
 
