@@ -171,6 +171,7 @@ async def test_open_document_imports_step_into_a_new_document(daemon: Any, tmp_p
         saved_as = await fc.invoke("save_document", {"filePath": str(target)})
         assert not saved_as.is_error and target.is_file()
         assert saved_as.structured_content["savedAs"] is True
+        assert "the file it came from" not in text_of(saved_as)  # there was none
         garbage = tmp_path / "junk.FCStd"
         garbage.write_bytes(b"not a zip" * 100)
         refused = await fc.invoke("open_document", {"filePath": str(garbage)})

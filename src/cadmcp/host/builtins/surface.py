@@ -519,9 +519,10 @@ class BuiltinSurface:
                 stack = adapter.history()
                 self.on_disk.note(saved.path, steps=stack.undo_names(), dropped=stack.dropped())
                 if target:
+                    kept = "; the file it came from keeps its last saved state" if earlier else ""
                     message = (
-                        f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go there; the "
-                        "file it came from keeps its last saved state)."
+                        f"Saved as {saved.path}: the {noun} is now {saved.title} (later saves go "
+                        f"there{kept})."
                     )
                 else:
                     message = f"Saved {saved.title} to {saved.path}."
