@@ -136,6 +136,9 @@ def test_moving_a_polyline_is_one_polyline_modified_in_the_step_and_its_preview(
     assert [(kind, name) for _, kind, name in seen.modified] == [("POLYLINE", "on layer A-WALL")] * 2
     assert not seen.created and not seen.deleted
     assert "0 created, 0 deleted, 2 modified objects" in result.text(), result.text()
+    touched = entry.history.last_touched()  # what the dashboard marks in its pictures
+    assert touched is not None and touched.created == () and touched.deleted == ()
+    assert sorted(touched.modified) == sorted(h for h, _, _ in seen.modified)
 
 
 def test_a_preview_names_a_changed_header_variable_and_every_kind_it_counts() -> None:

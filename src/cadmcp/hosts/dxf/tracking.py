@@ -189,12 +189,19 @@ class ChangeSet:
         from ezdxf.entities import DXFGraphic
 
         created, deleted, modified = [], [], []
+        parts: list[Any] = []  # a polyline's vertices: their owner is what changed
         for handle, before, after in self.db_entries:
-            if before is _MISSING and isinstance(after, DXFGraphic):
+            entity = after if before is _MISSING else before
+            if entity is not _MISSING and type(entity).DXFTYPE in PARTS:
+                parts.append(entity)
+            elif before is _MISSING and isinstance(after, DXFGraphic):
                 created.append(handle)
             elif after is _MISSING and isinstance(before, DXFGraphic):
                 deleted.append(handle)
         for entity, saved in self.entities:
+            if type(entity).DXFTYPE in PARTS:
+                parts.append(entity)
+                continue
             if not isinstance(entity, DXFGraphic):
                 continue
             live = _object_getattribute(entity, "__dict__").get("dxf")
@@ -202,6 +209,9 @@ class ChangeSet:
             handle = namespace.__dict__.get("handle") if namespace is not None else None
             if isinstance(handle, str):
                 (modified if live is not None else deleted).append(handle)  # destroyed: no namespace
+        if parts:
+            owner_of = part_owners(self.db.values())
+            modified += [o for o in (owner_of.get(id(part)) for part in parts) if o is not None]
         gone = set(created) | set(deleted)
         modified = [h for h in dict.fromkeys(modified) if h not in gone]
         return Touched(tuple(created), tuple(modified), tuple(dict.fromkeys(deleted)))
