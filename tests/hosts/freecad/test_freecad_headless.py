@@ -299,6 +299,12 @@ async def test_saving_an_assembly_elsewhere_says_its_links_to_other_files_no_lon
         fc = FreeCAD(session)
         made = await fc.run(code, "Make a part and an assembly linking it")
         assert not made.is_error, text_of(made)
+        opened_here = await structured(
+            session, "launch_host", {"filePath": str(assembly), "newInstance": True}
+        )
+        (document,) = opened_here["documents"]
+        also = " ".join(document.get("warnings", []))
+        assert "FreeCAD also opened 1 file(s) it links to: 'part.FCStd'" in also, document
         kept = await fc.invoke("save_document", {})  # in its own folder the link resolves: nothing said
         assert not kept.is_error and "not where its links say" not in text_of(kept), text_of(kept)
         moved = await fc.invoke("save_document", {"filePath": str(elsewhere / "assembly.FCStd")})

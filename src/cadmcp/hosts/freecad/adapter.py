@@ -372,6 +372,21 @@ def _same_placement(a: Any, b: Any) -> bool:
     return all(abs(x - y) < 1e-7 for x, y in zip(a.toMatrix().A, b.toMatrix().A, strict=True))
 
 
+def _brought_note(doc: Any, open_before: set[str]) -> str:
+    """The files FreeCAD opened along with `doc` (an assembly's linked parts, as documents of their
+    own), or ""."""
+    brought = [d for name, d in App.listDocuments().items() if name not in open_before and d is not doc]
+    if not brought:
+        return ""
+    names = [Path(d.FileName).name if d.FileName else d.Label for d in brought[:MAX_NAMED_LINKS]]
+    shown = ", ".join(echo(name) for name in names)
+    more = f" and {len(brought) - MAX_NAMED_LINKS} more" if len(brought) > MAX_NAMED_LINKS else ""
+    return (
+        f"FreeCAD also opened {len(brought)} file(s) it links to: {shown}{more} (list_documents lists "
+        "them; a change through a link changes them, each saved with its own save_document)."
+    )
+
+
 def _links_note(path: Path, *, saved: bool) -> str:
     """What the file at `path` links to that is not where its links say (relative to its folder: a
     save into another folder keeps each link's path), or ""."""
@@ -770,6 +785,7 @@ class FreeCADAdapter:
         notes: list[str] = []
         if suffix == ".fcstd":
             declared = read_declared(path)
+            open_before = set(App.listDocuments())
             try:
                 doc = App.openDocument(str(path))
             except Exception as exc:
@@ -785,7 +801,7 @@ class FreeCADAdapter:
                     "invalid",
                 )
             notes = self._check_loaded(doc, path, declared)
-            notes += [note for note in [_links_note(path, saved=False)] if note]
+            notes += [n for n in (_links_note(path, saved=False), _brought_note(doc, open_before)) if n]
             if self.gui is None and not newer_than(declared.program, viewdata.VISIBILITY_IN_DOCUMENT):
                 viewdata.show_as_saved(doc, path)
         elif suffix in IMPORT_SUFFIXES:
