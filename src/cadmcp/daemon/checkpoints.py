@@ -338,11 +338,7 @@ class Checkpoints:
         """Undo call `call_id` (with `since`, it and every later one made through the same daemon)
         on every host it touched; with `save`, save each document whose file still holds the steps
         undone. The outcome is a `policy/revert` line in the call log."""
-        answer = await self._revert(directory, call_id, since)
-        if save and answer.get("ok"):
-            for went in answer["undone"]:
-                if went.get("savedFileHolds"):
-                    await _save(directory, went)
+        answer = await self._revert(directory, call_id, since, save)
         if answer.get("ok"):
             self._own_reverted.update(answer["reverted"])
             self._redone.difference_update(answer["reverted"])
@@ -351,7 +347,9 @@ class Checkpoints:
             shared_log().write(format_line(REVERT_LINE, "ok" if answer.get("ok") else "refused", fields))
         return answer
 
-    async def _revert(self, directory: HostDirectory, call_id: str, since: bool) -> dict[str, Any]:
+    async def _revert(
+        self, directory: HostDirectory, call_id: str, since: bool, save: bool
+    ) -> dict[str, Any]:
         items, reverted = await self._state()
         self._redone = await _redone(directory, items, reverted)
         reverted -= self._redone
@@ -431,6 +429,8 @@ class Checkpoints:
                     f"({', '.join(repr(h) for h in went['savedFileHolds'][:3])}); save the document "
                     "(the agent's save_document) to write it as it is now."
                 )
+                if save:
+                    await _save(link, went)
             undone.append(went)
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
 
@@ -563,13 +563,8 @@ async def _check(
     )
 
 
-async def _save(directory: HostDirectory, went: dict[str, Any]) -> None:
-    """Save the document a revert went back on (the person asked for it), saying how it went."""
-    key = next((k for k in directory.entries if k.instance_id == went["hostInstanceId"]), None)
-    link = directory.links.get(key) if key is not None else None
-    if link is None:
-        went["saveError"] = f"{went['host']} is no longer running: nothing was saved."
-        return
+async def _save(link: Any, went: dict[str, Any]) -> None:
+    """Save the document a revert just went back on (the person asked for it), saying how it went."""
     answer = await link.raw_request("tools/call", {"name": "save_document", "arguments": {}})
     text = " ".join(str(c.get("text")) for c in answer.get("content") or [] if isinstance(c, dict))
     if answer.get("isError"):
