@@ -24,7 +24,7 @@ from typing import IO, Any
 import anyio
 import anyio.abc
 
-from cadmcp import __version__
+from cadmcp import __version__, applications
 from cadmcp.daemon.gateway import frames
 from cadmcp.daemon.gateway.context import GatewayContext, GatewayPart
 from cadmcp.daemon.gateway.responder import Responder
@@ -110,6 +110,8 @@ class Registrar(GatewayPart):
         self.registered = False
         self.seq = 0
         self._wake = anyio.Event()
+        self._apps: tuple[tuple[Any, ...], list[str]] | None = None
+        """(the configuration file's signature, what launch_host starts) as last read."""
 
     def announce_soon(self) -> None:
         self._wake.set()
@@ -164,14 +166,24 @@ class Registrar(GatewayPart):
         }
 
     def _launchable(self) -> list[str]:
-        """The host applications `launch_host` starts here (the configured ones and the built-ins)."""
+        """The host applications `launch_host` starts here (the configured ones and the built-ins),
+        read again only when the configuration file changed (a presence goes out every heartbeat)."""
         launcher = self.responder.launcher
         if launcher is None or self.settings.read_only:
             return []
+        path = applications.config_path()
         try:
-            return [app.name for app in launcher.applications()][: frames.MAX_APPS]
-        except Exception:  # a configuration that cannot be read is said where it is used
-            return []
+            stat = path.stat() if path is not None else None
+            signature = (str(path), stat.st_mtime_ns, stat.st_size) if stat is not None else (str(path),)
+        except OSError:
+            signature = (str(path),)
+        if self._apps is None or self._apps[0] != signature:
+            try:
+                names = [app.name for app in launcher.applications()][: frames.MAX_APPS]
+            except Exception:  # a configuration that cannot be read is said where it is used
+                names = []
+            self._apps = (signature, names)
+        return self._apps[1]
 
     def _local_entries(self) -> list[Any]:
         return sorted(self.directory.local_entries().values(), key=lambda e: e.key.pid)
