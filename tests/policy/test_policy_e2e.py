@@ -469,3 +469,49 @@ async def test_under_confirm_changes_a_script_acting_outside_the_document_waits_
             assert marker.exists() == (verdict == "accept"), results
         count = await call(session, "invoke_dynamic", {"id": code["id"], "arguments": {"code": "len(msp)"}})
         assert "Result: 1" in count.content[0].text  # the line of the yes only
+
+
+async def test_opening_and_switching_documents_are_reads_a_document_rule_does_not_trap_the_agent(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """Under the read-only profile the agent could not open a second drawing to read it, and a
+    `document` rule on the client's files held it in the client drawing once it was active
+    (`activate_document` counted as a change of that document). Opening and switching change only
+    which document is active: they run, and the rules still hold for changes in each document."""
+    import ezdxf
+
+    client, own = tmp_path / "client" / "plan.dxf", tmp_path / "own.dxf"
+    client.parent.mkdir()
+    for path in (client, own):
+        ezdxf.new("R2018").saveas(path)
+    hosts.start("dxf", str(client))
+    rules = [
+        {"name": "client files", "decision": "deny", "document": f"{client.parent}/**", "readOnly": False}
+    ]
+    env = policy_env(tmp_path, {"profile": "read-only", "rules": rules})
+    async with daemon_client(env=env) as session:
+        await wait_for_hosts(session, 1)
+        code = await find_target(session, "execute_python_code", "DXF")
+        script = {"id": code["id"], "arguments": {"code": "msp.add_line((0, 0), (1, 1))"}}
+        denied = await call(session, "invoke_dynamic", script)
+        assert denied.is_error and denied.structured_content["rule"] == "client files"
+        opener = await find_target(session, "open_document", "DXF")
+        opened = await call(
+            session, "invoke_dynamic", {"id": opener["id"], "arguments": {"filePath": str(own)}}
+        )
+        assert not opened.is_error, opened.content
+        denied = await call(session, "invoke_dynamic", script)  # the profile still refuses changes
+        assert denied.is_error and denied.structured_content["rule"] == "changes"
+        switch = await find_target(session, "activate_document", "DXF")
+        back = await call(
+            session, "invoke_dynamic", {"id": switch["id"], "arguments": {"document": str(client)}}
+        )
+        assert not back.is_error, back.content
+        assert (await call(session, "invoke_dynamic", script)).structured_content["rule"] == "client files"
+        away = await call(
+            session, "invoke_dynamic", {"id": switch["id"], "arguments": {"document": "own.dxf"}}
+        )
+        assert not away.is_error, away.content
+    decisions = await _wait_log("policy/decision", 6)
+    ran = [d["target"] for d in decisions if d["outcome"] != "denied"]
+    assert ran.count("activate_document") == 2 and "open_document" in ran, decisions

@@ -12,6 +12,7 @@ from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.policy import Policy, Subject, load_policy, subject_for
 from cadmcp.daemon.policy.cli import show
 from cadmcp.daemon.policy.rules import declared
+from cadmcp.wire.meta import NAVIGATES
 
 
 def _entry(host_app: str = "DXF", path: str = "/projects/a/plan.dxf") -> HostEntry:
@@ -20,7 +21,7 @@ def _entry(host_app: str = "DXF", path: str = "/projects/a/plan.dxf") -> HostEnt
          "annotations": {"readOnlyHint": False, "destructiveHint": True}},
         {"name": "list_documents", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}},
         {"name": "open_document", "inputSchema": {"type": "object"},
-         "annotations": {"readOnlyHint": False, "destructiveHint": False}},
+         "annotations": {"readOnlyHint": False, "destructiveHint": False}, "_meta": {NAVIGATES: True}},
         {"name": "layer_tool", "inputSchema": {"type": "object"}},
     ]  # fmt: skip
     return HostEntry.build(
@@ -52,6 +53,10 @@ def test_what_a_capability_declares_decides_whether_it_is_a_read() -> None:
     assert declared("tool", {}) == (False, True)  # nothing declared: a change, destructive
     assert declared("tool", {"annotations": {"readOnlyHint": True}}) == (True, False)
     assert declared("tool", {"annotations": {"destructiveHint": False}}) == (False, False)
+    assert declared("tool", {"_meta": {NAVIGATES: True}, "annotations": {"readOnlyHint": False}}) == (
+        True,
+        False,
+    )
     assert declared("resource", {}) == (True, False)
     assert declared("resource_template", {"annotations": {"readOnlyHint": False}}) == (True, False)
 
@@ -72,9 +77,11 @@ def test_profiles_split_reads_from_changes() -> None:
     assert confirm.decide(_cap(entry, "dxf://model/context")).verdict == "allow"
     assert confirm.decide(_cap(entry, "layer_tool")).verdict == "confirm"  # declares nothing
     assert read_only.decide(_cap(entry, "execute_python_code")).verdict == "deny"
-    decision = read_only.decide(_cap(entry, "open_document"))
+    decision = read_only.decide(_cap(entry, "layer_tool"))
     assert decision.rule.name == "changes" and decision.rule.origin == "profile read-only"
     assert "readOnlyHint" in decision.why
+    opening = read_only.decide(_cap(entry, "open_document"))  # opens, changes no document
+    assert opening.verdict == "allow" and "it only opens or switches documents" in opening.why
     assert not confirm.is_trusting
 
 

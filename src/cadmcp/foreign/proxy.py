@@ -184,6 +184,24 @@ def _validated(kind: type, items: list[Any], what: str) -> list[Any]:
     return out
 
 
+OUR_META_PREFIX = "io.cadmcp/"
+"""`_meta` keys of cadmcp's own (`cadmcp.wire.meta`): what a host says of its tools to the daemon
+(a fallback for search, previews, navigation the policy counts as a read). A foreign server's
+catalog is someone else's text, so its items lose such keys before they are served."""
+
+
+def _without_our_meta(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items with any `io.cadmcp/` key of their `_meta` dropped (the rest kept as sent)."""
+    kept: list[dict[str, Any]] = []
+    for item in items:
+        meta = item.get("_meta") if isinstance(item, dict) else None
+        if isinstance(meta, dict) and any(str(k).startswith(OUR_META_PREFIX) for k in meta):
+            meta = {k: v for k, v in meta.items() if not str(k).startswith(OUR_META_PREFIX)}
+            item = {**item, "_meta": meta} if meta else {k: v for k, v in item.items() if k != "_meta"}
+        kept.append(item)
+    return kept
+
+
 def _first_of_each(items: list[Any], key: Callable[[Any], str], what: str) -> tuple[list[Any], list[str]]:
     """The items with each key once (the first listed kept), and what was listed twice, named."""
     seen: set[str] = set()
@@ -541,6 +559,7 @@ class ForeignHost:
         problem = catalog_problem(tools, resources, [*templates, *prompt_templates])
         if problem is not None:
             raise CatalogRefused(f"{problem}; ask its author for a smaller one")
+        tools, resources, templates = (_without_our_meta(x) for x in (tools, resources, templates))
         typed_tools = _validated(types.Tool, tools, "tools")
         typed_resources = _validated(types.Resource, resources, "resources")
         typed_templates = _validated(types.ResourceTemplate, templates, "resource templates")

@@ -24,6 +24,12 @@ TASK_SUPPORT = "io.cadmcp/taskSupport"
 same values as MCP's `execution.taskSupport`, which the 2026-07-28 tool schema no longer carries;
 hosts mirror a tool's `execution.taskSupport` here."""
 
+NAVIGATES = "io.cadmcp/navigates"
+"""On a tool: `true` when all a call of it changes is which documents the host has open and which
+is active, never a document's content nor a file (`open_document`, `activate_document`). A policy
+counts its calls as reads, so a profile or rule that holds back changes does not hold the agent
+in one document. A foreign server cannot declare it: the proxy drops `io.cadmcp/` keys it sends."""
+
 REQUIRED_ARGS = "io.cadmcp/requiredArgs"
 """On a resource template: the names of its query variables (`{?a,b}`) a read needs a value for
 (a foreign prompt's required arguments); its other query variables may be left out."""

@@ -33,6 +33,7 @@ from cadmcp.daemon.launching import HostLauncher
 from cadmcp.daemon.limits import MAX_PATH_CHARS
 from cadmcp.daemon.policy.explain import MAX_PATTERN, show
 from cadmcp.daemon.policy.gate import Gate, preview_summary
+from cadmcp.daemon.policy.rules import declared
 from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets, outcome_of, shared_log
 from cadmcp.wire.echo import echo
 from cadmcp.wire.meta import PREVIEW
@@ -150,7 +151,7 @@ class Responder(GatewayPart):
                 "Use its other tools, or run the code on that machine itself.",
                 {"machineId": self.machine_id},
             )
-        read_only = cap is not None and (cap.raw.get("annotations") or {}).get("readOnlyHint") is True
+        read_only = cap is not None and declared(cap.kind, cap.raw)[0]
         if self.settings.read_only and not read_only:
             raise DaemonError(
                 "remote_refused",

@@ -14,7 +14,7 @@ from cadmcp.daemon.catalog import Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.policy import config
 from cadmcp.daemon.policy.profiles import DEFAULT_PROFILE, PROFILES
-from cadmcp.daemon.policy.rules import DEFAULT_RULE, Decision, Rule, Subject, declared
+from cadmcp.daemon.policy.rules import DEFAULT_RULE, Decision, Rule, Subject, declared, navigates
 
 log = logging.getLogger("cadmcp.policy")
 
@@ -146,4 +146,5 @@ def subject_for(
         destructive=destructive,
         caller=caller,
         caller_machine=caller_machine,
+        navigates=navigates(cap.kind, cap.raw),
     )

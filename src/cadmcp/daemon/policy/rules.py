@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from cadmcp.wire.meta import NAVIGATES
+
 Verdict = Literal["allow", "confirm", "deny"]
 VERDICTS: tuple[Verdict, ...] = ("allow", "confirm", "deny")
 CALLERS = ("local", "remote")
@@ -40,6 +42,8 @@ class Subject(NamedTuple):
     caller: str = "local"
     """`local` (a client of this daemon) or `remote` (another machine, through the gateway)."""
     caller_machine: str = ""
+    navigates: bool = False
+    """A tool that only opens or switches documents (`NAVIGATES`): a read, said so in words."""
 
     @property
     def changes(self) -> bool:
@@ -47,15 +51,22 @@ class Subject(NamedTuple):
 
 
 def declared(kind: str, raw: dict[str, Any]) -> tuple[bool, bool]:
-    """(read-only, destructive) as a capability declares them. Resources and templates are reads;
-    a tool that declares nothing counts as a change, and a change is destructive unless it says
+    """(read-only, destructive) as a capability declares them. Resources and templates are reads,
+    and so is a tool that only opens or switches documents (`NAVIGATES` in its `_meta`); a tool
+    that declares nothing counts as a change, and a change is destructive unless it says
     otherwise (the MCP defaults of `readOnlyHint` and `destructiveHint`)."""
     if kind != "tool":
         return True, False
     hints = raw.get("annotations") if isinstance(raw.get("annotations"), dict) else {}
-    read_only = hints.get("readOnlyHint") is True
+    read_only = hints.get("readOnlyHint") is True or navigates(kind, raw)
     destructive = not read_only and hints.get("destructiveHint") is not False
     return read_only, destructive
+
+
+def navigates(kind: str, raw: dict[str, Any]) -> bool:
+    """Whether a tool declares it only opens or switches documents (`NAVIGATES` in its `_meta`)."""
+    meta = raw.get("_meta")
+    return kind == "tool" and isinstance(meta, dict) and meta.get(NAVIGATES) is True
 
 
 def _compile(patterns: Sequence[str]) -> re.Pattern[str]:
@@ -133,7 +144,7 @@ class Rule:
             if not s.read_only:
                 parts.append("it may change something (it does not declare readOnlyHint)")
             else:
-                parts.append("it only reads" + (" (it declares readOnlyHint)" if s.kind == "tool" else ""))
+                parts.append("it only reads" + _declares(s))
         if self.destructive is not None:
             parts.append("it may destroy work (destructive)" if s.destructive else "it is not destructive")
         if self.caller is not None:
@@ -176,3 +187,11 @@ class Decision:
 
 DEFAULT_RULE = Rule("default", "allow", "default", reason="no rule matched; the default allows")
 """Today's behaviour when nothing is configured: every call runs."""
+
+
+def _declares(s: Subject) -> str:
+    if s.kind != "tool":
+        return ""
+    if s.navigates:
+        return " (it only opens or switches documents)"
+    return " (it declares readOnlyHint)"

@@ -44,7 +44,7 @@ from cadmcp.host.pyexec import EXEC_TIMEOUT_ENV, default_timeout
 from cadmcp.host.runtime import HostRuntime
 from cadmcp.wire.echo import echo
 from cadmcp.wire.jsonwire import dumps
-from cadmcp.wire.meta import ALIASES
+from cadmcp.wire.meta import ALIASES, NAVIGATES
 from cadmcp.wire.meta import DOMAIN as DOMAIN_META
 from cadmcp.wire.meta import FALLBACK as FALLBACK_META
 from cadmcp.wire.meta import PREVIEW as PREVIEW_META
@@ -432,6 +432,7 @@ class BuiltinSurface:
                 f"message starts with 'Already open'). {p.open_note}"
             ).strip(),
             _hints(read_only=False, destructive=False, idempotent=True),
+            meta={NAVIGATES: True},
         )
 
         def list_documents() -> DocumentList:
@@ -475,6 +476,7 @@ class BuiltinSurface:
             f"Make another open {noun} the active one, by its title or path (see list_documents). "
             "execute_python_code, view_screenshot, navigate_history and the resources then work on it.",
             _hints(read_only=False, destructive=False, idempotent=True),
+            meta={NAVIGATES: True},
         )
 
         def save_document(
