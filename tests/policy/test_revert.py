@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 
 from cadmcp.daemon.policy import control
-from tests.core.helpers import call, find_target, structured, wait_for_hosts
+from tests.core.helpers import call, find, find_target, structured, wait_for_hosts
 from tests.policy.helpers import host_calls, host_on_copy, log_lines, policy_env, wait_host_calls
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]  # two hosts, two daemons
@@ -607,3 +607,40 @@ async def test_a_person_asked_to_allow_the_agents_revert_sees_which_calls_it_wou
         del asked[:]
         again = await _own(agent, "revert_calls", {"callId": calls[1]})
         assert again.is_error and "It would undo nothing: " in asked[0] and "reverted already" in asked[0]
+
+
+async def _listed(agent: Any, **arguments: Any) -> dict[str, Any]:
+    return (await _own(agent, "list_checkpoints", arguments)).structured_content
+
+
+async def test_calls_on_hosts_no_longer_running_are_counted_not_listed_unless_asked(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """A trial's list_checkpoints held 24 calls after 40 minutes, most of them on hosts long closed
+    that no revert can reach. They are counted (and listed with gone=true)."""
+    kept, closed = tmp_path / "kept.dxf", tmp_path / "closed.dxf"
+    for path in (kept, closed):
+        shutil.copy(SAMPLES / "floorplan.dxf", path)
+    hosts.start("dxf", str(kept))
+    going = hosts.start("dxf", str(closed))
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 2)
+        for found in await find(agent, "execute_python_code", limit=8):
+            if found["target"] == "execute_python_code":
+                await _code(agent, found, "msp.add_circle((0, 0), 5)")
+        both = await _listed(agent)
+        assert both["count"] == 2 and "notRunning" not in both, both
+        going.terminate()
+        going.wait(10)
+        with anyio.fail_after(30):
+            while "notRunning" not in (
+                listed := (await _own(agent, "list_checkpoints", {})).structured_content
+            ):
+                await anyio.sleep(0.2)
+        assert listed["notRunning"] == 1 and "gone=true lists them" in listed["note"], listed
+        assert [c["document"] for c in listed["checkpoints"]] == [str(kept)], listed
+        every = await _listed(agent, gone=True)
+        assert sorted((c["document"], c["hostRunning"]) for c in every["checkpoints"]) == [
+            (str(closed), False),
+            (str(kept), True),
+        ], every

@@ -38,7 +38,8 @@ TOOLS: list[dict[str, Any]] = [
             "Lists the changes agents made on this machine (through this daemon or another client's), "
             "most recent last: each call's callId, the host and document it changed, its undo step, the "
             "client that made it, the daemon it went through and whether it was reverted. Use a callId "
-            "with revert_calls to undo that call or everything since it."
+            "with revert_calls to undo that call or everything since it. Calls on hosts no longer "
+            "running cannot be reverted: they are only counted unless gone=true."
         ),
         "annotations": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
         "_meta": {KEYWORDS: ["checkpoints", "what did I change", "my calls", "call history", "changes"]},
@@ -50,7 +51,11 @@ TOOLS: list[dict[str, Any]] = [
                     "minimum": 1,
                     "maximum": MAX_LISTED,
                     "description": f"The most recent checkpoints to list (default {DEFAULT_LISTED}).",
-                }
+                },
+                "gone": {
+                    "type": "boolean",
+                    "description": "Also list the calls on hosts no longer running (default: only counted).",
+                },
             },
             "additionalProperties": False,
         },
@@ -110,16 +115,30 @@ class OwnLink:
             raise MCPError(types.METHOD_NOT_FOUND, f"The daemon's own catalog has no {method}.")
         name, arguments = params.get("name"), params.get("arguments") or {}
         if name == "list_checkpoints":
-            listed = (await self.checkpoints.listing(self.directory))[
-                -int(arguments.get("limit") or DEFAULT_LISTED) :
-            ]
-            return _result({"count": len(listed), "checkpoints": listed}, error=False)
+            return _result(await self._listing(arguments), error=False)
         if name == REVERT_TOOL:
             answer = await self.checkpoints.revert(
                 self.directory, str(arguments.get("callId")), bool(arguments.get("since"))
             )
             return _result(answer, error=not answer.get("ok"))
         raise MCPError(types.INVALID_PARAMS, f"The daemon's own catalog has no tool {name!r}.")
+
+    async def _listing(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The most recent checkpoints; those of hosts no longer running (which a revert cannot
+        reach) only counted, unless `gone` asks for them."""
+        listed = await self.checkpoints.listing(self.directory)
+        answer: dict[str, Any] = {}
+        if not arguments.get("gone"):
+            gone = sum(1 for c in listed if not c["hostRunning"])
+            listed = [c for c in listed if c["hostRunning"]]
+            if gone:
+                answer["notRunning"] = gone
+                answer["note"] = (
+                    f"{gone} more call(s) changed hosts that are no longer running; they cannot be "
+                    "reverted from here (gone=true lists them)."
+                )
+        listed = listed[-int(arguments.get("limit") or DEFAULT_LISTED) :]
+        return {"count": len(listed), "checkpoints": listed, **answer}
 
 
 def _result(answer: dict[str, Any], *, error: bool) -> dict[str, Any]:
