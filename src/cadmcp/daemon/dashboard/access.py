@@ -16,8 +16,11 @@ import ipaddress
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cadmcp.daemon.dashboard.handover import Kept, cookie_digest
 
 COOKIE = "cadmcp_dashboard"
 CSRF_HEADER = "x-cadmcp-csrf"
@@ -41,8 +44,11 @@ class Access:
     """Login codes, sessions and the request checks of one dashboard listener."""
 
     port: int = 0
+    on_login: Callable[[], None] | None = None
+    """Called after each login (the handover record is written again)."""
     _codes: dict[str, float] = field(default_factory=dict)
     _sessions: dict[str, Session] = field(default_factory=dict)
+    """By the digest of their cookie (`cookie_digest`)."""
 
     # -- logging in --------------------------------------------------------------------------
     def mint_code(self) -> str:
@@ -65,16 +71,27 @@ class Access:
         while len(self._sessions) >= MAX_SESSIONS:
             self._sessions.pop(next(iter(self._sessions)))
         session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(24), now + SESSION_SECONDS)
-        self._sessions[session.secret] = session
+        self._sessions[cookie_digest(session.secret)] = session
+        if self.on_login is not None:
+            self.on_login()
         return session
 
     def session(self, cookie: str | None) -> Session | None:
         if not cookie or len(cookie) > 200:
             return None
-        for secret, session in self._sessions.items():
-            if hmac.compare_digest(secret.encode(), cookie.encode(errors="replace")):
-                return session if session.expires > time.time() else None
-        return None
+        session = self._sessions.get(cookie_digest(cookie))
+        return session if session is not None and session.expires > time.time() else None
+
+    # -- going on from another daemon ---------------------------------------------------------
+    def kept(self) -> list[Kept]:
+        """The valid sessions as the handover record keeps them."""
+        now = time.time()
+        return [Kept(d, s.csrf, s.expires) for d, s in self._sessions.items() if s.expires > now]
+
+    def adopt(self, kept: list[Kept]) -> None:
+        """Accept the sessions another daemon's page logged in (their cookie is not known here)."""
+        for one in kept[-MAX_SESSIONS:]:
+            self._sessions[one.digest] = Session("", one.csrf, one.expires)
 
     # -- checking requests -------------------------------------------------------------------
     def host_ok(self, host: str | None) -> bool:

@@ -4,7 +4,9 @@ Every daemon has this small object; nothing of the dashboard is imported or run 
 login link is asked for through the daemon's door. A daemon serving HTTP on TCP
 (`cadmcp daemon --http`) serves the page beside `/mcp`; any other daemon serves it on a
 loopback port of its own, and only the one holding the runtime directory's dashboard lock
-does, so there is one page per machine whichever daemon an AI client started.
+does, so there is one page per machine whichever daemon an AI client started. When that daemon
+exits, another goes on serving the page at the same address with the same logins
+(`cadmcp.daemon.dashboard.handover`).
 """
 
 from __future__ import annotations
@@ -19,13 +21,17 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from cadmcp.daemon.dashboard import handover
+
 if TYPE_CHECKING:
     from cadmcp.daemon.dashboard.parts import DaemonParts
     from cadmcp.daemon.dashboard.service import Dashboard
 
 LOCK_FILE = "dashboard.lock"
 PORT_ENV = "CADMCP_DASHBOARD_PORT"
-"""The loopback port a daemon without HTTP serves the dashboard on (default: a free one)."""
+"""The loopback port a daemon without HTTP serves the dashboard on (default: the port of the page
+it goes on serving, else a free one)."""
+log = logging.getLogger("cadmcp.daemon.dashboard")
 
 
 class DashboardDoor:
@@ -41,9 +47,16 @@ class DashboardDoor:
         self._tg: anyio.abc.TaskGroup | None = None
         self._lock_file: IO[str] | None = None
         self._starting = anyio.Lock()
+        self._unusable_port: int | None = None
+        """The recorded port this daemon could not listen on (it does not try to take it over again)."""
 
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
+        tg.start_soon(self._watch_handover)
+
+    @property
+    def _directory(self) -> Path:
+        return Path(self.daemon.directory.directory)
 
     def release(self) -> None:
         if self._lock_file is not None:
@@ -99,23 +112,70 @@ class DashboardDoor:
         holder = self._take_lock()
         if holder is not None:
             return f"Another daemon (pid {holder}) serves this machine's dashboard; ask it."
-        try:
-            port = int(os.environ.get(PORT_ENV, "0"))
-            sock = socket.create_server(("127.0.0.1", port))
-        except (OSError, ValueError) as exc:
+        return self._listen(handover.read(self._directory), elsewhere=True)
+
+    def _listen(self, record: tuple[int, list[handover.Kept]] | None, *, elsewhere: bool) -> str | None:
+        """Serve the page on the recorded port with its logins (or, `elsewhere`, on another port when
+        that one is taken); the dashboard lock is this daemon's. None, or why it cannot listen."""
+        assert self._tg is not None
+        wanted = os.environ.get(PORT_ENV)
+        if wanted:
+            try:
+                ports = [int(wanted)]
+            except ValueError:
+                self.release()
+                return f"{PORT_ENV}={wanted!r} is no port number; set it to one, or unset it."
+        elif record is None:
+            ports = [0]
+        else:
+            ports = [record[0], 0] if elsewhere else [record[0]]
+        problem = ""
+        for port in ports:
+            try:
+                sock = socket.create_server(("127.0.0.1", port))
+                break
+            except OSError as exc:
+                problem = f"Cannot listen on 127.0.0.1 port {port} ({exc}); set {PORT_ENV}."
+        else:
             self.release()
-            return f"Cannot listen on 127.0.0.1 port {os.environ.get(PORT_ENV, '0')} ({exc}); set {PORT_ENV}."
+            return problem
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         dashboard = self._make()
-        dashboard.access.port = sock.getsockname()[1]
+        dashboard.access.port = port = sock.getsockname()[1]
+        if record is not None and port == record[0]:
+            dashboard.access.adopt(record[1])
+        dashboard.access.on_login = self._keep
+        self._keep()
         app = _only_dashboard(dashboard.app())
         self._tg.start_soon(_guarded, lambda: _serve(app, sock), "its web server")
-        self.base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.base = f"http://127.0.0.1:{port}"
         return None
+
+    def _keep(self) -> None:
+        """Write the handover record: this page's port and logins."""
+        if self.dashboard is not None:
+            handover.write(self._directory, self.dashboard.access.port, self.dashboard.access.kept())
+
+    async def _watch_handover(self) -> None:
+        """Go on serving the page of a daemon that exited (its lock free, a login still valid)."""
+        while self.base is None:
+            await anyio.sleep(handover.HANDOVER_LOOK)
+            record = handover.read(self._directory)
+            if record is None or record[0] == self._unusable_port:
+                continue
+            async with self._starting:
+                if self.base is not None or self._take_lock() is not None:
+                    continue
+                problem = self._listen(record, elsewhere=False)
+            if problem is not None:
+                self._unusable_port = record[0]
+                log.info("The dashboard's page was left by the daemon serving it; %s", problem)
+            else:
+                log.info("Serving the dashboard's page at %s, left by the daemon that served it", self.base)
 
     def _take_lock(self) -> int | None:
         """None when this daemon holds the dashboard lock now; else the holder's pid (0: unknown)."""
-        path = Path(self.daemon.directory.directory) / LOCK_FILE
+        path = self._directory / LOCK_FILE
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows: no lock, every daemon may serve
@@ -141,7 +201,7 @@ async def _guarded(run: Any, what: str) -> None:
     try:
         await run()
     except Exception:
-        logging.getLogger("cadmcp.daemon.dashboard").exception("the dashboard stopped (%s failed)", what)
+        log.exception("the dashboard stopped (%s failed)", what)
 
 
 def _only_dashboard(app: Any) -> Any:
