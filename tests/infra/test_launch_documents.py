@@ -71,11 +71,19 @@ async def test_a_release_variant_of_ifc4x3_opens_with_its_release_and_says_what_
         (warning,) = document["warnings"]
         assert "IFC4X3_RC2" in warning and "read as IFC4X3_ADD2" in warning
         assert "IFCALIGNMENT2DHORIZONTAL x1" in warning and "Saving writes it as IFC4X3_ADD2" in warning
+        assert "it is not saved over the file" in warning
         # the model answers, with what was read
-        out = await _python(
-            session, answer["hostInstanceId"], "sorted(w.Name for w in model.by_type('IfcWall'))"
-        )
+        host = answer["hostInstanceId"]
+        out = await _python(session, host, "sorted(w.Name for w in model.by_type('IfcWall'))")
         assert "['Barrier 1', 'Barrier 2']" in out
+        # KIT's road model: a save over it wrote none of its 66 style assignments, said nothing
+        before = road.read_bytes()
+        refused = await _tool(session, host, "save_document", {})
+        said = _text(refused)
+        assert refused.is_error and "read without part of it" in said and "1 instance(s) not loaded" in said
+        assert road.read_bytes() == before
+        elsewhere = await _tool(session, host, "save_document", {"filePath": str(tmp_path / "road-2.ifc")})
+        assert not elsewhere.is_error and "Not written: 1 instance(s) not loaded" in _text(elsewhere)
 
 
 async def test_a_schema_no_library_reads_is_refused_naming_what_is_read_and_the_host_stops(

@@ -273,35 +273,47 @@ def check_ifc_path(path: Path | str) -> Path:
     return resolved
 
 
-def load_model(path: Path) -> tuple[ifcopenshell.file, list[str]]:
-    """Open an IFC file from disk (and what the agent must know about how it was read), or raise
+def load_model(path: Path) -> tuple[ifcopenshell.file, list[str], str]:
+    """Open an IFC file from disk, with what the agent must know about how it was read and what
+    of it the model lacks ('' when nothing: else it is not saved over), or raise
     :class:`DocumentError` saying why it cannot be opened.
 
     A release variant IfcOpenShell has no schema for (``IFC4X3_RC2``, ``IFC2X3_TC1``...) is read
-    with its release's schema, and the warnings say so (see :mod:`cadmcp.hosts.ifc.schemas`).
+    with its release's schema, and the warnings say so (see :mod:`cadmcp.hosts.ifc.schemas`);
+    text that is not STEP-encoded is read as its writer meant it (:mod:`cadmcp.hosts.ifc.encoding`).
     The parser's message is clipped: it may quote the file's content.
     """
+    from cadmcp.hosts.ifc import encoding
+
+    path = check_ifc_path(path)
+    raw = encoding.scan(path)
+    with encoding.readable(path, raw) as source:
+        model, warnings, lacking = _parsed(source, path)
+    return model, [raw.warning(path.name), *warnings] if raw else warnings, lacking
+
+
+def _parsed(source: Path, path: Path) -> tuple[ifcopenshell.file, list[str], str]:
+    """`load_model` of `source`, a readable copy of `path` or `path` itself."""
     import ifcopenshell
 
     from cadmcp.hosts.ifc import schemas
 
-    path = check_ifc_path(path)
     try:
-        return ifcopenshell.open(str(path)), []
+        return ifcopenshell.open(str(source)), [], ""
     except ifcopenshell.SchemaError:
-        declared = schemas.file_schema(path) or "?"
+        declared = schemas.file_schema(source) or "?"
         release = schemas.reader_schema(declared)
         if release is None or release == declared:
             raise _unsupported_schema(path, declared) from None
         try:
-            model, mapped = schemas.read_as(path, declared, release)
+            model, mapped = schemas.read_as(source, declared, release)
         except Exception as exc:
             raise DocumentError(
                 f"IfcOpenShell could not parse {echo(path.name)} as {release} (it names "
                 f"{echo(declared, 40)}): {echo(str(exc), 120)}.",
                 "invalid",
             ) from exc
-        return model, mapped.warnings()
+        return model, mapped.warnings(), mapped.lacking()
     except Exception as exc:
         if _cut_short(path):
             raise DocumentError(
@@ -460,11 +472,11 @@ class Workspace:
             disk_stamp: list[int] | None = stamp(resolved)
         except OSError:
             disk_stamp = None
-        model, warnings = load_model(resolved)
+        model, warnings, lacking = load_model(resolved)
         doc = self.add(model, resolved, resolved.name)
         doc.read_warnings = warnings
-        if not warnings and (left_out := left_out_entities(resolved, model)):  # a release variant's
-            # mapping (`schemas.read_as`) names what it left out itself
+        doc.lacking = lacking  # what a release variant's mapping (`schemas.read_as`) left out
+        if not lacking and (left_out := left_out_entities(resolved, model)):
             doc.lacking = left_out_text(left_out, model.schema_identifier)
             doc.read_warnings = [*warnings, _left_out_warning(resolved.name, doc.lacking)]
         doc.disk_stamp = disk_stamp

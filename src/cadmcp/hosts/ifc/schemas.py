@@ -77,7 +77,24 @@ class Mapped:
             )
         if not self.skipped and not self.reshaped:
             said += f" Every instance matched {self.read_as}."
+        if self.skipped or self.reshaped:
+            said += (
+                f" Saving writes it as {self.read_as}, without what was not loaded or was cut, so it is not "
+                "saved over the file (save_document(filePath=...) saves it elsewhere)."
+            )
+            return [said]
         return [said + f" Saving writes it as {self.read_as}."]
+
+    def lacking(self) -> str:
+        """What the model lacks of the file, in words ('' when every instance was read whole)."""
+        parts = []
+        if self.skipped:
+            parts.append(f"{sum(self.skipped.values())} instance(s) not loaded ({_listing(self.skipped)})")
+        if self.reshaped:
+            parts.append(
+                f"{sum(self.reshaped.values())} instance(s) read padded or cut ({_listing(self.reshaped)})"
+            )
+        return " and ".join(parts)
 
 
 def _listing(counts: Counter[str]) -> str:

@@ -283,7 +283,7 @@ def main() -> int:
     path = Path(request["path"])
     try:
         before = stamp(path)
-        model, _ = load_model(path)
+        model, _, _ = load_model(path)
         if stamp(path) != before:
             raise ValueError(f"{path.name} changed on disk while it was read")
     except Exception as exc:

@@ -1,0 +1,156 @@
+"""Text an IFC file holds that is not STEP-encoded, read as its writer meant it.
+
+A STEP file (ISO 10303-21) is ASCII: other characters are written as escapes (``\\X2\\00DF\\X0\\``
+for ß). Some exporters write raw UTF-8 or Windows-1252 bytes instead, and some put a UTF-8
+byte-order mark before the header. IfcOpenShell drops such bytes without a word ("Erdgeschoß
+Über" reads "Erdgescho ber", and a save writes that back), and refuses a file that starts with a
+byte-order mark. `scan` finds them in one pass; `readable` then gives a temporary copy in which
+each run of such bytes is the STEP escape of the characters they are in the writer's encoding
+(UTF-8 when every run is valid UTF-8, else Windows-1252) and the mark is left out, so the text
+reads as written and a save writes it encoded as STEP requires.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from cadmcp.wire.echo import echo
+
+CHUNK = 1 << 20
+BOM = b"\xef\xbb\xbf"
+_HIGH = re.compile(rb"[\x80-\xff]+")
+EXAMPLE_BYTES = 200
+"""How far around the first such run its string is looked for, to show it."""
+
+
+@dataclass(frozen=True)
+class RawText:
+    """What a file holds that is not STEP-encoded."""
+
+    codec: str
+    """`utf-8` or `cp1252`: how its raw bytes are read."""
+    runs: int
+    """Runs of raw non-ASCII bytes (about one per word that has such characters)."""
+    bom: bool
+    example: str
+    """The first string that holds such bytes, as read (empty when none does)."""
+
+    def warning(self, name: str) -> str:
+        """What the agent must know, in a sentence or two."""
+        said = []
+        if self.runs:
+            named = "UTF-8" if self.codec == "utf-8" else "Windows-1252"
+            shown = f", e.g. {echo(self.example, 80)}" if self.example else ""
+            said.append(
+                f"{echo(name)} holds text that is not STEP-encoded ({self.runs} run(s) of raw {named} "
+                f"bytes, which IfcOpenShell would drop); it was read as {named}{shown}. Saving writes "
+                "that text encoded as STEP requires, which every IFC reader reads."
+            )
+        if self.bom:
+            said.append(f"{echo(name)} starts with a UTF-8 byte-order mark, which was left out to read it.")
+        return " ".join(said)
+
+
+def _whole_runs(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream in chunks that never cut a run of non-ASCII bytes in two."""
+    carry = b""
+    while chunk := stream.read(CHUNK):
+        data = carry + chunk
+        cut = len(data)
+        while cut and data[cut - 1] >= 0x80:
+            cut -= 1
+        carry = data[cut:]
+        if cut:
+            yield data[:cut]
+    if carry:
+        yield carry
+
+
+def scan(path: Path) -> RawText | None:
+    """What `path` holds that is not STEP-encoded, or None when it is all ASCII (most files)."""
+    runs, utf8, example, bom = 0, True, "", False
+    with path.open("rb") as stream:
+        bom = stream.read(len(BOM)) == BOM
+        if not bom:
+            stream.seek(0)
+        for data in _whole_runs(stream):
+            if data.isascii():  # most chunks of most files: a fast pass in C
+                continue
+            for run in _HIGH.finditer(data):
+                runs += 1
+                if utf8:
+                    try:
+                        run.group().decode("utf-8")
+                    except UnicodeDecodeError:
+                        utf8 = False
+                if not example:
+                    example = _quoted(data, run.start(), run.end())
+    if not runs and not bom:
+        return None
+    codec = "utf-8" if utf8 else "cp1252"
+    if example:
+        example = _decoded(example.encode("latin-1"), codec)
+    return RawText(codec, runs, bom, example)
+
+
+def _quoted(data: bytes, start: int, end: int) -> str:
+    """The STEP string around a run, without its quotes (raw bytes kept as latin-1 characters), or ''."""
+    opening = data.rfind(b"'", max(0, start - EXAMPLE_BYTES), start)
+    closing = data.find(b"'", end, end + EXAMPLE_BYTES)
+    if opening < 0 or closing < 0:
+        return ""
+    return data[opening + 1 : closing].decode("latin-1")
+
+
+def _decoded(raw: bytes, codec: str) -> str:
+    """Raw bytes as text: UTF-8, or Windows-1252 with its five unassigned bytes read as Latin-1."""
+    if codec == "utf-8":
+        return raw.decode("utf-8", errors="replace")
+    return "".join(_cp1252(b) for b in raw)
+
+
+def _cp1252(byte: int) -> str:
+    try:
+        return bytes([byte]).decode("cp1252")
+    except UnicodeDecodeError:
+        return chr(byte)
+
+
+def escaped(text: str) -> bytes:
+    """`text` as STEP escapes: ``\\X2\\`` for the basic plane, ``\\X4\\`` beyond it."""
+    out: list[str] = []
+    for wide, group in _planes(text):
+        digits = 8 if wide else 4
+        out.append(f"\\X{4 if wide else 2}\\" + "".join(f"{ord(c):0{digits}X}" for c in group) + "\\X0\\")
+    return "".join(out).encode("ascii")
+
+
+def _planes(text: str) -> Iterator[tuple[bool, str]]:
+    start = 0
+    for n in range(1, len(text) + 1):
+        if n == len(text) or (ord(text[n]) > 0xFFFF) != (ord(text[start]) > 0xFFFF):
+            yield ord(text[start]) > 0xFFFF, text[start:n]
+            start = n
+
+
+@contextlib.contextmanager
+def readable(path: Path, raw: RawText | None) -> Iterator[Path]:
+    """`path` itself when `raw` is None; else a temporary STEP-encoded copy, removed afterwards."""
+    if raw is None:
+        yield path
+        return
+    with path.open("rb") as source, tempfile.NamedTemporaryFile(suffix=".ifc", delete=False) as copy:
+        if source.read(len(BOM)) != BOM:
+            source.seek(0)
+        for data in _whole_runs(source):
+            copy.write(_HIGH.sub(lambda m: escaped(_decoded(m.group(), raw.codec)), data))
+    try:
+        yield Path(copy.name)
+    finally:
+        Path(copy.name).unlink(missing_ok=True)
