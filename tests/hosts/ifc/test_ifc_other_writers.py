@@ -121,3 +121,48 @@ async def test_a_model_changed_and_saved_says_when_and_by_what_it_was_written(tm
     assert not stamped.time_stamp.startswith("2011")
     assert stamped.preprocessor_version.startswith("IfcOpenShell")
     assert stamped.originating_system == "20110407_1515(x64)"  # who made the data stays
+
+
+async def test_storeys_count_what_their_spaces_hold_and_a_road_lists_its_parts(tmp_path: Path) -> None:
+    """Revit's Office_A placed 38 furnishings and terminals in its spaces: the storeys did not count
+    them (deleting all furniture left Level 1 at 463), so they did not add up to the model's total;
+    KIT's IFC4X3 road listed no storeys and nothing of its road and its parts."""
+    path = tmp_path / "office.ifc"
+    _model("IFC4", path)
+    f = ifcopenshell.open(str(path))
+    (space,) = f.by_type("IfcSpace")
+    for n in range(2):
+        chair = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcFurniture", name=f"Chair {n}")
+        ifcopenshell.api.run("spatial.assign_container", f, products=[chair], relating_structure=space)
+    f.write(str(path))
+    road = tmp_path / "road.ifc"
+    _model("IFC4X3", road)
+    r = ifcopenshell.open(str(road))
+    (site,) = r.by_type("IfcSite")
+    facility = ifcopenshell.api.run("root.create_entity", r, ifc_class="IfcRoad", name="Road Network")
+    ifcopenshell.api.run("aggregate.assign_object", r, products=[facility], relating_object=site)
+    for n in range(2):
+        part = ifcopenshell.api.run("root.create_entity", r, ifc_class="IfcRoadPart", name=f"Segment {n}")
+        part.PredefinedType = "ROADSEGMENT"
+        ifcopenshell.api.run("aggregate.assign_object", r, products=[part], relating_object=facility)
+        kerb = ifcopenshell.api.run("root.create_entity", r, ifc_class="IfcKerb", name=f"Kerb {n}")
+        ifcopenshell.api.run("spatial.assign_container", r, products=[kerb], relating_structure=part)
+    r.write(str(road))
+    async with Client(create_server([str(path), str(road)], exec_timeout=20).server) as client:
+        await client.call_tool("activate_document", {"document": "office.ifc"})
+        context = await _json(client, "ifc://model/context")
+        (level,) = context["storeys"]
+        assert level["elements"] == context["totalElements"] == 7, (
+            context
+        )  # 3 walls, a door, a space, 2 chairs
+        assert "facilities" not in context
+        await client.call_tool("activate_document", {"document": "road.ifc"})
+        context = await _json(client, "ifc://model/context")
+        (network,) = context["facilities"]
+        assert (
+            network["name"] == "Road Network" and network["class"] == "IfcRoad" and network["elements"] == 2
+        )
+        assert [(p["name"], p["type"], p["elements"]) for p in network["parts"]] == [
+            ("Segment 0", "ROADSEGMENT", 1),
+            ("Segment 1", "ROADSEGMENT", 1),
+        ]

@@ -51,24 +51,95 @@ def project_unit(f: ifcopenshell.file, kind: str = "LENGTHUNIT") -> str | None:
 
 def storeys(f: ifcopenshell.file) -> list[dict[str, Any]]:
     """Building storeys by elevation with the number of elements each holds: the elements counted in
-    ``elementCounts`` (not annotations, grids or openings) contained in it, and its spaces (which
-    are parts of it, by aggregation), so that the storeys add up to the model's total."""
+    ``elementCounts`` (not annotations, grids or openings) placed in it, in its spaces or as parts
+    of those (a stair's flights, a curtain wall's panels), and its spaces, so that the storeys add
+    up to the model's total."""
     schema = declared_schema_name(f)
+    below = _below(f)
     rows = []
     for storey in f.by_type("IfcBuildingStorey"):
-        held = [e for rel in storey.ContainsElements for e in rel.RelatedElements]
-        held += [e for rel in getattr(storey, "IsDecomposedBy", ()) for e in rel.RelatedObjects]
-        contained = sum(1 for e in {e.id(): e for e in held}.values() if _is_counted(schema, e.is_a()))
+        held = _held(storey, below)
         rows.append(
             {
                 "name": storey.Name,
                 "elevation": storey.Elevation,
                 "id": storey.id(),
                 "globalId": storey.GlobalId,
-                "elements": contained,
+                "elements": sum(1 for e in held.values() if _is_counted(schema, e.is_a())),
             }
         )
     return sorted(rows, key=lambda r: (r["elevation"] is None, r["elevation"] or 0.0, r["name"] or ""))
+
+
+def _below(f: ifcopenshell.file) -> dict[int, list[Any]]:
+    """What each object contains or is made of, by its step id: read off the relationships once
+    (asking each element for its inverse attributes costs seconds on a large model)."""
+    below: dict[int, list[Any]] = {}
+    for rel in f.by_type("IfcRelContainedInSpatialStructure"):
+        if rel.RelatingStructure is not None:
+            below.setdefault(rel.RelatingStructure.id(), []).extend(rel.RelatedElements or ())
+    for rel in f.by_type("IfcRelAggregates"):
+        if rel.RelatingObject is not None:
+            below.setdefault(rel.RelatingObject.id(), []).extend(rel.RelatedObjects or ())
+    return below
+
+
+def _held(place: Any, below: dict[int, list[Any]]) -> dict[int, Any]:
+    """Everything under a spatial element, by step id: what it contains and what it is made of,
+    and theirs in turn, short of another storey (listed on its own)."""
+    held: dict[int, Any] = {}
+    todo = [place.id()]
+    while todo:
+        for e in below.get(todo.pop(), ()):
+            step = e.id()
+            if step not in held and not e.is_a("IfcBuildingStorey"):
+                held[step] = e
+                if step in below:
+                    todo.append(step)
+    return held
+
+
+MAX_PARTS = 50
+"""Parts of a facility listed in the context (the rest counted)."""
+
+
+def facilities(f: ifcopenshell.file) -> list[dict[str, Any]]:
+    """IFC4X3's facilities other than buildings (roads, bridges, railways...), each with the number
+    of elements it holds and its parts (segments, intersections...) with theirs: what `storeys`
+    is for a building. Empty for other schemas and for buildings."""
+    schema = declared_schema_name(f)
+    try:
+        found = [x for x in f.by_type("IfcFacility") if not x.is_a("IfcBuilding")]
+    except RuntimeError:  # a schema without facilities (IFC2X3, IFC4)
+        return []
+    below = _below(f)
+    rows = []
+    for facility in found:
+        parts = sorted(
+            (p for p in below.get(facility.id(), ()) if p.is_a("IfcFacilityPart")),
+            key=lambda p: (p.Name or "", p.id()),
+        )
+        row = {
+            **_place(facility, schema, below),
+            "parts": [_place(p, schema, below) for p in parts[:MAX_PARTS]],
+        }
+        if len(parts) > MAX_PARTS:
+            row["partsNotListed"] = len(parts) - MAX_PARTS
+        rows.append(row)
+    return rows
+
+
+def _place(place: Any, schema: str, below: dict[int, list[Any]]) -> dict[str, Any]:
+    kind = getattr(place, "PredefinedType", None)
+    kind = getattr(kind, "wrappedValue", kind)
+    return {
+        "name": place.Name,
+        "class": place.is_a(),
+        **({"type": kind} if isinstance(kind, str) else {}),
+        "id": place.id(),
+        "globalId": place.GlobalId,
+        "elements": sum(1 for e in _held(place, below).values() if _is_counted(schema, e.is_a())),
+    }
 
 
 def ground_floor(levels: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -93,6 +164,7 @@ def model_context(doc: IfcDocument) -> dict[str, Any]:
         "project": projects[0].Name if projects else None,
         "units": {"length": project_unit(f)},
         "storeys": storeys(f),
+        **({"facilities": found} if (found := facilities(f)) else {}),
         "elementCounts": counts,
         "totalElements": sum(counts.values()),
         "history": {
