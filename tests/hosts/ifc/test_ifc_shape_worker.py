@@ -233,3 +233,17 @@ def test_once_the_worker_sends_a_view_waits_for_its_shapes_instead_of_building_t
     adapter.screenshot(320, None, {})
     assert edited in built  # built here, beside the wait for the rest
     os.kill(worker.pid, signal.SIGCONT)
+
+
+def test_the_rate_a_view_estimates_from_leaves_out_the_workers_reading_of_the_file() -> None:
+    """A 17.7 MB model: the first view said "about 7318 s more", the next "about 89 s", and the
+    whole model was ready 17.7 s later: the rate counted the worker's reading of the file."""
+    from cadmcp.hosts.ifc.tessellator import RATE_AFTER_S, ShapeWorker
+
+    worker = ShapeWorker.__new__(ShapeWorker)  # its counters only: no process
+    worker.started, worker.delivered, worker.listed_at = time.monotonic() - 12.0, 0, None
+    assert worker.rate == 0.0  # still reading: no estimate
+    worker.listed_at, worker.delivered = time.monotonic() - 2.0, 600
+    assert 250 < worker.rate <= 300  # 600 in the 2 s since it listed them, not in 14 s
+    worker.listed_at = time.monotonic() - RATE_AFTER_S / 4
+    assert worker.rate == 0.0  # too short a span to tell

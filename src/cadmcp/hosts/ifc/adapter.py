@@ -528,6 +528,8 @@ def _unfinished_note(cache: Any) -> str:
     kinds = ", ".join(f"{n} {name}" for name, n in Counter(missing.values()).most_common(5))
     rate = cache.worker.rate if cache.preparing else cache.rate
     eta = f" (about {len(missing) / rate:.0f} s more)" if rate > 0 else ""
+    if cache.preparing and cache.worker.listed_at is None:
+        eta = " (it is still reading the file)"
     where = "a separate process tessellates them" if cache.preparing else "the host tessellates them"
     return (
         f"[INCOMPLETE VIEW] {len(missing)} elements are not in this image yet: {kinds}. Their shapes are "

@@ -40,6 +40,8 @@ __all__ = ["WORKER_MB_ENV", "ShapeWorker", "main", "worker_wanted"]
 WORKER_MB_ENV = "CADMCP_SHAPE_WORKER_MB"
 """Models of at least this many MB on disk are tessellated in a worker process (``off``: never)."""
 DEFAULT_WORKER_MB = 1.0
+RATE_AFTER_S = 1.0
+"""Seconds of sending before the worker's rate is told (a shorter span says little of the rest)."""
 _running: weakref.WeakSet[ShapeWorker] = weakref.WeakSet()
 
 
@@ -71,6 +73,8 @@ class ShapeWorker:
         self.error: str | None = None
         self.finished = False
         self.delivered = 0
+        self.listed_at: float | None = None
+        """When the worker had read the file and listed the products it tessellates."""
         self._meshes: dict[int, tuple[str, str | None, np.ndarray]] = {}
         self._failed: dict[int, str] = {}
         self._ignored: set[int] = set()
@@ -148,9 +152,12 @@ class ShapeWorker:
 
     @property
     def rate(self) -> float:
-        """Products sent per second since the worker started."""
-        spent = time.monotonic() - self.started
-        return self.delivered / spent if spent > 0 else 0.0
+        """Products sent per second since the worker began to send them (its reading of the file
+        before is no part of it), or 0 while that is too short to tell."""
+        if self.listed_at is None:
+            return 0.0
+        spent = time.monotonic() - self.listed_at
+        return self.delivered / spent if spent >= RATE_AFTER_S and self.delivered else 0.0
 
     def stop(self) -> None:
         """End the worker process (if it still runs) and forget it."""
@@ -194,6 +201,7 @@ class ShapeWorker:
         with self._cond:
             if "ids" in head:
                 self.ids = [int(i) for i in head["ids"]]
+                self.listed_at = time.monotonic()
                 self._expected = set(self.ids)
                 self.stamp = head.get("stamp")
             elif "error" in head:
