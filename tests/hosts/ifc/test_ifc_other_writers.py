@@ -131,6 +131,7 @@ async def test_storeys_count_what_their_spaces_hold_and_a_road_lists_its_parts(t
     _model("IFC4", path)
     f = ifcopenshell.open(str(path))
     (space,) = f.by_type("IfcSpace")
+    f.by_type("IfcBuildingStorey")[0].Elevation = 3.100000000000378  # as Revit's duplex writes it
     for n in range(2):
         chair = ifcopenshell.api.run("root.create_entity", f, ifc_class="IfcFurniture", name=f"Chair {n}")
         ifcopenshell.api.run("spatial.assign_container", f, products=[chair], relating_structure=space)
@@ -152,16 +153,14 @@ async def test_storeys_count_what_their_spaces_hold_and_a_road_lists_its_parts(t
         await client.call_tool("activate_document", {"document": "office.ifc"})
         context = await _json(client, "ifc://model/context")
         (level,) = context["storeys"]
-        assert level["elements"] == context["totalElements"] == 7, (
-            context
-        )  # 3 walls, a door, a space, 2 chairs
+        # 3 walls, a door, a space and the 2 chairs in it
+        assert level["elements"] == context["totalElements"] == 7, context
+        assert level["elevation"] == 3.1
         assert "facilities" not in context
         await client.call_tool("activate_document", {"document": "road.ifc"})
         context = await _json(client, "ifc://model/context")
         (network,) = context["facilities"]
-        assert (
-            network["name"] == "Road Network" and network["class"] == "IfcRoad" and network["elements"] == 2
-        )
+        assert (network["name"], network["class"], network["elements"]) == ("Road Network", "IfcRoad", 2)
         assert [(p["name"], p["type"], p["elements"]) for p in network["parts"]] == [
             ("Segment 0", "ROADSEGMENT", 1),
             ("Segment 1", "ROADSEGMENT", 1),

@@ -62,13 +62,19 @@ def storeys(f: ifcopenshell.file) -> list[dict[str, Any]]:
         rows.append(
             {
                 "name": storey.Name,
-                "elevation": storey.Elevation,
+                "elevation": _shown(storey.Elevation),
                 "id": storey.id(),
                 "globalId": storey.GlobalId,
                 "elements": sum(1 for e in held.values() if _is_counted(schema, e.is_a())),
             }
         )
     return sorted(rows, key=lambda r: (r["elevation"] is None, r["elevation"] or 0.0, r["name"] or ""))
+
+
+def _shown(value: float | None) -> float | None:
+    """A length as written to be read: the float noise of the writer's arithmetic left out
+    (3.100000000000378 is 3.1), to a millionth of the unit."""
+    return None if value is None else round(float(value), 6) + 0.0  # + 0.0: no -0.0
 
 
 def _below(f: ifcopenshell.file) -> dict[int, list[Any]]:
