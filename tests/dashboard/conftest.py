@@ -197,9 +197,10 @@ def rig() -> Iterator[Rig]:
         shutil.rmtree(top, ignore_errors=True)
 
 
-@pytest.fixture(scope="package")
-def browser(rig: Rig) -> Iterator[Any]:
-    """Headless Chromium (Debian's) through its chromedriver, logged in with a one-time link."""
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Headless Chromium (Debian's) through its chromedriver."""
+    require_component("browser", browser_missing())
     from selenium import webdriver
 
     options = webdriver.ChromeOptions()
@@ -209,7 +210,14 @@ def browser(rig: Rig) -> Iterator[Any]:
     service = webdriver.ChromeService(executable_path=shutil.which("chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
     try:
-        driver.get(rig.login_link())
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture(scope="package")
+def browser(rig: Rig) -> Iterator[Any]:
+    """Headless Chromium logged in with a one-time link."""
+    with chromium() as driver:
+        driver.get(rig.login_link())
+        yield driver

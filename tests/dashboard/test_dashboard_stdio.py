@@ -14,8 +14,10 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 
+from cadmcp.applications import CONFIG_ENV
 from cadmcp.daemon.search.semantic import SEMANTIC_ENV
 from tests.core.helpers import wait_for_hosts
+from tests.foreign.conftest import config_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -90,18 +92,9 @@ async def test_when_the_daemon_serving_the_page_exits_another_goes_on_at_the_sam
     daemon still ran: the person had to run `cadmcp dashboard` again and log in anew."""
     hosts.start("demo")
     # the daemon of a client that goes away: started over stdio, ended by closing its stdin
-    first = subprocess.Popen(
-        [sys.executable, "-m", "cadmcp", "daemon"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, SEMANTIC_ENV: "off"},
-    )
+    first = _stdio_daemon()
     try:
-        with anyio.fail_after(60):  # the only daemon when the link is asked
-            while (serving := await anyio.to_thread.run_sync(_dashboard)).returncode != 0:
-                await anyio.sleep(0.2)
-        link = serving.stdout.split("open ", 1)[1].split()[0]
+        link = await _link_when_served()  # the only daemon when the link is asked
         base = link.split("/dashboard/", 1)[0]
         status, headers, _ = await anyio.to_thread.run_sync(_get, link)
         assert status == 303
@@ -137,3 +130,86 @@ async def test_when_the_daemon_serving_the_page_exits_another_goes_on_at_the_sam
         again = await anyio.to_thread.run_sync(_dashboard)  # new links come from the daemon serving now
         assert again.returncode == 0 and again.stdout.split("open ", 1)[1].startswith(base), again.stdout
     assert (runtime_dir / "dashboard.json").stat().st_mode & 0o777 == 0o600
+
+
+async def test_a_foreign_server_that_cannot_start_says_why_on_its_host_card(
+    hosts: Any, daemon_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The card of a server whose command does not exist said only 'connected · down · 0
+    capabilities'; list_host_instances had the reason all along."""
+    env = config_env(tmp_path, {"Broken": {"server": {"command": "mcp-server-that-is-not-installed"}}})
+    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+    hosts.wait_ready(hosts.spawn("Broken"), 60)
+    async with daemon_client(env=env) as session:
+        await wait_for_hosts(session, 1)
+        served = await anyio.to_thread.run_sync(_dashboard)
+        link = served.stdout.split("open ", 1)[1].split()[0]
+        _, headers, _ = await anyio.to_thread.run_sync(_get, link)
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        base = link.split("/dashboard/", 1)[0]
+        with anyio.fail_after(60):
+            while True:
+                _, _, body = await anyio.to_thread.run_sync(_get, f"{base}/dashboard/api/state", cookie)
+                (card,) = json.loads(body)["hosts"]
+                if card.get("phase") == "down":
+                    break
+                await anyio.sleep(0.25)
+        assert "mcp-server-that-is-not-installed" in card["problem"] and "not found" in card["problem"], card
+        assert "tried again in" in card["problem"], card
+
+
+async def test_a_page_whose_daemon_exited_says_so_turns_its_buttons_off_and_comes_back(
+    hosts: Any, daemon_client: Any
+) -> None:
+    """The page of a daemon that exited kept saying 'reconnecting…' with its old hosts and an
+    approval counting down; its Approve did nothing and said nothing."""
+    from tests.dashboard.conftest import chromium
+
+    hosts.start("demo")
+    first = _stdio_daemon()
+    try:
+        link = await _link_when_served()
+        with chromium() as page:
+            await anyio.to_thread.run_sync(page.get, link)
+
+            def live() -> str:
+                return str(page.find_element("id", "live").text)
+
+            def off() -> int:
+                return int(page.execute_script("return document.querySelectorAll('button:disabled').length"))
+
+            await _until(lambda: live() == "live")
+            assert off() == 0
+            assert first.stdin is not None
+            first.stdin.close()
+            await anyio.to_thread.run_sync(first.wait, 30)
+            await _until(lambda: live().startswith("No daemon serves this page now"))
+            assert off() >= 1  # the catalog's Search at least
+            async with daemon_client() as _:
+                await _until(lambda: live() == "live" and off() == 0)
+    finally:
+        first.kill()
+
+
+def _stdio_daemon() -> subprocess.Popen[bytes]:
+    """A daemon as an AI client starts it over stdio (it ends when its stdin is closed)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "cadmcp", "daemon"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, SEMANTIC_ENV: "off"},
+    )
+
+
+async def _link_when_served() -> str:
+    with anyio.fail_after(60):
+        while (served := await anyio.to_thread.run_sync(_dashboard)).returncode != 0:
+            await anyio.sleep(0.2)
+    return served.stdout.split("open ", 1)[1].split()[0]
+
+
+async def _until(check: Any, timeout: float = 30.0) -> None:
+    with anyio.fail_after(timeout):
+        while not await anyio.to_thread.run_sync(check):
+            await anyio.sleep(0.25)

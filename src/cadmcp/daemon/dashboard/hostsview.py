@@ -64,7 +64,7 @@ def hosts(directory: HostDirectory, toolsets: dict[str, Any]) -> list[dict[str, 
                     for d in documents[:50]
                     if isinstance(d, dict)
                 ],
-                "problem": state.get("problem"),
+                "problem": _problem(state),
                 "capabilities": len(entry.capabilities),
                 "toolsets": toolsets.get(entry.key.instance_id),
                 "canView": entry.machine is None and entry.find("tool", "view_screenshot") is not None,
@@ -121,3 +121,14 @@ def machine_panel(directory: HostDirectory, gateway: Gateway | None) -> dict[str
         "machines": listing.get("machines", []),
         "gateway": listing.get("gateway", {}),
     }
+
+
+def _problem(state: dict[str, Any]) -> str | None:
+    """Why a host cannot serve (a foreign server down or refused, with when it is tried again)."""
+    error = state.get("error")
+    if not isinstance(error, str) or not error:
+        return None
+    at = state.get("retryAt")
+    if isinstance(at, int | float) and (left := at - time.time()) > 0:
+        return f"{error} (tried again in {left:.0f} s)"
+    return error

@@ -44,12 +44,17 @@ async function getJSON(path) {
 }
 
 async function post(path, body) {
-  const response = await fetch(API + path, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-Cadmcp-Csrf": CSRF },
-    body: JSON.stringify(body),
-  });
+  let response;
+  try {
+    response = await fetch(API + path, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Cadmcp-Csrf": CSRF },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    return { ok: false, error: `${GONE} Nothing was done.` };
+  }
   const text = await response.text();
   try { return JSON.parse(text); } catch { return { ok: false, error: text }; }
 }
@@ -85,6 +90,9 @@ function renderHosts(panel) {
   renderViews();
 }
 
+// What a host's phase means beside its link's status ("connected · its server is down", not "connected · down").
+const PHASES = { down: "its server is down", refused: "its server's catalog is refused", starting: "starting" };
+
 function hostCard(h) {
   const status = h.status === "busy" && h.busySince ? `busy since ${ago(Date.now() / 1000 - h.busySince)}`
     : h.status === "wedged" && h.wedged ? `wedged running ${h.wedged.running || "a call"}` : h.status;
@@ -94,7 +102,7 @@ function hostCard(h) {
   return el("li", { "data-host": h.instanceId || "" },
     el("h3", {}, `${h.hostApp} ${h.version}`, h.machine ? ` on ${h.machine}` : ""),
     el("p", {}, `pid ${h.pid}`, ...(h.uptimeSeconds ? [" · up ", ticking(Date.now() / 1000 - h.uptimeSeconds, "since")] : []), " · ",
-      el("span", { class: h.status, text: status }), h.phase && h.phase !== "ready" ? ` · ${h.phase}` : "",
+      el("span", { class: h.status, text: status }), h.phase && h.phase !== "ready" ? ` · ${PHASES[h.phase] || h.phase}` : "",
       h.capabilities !== undefined ? ` · ${h.capabilities} capabilities` : ""),
     h.problem ? el("p", { class: "error", text: h.problem }) : null,
     docs.length ? el("ul", { class: "plain", "aria-label": "Open documents" }, ...docs) : el("p", { class: "muted", text: "no document open" }),
@@ -360,9 +368,21 @@ async function reload() {
   renderCheckpoints(all.checkpoints || []);
 }
 
+const GONE = "No daemon serves this page now (the one that did has exited): what it shows may be out of date, "
+  + "and its buttons are off. It comes back by itself when another daemon takes the page over, or run `cadmcp dashboard`.";
+
+// The page while no daemon answers: its buttons off (an approval clicked then would do nothing).
+function offline(on) {
+  document.body.classList.toggle("offline", on);
+  for (const button of document.querySelectorAll("button:not(#call-dialog-close)")) {
+    if (on && !button.disabled) { button.disabled = true; button.dataset.offline = "1"; }
+    if (!on && button.dataset.offline) { button.disabled = false; delete button.dataset.offline; }
+  }
+}
+
 function connect() {
   const events = new EventSource(`${API}/events`);
-  events.addEventListener("hello", () => { $("live").textContent = "live"; reload(); });
+  events.addEventListener("hello", () => { $("live").textContent = "live"; offline(false); reload(); });
   events.addEventListener("resync", reload);
   events.addEventListener("call", (e) => addCall(JSON.parse(e.data)));
   events.addEventListener("hosts", (e) => renderHosts(JSON.parse(e.data)));
@@ -372,6 +392,11 @@ function connect() {
   events.onerror = async () => {
     $("live").textContent = "reconnecting…";
     const answer = await fetch(`${API}/state`, { credentials: "same-origin" }).catch(() => null);
+    if (!answer) {  // nobody listens: what the page shows is as it was, and its buttons would do nothing
+      $("live").textContent = GONE;
+      offline(true);
+      return;
+    }
     if (answer && (answer.status === 401 || answer.status === 403)) {  // the daemon restarted, or the login ended
       events.close();
       $("live").textContent = "Not logged in any more (the daemon restarted?): run `cadmcp dashboard` and open the new link it prints.";
