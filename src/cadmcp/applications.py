@@ -285,7 +285,8 @@ def example(path: Path, name: str = "MyCAD", kind: str = COMMAND) -> str:
         return json.dumps({"hosts": {name: entry}})
     key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
     table, items = (f"hosts.{key}.server", entry["server"]) if "server" in entry else (f"hosts.{key}", entry)
-    return f"[{table}] " + " ".join(f"{k} = {json.dumps(v)}" for k, v in items.items())
+    # one line that is itself valid TOML (a dotted key and an inline table), to copy as it is
+    return f"{table} = {{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in items.items()) + " }"
 
 
 class ConfigError(ValueError):
@@ -331,7 +332,7 @@ def parse_config(text: str, path: Path) -> Any:
         import tomllib
 
         return tomllib.loads(text)
-    return json.loads(text)
+    return json.loads(text) if text.strip() else {}  # an empty file configures nothing, as in TOML
 
 
 def parse_config_file(path: Path) -> Any:
@@ -620,8 +621,8 @@ def configured_from(path: Path, data: Any, *, warn: bool = True) -> list[Applica
     for note in _unknown("", data, TOP_KEYS) if warn else ():
         _warn_once(f"The host configuration {path}: {note}, so it is ignored.")
     hosts = data.get("hosts")
-    if hosts is None and ("gateway" in data or "policy" in data):
-        return []  # a file with only the gateway or policy section (docs/machines.md, docs/policy.md)
+    if hosts is None and (not data or "gateway" in data or "policy" in data):
+        return []  # an empty file, or only the gateway or policy section (docs/machines.md, docs/policy.md)
     if not isinstance(hosts, dict):
         raise ConfigError(path, 'the top level needs a "hosts" table')
     return [entry_application(path, str(name), entry, warn=warn) for name, entry in hosts.items()]

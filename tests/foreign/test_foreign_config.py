@@ -109,6 +109,7 @@ def test_host_add_writes_a_private_entry_and_remove_takes_it_out(
 ) -> None:
     path = tmp_path / "hosts.json"
     monkeypatch.setenv(CONFIG_ENV, str(path))
+    monkeypatch.setenv("PATH", os.defpath)  # no virtual environment's bin (see the test below)
     assert cli_main(["host", "add", "Time", "--", "mcp-server-time", "--local-timezone", "UTC"]) == 0
     assert (
         cli_main(["host", "add", "Api", "--url", "https://x.test/mcp", "--header", "Authorization=env:TOK"])
@@ -424,6 +425,31 @@ def test_host_list_says_a_running_host_whose_server_never_started_is_down_and_wh
         host.wait(10)
 
 
+def test_a_command_found_in_a_virtual_environment_is_stored_by_its_full_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`host add Time -- mcp-server-time` in a shell with the project's .venv active stored the
+    bare name; the daemon an AI client started (without that PATH) said it was not found."""
+    venv, elsewhere = tmp_path / ".venv", tmp_path / "tools"
+    for folder in (venv / "bin", elsewhere):
+        folder.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    for tool in (venv / "bin" / "mcp-server-time", elsewhere / "mcp-server-git"):
+        tool.write_text("#!/bin/sh\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{elsewhere}{os.pathsep}{os.defpath}")
+    path = tmp_path / "hosts.toml"
+    path.write_text("")  # an empty file (the demo's note says to make one) is an empty configuration
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    assert cli_main(["host", "add", "Time", "--", "mcp-server-time"]) == 0
+    said = capsys.readouterr().err
+    assert f"stored as {venv / 'bin' / 'mcp-server-time'}" in said and "virtual environment" in said, said
+    assert cli_main(["host", "add", "Git", "--", "mcp-server-git"]) == 0  # on PATH outside one: as given
+    servers = {a.name: a.server for a in applications.configured(path)}
+    assert servers["Time"] is not None and servers["Time"].command == str(venv / "bin" / "mcp-server-time")
+    assert servers["Git"] is not None and servers["Git"].command == "mcp-server-git"
+
+
 def test_host_add_and_remove_say_a_running_host_of_that_name_keeps_its_entry(
     runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -444,9 +470,23 @@ def test_host_add_and_remove_say_a_running_host_of_that_name_keeps_its_entry(
         changed = ["host", "add", "Shapes", "--force", "--env", "MODE=new", "--", sys.executable, "-V"]
         assert cli_main(changed) == 0
         said = capsys.readouterr().err
-        assert f"note: Shapes already runs (pid {host.pid}) with the entry it started with" in said, said
+        assert f"note: Shapes already runs (pid {host.pid}): if its server is down it is tried again" in said
+        assert "a server that is up keeps the entry it started with until its next start" in said
         assert cli_main(["host", "remove", "shapes"]) == 0
         assert f"note: Shapes still runs (pid {host.pid})" in capsys.readouterr().err
     finally:
         host.terminate()
         host.wait(10)
+
+
+def test_the_example_an_error_gives_is_a_line_to_copy_as_it_is(tmp_path: Path) -> None:
+    """The fix printed `[hosts.MyCAD] command = [...] extensions = [...]` on one line: not TOML."""
+    import tomllib
+
+    for kind in applications.EXAMPLES:
+        line = applications.example(tmp_path / "hosts.toml", "My CAD", kind)
+        assert "My CAD" in tomllib.loads(line)["hosts"], line
+        assert "My CAD" in json.loads(applications.example(tmp_path / "hosts.json", "My CAD", kind))["hosts"]
+    empty = tmp_path / "hosts.json"
+    empty.write_text("\n")
+    assert applications.configured(empty) == []

@@ -243,6 +243,26 @@ def _not_runnable(command: str) -> str:
     )
 
 
+def _pin(entry: dict[str, Any]) -> str | None:
+    """Store a bare command found in a virtual environment's `bin` folder (on this shell's PATH
+    only while it is active) by its full path, and say so; None when it is not one."""
+    import shutil
+
+    server = entry.get("server") or {}
+    command = server.get("command")
+    if not isinstance(command, str) or os.sep in command or (os.altsep and os.altsep in command):
+        return None
+    found = shutil.which(command)
+    if found is None or not (Path(found).parent.parent / "pyvenv.cfg").is_file():
+        return None
+    server["command"] = str(Path(found).absolute())
+    return (
+        f"{command} was found in the virtual environment {Path(found).parent.parent}, which is on this "
+        f"shell's PATH only while it is active: it is stored as {server['command']}, so a daemon your AI "
+        "client starts finds it too"
+    )
+
+
 def _warnings(entry: dict[str, Any]) -> list[str]:
     """What will keep the server from starting, as far as this shell can tell (not refused: the
     host may start where the command and variables are), and what the entry holds that looks
@@ -445,6 +465,8 @@ def _import(args: argparse.Namespace) -> int:
             continue
         for other in same:
             hosts.pop(other)
+        if (pinned := _pin(entry)) is not None:
+            notes.append(f"{name}: {pinned}")
         hosts[name] = entry
         try:
             text = _text(path, data, document, name, [o for o in same if o != name])
@@ -564,6 +586,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
     hosts = data.setdefault("hosts", {})
     replaced: list[str] = []
+    notes: list[str] = []
     if args.action == "remove":
         name = next((other for other in hosts if other.casefold() == name.casefold()), name)
         if name not in hosts:
@@ -584,6 +607,8 @@ def main(argv: Sequence[str]) -> int:
             hosts.pop(other)
         entry = hosts[name] = _entry(args, command)
         replaced = [other for other in same if other != name]
+        if (pinned := _pin(entry)) is not None:
+            notes.append(pinned)
     try:
         text = _text(path, data, document, name, replaced)
     except Exception as exc:  # a TOML layout tomlkit cannot edit: the entry to write by hand
@@ -609,13 +634,14 @@ def main(argv: Sequence[str]) -> int:
         return 0
     start = f"`cadmcp host {shlex.quote(name)}` or launch_host(hostApp={name!r})"
     print(f"added {name} to {path}; start it with {start}")
-    for warning in [*_warnings(entry), *_endpoint_note(name)]:
+    for warning in [*notes, *_warnings(entry), *_endpoint_note(name)]:
         print(f"note: {warning}", file=sys.stderr)
     for pid in _running(name):
         print(
-            f"note: {name} already runs (pid {pid}) with the entry it started with; the new one holds from "
-            "its next start (launch_host with restartHostInstanceId from list_host_instances, or "
-            f"`kill {pid}` and start it again)",
+            f"note: {name} already runs (pid {pid}): if its server is down it is tried again at once with "
+            "the new entry; a server that is up keeps the entry it started with until its next start "
+            f"(launch_host with restartHostInstanceId from list_host_instances, or `kill {pid}` and start "
+            "it again)",
             file=sys.stderr,
         )
     for what in _literal_secrets(entry):
