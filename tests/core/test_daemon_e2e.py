@@ -41,6 +41,17 @@ async def test_three_hosts_are_listed_searched_and_routed_by_pid(hosts: Any, dae
         assert pids == {str(alpha1.pid), str(alpha2.pid), str(beta.pid)}
         only_beta = await find(session, "echo", hostInstanceId=items[0]["hostInstanceId"])
         assert {i["hostInstanceId"] for i in only_beta} == {items[0]["hostInstanceId"]}
+        # "an empty query lists everything" was not so past one page: what is left out is said
+        every = await structured(session, "search_dynamic", {"query": "", "limit": 32})
+        assert (
+            every["hasMore"] and "more are not listed" in every["more"] and "hostInstanceId" in every["more"]
+        )
+        one = await structured(
+            session,
+            "search_dynamic",
+            {"query": "", "hostInstanceId": items[0]["hostInstanceId"], "limit": 32},
+        )
+        assert not one["hasMore"] and "more" not in one
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])

@@ -9,7 +9,7 @@ from cadmcp.daemon.catalog import KINDS, Capability
 from cadmcp.daemon.errors import DaemonError, validation_error
 from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.launching import builtin_hosts, configured_hosts
-from cadmcp.daemon.limits import DEFAULT_LIMIT
+from cadmcp.daemon.limits import DEFAULT_LIMIT, MAX_LIMIT
 from cadmcp.daemon.screening import flag, visible
 from cadmcp.wire.echo import echo
 
@@ -140,6 +140,14 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
         if entry is not None and cap is not None:
             items.append(item(cap, entry.routing(), detail, active_document(entry), why))
     answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
+    if not query and result.total > len(items):
+        wider = (
+            f"raise limit (up to {MAX_LIMIT}), " if limit < MAX_LIMIT else f"(at most {MAX_LIMIT} a search) "
+        )
+        answer["more"] = (
+            f"{result.total - len(items)} more are not listed: {wider}list one host at a time with "
+            "hostInstanceId, or narrow with kinds or words."
+        )
     if query and (pending := directory.index.meaning_pending()):
         answer["ranking"] = (
             f"by words only so far: the meaning model is still reading {pending} capabilities; the same "

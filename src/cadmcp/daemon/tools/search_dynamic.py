@@ -19,8 +19,8 @@ DEFINITION: dict[str, Any] = {
         "(DXF, IFC, FreeCAD, Revit...) and answers ranked items: an opaque `id` for invoke_dynamic, the "
         "host (hostApp, version, hostInstanceId, open `document`), a short description, requiredArgs, "
         "argsHint, and `why` an item ranked first among twins. Ask as you would a colleague ('count "
-        "walls per storey', 'undo', 'screenshot of the plan'); an empty query lists everything. "
-        "detail='schema' adds each tool's inputSchema. An id stays valid while its capability is "
+        "walls per storey', 'undo', 'screenshot of the plan'); an empty query lists all, up to limit. "
+        "An id stays valid while its capability is "
         "unchanged; if invoke_dynamic says stale, search again."
     ),
     "inputSchema": {
