@@ -36,3 +36,12 @@ def test_terms_are_stemmed_without_stop_words() -> None:
     analyzer = Analyzer(stop_words=["the", "of", "all"])
     assert analyzer.terms("List all the Layers of drawings") == ("list", "layer", "draw")
     assert analyzer.terms("listLayers") == analyzer.terms("list layer")
+
+
+def test_words_listed_with_a_stem_of_their_own_keep_it() -> None:
+    from cadmcp.daemon.search.vocabulary import shipped_analyzer
+
+    analyzer = shipped_analyzer()
+    assert analyzer.terms("open the drawings") == ("open", "drawing")
+    assert analyzer.terms("draw a line") == ("draw", "line")  # the verb: to make lines
+    assert analyzer.terms("the building's storeys") == ("building", "storey")

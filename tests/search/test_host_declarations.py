@@ -201,6 +201,10 @@ def test_twins_holding_the_same_typed_words_tie_however_long_their_descriptions(
         ("the slab 30 mm thicker (IFC)", "IFC"),
         ("the hatch border 5 mm wider in DXF", "DXF"),
         ("Desplazar el bloque 10 mm hacia arriba en el plano DXF", "DXF"),
+        # "draw" stemmed as "drawing" did: every DXF tool's text says "drawing", so a tool that
+        # opens, lists or pictures drawings came first (a trial, with other servers running)
+        ("draw a circle with radius 5", "DXF"),
+        ("draw a line on layer WALLS", "DXF"),
     ],
 )
 def test_a_change_nothing_specific_covers_goes_to_the_apps_fallback(query: str, app: str) -> None:

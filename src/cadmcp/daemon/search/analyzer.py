@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import Stemmer
 
@@ -62,12 +62,13 @@ def split_words(text: str) -> list[str]:
 
 
 class Analyzer:
-    """Words → search terms: stop words dropped, the rest stemmed (Snowball English)."""
+    """Words → search terms: stop words dropped, the rest stemmed (Snowball English, except the
+    words whose stem would be another word's: `own_stems`, "drawing" is not "draw")."""
 
-    def __init__(self, stop_words: Iterable[str] = ()) -> None:
+    def __init__(self, stop_words: Iterable[str] = (), own_stems: Mapping[str, str] | None = None) -> None:
         self._stemmer = Stemmer.Stemmer("english")
         self.stop_words = frozenset(w.casefold() for w in stop_words)
-        self._stems: dict[str, str] = {}
+        self._stems: dict[str, str] = dict(own_stems or {})
         self._texts: dict[str, tuple[str, ...]] = {}
 
     def stem(self, word: str) -> str:

@@ -33,7 +33,7 @@ from cadmcp.daemon.search.vocabulary import (
     Vocabulary,
     add_alias,
     default_vocabulary,
-    shipped_stop_words,
+    shipped_analyzer,
 )
 
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ class SearchIndex:
         self.semantic = semantic
         self._vectors = _VectorTable() if semantic is not None else None
         # the word lists are stemmed on the first search, not when the daemon starts
-        self.analyzer = vocabulary.analyzer if vocabulary is not None else Analyzer(shipped_stop_words())
+        self.analyzer = vocabulary.analyzer if vocabulary is not None else shipped_analyzer()
         self._analysis = _Analysis(self.analyzer)
         self._segments: dict[str, _Segment] = {}
         self.postings = Postings()

@@ -45,7 +45,9 @@ class Language:
         self.verb_anywhere = bool(data.get("verbAnywhere"))
         """Its change verbs make a change wherever they stand (German, Dutch: "Layer umbenennen")."""
         self._stemmer = Stemmer.Stemmer(str(data.get("language", "english")))
-        self._stems: dict[str, str] = {}
+        self.own_stems = own_stems(data)
+        """Words whose stem would be another word's ("drawing", a document, is not "draw")."""
+        self._stems: dict[str, str] = dict(self.own_stems)
         self._runs: dict[tuple[str, ...], list[str]] = {}
         self.known: set[str] = set()  # stems of every word it lists, to tell the request's language
         self.words: set[str] = set()  # every word it lists
@@ -94,7 +96,9 @@ class Vocabulary:
     ) -> None:
         self.languages = [Language(code, data) for code, data in languages.items()]
         stop = [w for lang in self.languages for w in lang.texts("stopWords")]
-        self.analyzer = analyzer or Analyzer(stop)
+        self.analyzer = analyzer or Analyzer(
+            stop, {w: t for lang in self.languages for w, t in lang.own_stems.items()}
+        )
         self._groups: list[tuple[_Member, ...]] = []
         self._by_first: dict[str, dict[str, list[tuple[_Member, int]]]] = {}  # lang → first stem → ...
         self._by_word: dict[str, list[tuple[_Member, int]]] = {}  # first word as listed → ...
@@ -333,7 +337,15 @@ def default_vocabulary(analyzer: Analyzer | None = None) -> Vocabulary:
     return Vocabulary(*load_vocabulary_data(), analyzer=analyzer)
 
 
-def shipped_stop_words() -> list[str]:
-    """The stop words of every shipped language (what the index's analyser drops)."""
+def shipped_analyzer() -> Analyzer:
+    """The index's analyser for the shipped languages: their stop words dropped, and the words
+    that keep a stem of their own (`ownStems`) kept so."""
     _, languages = load_vocabulary_data()
-    return [w for data in languages.values() for w in Language.listed(data, "stopWords")]
+    stop = [w for data in languages.values() for w in Language.listed(data, "stopWords")]
+    return Analyzer(stop, {w: t for data in languages.values() for w, t in own_stems(data).items()})
+
+
+def own_stems(data: Mapping[str, Any]) -> dict[str, str]:
+    """A language's `ownStems`: each listed word → the term it stands for (its key)."""
+    listed = data.get("ownStems") or {}
+    return {w.casefold(): term.casefold() for term, words in listed.items() for w in words}
