@@ -227,3 +227,45 @@ async def test_a_preview_names_the_entities_not_their_vertices(tmp_path: Path) -
         assert "deletes 4 (3 POLYLINE, 1 LINE)" in text_of(preview), text_of(preview)
         sample = preview.structured_content["deleted"]["sample"]
         assert [s["kind"] for s in sample[:4]] == ["LINE", "POLYLINE", "POLYLINE", "POLYLINE"], sample
+
+
+def _sheet(path: Path, *, active: bool) -> None:
+    """A part in model space and a sheet whose viewport shows it (plus one in a 3D view), written as
+    AutoCAD writes a layout that is not the active one (every viewport's id and status 0) or as the
+    active one."""
+    doc = ezdxf.new("R2018")
+    doc.modelspace().add_circle((50, 50), 20, dxfattribs={"layer": "PART"})
+    sheet = doc.layouts.new("Sheet 2")
+    sheet.page_setup(size=(420, 297), margins=(10, 10, 10, 10), units="mm")
+    sheet.add_viewport(center=(150, 150), size=(120, 120), view_center_point=(50, 50), view_height=60)
+    side = sheet.add_viewport(center=(330, 150), size=(80, 80), view_center_point=(50, 50), view_height=60)
+    side.dxf.view_direction_vector = (1, -1, 1)  # an isometric view
+    if not active:
+        for vp in sheet.viewports():
+            vp.dxf.status, vp.dxf.id = 0, 0
+    else:
+        doc.layouts.set_active_layout("Sheet 2")
+    doc.saveas(path)
+
+
+@pytest.mark.parametrize("active", [False, True])
+async def test_a_sheets_viewports_show_model_space_whichever_layout_is_active(
+    tmp_path: Path, active: bool
+) -> None:
+    """gdsestimating's cw750 details: sheets 2-4 came out with only their title block, and LibreDWG's
+    Dynblocks.dwg Layout1 as '[BLANK VIEW] None of the 2 entities ... produced anything visible':
+    AutoCAD writes status 0 for the viewports of every layout but the active one, and ezdxf's
+    renderer draws only those with a positive status."""
+    path = tmp_path / "sheets.dxf"
+    _sheet(path, active=active)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        shot = await client.call_tool(
+            "view_screenshot", {"width": 400, "layout": "Sheet 2", "extents": "all"}
+        )
+        assert not shot.is_error, text_of(shot)
+        view, said = shot.structured_content, text_of(shot)
+        assert not view["blank"] and "[BLANK VIEW]" not in said, said
+        # the circle (radius 20 at 2x) fills 110..190 of the sheet: the viewport's content is drawn
+        assert view["extents"]["min"][0] <= 110 and view["extents"]["max"][0] >= 190, view
+        assert "[VIEWPORT NOT DRAWN] 1 viewport(s) of this layout show model space in a 3D view" in said
+        assert len(view["viewportsNotDrawn"]) == 1

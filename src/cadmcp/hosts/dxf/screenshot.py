@@ -130,6 +130,18 @@ def render(
 
     drawn = {shape[4] for shape in shapes}
     notes, view = describe(doc, coverage, drawn, outside, xref_blocks(doc))
+    if three_d := [vp for vp in _shown_viewports(target) if not vp.is_top_view]:
+        where = "; ".join(
+            f"VIEWPORT #{vp.dxf.handle} at ({vp.dxf.center.x:.4g}, {vp.dxf.center.y:.4g}), "
+            f"{vp.dxf.width:.4g} x {vp.dxf.height:.4g}"
+            for vp in three_d[:5]
+        )
+        notes.append(
+            f"[VIEWPORT NOT DRAWN] {len(three_d)} viewport(s) of this layout show model space in a 3D "
+            f"view, which this renderer draws only from the top: their area is empty here ({where}). "
+            "view_screenshot without layout shows model space."
+        )
+        view["viewportsNotDrawn"] = [vp.dxf.handle for vp in three_d]
     if pending:
         notes.append(_pending_note(pending, coverage, budget))
         view["notPreparedYet"] = len(pending)
@@ -251,10 +263,20 @@ def _draw(
     coverage = state.coverage
     frontend.skip_entity = coverage.skip  # type: ignore[method-assign]
     pending: list[Any] = []
+    visit = _progress_filter(len(target), state, pending, deadline)
+    passed: list[Any] = []
+
+    def noted(entity: Any) -> bool:
+        if visit(entity):
+            passed.append(entity)
+            return True
+        return False
+
     try:
-        frontend.draw_layout(
-            target, finalize=True, filter_func=_progress_filter(len(target), state, pending, deadline)
-        )
+        frontend.draw_layout(target, finalize=False, filter_func=noted)
+        for vp in unlisted_viewports(target, passed):  # ezdxf draws only those with a status
+            frontend.pipeline.draw_viewport(vp, frontend.ctx)
+        frontend.pipeline.finalize()
         report_progress(0.9, "rasterising")
         state.shapes += _wipeouts_hide(
             doc, _by_top_level(coverage, _collect_shapes(recorder.player(), pixel / 2))
@@ -264,6 +286,35 @@ def _draw(
         raise
     state.complete = not pending
     return coverage, state.shapes, pending
+
+
+VIEWPORT_OFF = 0x20000
+"""A VIEWPORT's flag (group 90) that turns it off."""
+
+
+def _shown_viewports(layout: Any) -> list[Any]:
+    """The viewports of a paper-space layout that show model space, as AutoCAD shows the layout:
+    in the active layout those with a positive status but the sheet's own (status 1, first); in
+    another (every status written 0) all but the first, unless their flags turn them off."""
+    if layout.is_modelspace:
+        return []
+    viewports = [e for e in layout if e.dxftype() == "VIEWPORT"]
+    if any(vp.dxf.get("status", 0) > 0 for vp in viewports):
+        on = sorted((vp for vp in viewports if vp.dxf.get("status", 0) > 0), key=lambda vp: vp.dxf.status)
+        return on[1:] if on and on[0].dxf.status == 1 else on
+    return [vp for vp in viewports[1:] if not vp.dxf.get("flags", 0) & VIEWPORT_OFF]
+
+
+def unlisted_viewports(layout: Any, drawn: Sequence[Any]) -> list[Any]:
+    """The viewports of a paper-space layout that AutoCAD shows and ezdxf's renderer leaves out: in
+    a layout that is not the active one, AutoCAD writes every viewport's status as 0 (off), and
+    ezdxf draws only those with a positive status, so the sheet came out without its views. As
+    AutoCAD shows such a layout: its first viewport is the sheet itself; each other one shows
+    model space unless its flags turn it off (top views only: ezdxf draws no other)."""
+    if layout.is_modelspace or any(e.dxf.get("status", 0) > 0 for e in layout.viewports()):
+        return []  # the active layout: ezdxf reads its statuses
+    chosen = {id(vp) for vp in drawn}
+    return [vp for vp in _shown_viewports(layout) if id(vp) in chosen and vp.is_top_view]
 
 
 def _pending_note(pending: list[Any], coverage: Any, budget: float | None) -> str:
