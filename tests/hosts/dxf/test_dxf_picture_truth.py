@@ -269,3 +269,23 @@ async def test_a_sheets_viewports_show_model_space_whichever_layout_is_active(
         assert view["extents"]["min"][0] <= 110 and view["extents"]["max"][0] >= 190, view
         assert "[VIEWPORT NOT DRAWN] 1 viewport(s) of this layout show model space in a 3D view" in said
         assert len(view["viewportsNotDrawn"]) == 1
+
+
+async def test_a_layout_is_framed_as_a_whole_sheet_by_default(tmp_path: Path) -> None:
+    """LibreDWG's gh44 drawing: Layout1 came out framed on a dense corner, its border and title block
+    (236 entities) left out as outliers; an AutoCAD user opens a sheet to see all of it."""
+    path = tmp_path / "sheet.dxf"
+    doc = ezdxf.new("R2018")
+    sheet = doc.layouts.new("A1")
+    sheet.add_lwpolyline([(0, 0), (841, 0), (841, 594), (0, 594)], close=True)  # the border
+    sheet.add_text("TITLE", height=10).set_placement((800, 10))
+    for n in range(60):  # a dense detail in one corner
+        sheet.add_circle((200 + n % 10, 400 + n // 10), 0.4)
+    doc.saveas(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        whole = (await client.call_tool("view_screenshot", {"width": 400, "layout": "A1"})).structured_content
+        assert whole["framing"] == "all" and whole["frame"]["max"][0] >= 841, whole
+        main = await client.call_tool("view_screenshot", {"width": 400, "layout": "A1", "extents": "main"})
+        assert main.structured_content["framing"] == "main"
+        model = (await client.call_tool("view_screenshot", {"width": 400})).structured_content
+        assert model["framing"] == "main"  # modelspace keeps leaving far outliers out

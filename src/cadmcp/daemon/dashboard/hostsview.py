@@ -97,9 +97,15 @@ def view_options(entry: Any) -> list[dict[str, Any]]:
     props = ((cap.raw.get("inputSchema") or {}).get("properties") or {}) if cap is not None else {}
     out = []
     for name, spec in list(props.items())[:12]:
-        if isinstance(spec, dict) and isinstance(spec.get("enum"), list) and name not in ("width", "height"):
+        if not isinstance(spec, dict) or name in ("width", "height"):
+            continue
+        # an optional choice is `anyOf: [{enum: [...]}, {type: null}]` (null: the host decides)
+        choice = next(
+            (c for c in [spec, *(spec.get("anyOf") or [])] if isinstance(c, dict) and "enum" in c), None
+        )
+        if choice is not None and isinstance(choice["enum"], list):
             aliases = spec.get(ALIASES) if isinstance(spec.get(ALIASES), dict) else {}
-            values = [str(v) for v in spec["enum"][:12] if isinstance(v, str) and v not in aliases]
+            values = [str(v) for v in choice["enum"][:12] if isinstance(v, str) and v not in aliases]
             out.append({"name": name, "enum": values, "default": spec.get("default")})
     return out
 

@@ -77,9 +77,9 @@ def profile() -> HostProfile:
             "bounding box"
         ),
         screenshot_view=(
-            "Modelspace by default (or a paperspace `layout`), zoomed to where most of the drawing is "
-            "(far outliers are left out and named; `extents='all'` shows everything) unless `window` picks "
-            "an area; `layers` limits what is drawn."
+            "Modelspace by default, zoomed to where most of the drawing is (far outliers are left out "
+            "and named; `extents='all'` shows everything), or a paperspace `layout` as a whole sheet, "
+            "unless `window` picks an area; `layers` limits what is drawn."
         ),
         screenshot_options=(
             ScreenshotOption(
@@ -104,10 +104,11 @@ def profile() -> HostProfile:
             ),
             ScreenshotOption(
                 "extents",
-                Literal["main", "all"],
-                "main",
+                Literal["main", "all"] | None,
+                None,
                 "Without a window: 'main' frames where most of the drawing is and names the far entities "
-                "it leaves out; 'all' frames every entity however far apart.",
+                "it leaves out; 'all' frames every entity however far apart. Default: 'main' for "
+                "modelspace, 'all' for a layout.",
             ),
             ScreenshotOption(
                 "mark",

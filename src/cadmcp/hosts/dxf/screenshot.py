@@ -65,13 +65,14 @@ def render(
     window: Sequence[float] | None = None,
     layers: Sequence[str] | None = None,
     background: str = "white",
-    extents: str = "main",
+    extents: str | None = None,
     budget: float | None = None,
     cache: ViewCache | None = None,
     mark: Sequence[str] | None = None,
 ) -> Shot:
     """Render modelspace (or the named layout), zoomed to ``window``, or to where most of the drawing
-    is (``extents='main'``, far outliers left out and named), or to everything (``extents='all'``).
+    is (``extents='main'``, far outliers left out and named), or to everything (``extents='all'``);
+    by default modelspace is framed 'main' and a layout 'all' (a sheet is seen whole).
 
     The shot's notes and structured view say what was left out of the frame and what could not be
     drawn, and why; a picture with nothing in it says why it is blank. With a ``budget`` (seconds)
@@ -85,6 +86,8 @@ def render(
 
     bg = _parse_background(background)
     target = _find_layout(doc, layout)
+    if extents is None:  # a sheet is seen whole: its border and title block are no outliers
+        extents = "main" if target.is_modelspace else "all"
     if window is not None and (len(window) != 4 or window[0] == window[2] or window[1] == window[3]):
         raise DxfHostError(
             "window must be [x1, y1, x2, y2]: two opposite corners of the area to show, in drawing units, "
