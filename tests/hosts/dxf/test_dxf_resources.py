@@ -196,3 +196,46 @@ async def test_a_multi_insert_counts_the_copies_it_places(tmp_path: Path) -> Non
         text = (await client.read_resource("dxf://schedule/FLAG/preview")).contents[0].text
         rows = list(csv.DictReader(io.StringIO(text)))
         assert sorted((r["NAME"], r["copies"]) for r in rows) == [("alone", "1"), ("grid", "25")]
+
+
+async def test_a_dynamic_blocks_references_are_one_schedule_under_its_name(tmp_path: Path) -> None:
+    """gdsestimating's cw750 details: dxf://schedules listed *U33, *U34, *U35, *U36 and *U41, all
+    of them "Section Callout" (12 references), and no "Section Callout" schedule; the context said
+    nothing of how often the block is placed. Each state of a dynamic block is an anonymous block
+    whose record names the dynamic block."""
+    import ezdxf
+
+    from cadmcp.hosts.dxf import create_server
+
+    path = tmp_path / "callouts.dxf"
+    doc = ezdxf.new("R2018")
+    for app in ("AcDbDynamicBlockGUID", "AcDbBlockRepBTag"):
+        doc.appids.add(app)
+    dynamic = doc.blocks.new("Section Callout")
+    dynamic.add_circle((0, 0), 5)
+    dynamic.add_attdef("SHEETNO", (0, 0))
+    dynamic.block_record.set_xdata("AcDbDynamicBlockGUID", [(1000, "{8E0F1D12-AB12-4C3A-9D7E-0A1B2C3D4E5F}")])
+    msp = doc.modelspace()
+    for n, sheet in enumerate(("A3", "A4")):
+        state = doc.blocks.new_anonymous_block("U")
+        state.add_circle((0, 0), 5 + n)
+        state.add_attdef("SHEETNO", (0, 0))
+        state.block_record.set_xdata("AcDbBlockRepBTag", [(1070, 1), (1005, dynamic.block_record.dxf.handle)])
+        msp.add_blockref(state.name, (n * 20, 0)).add_auto_attribs({"SHEETNO": sheet})
+    msp.add_blockref("Section Callout", (60, 0)).add_auto_attribs({"SHEETNO": "A5"})
+    doc.saveas(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        listed = {s["id"]: s for s in (await read_json(client, "dxf://schedules"))["schedules"]}
+        assert not [name for name in listed if name.startswith("*")], listed
+        callouts = listed["Section Callout"]
+        assert callouts["rows"] == 3 and "block" in callouts["columns"], callouts
+        context = await read_json(client, "dxf://model/context")
+        (block,) = [b for b in context["blocks"] if b["name"] == "Section Callout"]
+        assert block["references"] == 3
+        recipe = (
+            "from ezdxf import dynblkhelper\n"
+            "len([r for r in msp.query('INSERT') if (b := dynblkhelper.get_dynamic_block_definition(r)) "
+            "is not None and b.name == 'Section Callout'])"
+        )
+        counted = await client.call_tool("execute_python_code", {"code": recipe})
+        assert "Result: 3" in text_of(counted), text_of(counted)

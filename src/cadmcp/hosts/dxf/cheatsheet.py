@@ -36,6 +36,11 @@ Counter(e.dxf.layer for e in msp)
 doors = msp.query('INSERT[name=="DOOR"]')
 [(d.dxf.handle, d.get_attrib_text("NUMBER")) for d in doors]
 
+# a dynamic block's references insert anonymous blocks (*U12): find them by the dynamic block's name
+from ezdxf import dynblkhelper
+callouts = [r for r in msp.query("INSERT")
+            if (b := dynblkhelper.get_dynamic_block_definition(r)) is not None and b.name == "Section Callout"]
+
 # change an attribute value of block references
 for d in msp.query('INSERT[name=="DOOR"]'):
     if d.get_attrib_text("NUMBER") == "D101":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from cadmcp.hosts.dxf.coverage import layer_of
@@ -45,17 +46,36 @@ def _units_name(code: int) -> str:
         return f"unknown ({code})"
 
 
+def effective_names(doc: Any, names: Iterable[str]) -> dict[str, str]:
+    """Block name -> the name a person knows it by: a dynamic block's references insert anonymous
+    blocks (`*U33`), each naming the dynamic block it is a state of ("Section Callout")."""
+    from ezdxf import dynblkhelper
+
+    out: dict[str, str] = {}
+    for name in names:
+        out[name] = name
+        block = doc.blocks.get(name) if name.startswith("*") else None
+        if block is not None and (handle := dynblkhelper.get_dynamic_block_record_handle(block.block_record)):
+            record = doc.entitydb.get(handle)
+            if record is not None and record.is_alive:
+                out[name] = record.dxf.name
+    return out
+
+
 def model_context(entry: DxfDocument) -> dict[str, Any]:
     """Live state of a document: header, layers with counts, layouts, blocks, extents, history."""
     doc = entry.doc
     header = doc.header
     layer_counts: Counter[str] = Counter()
+    inserted: Counter[str] = Counter()  # block references placed in the layouts, by block name
     layouts: list[dict[str, Any]] = []
     for layout in doc.layouts:
         types: Counter[str] = Counter()
         for entity in layout.entity_space.entities:
             if entity.is_alive:
                 types[entity.dxftype()] += 1
+                if entity.dxftype() == "INSERT":
+                    inserted[entity.dxf.name] += 1
                 if (layer := layer_of(entity)) is not None:
                     layer_counts[layer] += 1
         layouts.append(
@@ -85,6 +105,10 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
         {"name": name, "inTable": False, "entities": count}
         for name, count in sorted(undefined_layers(doc, layer_counts).items())
     )
+    known = effective_names(doc, inserted)
+    references: Counter[str] = Counter()  # by the name a person knows the block by
+    for name, n in inserted.items():
+        references[known.get(name, name)] += n
     blocks = []
     for block in doc.blocks:
         if block.name.startswith("*") or block.block_record.is_any_layout:
@@ -94,6 +118,7 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
                 "name": block.name,
                 "entities": len(block),
                 "attributes": [attdef.dxf.tag for attdef in block.attdefs()],
+                "references": references.get(block.name, 0),
             }
         )
     active = doc.layouts.active_layout()

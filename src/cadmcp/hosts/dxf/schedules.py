@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadmcp.host.builtins.adapter import PREVIEW_ROWS
-from cadmcp.hosts.dxf.context import by_casefold, layer_usage, undefined_layers
+from cadmcp.hosts.dxf.context import by_casefold, effective_names, layer_usage, undefined_layers
 from cadmcp.hosts.dxf.documents import DxfHostError
 from cadmcp.wire.echo import echo
 
@@ -31,25 +31,46 @@ def _block_schedules(doc: Any) -> list[Schedule]:
         for entity in layout:
             if entity.dxftype() == "INSERT":
                 inserts.setdefault(entity.dxf.name, []).append((layout.name, entity))
+    known = effective_names(doc, inserts)
+    grouped: dict[str, list[tuple[str, Any]]] = {}
+    for name, refs in inserts.items():  # a dynamic block's references, whatever state they insert
+        grouped.setdefault(known[name], []).extend(refs)
     schedules = []
-    for name in sorted(inserts):
-        block = doc.blocks.get(name)
-        if block is None:
-            continue
-        tags = [attdef.dxf.tag for attdef in block.attdefs()]
+    for name in sorted(grouped):
+        refs = grouped[name]
+        tags: list[str] = []
+        for block_name in dict.fromkeys(ref.dxf.name for _, ref in refs):
+            block = doc.blocks.get(block_name)
+            tags += (
+                [t for t in (a.dxf.tag for a in block.attdefs()) if t not in tags]
+                if block is not None
+                else []
+            )
         if not tags:
             continue
-        columns = ["handle", "layout", "layer", "x", "y", "z", "copies", *tags]
+        dynamic = any(ref.dxf.name != name for _, ref in refs)
+        columns = [
+            "handle",
+            "layout",
+            "layer",
+            "x",
+            "y",
+            "z",
+            "copies",
+            *(["block"] if dynamic else []),
+            *tags,
+        ]
         rows = []
         placed = 0
-        for layout_name, ref in inserts[name]:
+        for layout_name, ref in refs:
             values = {attrib.dxf.tag: attrib.dxf.text for attrib in ref.attribs}
             p = ref.dxf.insert
             copies = _copies(ref)  # a multi-insert (MINSERT) places rows x columns copies
             placed += copies
             where = [round(p.x, 6), round(p.y, 6), round(p.z, 6)]
             texts = [values.get(tag, "") for tag in tags]
-            rows.append([ref.dxf.handle, layout_name, ref.dxf.layer, *where, copies, *texts])
+            state = [ref.dxf.name] if dynamic else []  # the anonymous block this state inserts
+            rows.append([ref.dxf.handle, layout_name, ref.dxf.layer, *where, copies, *state, *texts])
         counted = f"{len(rows)} references" + (f", {placed} copies placed" if placed != len(rows) else "")
         schedules.append(Schedule(name, f"{name} schedule ({counted})", columns, rows))
     return schedules
