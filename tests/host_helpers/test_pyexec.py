@@ -150,3 +150,22 @@ def test_pep723_dependency_is_installed_and_importable(
     sys.modules.pop("six", None)
     again = run_code(code, {})
     assert again.value == result.value  # cached directory reused
+
+
+def test_a_long_value_is_cut_at_its_end_saying_how_much_is_left_out() -> None:
+    """A 30,006-character string came back as 20,000 characters with its middle gone and a bare
+    '...' where it was cut (reprlib's way), which a script's JSON snapshot took as the value."""
+    text = "A" * 15000 + "MIDDLE" + "B" * 15000
+    said = run_code(f"{text!r}", {}).value_repr
+    assert said is not None and len(said) <= pyexec.MAX_VALUE_REPR
+    assert said.startswith("'AAAA") and "MIDDLE" in said
+    assert said.endswith("… [10106 more characters of the string]"), said[-80:]
+    nested = run_code("['x', 'y' * 30000, b'z' * 30000]", {}).value_repr
+    assert nested is not None and "more characters of the string]" in nested
+
+    class Chatty:
+        def __repr__(self) -> str:
+            return "Z" * 30000
+
+    wide = run_code("value", {"value": Chatty()}).value_repr
+    assert wide is not None and wide.endswith("… [10100 more characters]"), wide[-60:]

@@ -38,8 +38,10 @@ doors = msp.query('INSERT[name=="DOOR"]')
 
 # a dynamic block's references insert anonymous blocks (*U12): find them by the dynamic block's name
 from ezdxf import dynblkhelper
-callouts = [r for r in msp.query("INSERT")
-            if (b := dynblkhelper.get_dynamic_block_definition(r)) is not None and b.name == "Section Callout"]
+def block_name(ref):  # the dynamic block's name, else the block's own
+    b = dynblkhelper.get_dynamic_block_definition(ref)
+    return b.name if b is not None else ref.dxf.name
+callouts = [r for r in msp.query("INSERT") if block_name(r) == "Section Callout"]
 
 # change an attribute value of block references
 for d in msp.query('INSERT[name=="DOOR"]'):
