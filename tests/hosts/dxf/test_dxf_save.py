@@ -8,6 +8,7 @@ from pathlib import Path
 import ezdxf
 import pytest
 from dxf_helpers import text_of
+from ezdxf.lldxf.encoding import decode_dxf_unicode
 from mcp import Client
 
 from cadmcp.hosts.dxf import create_server
@@ -205,3 +206,21 @@ async def test_a_drawing_of_an_older_release_says_it_is_read_and_saved_as_r12(
         again.write_bytes(path.read_bytes())
         opened = await client.call_tool("open_document", {"filePath": str(again)})
         assert said in text_of(opened), text_of(opened)
+
+
+async def test_text_a_drawings_code_page_lacks_is_saved_as_autocad_reads_it(tmp_path: Path) -> None:
+    """A Chinese R12 drawing (ANSI_936) with attributes edited to "ändern 改": the saved file held
+    '\\xe4ndern', which AutoCAD shows as it stands (ezdxf escapes only characters past 255)."""
+    path = tmp_path / "chinese.dxf"
+    ezdxf.new("R12").saveas(path)
+    path.write_bytes(path.read_bytes().replace(b"ANSI_1252", b"ANSI_936"))  # as a Chinese AutoCAD writes it
+    assert ezdxf.readfile(path).encoding == "gbk"
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        code = "msp.add_text('ändern 改 Übung')"
+        assert not (await client.call_tool("execute_python_code", {"code": code})).is_error
+        saved = await client.call_tool("save_document", {})
+        assert not saved.is_error, text_of(saved)
+    raw = path.read_bytes()
+    assert b"\\U+00e4ndern" in raw and b"\\xe4" not in raw
+    (text,) = [e.dxf.text for e in ezdxf.readfile(path).modelspace().query("TEXT")]
+    assert decode_dxf_unicode(text) == "ändern 改 Übung"  # AutoCAD's escapes, as it reads them

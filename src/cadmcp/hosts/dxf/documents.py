@@ -341,8 +341,10 @@ def write_unchanged(entry: DxfDocument, target: Path) -> None:
     Inside an agent's or a toolset's own tracked run, the preparation becomes part of that run.
     """
     from cadmcp.hosts.dxf import tracking
+    from cadmcp.hosts.dxf.escapes import autocad_escapes
     from cadmcp.hosts.dxf.execution import run_tracked
 
+    autocad_escapes()  # "ä" in a Chinese drawing: \U+00e4, not \xe4
     doc = entry.doc
     if tracking.is_active():
         doc.saveas(target)
