@@ -150,6 +150,30 @@ def test_paper_space_entities_are_counted_apart_in_full(tmp_path: Path) -> None:
     assert summary["total"] == full["total"] == full["modelSpace"] + 1
 
 
+def test_every_paper_layout_is_counted_not_only_the_active_one(tmp_path: Path) -> None:
+    """gdsestimating's cw750 details: paperSpace 12, where its 4 sheets hold 37 (INSERT 132 against
+    142): the layouts that are not active keep their entities in the BLOCKS section (*Paper_Space0
+    ...), which the count read past; nor were the layouts named."""
+    doc = make_drawing()
+    doc.layout("Layout1").add_circle((0, 0), 5)
+    for name in ("Sheet 2", "Sheet 3"):
+        sheet = doc.layouts.new(name)
+        sheet.add_line((0, 0), (10, 0), dxfattribs={"layer": "TITLE"})
+        sheet.add_text("A1", dxfattribs={"layer": "TITLE"})
+    doc.saveas(tmp_path / "p.dxf")
+    reread = ezdxf.readfile(tmp_path / "p.dxf")
+    paper = sum(len(layout) for layout in reread.layouts if not layout.is_modelspace)
+
+    summary = read_file_info(tmp_path / "p.dxf")
+    full = read_file_info(tmp_path / "p.dxf", "full")
+
+    assert full["entities"]["paperSpace"] == paper == 5  # a circle, and a line and a text on each sheet
+    assert summary["entities"]["total"] == full["entities"]["total"] == len(reread.modelspace()) + paper
+    assert full["entities"]["byLayer"]["TITLE"] == 4
+    assert full["layouts"] == ["Layout1", "Sheet 2", "Sheet 3"]
+    assert summary["paperLayouts"] == full["paperLayouts"] == 3
+
+
 def test_summary_byte_count_agrees_with_the_full_tag_scan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -48,6 +48,8 @@ class _Scan:
     entity_layers: Counter[str] = field(default_factory=Counter)
     sections: list[str] = field(default_factory=list)
     objects: int = 0
+    layouts: list[str] = field(default_factory=list)
+    """The names of the LAYOUT objects (the OBJECTS section: a full read only)."""
     saw_eof: bool = False
     last_section: str = ""
     stopped: bool = False  # the tag scan stopped at ENTITIES; the byte scan did the rest
@@ -101,11 +103,14 @@ def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
     expect_name = False  # the tag after (0, SECTION) names the section
     var = ""
     placed: list[Any] = ["", "", False]  # the ENTITIES section's current entity: type, owner, paper
+    other_layout = False  # the current entity is in another paper layout's block (*Paper_Space0 ...)
+    layout_name = False  # the next (1, name) of a LAYOUT object is its name (after AcDbLayout)
     for code, raw in tags:
         if code == 0:
             value = str(raw).strip()
             entity = value
             var = ""
+            other_layout = layout_name = False
             if value == "SECTION":
                 expect_name = True
                 continue
@@ -135,6 +140,10 @@ def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
                 elif block is not None and value not in _SUB_ENTITIES:
                     block.entities += 1
                     in_block_def = False
+                    if _other_layout(block.name):  # the active layout's entities are in ENTITIES
+                        scan.entity_types[value] += 1
+                        scan.paperspace_types[value] += 1
+                        other_layout = True
                 else:
                     in_block_def = False
             elif section == "ENTITIES":
@@ -175,6 +184,14 @@ def _scan(tags: Iterator[Any], stop_at: str = "") -> _Scan:
                     block.flags = _int(raw)
                 elif code == 1:
                     block.xref_path = str(raw)
+            elif other_layout and code == 8:
+                scan.entity_layers[str(raw)] += 1
+        elif section == "OBJECTS" and entity == "LAYOUT":
+            if code == 100 and str(raw).strip() == "AcDbLayout":
+                layout_name = True
+            elif code == 1 and layout_name:
+                scan.layouts.append(str(raw))
+                layout_name = False
         elif section == "ENTITIES" and entity not in _SUB_ENTITIES:
             if code == 8:
                 scan.entity_layers[str(raw)] += 1
@@ -324,6 +341,11 @@ def _answer(scan: _Scan, decode: Any, detail: Detail, binary: bool) -> dict[str,
     entity_total = sum(scan.entity_types.values())
     paperspace_total = sum(scan.paperspace_types.values())
     entities: dict[str, Any] = {"total": entity_total}
+    papers = sum(1 for b in scan.blocks if b.name.upper().startswith(("*PAPER_SPACE", "$PAPER_SPACE")))
+    if papers:
+        out["paperLayouts"] = papers
+    if scan.layouts:
+        out["layouts"] = [decode(n) for n in scan.layouts[:MAX_LAYOUTS] if n != "Model"]
     if detail == "summary":  # counted from the bytes (ASCII): the spaces are not told apart
         entities["spaces"] = "model and paper space together (detail 'full' counts each)"
     else:
@@ -369,6 +391,17 @@ def _answer(scan: _Scan, decode: Any, detail: Detail, binary: bool) -> dict[str,
 def _layout_block(name: str) -> bool:
     """The blocks that hold model and paper space ("$MODEL_SPACE" in R12 drawings)."""
     return name.upper().startswith(("*MODEL_SPACE", "*PAPER_SPACE", "$MODEL_SPACE", "$PAPER_SPACE"))
+
+
+MAX_LAYOUTS = 500
+"""Layout names listed (a drawing has a handful; a damaged one may claim thousands)."""
+
+
+def _other_layout(name: str) -> bool:
+    """The blocks of the paper layouts that are not the active one (*Paper_Space0, ...): their
+    entities are in the BLOCKS section, the active layout's (*Paper_Space) in ENTITIES."""
+    upper = name.upper()
+    return upper.startswith("*PAPER_SPACE") and upper != "*PAPER_SPACE"
 
 
 def _anonymous(name: str) -> bool:
