@@ -239,3 +239,18 @@ async def test_a_dynamic_blocks_references_are_one_schedule_under_its_name(tmp_p
         )
         counted = await client.call_tool("execute_python_code", {"code": recipe})
         assert "Result: 3" in text_of(counted), text_of(counted)
+
+
+async def test_an_r12_drawing_says_its_units_are_not_in_the_file(tmp_path: Path) -> None:
+    """LibreDWG's example_r12.dxf: the context said units 'Unitless' and measurement 'metric',
+    which the file does not say (R12 has neither variable; read_file_info said null)."""
+    import ezdxf
+
+    from cadmcp.hosts.dxf import create_server
+
+    path = tmp_path / "r12.dxf"
+    ezdxf.new("R12").saveas(path)
+    assert "$INSUNITS" not in ezdxf.readfile(path).header
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        context = await read_json(client, "dxf://model/context")
+        assert context["units"] is None and context["measurement"] is None, context

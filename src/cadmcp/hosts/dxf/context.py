@@ -131,8 +131,11 @@ def model_context(entry: DxfDocument) -> dict[str, Any]:
         "dxfversion": doc.dxfversion,
         "acadver": header.get("$ACADVER", doc.dxfversion),
         "release": _release(doc.dxfversion),
-        "units": _units_name(int(header.get("$INSUNITS", 0))),
-        "measurement": "metric" if header.get("$MEASUREMENT", 1) == 1 else "imperial",
+        # an R12 drawing holds neither (read_file_info says null too): not "Unitless" and "metric"
+        "units": _units_name(int(header["$INSUNITS"])) if "$INSUNITS" in header else None,
+        "measurement": (
+            ("metric" if header["$MEASUREMENT"] == 1 else "imperial") if "$MEASUREMENT" in header else None
+        ),
         "active_layout": active.name,
         "layouts": layouts,
         "layers": layers,
