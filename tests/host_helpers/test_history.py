@@ -89,3 +89,27 @@ def test_undo_depth_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
         assert undo_depth(7) == 7  # out of range or no number: the default stays
     monkeypatch.delenv(UNDO_DEPTH_ENV)
     assert History().max_depth == DEFAULT_MAX_DEPTH
+
+
+def _step(name: str) -> Step:
+    return Step(name, lambda: None, lambda: None)
+
+
+def test_the_position_says_whether_the_document_is_back_where_it_was_saved() -> None:
+    """The demo undid its own change, and stopping the host wrote a recovery copy of a drawing
+    that was as opened: "modified" stayed true after any undo."""
+    history, _ = _counter_history(0, depth=2)
+    opened = history.position()
+    assert opened == 0
+    history.record(_step("a"))
+    assert history.position() != opened
+    history.navigate("back")
+    assert history.position() == opened  # undone back to the file: unmodified
+    history.record(_step("b"))
+    saved = history.position()
+    history.record(_step("c"))
+    history.record(_step("d"))  # "b" falls off the bottom: it stays applied
+    history.navigate("back", 5)
+    assert history.position() == saved  # back to the save, not to the opened file
+    history.navigate("forward")
+    assert history.position() != saved

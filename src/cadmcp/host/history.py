@@ -161,6 +161,8 @@ class History:
         in that count (:meth:`undo_ids`)."""
         self._numbers: dict[int, int] = {}
         """``id()`` of each kept step -> its number."""
+        self._floor = 0
+        """The number of the newest step that fell off the bottom (0: none): applied for good."""
         self._back: deque[UndoableStep] = deque()
         self._forward: list[UndoableStep] = []
 
@@ -178,7 +180,7 @@ class History:
         fell = ""
         while len(self._back) > self.max_depth:
             oldest = self._back.popleft()
-            self._numbers.pop(id(oldest), None)
+            self._floor = self._numbers.pop(id(oldest), self._floor)
             fell = oldest.name
             self.dropped += 1
         return fell
@@ -188,6 +190,7 @@ class History:
         self._back.clear()
         self._forward.clear()
         self._numbers.clear()
+        self._floor = self.recorded  # whatever the document holds now is where it stands
         self.dropped = 0
 
     @property
@@ -217,6 +220,12 @@ class History:
         """Numbers of the undoable steps (in the order they were recorded), most recent first: two
         steps of the same name are told apart."""
         return [self._numbers.get(id(step)) for step in reversed(self._back)]
+
+    def position(self) -> int:
+        """Where the document's history stands: the number of the newest step applied (0: none, as
+        opened; a step that fell off the bottom stays applied). A document saved at one position
+        and back at it holds what its file holds."""
+        return self._numbers.get(id(self._back[-1]), -1) if self._back else self._floor
 
     def navigate(self, direction: str, steps: int = 1) -> NavigationResult:
         """Undo (``back``) or redo (``forward``) up to ``steps`` steps.

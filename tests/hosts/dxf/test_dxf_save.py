@@ -224,3 +224,26 @@ async def test_text_a_drawings_code_page_lacks_is_saved_as_autocad_reads_it(tmp_
     assert b"\\U+00e4ndern" in raw and b"\\xe4" not in raw
     (text,) = [e.dxf.text for e in ezdxf.readfile(path).modelspace().query("TEXT")]
     assert decode_dxf_unicode(text) == "ändern 改 Übung"  # AutoCAD's escapes, as it reads them
+
+
+async def test_a_drawing_undone_back_to_its_file_is_unmodified(tmp_path: Path) -> None:
+    """`./dev demo` undid its own change, and stopping the host still wrote a recovery copy of the
+    sample: the drawing stayed 'modified' after any undo."""
+    path = tmp_path / "plan.dxf"
+    ezdxf.new("R2018").saveas(path)
+
+    async def modified(client: Client) -> bool:
+        listed = await client.call_tool("list_documents", {})
+        return bool(listed.structured_content["documents"][0]["modified"])
+
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        assert not await modified(client)
+        await client.call_tool("execute_python_code", {"code": "msp.add_line((0, 0), (1, 1))"})
+        assert await modified(client)
+        await client.call_tool("navigate_history", {"direction": "back"})
+        assert not await modified(client)  # as the file holds it
+        await client.call_tool("navigate_history", {"direction": "forward"})
+        assert not (await client.call_tool("save_document", {})).is_error
+        assert not await modified(client)
+        await client.call_tool("navigate_history", {"direction": "back"})
+        assert await modified(client)  # the file holds the line now

@@ -230,7 +230,6 @@ class DxfAdapter:
         entry = self._active()
 
         def moved() -> None:
-            entry.modified = True
             entry.views.changed()
 
         return HistoryStack(entry.history, moved)

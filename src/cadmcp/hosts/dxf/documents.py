@@ -46,13 +46,20 @@ class DxfDocument:
     title: str
     auditor: Auditor | None = None
     history: History = field(default_factory=History)
-    modified: bool = False
+    saved_at: int = 0
+    """The history's position (`History.position`) the file on disk holds: as opened, or last saved."""
     source: DwgSource | None = None
     """Set for a drawing read from a DWG file: its release, the reader and what was not carried over."""
     views: ViewCache = field(default_factory=ViewCache)
     """What views drew of it so far (call ``views.changed()`` on every change)."""
     read_notes: list[str] = field(default_factory=list)
     """What the agent must know of how the file was read (a release read and saved as another)."""
+
+    @property
+    def modified(self) -> bool:
+        """Whether the drawing differs from its file: its history is not where it was saved (a change
+        undone back to the save is no change)."""
+        return self.history.position() != self.saved_at
 
     def display_path(self) -> str | None:
         return str(self.path) if self.path else None
@@ -551,7 +558,7 @@ class DocumentSet:
         entry.path = target.resolve()
         if file_path:
             entry.title = self._unique_title(target.name, exclude=entry)
-        entry.modified = False
+        entry.saved_at = entry.history.position()
         return entry
 
     def _add(self, entry: DxfDocument) -> None:

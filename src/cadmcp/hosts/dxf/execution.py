@@ -26,7 +26,6 @@ class DxfDocument(Protocol):
 
     doc: Drawing
     history: History
-    modified: bool
 
 
 class DxfScriptRun:
@@ -54,7 +53,6 @@ class DxfScriptRun:
         if changes.is_empty:
             return None
         dropped = self.entry.history.record(Step(self.name, changes.undo, changes.redo, changes.touched))
-        self.entry.modified = True
         self.entry.views.changed()
         counts = changes.summary
         warning = ""
@@ -131,5 +129,4 @@ def transaction(entry: DxfDocument, name: str) -> Iterator[DxfDocument]:
     changes = tracker.finish()
     if not changes.is_empty:
         entry.history.record(Step(name, changes.undo, changes.redo, changes.touched))
-        entry.modified = True
         entry.views.changed()
