@@ -86,3 +86,29 @@ async def test_a_save_over_the_file_keeps_the_text_encoded_as_step_requires(tmp_
     assert again.by_type("IfcBuildingStorey")[0].Name == STOREY
     assert again.by_type("IfcDoor")[0].Name == "Tür 1"
     assert "Küche café €" in {w.Name for w in again.by_type("IfcWall")}
+
+
+def test_each_run_is_read_in_its_own_encoding_in_a_file_that_mixes_them(tmp_path: Path) -> None:
+    """A file whose author a tool wrote in Windows-1252 and whose model text another wrote in UTF-8
+    was read whole as Windows-1252: 'ErdgeschoÃŸ Ãœber', and a save wrote that back."""
+    path = _written(tmp_path, "utf-8")
+    text = path.read_bytes()
+    text = text.replace(b"FILE_NAME('", b"FILE_NAME('" + "Jürgen ".encode("cp1252"), 1)
+    path.write_bytes(text)
+    raw = encoding.scan(path)
+    assert raw is not None and raw.codec == "mixed"
+    model, warnings, _ = load_model(path)
+    assert model.by_type("IfcBuildingStorey")[0].Name == STOREY
+    assert WALL in {w.Name for w in model.by_type("IfcWall")}
+    assert model.header.file_name.name.startswith("Jürgen ")
+    assert "raw UTF-8 and Windows-1252 bytes" in warnings[0], warnings
+
+
+def test_steps_own_high_half_directive_is_left_as_written(tmp_path: Path) -> None:
+    """'\\S\\' followed by a raw byte (STEP's "next character + 128") failed to parse once the byte
+    became an escape; IfcOpenShell reads it as it stands."""
+    path = tmp_path / "s.ifc"
+    path.write_bytes(b"'a\\S\\\xe4b' '\xc3\xa4'")
+    raw = encoding.scan(path)
+    with encoding.readable(path, raw) as copy:
+        assert copy.read_bytes() == b"'a\\S\\\xe4b' '\\X2\\00E4\\X0\\'"

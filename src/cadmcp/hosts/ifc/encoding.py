@@ -5,9 +5,10 @@ for ß). Some exporters write raw UTF-8 or Windows-1252 bytes instead, and some 
 byte-order mark before the header. IfcOpenShell drops such bytes without a word ("Erdgeschoß
 Über" reads "Erdgescho ber", and a save writes that back), and refuses a file that starts with a
 byte-order mark. `scan` finds them in one pass; `readable` then gives a temporary copy in which
-each run of such bytes is the STEP escape of the characters they are in the writer's encoding
-(UTF-8 when every run is valid UTF-8, else Windows-1252) and the mark is left out, so the text
-reads as written and a save writes it encoded as STEP requires.
+each run of such bytes is the STEP escape of the characters they are (UTF-8 where the run is
+valid UTF-8, else Windows-1252: a file may hold both, an author's name from one tool and the
+model's text from another) and the mark is left out, so the text reads as written and a save
+writes it encoded as STEP requires.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from cadmcp.wire.echo import echo
 CHUNK = 1 << 20
 BOM = b"\xef\xbb\xbf"
 _HIGH = re.compile(rb"[\x80-\xff]+")
+MAX_KNOWN = 100_000
+"""Distinct runs whose escapes are kept while a file is copied."""
 EXAMPLE_BYTES = 200
 """How far around the first such run its string is looked for, to show it."""
 
@@ -34,7 +37,7 @@ class RawText:
     """What a file holds that is not STEP-encoded."""
 
     codec: str
-    """`utf-8` or `cp1252`: how its raw bytes are read."""
+    """`utf-8`, `cp1252` or `mixed` (each run read as UTF-8 where it is, else as Windows-1252)."""
     runs: int
     """Runs of raw non-ASCII bytes (about one per word that has such characters)."""
     bom: bool
@@ -45,7 +48,7 @@ class RawText:
         """What the agent must know, in a sentence or two."""
         said = []
         if self.runs:
-            named = "UTF-8" if self.codec == "utf-8" else "Windows-1252"
+            named = {"utf-8": "UTF-8", "cp1252": "Windows-1252"}.get(self.codec, "UTF-8 and Windows-1252")
             shown = f", e.g. {echo(self.example, 80)}" if self.example else ""
             said.append(
                 f"{echo(name)} holds text that is not STEP-encoded ({self.runs} run(s) of raw {named} "
@@ -74,7 +77,9 @@ def _whole_runs(stream: BinaryIO) -> Iterator[bytes]:
 
 def scan(path: Path) -> RawText | None:
     """What `path` holds that is not STEP-encoded, or None when it is all ASCII (most files)."""
-    runs, utf8, example, bom = 0, True, "", False
+    runs, example, bom = 0, "", False
+    codecs: set[str] = set()
+    seen: set[bytes] = set()  # runs already read (the same words come back)
     with path.open("rb") as stream:
         bom = stream.read(len(BOM)) == BOM
         if not bom:
@@ -84,19 +89,33 @@ def scan(path: Path) -> RawText | None:
                 continue
             for run in _HIGH.finditer(data):
                 runs += 1
-                if utf8:
-                    try:
-                        run.group().decode("utf-8")
-                    except UnicodeDecodeError:
-                        utf8 = False
+                if len(codecs) < 2 and (word := run.group()) not in seen:
+                    codecs.add(_codec(word))
+                    if len(seen) < MAX_KNOWN:
+                        seen.add(word)
                 if not example:
                     example = _quoted(data, run.start(), run.end())
     if not runs and not bom:
         return None
-    codec = "utf-8" if utf8 else "cp1252"
-    if example:
-        example = _decoded(example.encode("latin-1"), codec)
-    return RawText(codec, runs, bom, example)
+    codec = codecs.pop() if len(codecs) == 1 else "mixed" if codecs else "utf-8"
+    return RawText(codec, runs, bom, _read(example.encode("latin-1")) if example else "")
+
+
+def _read(raw: bytes) -> str:
+    """Bytes holding raw runs as text: each run decoded (`_decoded`), the rest ASCII."""
+    parts, at = [], 0
+    for run in _HIGH.finditer(raw):
+        parts += [raw[at : run.start()].decode("ascii", "replace"), _decoded(run.group())]
+        at = run.end()
+    return "".join([*parts, raw[at:].decode("ascii", "replace")])
+
+
+def _codec(raw: bytes) -> str:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "cp1252"
+    return "utf-8"
 
 
 def _quoted(data: bytes, start: int, end: int) -> str:
@@ -108,11 +127,13 @@ def _quoted(data: bytes, start: int, end: int) -> str:
     return data[opening + 1 : closing].decode("latin-1")
 
 
-def _decoded(raw: bytes, codec: str) -> str:
-    """Raw bytes as text: UTF-8, or Windows-1252 with its five unassigned bytes read as Latin-1."""
-    if codec == "utf-8":
-        return raw.decode("utf-8", errors="replace")
-    return "".join(_cp1252(b) for b in raw)
+def _decoded(raw: bytes) -> str:
+    """A run of raw bytes as text: UTF-8 where it is valid UTF-8, else Windows-1252 (its five
+    unassigned bytes read as Latin-1)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(_cp1252(b) for b in raw)
 
 
 def _cp1252(byte: int) -> str:
@@ -145,11 +166,23 @@ def readable(path: Path, raw: RawText | None) -> Iterator[Path]:
     if raw is None:
         yield path
         return
+    known: dict[bytes, bytes] = {}  # the same words come back (a text-heavy model has millions)
+
+    def step(match: re.Match[bytes]) -> bytes:
+        run = match.group()
+        if match.string[max(0, match.start() - 3) : match.start()] == b"\\S\\":
+            return run  # STEP's own "next byte + 128" directive: left as written
+        if (done := known.get(run)) is None:
+            done = escaped(_decoded(run))
+            if len(known) < MAX_KNOWN:
+                known[run] = done
+        return done
+
     with path.open("rb") as source, tempfile.NamedTemporaryFile(suffix=".ifc", delete=False) as copy:
         if source.read(len(BOM)) != BOM:
             source.seek(0)
         for data in _whole_runs(source):
-            copy.write(_HIGH.sub(lambda m: escaped(_decoded(m.group(), raw.codec)), data))
+            copy.write(data if data.isascii() else _HIGH.sub(step, data))
     try:
         yield Path(copy.name)
     finally:
