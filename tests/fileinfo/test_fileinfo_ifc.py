@@ -99,6 +99,23 @@ def test_summary_reads_schema_header_and_project(house: tuple[Path, ifcopenshell
     assert len(json.dumps(info)) < 2048
 
 
+def test_raw_non_ascii_bytes_in_the_header_and_project_read_as_written(
+    house: tuple[Path, ifcopenshell.file], tmp_path: Path
+) -> None:
+    """An exporter wrote the author as raw Windows-1252 and the project name as raw UTF-8 bytes
+    (STEP allows only its escapes): read_file_info said 'Jrgen Mller', the host 'Jürgen Müller'."""
+    path, _ = house
+    text = path.read_bytes().replace(b"'Ada Lovelace'", "'Jürgen Müller'".encode("cp1252"), 1)
+    text = text.replace(b"'Residential extension'", "'Anbau Größe 樓'".encode(), 1)
+    raw_path = tmp_path / "raw.ifc"
+    raw_path.write_bytes(text)
+
+    info = read_file_info(raw_path)
+
+    assert info["header"]["author"] == ["Jürgen Müller"]
+    assert info["project"]["longName"] == "Anbau Größe 樓"
+
+
 def test_summary_counts_building_elements(house: tuple[Path, ifcopenshell.file]) -> None:
     path, model = house
 

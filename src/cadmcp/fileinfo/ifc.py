@@ -12,6 +12,7 @@ from typing import Any
 from cadmcp.fileinfo.errors import FileInfoError, corrupt, shown_name
 from cadmcp.fileinfo.ifcleftout import left_out_entities, left_out_text
 from cadmcp.fileinfo.paths import Detail
+from cadmcp.fileinfo.steptext import RunEscaper
 
 _HEAD_BYTES = 1 << 20
 _CHUNK = 1 << 20
@@ -86,7 +87,8 @@ def _header(path: Path, head: bytes) -> dict[str, Any]:
         )
     schema = schema_match.group(1).decode("latin-1").strip()
     # Any schema name parses in the stub; the real one is reported from the text above.
-    text = _SCHEMA.sub(b"FILE_SCHEMA(('IFC4'", block.group(1)).decode("latin-1")
+    # raw UTF-8 or Windows-1252 bytes (no STEP) as escapes: IfcOpenShell would drop them
+    text = RunEscaper().escape(_SCHEMA.sub(b"FILE_SCHEMA(('IFC4'", block.group(1))).decode("latin-1")
     stub = f"ISO-10303-21;\nHEADER;{text}ENDSEC;\nDATA;\nENDSEC;\nEND-ISO-10303-21;\n"
     import ifcopenshell
 
@@ -217,7 +219,7 @@ def _decode_string(token: bytes) -> str:
 
     stub = (
         "ISO-10303-21;\nHEADER;\nFILE_DESCRIPTION((''),'2;1');\n"
-        f"FILE_NAME({token.decode('latin-1')},'',(''),(''),'','','');\n"
+        f"FILE_NAME({RunEscaper().escape(token).decode('latin-1')},'',(''),(''),'','','');\n"
         "FILE_SCHEMA(('IFC4'));\nENDSEC;\nDATA;\nENDSEC;\nEND-ISO-10303-21;\n"
     )
     try:

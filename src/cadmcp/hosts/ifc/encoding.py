@@ -14,20 +14,18 @@ writes it encoded as STEP requires.
 from __future__ import annotations
 
 import contextlib
-import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from cadmcp.fileinfo.steptext import HIGH as _HIGH
+from cadmcp.fileinfo.steptext import MAX_KNOWN, RunEscaper, decoded
 from cadmcp.wire.echo import echo
 
 CHUNK = 1 << 20
 BOM = b"\xef\xbb\xbf"
-_HIGH = re.compile(rb"[\x80-\xff]+")
-MAX_KNOWN = 100_000
-"""Distinct runs whose escapes are kept while a file is copied."""
 EXAMPLE_BYTES = 200
 """How far around the first such run its string is looked for, to show it."""
 
@@ -105,7 +103,7 @@ def _read(raw: bytes) -> str:
     """Bytes holding raw runs as text: each run decoded (`_decoded`), the rest ASCII."""
     parts, at = [], 0
     for run in _HIGH.finditer(raw):
-        parts += [raw[at : run.start()].decode("ascii", "replace"), _decoded(run.group())]
+        parts += [raw[at : run.start()].decode("ascii", "replace"), decoded(run.group())]
         at = run.end()
     return "".join([*parts, raw[at:].decode("ascii", "replace")])
 
@@ -127,62 +125,19 @@ def _quoted(data: bytes, start: int, end: int) -> str:
     return data[opening + 1 : closing].decode("latin-1")
 
 
-def _decoded(raw: bytes) -> str:
-    """A run of raw bytes as text: UTF-8 where it is valid UTF-8, else Windows-1252 (its five
-    unassigned bytes read as Latin-1)."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return "".join(_cp1252(b) for b in raw)
-
-
-def _cp1252(byte: int) -> str:
-    try:
-        return bytes([byte]).decode("cp1252")
-    except UnicodeDecodeError:
-        return chr(byte)
-
-
-def escaped(text: str) -> bytes:
-    """`text` as STEP escapes: ``\\X2\\`` for the basic plane, ``\\X4\\`` beyond it."""
-    out: list[str] = []
-    for wide, group in _planes(text):
-        digits = 8 if wide else 4
-        out.append(f"\\X{4 if wide else 2}\\" + "".join(f"{ord(c):0{digits}X}" for c in group) + "\\X0\\")
-    return "".join(out).encode("ascii")
-
-
-def _planes(text: str) -> Iterator[tuple[bool, str]]:
-    start = 0
-    for n in range(1, len(text) + 1):
-        if n == len(text) or (ord(text[n]) > 0xFFFF) != (ord(text[start]) > 0xFFFF):
-            yield ord(text[start]) > 0xFFFF, text[start:n]
-            start = n
-
-
 @contextlib.contextmanager
 def readable(path: Path, raw: RawText | None) -> Iterator[Path]:
     """`path` itself when `raw` is None; else a temporary STEP-encoded copy, removed afterwards."""
     if raw is None:
         yield path
         return
-    known: dict[bytes, bytes] = {}  # the same words come back (a text-heavy model has millions)
-
-    def step(match: re.Match[bytes]) -> bytes:
-        run = match.group()
-        if match.string[max(0, match.start() - 3) : match.start()] == b"\\S\\":
-            return run  # STEP's own "next byte + 128" directive: left as written
-        if (done := known.get(run)) is None:
-            done = escaped(_decoded(run))
-            if len(known) < MAX_KNOWN:
-                known[run] = done
-        return done
+    step = RunEscaper()
 
     with path.open("rb") as source, tempfile.NamedTemporaryFile(suffix=".ifc", delete=False) as copy:
         if source.read(len(BOM)) != BOM:
             source.seek(0)
         for data in _whole_runs(source):
-            copy.write(data if data.isascii() else _HIGH.sub(step, data))
+            copy.write(step.escape(data))
     try:
         yield Path(copy.name)
     finally:
