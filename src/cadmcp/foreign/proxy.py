@@ -87,7 +87,9 @@ class ServerDown(MCPError):
 
 def _complete(result: dict[str, Any], *, read: bool = False) -> dict[str, Any]:
     """A result as the 2026-07-28 wire needs it: a 2025-era server's result names no resultType,
-    and its reads no cache hint (a read without one is not a read result on that wire)."""
+    and its reads no cache hint (a read without one is not a read result on that wire). Any
+    `io.cadmcp/` key of its `_meta` goes: a server does not stamp checkpoints or previews."""
+    (result,) = _without_our_meta([result])
     out = result if "resultType" in result else {**result, "resultType": "complete"}
     if read and "ttlMs" not in out:
         out = {"ttlMs": 0, "cacheScope": "private", **out}
@@ -185,9 +187,10 @@ def _validated(kind: type, items: list[Any], what: str) -> list[Any]:
 
 
 OUR_META_PREFIX = "io.cadmcp/"
-"""`_meta` keys of cadmcp's own (`cadmcp.wire.meta`): what a host says of its tools to the daemon
-(a fallback for search, previews, navigation the policy counts as a read). A foreign server's
-catalog is someone else's text, so its items lose such keys before they are served."""
+"""`_meta` keys of cadmcp's own (`cadmcp.wire.meta`): what a host says of its tools and answers to
+the daemon (a fallback for search, previews, navigation the policy counts as a read, a call's
+checkpoint). A foreign server's catalog and answers are someone else's, so they lose such keys
+before they are served."""
 
 
 def _without_our_meta(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
