@@ -515,3 +515,34 @@ async def test_opening_and_switching_documents_are_reads_a_document_rule_does_no
     decisions = await _wait_log("policy/decision", 6)
     ran = [d["target"] for d in decisions if d["outcome"] != "denied"]
     assert ran.count("activate_document") == 2 and "open_document" in ran, decisions
+
+
+async def test_a_document_rule_looks_at_the_document_a_call_opens_or_switches_to(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """A rule denying everything on a folder let the agent open a file there (the rule looked at the
+    document active before), then held it there: even switching away was refused."""
+    import ezdxf
+
+    secret, own = tmp_path / "secret" / "s.dxf", tmp_path / "own.dxf"
+    secret.parent.mkdir()
+    for path in (secret, own):
+        ezdxf.new("R2018").saveas(path)
+    rules = [{"name": "secret files", "decision": "deny", "document": f"{secret.parent}/**"}]
+    hosts.start("dxf", str(secret), str(own))  # the person opened both; the secret one is active
+    async with daemon_client(env=policy_env(tmp_path, {"rules": rules})) as session:
+        (host,) = (await wait_for_hosts(session, 1))["hosts"]
+        assert host["state"]["activeDocument"] == "s.dxf", host["state"]
+        switch = await find_target(session, "activate_document", "DXF")
+        away = await call(
+            session, "invoke_dynamic", {"id": switch["id"], "arguments": {"document": "own.dxf"}}
+        )
+        assert not away.is_error, away.content  # leaving the secret file is no call on it
+        back = await call(session, "invoke_dynamic", {"id": switch["id"], "arguments": {"document": "s.dxf"}})
+        assert back.is_error and back.structured_content["rule"] == "secret files", back.content
+        opener = await find_target(session, "open_document", "DXF")
+        opened = await call(
+            session, "invoke_dynamic", {"id": opener["id"], "arguments": {"filePath": str(secret)}}
+        )
+        assert opened.is_error and opened.structured_content["rule"] == "secret files", opened.content
+        assert str(secret) in opened.structured_content["document"]

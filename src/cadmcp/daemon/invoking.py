@@ -455,7 +455,7 @@ async def _police(
 
     A confirmation of a change the host can preview shows the person the preview (the host runs
     it in its transaction and rolls back) and, on yes, applies exactly that change."""
-    subject = gate.subject(entry, cap)
+    subject = gate.subject(entry, cap, arguments=arguments)
     decision = gate.decide(subject, arguments)
     if entry.key == directory.own and cap.target == REVERT_TOOL:
         decision = await _revert_decision(gate, directory, arguments, decision)
@@ -583,7 +583,7 @@ def _approval_round(
 ) -> dict[str, Any]:
     """The daemon's own `input_required` round asking the person; its sealed state expires with the
     confirmation time, and only the same id and arguments can answer it."""
-    subject = gate.subject(entry, cap)
+    subject = gate.subject(entry, cap, arguments=arguments)
     asked = question(gate.policy.decide(subject), subject, arguments, preview, cap.raw, details)
     asked.pop("pictures", None)  # an elicitation form carries text; the pictures are the queue's
     now = time.time()

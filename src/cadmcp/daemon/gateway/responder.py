@@ -181,8 +181,8 @@ class Responder(GatewayPart):
                 {},
                 entry.key,  # type: ignore[arg-type]
             )
-        subject = self.gate.subject(entry, cap, caller="remote", caller_machine=caller)
         arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        subject = self.gate.subject(entry, cap, caller="remote", caller_machine=caller, arguments=arguments)
         decision = self.gate.decide(subject, arguments)
         if decision.verdict != "confirm" or (arguments.get("dryRun") is True and invoking.previews(cap)):
             return None  # a preview changes nothing

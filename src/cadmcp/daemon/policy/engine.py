@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,6 +125,23 @@ def active_document(entry: HostEntry) -> str:
 _HOSTNAME = socket.gethostname()
 
 
+def called_document(entry: HostEntry, target: str, arguments: Mapping[str, Any]) -> str | None:
+    """The document a call of `open_document` or `activate_document` goes to (None: another call,
+    or one that does not say): the file it opens, or the open document it makes active, as the
+    host shows it (its path, or its title when it was never saved)."""
+    if target == "open_document" and isinstance(path := arguments.get("filePath"), str) and path.strip():
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            return os.path.realpath(os.path.expanduser(path.strip()))
+    if target == "activate_document" and isinstance(key := arguments.get("document"), str) and key.strip():
+        key = key.strip()
+        documents = entry.state.get("documents") if isinstance(entry.state, dict) else None
+        for doc in documents if isinstance(documents, list) else ():
+            if isinstance(doc, dict) and key in (doc.get("title"), doc.get("path")):
+                return str(doc.get("path") or doc.get("title") or key)
+        return key
+    return None
+
+
 def subject_for(
     entry: HostEntry,
     cap: Capability,
@@ -130,9 +149,14 @@ def subject_for(
     machine_name: str | None = None,
     caller: str = "local",
     caller_machine: str = "",
+    arguments: Mapping[str, Any] | None = None,
 ) -> Subject:
-    """What the policy looks at for a call of `cap` on `entry`."""
+    """What the policy looks at for a call of `cap` on `entry` (with `arguments`: a call that
+    opens or switches documents is about the document it goes to, not the one it leaves)."""
     read_only, destructive = declared(cap.kind, cap.raw)
+    goes_to = (
+        called_document(entry, cap.target, arguments) if arguments and navigates(cap.kind, cap.raw) else None
+    )
     return Subject(
         capability=cap.target,
         kind=cap.kind,
@@ -141,7 +165,7 @@ def subject_for(
         version=entry.version,
         machine_id=entry.key.machine_id,
         machine_name=entry.machine or machine_name or _HOSTNAME,
-        document=active_document(entry),
+        document=goes_to if goes_to is not None else active_document(entry),
         read_only=read_only,
         destructive=destructive,
         caller=caller,

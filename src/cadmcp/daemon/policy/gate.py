@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -268,10 +268,20 @@ class Gate:
         return decision
 
     def subject(
-        self, entry: HostEntry, cap: Capability, caller: str = "local", caller_machine: str = ""
+        self,
+        entry: HostEntry,
+        cap: Capability,
+        caller: str = "local",
+        caller_machine: str = "",
+        arguments: Mapping[str, Any] | None = None,
     ) -> Subject:
         return subject_for(
-            entry, cap, machine_name=self.machine_name, caller=caller, caller_machine=caller_machine
+            entry,
+            cap,
+            machine_name=self.machine_name,
+            caller=caller,
+            caller_machine=caller_machine,
+            arguments=arguments,
         )
 
     def decide(self, subject: Subject, arguments: dict[str, Any]) -> Decision:
