@@ -213,3 +213,53 @@ async def _until(check: Any, timeout: float = 30.0) -> None:
     with anyio.fail_after(timeout):
         while not await anyio.to_thread.run_sync(check):
             await anyio.sleep(0.25)
+
+
+async def test_a_page_whose_port_another_program_answered_comes_back_once_a_daemon_serves_it(
+    hosts: Any, daemon_client: Any
+) -> None:
+    """Another program on the page's port (a 404 to its event stream) ended the page's stream for
+    good: it said 'reconnecting…' forever, and needed a reload once a daemon served it again."""
+    import http.server
+    import threading
+    from urllib.parse import urlsplit
+
+    from tests.dashboard.conftest import chromium
+
+    hosts.start("demo")
+    first = _stdio_daemon()
+    try:
+        link = await _link_when_served()
+        port = urlsplit(link).port
+        with chromium() as page:
+            await anyio.to_thread.run_sync(page.get, link)
+
+            def live() -> str:
+                return str(page.find_element("id", "live").text)
+
+            await _until(lambda: live() == "live")
+            assert first.stdin is not None
+            first.stdin.close()
+            await anyio.to_thread.run_sync(first.wait, 30)
+            asked: list[str] = []
+
+            class Other(http.server.BaseHTTPRequestHandler):
+                def do_GET(self) -> None:
+                    asked.append(self.path)
+                    self.send_error(404)
+
+                def log_message(self, *args: Any) -> None:
+                    pass
+
+            other = http.server.HTTPServer(("127.0.0.1", port or 0), Other)
+            threading.Thread(target=other.serve_forever, daemon=True).start()
+            try:  # the page's stream reached the other program and was refused
+                await _until(lambda: any(a.endswith("/events") for a in asked))
+                await _until(lambda: live().startswith("No daemon serves this page now"))
+            finally:
+                other.shutdown()
+                other.server_close()
+            async with daemon_client() as _:
+                await _until(lambda: live() == "live", timeout=60)
+    finally:
+        first.kill()

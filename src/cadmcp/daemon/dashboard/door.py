@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -47,8 +48,8 @@ class DashboardDoor:
         self._tg: anyio.abc.TaskGroup | None = None
         self._lock_file: IO[str] | None = None
         self._starting = anyio.Lock()
-        self._unusable_port: int | None = None
-        """The recorded port this daemon could not listen on (it does not try to take it over again)."""
+        self._unusable: tuple[int, float] | None = None
+        """The recorded port this daemon could not listen on, and when it tries it again."""
 
     def bind(self, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
@@ -161,14 +162,16 @@ class DashboardDoor:
         while self.base is None:
             await anyio.sleep(handover.HANDOVER_LOOK)
             record = handover.read(self._directory)
-            if record is None or record[0] == self._unusable_port:
+            if record is None or (
+                self._unusable and self._unusable[0] == record[0] and time.monotonic() < self._unusable[1]
+            ):
                 continue
             async with self._starting:
                 if self.base is not None or self._take_lock() is not None:
                     continue
                 problem = self._listen(record, elsewhere=False)
-            if problem is not None:
-                self._unusable_port = record[0]
+            if problem is not None:  # another program has the port: tried again now and then
+                self._unusable = (record[0], time.monotonic() + handover.RETRY_TAKEN)
                 log.info("The dashboard's page was left by the daemon serving it; %s", problem)
             else:
                 log.info("Serving the dashboard's page at %s, left by the daemon that served it", self.base)

@@ -24,6 +24,8 @@ from typing import Any
 RECORD_FILE = "dashboard.json"
 HANDOVER_LOOK = 1.0
 """Seconds between a daemon's looks at whether the page needs a new server."""
+RETRY_TAKEN = 30.0
+"""Seconds before a daemon tries again a page's port another program held."""
 MAX_RECORD_BYTES = 64 * 1024
 
 

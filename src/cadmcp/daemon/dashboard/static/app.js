@@ -371,6 +371,8 @@ async function reload() {
 const GONE = "No daemon serves this page now (the one that did has exited): what it shows may be out of date, "
   + "and its buttons are off. It comes back by itself when another daemon takes the page over, or run `cadmcp dashboard`.";
 
+const RETRY_MS = 3000;
+
 // The page while no daemon answers: its buttons off (an approval clicked then would do nothing).
 function offline(on) {
   document.body.classList.toggle("offline", on);
@@ -392,9 +394,13 @@ function connect() {
   events.onerror = async () => {
     $("live").textContent = "reconnecting…";
     const answer = await fetch(`${API}/state`, { credentials: "same-origin" }).catch(() => null);
-    if (!answer) {  // nobody listens: what the page shows is as it was, and its buttons would do nothing
+    if (!answer || (answer.status !== 200 && answer.status !== 401 && answer.status !== 403)) {
+      // nobody listens, or something else does (another program took the port): what the page shows
+      // is as it was, and its buttons would do nothing. A stream answered by another program is
+      // not retried by the browser: try again now and then until a daemon serves the page.
       $("live").textContent = GONE;
       offline(true);
+      if (events.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
       return;
     }
     if (answer && (answer.status === 401 || answer.status === 403)) {  // the daemon restarted, or the login ended
