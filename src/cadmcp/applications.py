@@ -283,10 +283,17 @@ def example(path: Path, name: str = "MyCAD", kind: str = COMMAND) -> str:
     entry = EXAMPLES[kind]
     if path.suffix.lower() != ".toml":
         return json.dumps({"hosts": {name: entry}})
-    key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+    key = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
     table, items = (f"hosts.{key}.server", entry["server"]) if "server" in entry else (f"hosts.{key}", entry)
-    # one line that is itself valid TOML (a dotted key and an inline table), to copy as it is
-    return f"{table} = {{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in items.items()) + " }"
+    # a table of its own: valid wherever it is pasted (a dotted key would land in the table above)
+    lines = [f"[{table}]", *(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in items.items())]
+    return "\n".join(lines)
+
+
+def _toml_string(text: str) -> str:
+    """`text` as a TOML basic string (JSON's escapes for the basic plane would split a character
+    beyond it into surrogates, which TOML refuses)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 class ConfigError(ValueError):
@@ -294,7 +301,7 @@ class ConfigError(ValueError):
 
     def __init__(self, path: Path, problem: str) -> None:
         super().__init__(
-            f"The host configuration {path} is invalid: {problem}. Fix it, e.g. {example(path)}."
+            f"The host configuration {path} is invalid: {problem}. Fix it; for example:\n{example(path)}"
         )
         self.path = path
         self.problem = problem
@@ -580,8 +587,8 @@ def entry_application(path: Path, name: str, entry: Any, *, warn: bool = True) -
     except _EntryError as exc:
         problem = "; ".join([str(exc), *notes])
         message = (
-            f"The entry {name[:80]} of the host configuration {path} cannot be used: {problem}. Fix it, "
-            f"e.g. {example(path, name[:80], _kind_of(entry))}; the other hosts work meanwhile."
+            f"The entry {name[:80]} of the host configuration {path} cannot be used: {problem}. The "
+            f"other hosts work meanwhile. Fix it; for example:\n{example(path, name[:80], _kind_of(entry))}"
         )
         if warn:
             _warn_once(message)

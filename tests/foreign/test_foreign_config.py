@@ -479,14 +479,18 @@ def test_host_add_and_remove_say_a_running_host_of_that_name_keeps_its_entry(
         host.wait(10)
 
 
-def test_the_example_an_error_gives_is_a_line_to_copy_as_it_is(tmp_path: Path) -> None:
-    """The fix printed `[hosts.MyCAD] command = [...] extensions = [...]` on one line: not TOML."""
+def test_the_example_an_error_gives_is_toml_to_paste_anywhere_in_the_file(tmp_path: Path) -> None:
+    """The fix printed `[hosts.MyCAD] command = [...] extensions = [...]` on one line, not TOML; then
+    `hosts.MyCAD = { ... }`, which pasted under [policy] became part of the policy; and a name beyond
+    the basic plane came out as surrogate escapes TOML refuses."""
     import tomllib
 
-    for kind in applications.EXAMPLES:
-        line = applications.example(tmp_path / "hosts.toml", "My CAD", kind)
-        assert "My CAD" in tomllib.loads(line)["hosts"], line
-        assert "My CAD" in json.loads(applications.example(tmp_path / "hosts.json", "My CAD", kind))["hosts"]
+    for name in ("My CAD", "Möbel 😀"):
+        for kind in applications.EXAMPLES:
+            told = applications.example(tmp_path / "hosts.toml", name, kind)
+            pasted = f"[policy]\nprofile = 'trusted'\n\n{told}\n"
+            assert name in tomllib.loads(pasted)["hosts"], pasted
+            assert name in json.loads(applications.example(tmp_path / "hosts.json", name, kind))["hosts"]
     empty = tmp_path / "hosts.json"
     empty.write_text("\n")
     assert applications.configured(empty) == []

@@ -62,7 +62,7 @@ def test_a_wrong_entry_is_only_itself_unusable_and_says_what_to_fix_in_the_files
     assert "hosts.Typo.server.comand is not a known key (did you mean command?)" in typo.problem
     assert "callTimeoutSeconds must be a number of seconds between 0.1 and 3600" in negative.problem
     for app in (typo, negative):  # the example is a TOML server table of that entry, not JSON
-        assert f'hosts.{app.name}.server = {{ command = "mcp-server-time"' in app.problem
+        assert f'[hosts.{app.name}.server]\ncommand = "mcp-server-time"' in app.problem
         assert '{"hosts"' not in app.problem and str(path) in app.problem
         assert app.launch_command()[-2:] == ("host", app.name)  # `cadmcp host NAME` says the problem
     warned = [r.getMessage() for r in caplog.records]
@@ -93,11 +93,12 @@ def test_a_json_file_gets_a_json_example_of_the_entrys_kind(tmp_path: Path) -> N
     path.write_text(json.dumps({"hosts": {"Time": {"server": {"url": "ftp://x"}}, "Cad": {"comand": "x"}}}))
     time_app, cad = applications.configured(path, warn=False)
     assert time_app.problem is not None and cad.problem is not None
-    assert 'e.g. {"hosts": {"Time": {"server": {"command": "mcp-server-time"' in time_app.problem
-    assert 'e.g. {"hosts": {"Cad": {"command": ["mycad", "--cadmcp", "{filePath}"]' in cad.problem
+    assert 'for example:\n{"hosts": {"Time": {"server": {"command": "mcp-server-time"' in time_app.problem
+    assert 'for example:\n{"hosts": {"Cad": {"command": ["mycad", "--cadmcp", "{filePath}"]' in cad.problem
     assert "hosts.Cad.comand is not a known key (did you mean command?)" in cad.problem
     _toml(tmp_path, "hosts = 5\n")
-    with pytest.raises(applications.ConfigError, match=r'e\.g\. hosts\.MyCAD = \{ command = \["mycad"'):
+    example = r'for example:\n\[hosts\.MyCAD\]\ncommand = \["mycad"'
+    with pytest.raises(applications.ConfigError, match=example):
         applications.configured(tmp_path / "hosts.toml")
 
 
@@ -189,7 +190,7 @@ async def test_a_wrong_entry_leaves_the_dxf_host_and_the_other_servers_launchabl
             failed = await call(session, "launch_host", {"hostApp": name, "timeoutSeconds": 90})
             body = failed.structured_content
             assert failed.is_error and body["type"] == "config_error" and words in body["message"], body
-            assert f"hosts.{name}.server = {{ command =" in body["message"], body
+            assert f"[hosts.{name}.server]\ncommand =" in body["message"], body
         listing = await structured(session, "list_host_instances")
         assert {h["hostApp"] for h in listing["hosts"]} == {"DXF", "Time"}
     log = infra_env.stderr.read_text()
