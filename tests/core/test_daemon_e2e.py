@@ -52,6 +52,11 @@ async def test_three_hosts_are_listed_searched_and_routed_by_pid(hosts: Any, dae
             {"query": "", "hostInstanceId": items[0]["hostInstanceId"], "limit": 32},
         )
         assert not one["hasMore"] and "more" not in one
+        blank = await structured(session, "search_dynamic", {"query": " ? ", "limit": 5})  # no words either
+        assert "raise limit (up to 32)" in blank["more"], blank
+        few = {"query": "", "hostInstanceId": items[0]["hostInstanceId"], "limit": 3}
+        said = (await structured(session, "search_dynamic", few))["more"]
+        assert "hostInstanceId" not in said and "raise limit" in said, said  # the one host is asked already
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])

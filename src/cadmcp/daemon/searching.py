@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from cadmcp.daemon.argcheck import resolve_ref
@@ -140,14 +141,12 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
         if entry is not None and cap is not None:
             items.append(item(cap, entry.routing(), detail, active_document(entry), why))
     answer: dict[str, Any] = {"count": len(items), "hasMore": result.total > len(items), "items": items}
-    if not query and result.total > len(items):
-        wider = (
-            f"raise limit (up to {MAX_LIMIT}), " if limit < MAX_LIMIT else f"(at most {MAX_LIMIT} a search) "
-        )
-        answer["more"] = (
-            f"{result.total - len(items)} more are not listed: {wider}list one host at a time with "
-            "hostInstanceId, or narrow with kinds or words."
-        )
+    if not re.search(r"\w", query or "") and result.total > len(items):  # nothing asked: a listing
+        ways = [f"raise limit (up to {MAX_LIMIT})"] if limit < MAX_LIMIT else []
+        ways += [] if host is not None else ["list one host at a time with hostInstanceId"]
+        ways += ["narrow with kinds or words"]
+        said = ", ".join(ways[:-1]) + (" or " if len(ways) > 1 else "") + ways[-1]
+        answer["more"] = f"{result.total - len(items)} more are not listed: {said}."
     if query and (pending := directory.index.meaning_pending()):
         answer["ranking"] = (
             f"by words only so far: the meaning model is still reading {pending} capabilities; the same "
