@@ -47,6 +47,7 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
                 ]
             },
             "Sleepy": {"command": [PY, "-c", "import time; time.sleep(120)"]},
+            "Gone": {"command": [PY, "-c", "pass"]},  # exits 0 at once, as a launcher script may
             "MyCAD": {
                 "command": [PY, "-c", "pass"],
                 "extensions": [".abc"],
@@ -121,6 +122,10 @@ async def test_launch_errors_say_what_to_do(infra_daemon: Any, infra_env: Any, t
         assert "timeoutSeconds" in timed_out["message"]
         sleepy = timed_out["pid"]
         assert pid_alive(sleepy)
+        # a command that exited 0 was said to be "still starting or hung" beside running: false
+        gone = await _error(session, {"hostApp": "Gone", "timeoutSeconds": 1})
+        assert gone["type"] == "launch_timeout" and gone["running"] is False, gone
+        assert "still starting" not in gone["message"] and "exited (code 0)" in gone["message"], gone
 
         infra_env.config.write_text("{not json")
         broken = await _error(session, {"hostApp": "Demo"})

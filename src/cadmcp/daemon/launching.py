@@ -563,12 +563,20 @@ class HostLauncher:
                 )
             now = time.monotonic()
             if now >= deadline:
+                running = proc.poll() is None
+                state = (
+                    "It is still starting or hung: call list_host_instances later, or launch again with "
+                    "a larger timeoutSeconds."
+                    if running
+                    else "Its command exited (code 0) and no host it started connected: check that the "
+                    "command starts the application with cadmcp's host inside, and if it starts it in the "
+                    "background, launch again with a larger timeoutSeconds."
+                )
                 raise DaemonError(
                     "launch_timeout",
                     f"The {launched.app.name} host (pid {proc.pid}) did not connect within {timeout:g} s. "
-                    "It is still starting or hung: call list_host_instances later, or launch again with "
-                    f"a larger timeoutSeconds. {self._endpoint_note(proc.pid)}",
-                    {"pid": proc.pid, "running": proc.poll() is None, "stderrTail": launched.stderr_tail()},
+                    f"{state} {self._endpoint_note(proc.pid)}",
+                    {"pid": proc.pid, "running": running, "stderrTail": launched.stderr_tail()},
                 )
             if now >= next_wake:
                 self.directory.wake()
