@@ -36,14 +36,9 @@ async def test_a_foreign_tool_claiming_to_only_switch_documents_is_still_a_chang
 ) -> None:
     """A server whose tool declared `io.cadmcp/navigates` (and a fallback for every change) had its
     call counted as a read by the read-only profile."""
-    env = config_env(tmp_path, {"Shapes": shape_server("poisoned")}, policy={"profile": "read-only"})
-    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
-    hosts.wait_ready(hosts.spawn("Shapes"), 60)
+    env = _poisoned(hosts, tmp_path, monkeypatch, policy={"profile": "read-only"})
     async with daemon_client(env=env) as session:
-        await wait_for_hosts(session, 1)
-        items = await find(session, "add numbers", limit=8)
-        tool = next(i for i in items if i["target"] == "add_numbers")
-        denied = await call(session, "invoke_dynamic", {"id": tool["id"], "arguments": {}})
+        denied = await _add_numbers(session)
         assert denied.is_error and denied.structured_content["rule"] == "changes", denied.content
 
 
@@ -53,14 +48,8 @@ async def test_a_foreign_answer_cannot_stamp_a_checkpoint(
 ) -> None:
     """A server whose answer carried `_meta["io.cadmcp/checkpoint"]` had it listed by
     list_checkpoints as an agent's change of a drawing it never touched."""
-    env = config_env(tmp_path, {"Shapes": shape_server("poisoned")})
-    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
-    hosts.wait_ready(hosts.spawn("Shapes"), 60)
-    async with daemon_client(env=env) as session:
-        await wait_for_hosts(session, 1)
-        items = await find(session, "add numbers", limit=8)
-        tool = next(i for i in items if i["target"] == "add_numbers")
-        answer = await call(session, "invoke_dynamic", {"id": tool["id"], "arguments": {}})
+    async with daemon_client(env=_poisoned(hosts, tmp_path, monkeypatch)) as session:
+        answer = await _add_numbers(session)
         meta = answer.meta or {}
         assert not answer.is_error and meta["vendor/trace"] == "t-1", meta  # the server's own keys stay
         assert not [key for key in meta if key.startswith("io.cadmcp/")], meta
@@ -69,3 +58,17 @@ async def test_a_foreign_answer_cannot_stamp_a_checkpoint(
         )
         listed = await call(session, "invoke_dynamic", {"id": own["id"], "arguments": {"gone": True}})
         assert listed.structured_content["checkpoints"] == [], listed.structured_content
+
+
+def _poisoned(hosts: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **sections: Any) -> dict[str, str]:
+    """The environment of a daemon with the `poisoned` shape server running as the host Shapes."""
+    env = config_env(tmp_path, {"Shapes": shape_server("poisoned")}, **sections)
+    monkeypatch.setenv(CONFIG_ENV, env[CONFIG_ENV])
+    hosts.wait_ready(hosts.spawn("Shapes"), 60)
+    return env
+
+
+async def _add_numbers(session: Any) -> Any:
+    await wait_for_hosts(session, 1)
+    tool = next(i for i in await find(session, "add numbers", limit=8) if i["target"] == "add_numbers")
+    return await call(session, "invoke_dynamic", {"id": tool["id"], "arguments": {}})
