@@ -4,6 +4,7 @@ generated servers for the catalog shapes the daemon must bound, refuse or flag."
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,19 @@ def everything() -> list[str]:
     require_component("mcp-servers", command if isinstance(command, str) else None)
     assert not isinstance(command, str)
     return [command[0], *command[1]]
+
+
+@pytest.fixture
+def no_virtualenv_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PATH without any virtual environment's `bin` (`./dev` puts the project's first): `host add`
+    stores a command found there by its full path, which tests of the entries as written do not
+    want. The test of that storing sets its own PATH."""
+    kept = [
+        p
+        for p in os.environ.get("PATH", "").split(os.pathsep)
+        if not (Path(p).parent / "pyvenv.cfg").is_file()
+    ]
+    monkeypatch.setenv("PATH", os.pathsep.join(kept) or os.defpath)
 
 
 def python_server(module: str, *args: str, **more: Any) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from cadmcp.foreign.secrets import SecretError, resolve, resolve_all
 from cadmcp.wire.catalogbounds import MAX_HOST_TOOLS, catalog_problem
 from tests.foreign.shapes import POISON
 
+pytestmark = pytest.mark.usefixtures("no_virtualenv_on_path")
+
 
 def _config(tmp_path: Path, hosts: dict[str, object]) -> Path:
     path = tmp_path / "hosts.json"

@@ -15,6 +15,8 @@ from cadmcp.foreign.importing import import_servers
 from tests.core.helpers import call
 from tests.foreign.servers import python_command
 
+pytestmark = pytest.mark.usefixtures("no_virtualenv_on_path")
+
 CLAUDE_DESKTOP = {
     "mcpServers": {
         "time": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=Europe/Paris"]},
