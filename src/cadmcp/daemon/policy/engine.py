@@ -130,8 +130,9 @@ def called_document(entry: HostEntry, target: str, arguments: Mapping[str, Any])
     or one that does not say): the file it opens, or the open document it makes active, as the
     host shows it (its path, or its title when it was never saved)."""
     if target == "open_document" and isinstance(path := arguments.get("filePath"), str) and path.strip():
-        with contextlib.suppress(OSError, ValueError, RuntimeError):
-            return os.path.realpath(os.path.expanduser(path.strip()))
+        # as written, made absolute: no look at the disk on the event loop (a hung mount would hold it)
+        with contextlib.suppress(ValueError, RuntimeError):
+            return os.path.normpath(os.path.abspath(os.path.expanduser(path.strip())))
     if target == "activate_document" and isinstance(key := arguments.get("document"), str) and key.strip():
         key = key.strip()
         documents = entry.state.get("documents") if isinstance(entry.state, dict) else None
@@ -154,9 +155,8 @@ def subject_for(
     """What the policy looks at for a call of `cap` on `entry` (with `arguments`: a call that
     opens or switches documents is about the document it goes to, not the one it leaves)."""
     read_only, destructive = declared(cap.kind, cap.raw)
-    goes_to = (
-        called_document(entry, cap.target, arguments) if arguments and navigates(cap.kind, cap.raw) else None
-    )
+    moves = navigates(cap.kind, cap.raw)
+    goes_to = called_document(entry, cap.target, arguments) if moves and arguments else None
     return Subject(
         capability=cap.target,
         kind=cap.kind,
@@ -170,5 +170,5 @@ def subject_for(
         destructive=destructive,
         caller=caller,
         caller_machine=caller_machine,
-        navigates=navigates(cap.kind, cap.raw),
+        navigates=moves,
     )
