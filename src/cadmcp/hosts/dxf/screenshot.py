@@ -267,13 +267,14 @@ def _draw(
     frontend.skip_entity = coverage.skip  # type: ignore[method-assign]
     pending: list[Any] = []
     visit = _progress_filter(len(target), state, pending, deadline)
-    passed: list[Any] = []
+    passed: set[int] = set()  # the viewports this pass draws (ezdxf keeps them to the end)
 
     def noted(entity: Any) -> bool:
-        if visit(entity):
-            passed.append(entity)
-            return True
-        return False
+        if not visit(entity):
+            return False
+        if entity.dxftype() == "VIEWPORT":
+            passed.add(id(entity))
+        return True
 
     try:
         frontend.draw_layout(target, finalize=False, filter_func=noted)
@@ -301,23 +302,23 @@ def _shown_viewports(layout: Any) -> list[Any]:
     another (every status written 0) all but the first, unless their flags turn them off."""
     if layout.is_modelspace:
         return []
-    viewports = [e for e in layout if e.dxftype() == "VIEWPORT"]
+    viewports = list(layout.viewports())
     if any(vp.dxf.get("status", 0) > 0 for vp in viewports):
         on = sorted((vp for vp in viewports if vp.dxf.get("status", 0) > 0), key=lambda vp: vp.dxf.status)
         return on[1:] if on and on[0].dxf.status == 1 else on
     return [vp for vp in viewports[1:] if not vp.dxf.get("flags", 0) & VIEWPORT_OFF]
 
 
-def unlisted_viewports(layout: Any, drawn: Sequence[Any]) -> list[Any]:
+def unlisted_viewports(layout: Any, drawn: set[int]) -> list[Any]:
     """The viewports of a paper-space layout that AutoCAD shows and ezdxf's renderer leaves out: in
     a layout that is not the active one, AutoCAD writes every viewport's status as 0 (off), and
-    ezdxf draws only those with a positive status, so the sheet came out without its views. As
-    AutoCAD shows such a layout: its first viewport is the sheet itself; each other one shows
-    model space unless its flags turn it off (top views only: ezdxf draws no other)."""
-    if layout.is_modelspace or any(e.dxf.get("status", 0) > 0 for e in layout.viewports()):
-        return []  # the active layout: ezdxf reads its statuses
-    chosen = {id(vp) for vp in drawn}
-    return [vp for vp in _shown_viewports(layout) if id(vp) in chosen and vp.is_top_view]
+    ezdxf draws only those with a positive status, so the sheet came out without its views
+    (`drawn`: the `id()` of the viewports this pass reached; top views only: ezdxf draws no other)."""
+    return [
+        vp
+        for vp in _shown_viewports(layout)
+        if vp.dxf.get("status", 0) <= 0 and id(vp) in drawn and vp.is_top_view
+    ]
 
 
 def _pending_note(pending: list[Any], coverage: Any, budget: float | None) -> str:
