@@ -38,28 +38,13 @@ def _block_schedules(doc: Any) -> list[Schedule]:
     schedules = []
     for name in sorted(grouped):
         refs = grouped[name]
-        tags: list[str] = []
-        for block_name in dict.fromkeys(ref.dxf.name for _, ref in refs):
-            block = doc.blocks.get(block_name)
-            tags += (
-                [t for t in (a.dxf.tag for a in block.attdefs()) if t not in tags]
-                if block is not None
-                else []
-            )
+        blocks = [doc.blocks.get(n) for n in dict.fromkeys(ref.dxf.name for _, ref in refs)]
+        tags = list(dict.fromkeys(a.dxf.tag for b in blocks if b is not None for a in b.attdefs()))
         if not tags:
             continue
         dynamic = any(ref.dxf.name != name for _, ref in refs)
-        columns = [
-            "handle",
-            "layout",
-            "layer",
-            "x",
-            "y",
-            "z",
-            "copies",
-            *(["block"] if dynamic else []),
-            *tags,
-        ]
+        state_column = ["block"] if dynamic else []  # which anonymous state each reference inserts
+        columns = ["handle", "layout", "layer", "x", "y", "z", "copies", *state_column, *tags]
         rows = []
         placed = 0
         for layout_name, ref in refs:
@@ -69,7 +54,7 @@ def _block_schedules(doc: Any) -> list[Schedule]:
             placed += copies
             where = [round(p.x, 6), round(p.y, 6), round(p.z, 6)]
             texts = [values.get(tag, "") for tag in tags]
-            state = [ref.dxf.name] if dynamic else []  # the anonymous block this state inserts
+            state = [ref.dxf.name] if dynamic else []
             rows.append([ref.dxf.handle, layout_name, ref.dxf.layer, *where, copies, *state, *texts])
         counted = f"{len(rows)} references" + (f", {placed} copies placed" if placed != len(rows) else "")
         schedules.append(Schedule(name, f"{name} schedule ({counted})", columns, rows))
