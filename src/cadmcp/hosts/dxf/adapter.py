@@ -317,6 +317,9 @@ class DxfAdapter:
         first call to report."""
         import ezdxf
 
+        from cadmcp.hosts.dxf.escapes import autocad_escapes
+
+        autocad_escapes()  # scripts' own saves write what a code page lacks as the host's saves do
         yield "ezdxf"
         list(self.documents_set)  # reads the queued drawings (errors are kept for the first call)
         yield "documents"
