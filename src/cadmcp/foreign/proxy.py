@@ -50,7 +50,7 @@ from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MA
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
 from cadmcp.wire.masking import mask_text
-from cadmcp.wire.meta import REQUIRED_ARGS
+from cadmcp.wire.meta import OURS, REQUIRED_ARGS
 from cadmcp.wire.passthrough import EndlessList, PassThroughSession
 from cadmcp.wire.reconnect import ListChanges, describe, retry_delay, unwrap
 
@@ -186,20 +186,15 @@ def _validated(kind: type, items: list[Any], what: str) -> list[Any]:
     return out
 
 
-OUR_META_PREFIX = "io.cadmcp/"
-"""`_meta` keys of cadmcp's own (`cadmcp.wire.meta`): what a host says of its tools and answers to
-the daemon (a fallback for search, previews, navigation the policy counts as a read, a call's
-checkpoint). A foreign server's catalog and answers are someone else's, so they lose such keys
-before they are served."""
-
-
 def _without_our_meta(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The items with any `io.cadmcp/` key of their `_meta` dropped (the rest kept as sent)."""
+    """The items with any of cadmcp's own `_meta` keys (`OURS`) dropped, the rest kept as sent: a
+    foreign server's catalog and answers are someone else's (no fallback, preview, navigation or
+    checkpoint claimed for cadmcp)."""
     kept: list[dict[str, Any]] = []
     for item in items:
         meta = item.get("_meta") if isinstance(item, dict) else None
-        if isinstance(meta, dict) and any(str(k).startswith(OUR_META_PREFIX) for k in meta):
-            meta = {k: v for k, v in meta.items() if not str(k).startswith(OUR_META_PREFIX)}
+        if isinstance(meta, dict) and any(str(k).startswith(OURS) for k in meta):
+            meta = {k: v for k, v in meta.items() if not str(k).startswith(OURS)}
             item = {**item, "_meta": meta} if meta else {k: v for k, v in item.items() if k != "_meta"}
         kept.append(item)
     return kept

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+OURS = "io.cadmcp/"
+"""The prefix of every `_meta` key below: what cadmcp's hosts and daemon tell each other. A foreign
+server's catalog and answers lose such keys (`cadmcp.foreign.proxy`): it cannot speak for cadmcp."""
+
 HOST_STATE = "io.cadmcp/hostState"
 """On a host's `tools/list` result: what the host says about itself (`phase`, `documents`,
 `activeDocument`); the daemon keeps it per host and shows it in `list_host_instances`."""
