@@ -75,15 +75,14 @@ class Mapped:
                 f" {sum(self.reshaped.values())} instance(s) have another number of attributes in "
                 f"{self.read_as} and were read padded or cut ({_listing(self.reshaped)})."
             )
-        if not self.skipped and not self.reshaped:
-            said += f" Every instance matched {self.read_as}."
         if self.skipped or self.reshaped:
             said += (
                 f" Saving writes it as {self.read_as}, without what was not loaded or was cut, so it is not "
                 "saved over the file (save_document(filePath=...) saves it elsewhere)."
             )
-            return [said]
-        return [said + f" Saving writes it as {self.read_as}."]
+        else:
+            said += f" Every instance matched {self.read_as}. Saving writes it as {self.read_as}."
+        return [said]
 
     def lacking(self) -> str:
         """What the model lacks of the file, in words ('' when every instance was read whole)."""
