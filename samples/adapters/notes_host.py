@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cadmcp.host.builtins import (
+    Closed,
     DocumentInfo,
     Domain,
     HistoryStack,
@@ -37,6 +38,7 @@ from cadmcp.host.builtins import (
     RequestedDocument,
     Saved,
     Shot,
+    unsaved_changes,
 )
 from cadmcp.host.history import History, Step
 
@@ -150,12 +152,26 @@ class NotesAdapter:
         self.books.append(self.active)
         return Opened(self.active.title, f"{len(notes)} notes")
 
-    def activate(self, document: str) -> str:
+    def _find(self, document: str) -> Notebook:
         for book in self.books:
             if document in (book.title, str(book.path)):
-                self.active = book
-                return book.title
-        raise NotFound(f"No notebook is called {document[:60]!r}.")
+                return book
+        open_now = ", ".join(book.title for book in self.books) or "none"
+        raise NotFound(f"No notebook is called {document[:60]!r}. Open notebooks: {open_now}.")
+
+    def activate(self, document: str) -> str:
+        self.active = self._find(document)
+        return self.active.title
+
+    def close(self, document: str | None, discard: bool) -> Closed:
+        book = self._find(document) if document is not None else self.book()
+        modified = book.notes != book.saved
+        if modified and not discard:
+            raise unsaved_changes(book.title, "notebook")
+        self.books.remove(book)
+        if self.active is book:
+            self.active = self.books[-1] if self.books else None
+        return Closed(book.title, str(book.path) if book.path else None, discarded=modified)
 
     def save(self, target: Path | None) -> Saved:
         book = self.book()

@@ -17,6 +17,7 @@ BUILTIN_TOOLS = frozenset(
         "list_documents",
         "activate_document",
         "save_document",
+        "close_document",
         "navigate_history",
         "view_screenshot",
     }

@@ -137,6 +137,51 @@ async def test_limits_words_and_namespace_rules_are_the_same(app: str, tmp_path:
         assert missing.value.error.code == -32602  # not found: the same envelope everywhere
 
 
+CHANGE = {
+    "DXF": "msp.add_line((0, 0), (5, 5))",
+    "IFC": "model.create_entity('IfcBuildingElementProxy', GlobalId=ifcopenshell.guid.new(), Name='Box')",
+    "Notes": "notes['added'] = 'by the agent'",
+}
+
+
+@pytest.mark.parametrize("app", ["DXF", "IFC", "Notes"])
+async def test_close_document_keeps_unsaved_work_unless_told_to_drop_it(app: str, tmp_path: Path) -> None:
+    suffix = {"DXF": ".dxf", "IFC": ".ifc", "Notes": ".json"}[app]
+    first, second = tmp_path / f"first{suffix}", tmp_path / f"second{suffix}"
+    async with Client(servers()[app]().server) as client:
+
+        async def titles() -> list[str]:
+            listed = (await client.call_tool("list_documents", {})).structured_content
+            return [d["title"] for d in listed["documents"]]
+
+        for target in (first, second):  # two documents with files, the second one active
+            assert not (await client.call_tool("save_document", {"filePath": str(target)})).is_error
+        await client.call_tool("open_document", {"filePath": str(first)})
+        assert set(await titles()) >= {first.name, second.name}
+        assert not (await client.call_tool("execute_python_code", {"code": CHANGE[app]})).is_error
+
+        refused = await client.call_tool("close_document", {})
+        assert refused.is_error
+        assert "unsaved changes" in text_of(refused) and "discard=true" in text_of(refused)
+        assert first.name in await titles()  # still open, its change kept
+
+        dropped = (await client.call_tool("close_document", {"discard": True})).structured_content
+        assert dropped["documentTitle"] == first.name and dropped["discarded"] is True
+        assert "without saving" in dropped["message"]
+        assert first.name not in await titles()
+        assert dropped["active"] == second.name  # the latest of those left
+
+        reopened = (await client.call_tool("open_document", {"filePath": str(first)})).structured_content
+        assert not reopened["message"].startswith("Already open")  # read again from its file: no change
+        back = (await client.call_tool("navigate_history", {"direction": "back"})).structured_content
+        assert back["navigated"] == 0  # a fresh history
+
+        closed = (await client.call_tool("close_document", {"document": second.name})).structured_content
+        assert closed["discarded"] is False and closed["active"] == first.name  # the active one stays
+        unknown = await client.call_tool("close_document", {"document": "nope" + suffix})
+        assert unknown.is_error and first.name in text_of(unknown)
+
+
 def test_step_names_follow_one_rule() -> None:
     assert step_name("x = 1", "  Add grid\nlines ") == "Add grid lines"
     assert step_name("# rename the walls\nfor w in walls: ...") == "rename the walls"

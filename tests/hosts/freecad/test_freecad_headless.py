@@ -482,3 +482,29 @@ async def test_a_script_recomputing_past_its_limit_is_stopped_and_rolled_back(
         assert looping.is_error and said.startswith("[TIMEOUT]") and "[ROLLBACK]" in said, said
         assert took < 12, f"stopped after {took:.1f} s, its limit is 3 s"
         assert await fc.fingerprint() == before
+
+
+async def test_close_document_refuses_unsaved_work_then_drops_it_when_told(
+    daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    """FreeCAD's document goes with its window and history; its name comes back free for the next."""
+    copy = tmp_path / "copy.FCStd"
+    copy.write_bytes(sample.read_bytes())
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        assert not (await fc.invoke("open_document", {"filePath": str(copy)})).is_error
+        changed = await fc.run("App.ActiveDocument.addObject('Part::Box', 'Extra')", "Add a box")
+        assert not changed.is_error, text_of(changed)
+        refused = await fc.invoke("close_document", {})
+        assert refused.is_error and "unsaved changes" in text_of(refused), text_of(refused)
+        dropped = (await fc.invoke("close_document", {"discard": True})).structured_content
+        assert dropped["documentTitle"] == "copy.FCStd" and dropped["discarded"] is True, dropped
+        assert [d["title"] for d in dropped["documents"]] == ["bracket.FCStd"], dropped
+        assert dropped["active"] == "bracket.FCStd"
+        again = await fc.invoke("open_document", {"filePath": str(copy)})
+        assert not again.is_error and not text_of(again).startswith("Already open"), text_of(again)
+        names = await fc.run("[o.Name for o in App.ActiveDocument.Objects if o.Name == 'Extra']")
+        assert result_value(names) == "[]", text_of(names)  # read again from its file: the box was dropped
+        listed = (await fc.invoke("list_documents", {})).structured_content["documents"]
+        assert {d["title"]: d["modified"] for d in listed}["copy.FCStd"] is False, listed

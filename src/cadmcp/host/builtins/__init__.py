@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from cadmcp.host.builtins.adapter import (
         COMPLETE_OPTION,
+        Closed,
         DocumentAdapter,
         DocumentInfo,
         Domain,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         Shot,
         UndoStack,
         requested_outcome,
+        unsaved_changes,
     )
     from cadmcp.host.builtins.navigation import HistoryStack, navigate
     from cadmcp.host.builtins.surface import (
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "COMPLETE_OPTION": "adapter",
+    "Closed": "adapter",
     "DocumentAdapter": "adapter",
     "DocumentInfo": "adapter",
     "Domain": "adapter",
@@ -71,6 +74,7 @@ _WHERE = {
     "Shot": "adapter",
     "UndoStack": "adapter",
     "requested_outcome": "adapter",
+    "unsaved_changes": "adapter",
     "HistoryStack": "navigation",
     "navigate": "navigation",
     "DOMAIN_META": "surface",
@@ -88,6 +92,7 @@ __all__ = [
     "MIN_IMAGE_SIDE",
     "WARM_UP_ENV",
     "BuiltinSurface",
+    "Closed",
     "DocumentAdapter",
     "DocumentInfo",
     "Domain",
@@ -109,6 +114,7 @@ __all__ = [
     "fit_height",
     "navigate",
     "requested_outcome",
+    "unsaved_changes",
 ]
 
 

@@ -236,6 +236,25 @@ class Saved:
 
 
 @dataclass(frozen=True)
+class Closed:
+    """What close_document closed."""
+
+    title: str
+    path: str | None
+    discarded: bool = False
+    """Whether it had unsaved changes, dropped because the call said ``discard``."""
+
+
+def unsaved_changes(title: str, noun: str) -> HostError:
+    """The refusal to close a document with unsaved changes, saying how to keep or drop them."""
+    return HostError(
+        f"{title} has unsaved changes, so it was not closed. Call save_document to keep them (activate "
+        f"it first if it is not the active {noun}), or close_document with discard=true to drop them.",
+        "invalid",
+    )
+
+
+@dataclass(frozen=True)
 class RecordedStep:
     """A script run recorded as one undo step."""
 
@@ -367,6 +386,12 @@ class DocumentAdapter(Protocol):
 
     def save(self, target: Path | None) -> Saved:
         """Save the active document to its file, or save it as ``target`` (then it is that file)."""
+        ...
+
+    def close(self, document: str | None, discard: bool) -> Closed:
+        """Close the document with this title or path (the active one when None), its undo history
+        with it. One with unsaved changes only when ``discard``, else raise :func:`unsaved_changes`.
+        When it was active, the one opened last of those left becomes active (none when none is)."""
         ...
 
     # code and history ------------------------------------------------------------------------

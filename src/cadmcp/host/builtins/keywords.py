@@ -28,6 +28,7 @@ TOOL_KEYWORDS: dict[str, tuple[str, ...]] = {
     ),
     "activate_document": ("switch to", "make active", "active document", "current document", "focus"),
     "save_document": ("save as", "write to disk"),
+    "close_document": ("close the file", "unload"),
     "navigate_history": ("undo", "redo", "revert", "roll back", "previous state", "step back"),
     "view_screenshot": ("picture", "image", "render", "snapshot", "what it looks like", "view"),
 }

@@ -1,7 +1,7 @@
 """The built-in surface every document host serves, defined once over a :class:`DocumentAdapter`.
 
 Tools: ``execute_python_code``, ``open_document``, ``list_documents``, ``activate_document``,
-``save_document``, ``navigate_history``, ``view_screenshot``. Resources:
+``save_document``, ``close_document``, ``navigate_history``, ``view_screenshot``. Resources:
 ``<scheme>://python-cheatsheet``, ``version``, ``model/context``, ``model/warnings``,
 ``schedules``, and the templates ``element/{elementId}`` and ``schedule/{scheduleId}/preview``.
 Names, titles, descriptions, annotations, parameter schemas (every parameter described),
@@ -102,6 +102,17 @@ class SaveResult(TypedDict):
     message: str
     path: str
     savedAs: bool
+
+
+class CloseResult(TypedDict):
+    """Result of ``close_document``: what was closed, the document now active and those still open."""
+
+    success: bool
+    message: str
+    documentTitle: str
+    discarded: bool
+    active: str | None
+    documents: list[DocumentInfo]
 
 
 def _hints(*, read_only: bool, destructive: bool, idempotent: bool) -> types.ToolAnnotations:
@@ -542,6 +553,54 @@ class BuiltinSurface:
             "and later saves go there, while the file it came from keeps its last saved state. A new "
             f"{noun} needs filePath the first time. The undo history is kept.",
             _hints(read_only=False, destructive=True, idempotent=True),
+        )
+
+        def close_document(
+            document: Annotated[
+                str | None,
+                Field(
+                    description=f"Title or path of the {noun}, as list_documents shows them; omit to close "
+                    f"the active {noun}."
+                ),
+            ] = None,
+            discard: Annotated[
+                bool,
+                Field(description="Close it even with unsaved changes, which are then lost."),
+            ] = False,
+        ) -> CloseResult:
+            def run() -> CloseResult:
+                wanted = document.strip() if isinstance(document, str) and document.strip() else None
+                closed = adapter.close(wanted, bool(discard))
+                if closed.path:
+                    self.saved_from.pop(closed.path, None)  # its history is gone: no revert follows it
+                documents = adapter.documents()
+                active = _documents_summary(documents)
+                message = f"Closed {closed.title}"
+                if closed.discarded:
+                    message += " without saving: its unsaved changes were dropped"
+                message += (
+                    f"; {active} is the active {noun}."
+                    if active
+                    else f"; no {noun} is open (open_document opens one)."
+                )
+                return CloseResult(
+                    success=True,
+                    message=message,
+                    documentTitle=closed.title,
+                    discarded=closed.discarded,
+                    active=active,
+                    documents=documents,
+                )
+
+            return self._tool_call("close_document", run)
+
+        self._add_tool(
+            close_document,
+            f"Close a {noun}",
+            f"Close a {noun} (the active one when document is omitted) and its undo history. One with "
+            "unsaved changes is closed only with discard=true, which drops them: save_document first to keep "
+            f"them. When the active {noun} closes, the latest of those left becomes active.",
+            _hints(read_only=False, destructive=True, idempotent=False),
         )
 
         def navigate_history(

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from cadmcp.host.builtins import (
     COMPLETE_OPTION,
+    Closed,
     DocumentInfo,
     Domain,
     HistoryStack,
@@ -18,6 +19,7 @@ from cadmcp.host.builtins import (
     Saved,
     ScreenshotOption,
     Shot,
+    unsaved_changes,
 )
 from cadmcp.hosts.dxf.cheatsheet import CHEATSHEET
 from cadmcp.hosts.dxf.documents import MEMORY_FACTOR, DocumentSet, DxfDocument, DxfHostError
@@ -180,6 +182,14 @@ class DxfAdapter:
 
     def activate(self, document: str) -> str:
         return self.documents_set.activate(document).title
+
+    def close(self, document: str | None, discard: bool) -> Closed:
+        documents = self.documents_set
+        entry = documents.find(document) if document is not None else documents.active
+        if entry.modified and not discard:
+            raise unsaved_changes(entry.title, "drawing")
+        documents.close(entry)
+        return Closed(entry.title, entry.display_path(), discarded=entry.modified)
 
     def save(self, target: Path | None) -> Saved:
         before = self.documents_set.active

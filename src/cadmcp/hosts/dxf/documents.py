@@ -516,6 +516,12 @@ class DocumentSet:
         self._active = entry
         return entry
 
+    def close(self, entry: DxfDocument) -> None:
+        """Forget an open drawing; when it was active, the one opened last of the others is."""
+        self._documents.remove(entry)
+        if self._active is entry:
+            self._active = self._documents[-1] if self._documents else None
+
     def save(self, file_path: str | None = None) -> DxfDocument:
         """Save the active document, or save it as ``file_path``.
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import FreeCAD as App
 
 from cadmcp.host.builtins import (
+    Closed,
     DocumentInfo,
     Domain,
     HostError,
@@ -34,6 +35,7 @@ from cadmcp.host.builtins import (
     ScreenshotOption,
     Shot,
     requested_outcome,
+    unsaved_changes,
 )
 from cadmcp.host.history import UNDO_DEPTH_ENV, Touched, undo_depth
 from cadmcp.host.pyexec import shielded
@@ -895,6 +897,12 @@ class FreeCADAdapter:
         return Opened(self.title(doc), summary, already_open=not is_new, note=note, warnings=warnings)
 
     def activate(self, document: str) -> str:
+        doc = self._find(document)
+        self._activate(doc)
+        return self.title(doc)
+
+    def _find(self, document: str) -> Any:
+        """An open document by title, name, label or path."""
         docs = self._documents()
         wanted = document.strip()
         try:
@@ -905,12 +913,27 @@ class FreeCADAdapter:
             if wanted in (self.title(doc), doc.Name, doc.Label, doc.FileName) or (
                 as_path is not None and doc.FileName and Path(doc.FileName).resolve() == as_path
             ):
-                self._activate(doc)
-                return self.title(doc)
+                return doc
         names = ", ".join(self.title(d) for d in docs) or "none"
         raise FreeCADError(
             f"No open document is called {echo(document)}. Open documents: {names}.", "not_found"
         )
+
+    def close(self, document: str | None, discard: bool) -> Closed:
+        doc = self._find(document) if document is not None else self.active_document()
+        title, modified = self.title(doc), self.modified(doc)
+        if modified and not discard:
+            raise unsaved_changes(title, "document")
+        path, name = doc.FileName or None, doc.Name
+        was_active = App.ActiveDocument is doc
+        App.closeDocument(name)  # its window too, without asking: the check above asked
+        for kept in (self._sources, self._saved, self._unmodified_at, self._open_notes):
+            kept.pop(name, None)  # a later document may get the same name
+        self._old_flags.discard(name)
+        left = self._documents()
+        if was_active and left:
+            self._activate(left[-1])
+        return Closed(title, path, discarded=modified)
 
     def save(self, target: Path | None) -> Saved:
         doc = self.active_document()

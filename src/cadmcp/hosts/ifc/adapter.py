@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from cadmcp.host.builtins import (
     COMPLETE_OPTION,
     MIN_IMAGE_SIDE,
+    Closed,
     DocumentInfo,
     Domain,
     HistoryStack,
@@ -24,6 +25,7 @@ from cadmcp.host.builtins import (
     Saved,
     ScreenshotOption,
     Shot,
+    unsaved_changes,
 )
 from cadmcp.host.builtins.images import VIEW_BUDGET_ENV, view_budget
 from cadmcp.host.builtins.surface import WARM_UP_ENV
@@ -286,6 +288,18 @@ class IfcAdapter:
         doc = self.workspace.find(document)
         self.workspace.active = doc
         return doc.title
+
+    def close(self, document: str | None, discard: bool) -> Closed:
+        workspace = self.workspace
+        doc = workspace.find(document) if document is not None else self.active()
+        if doc.modified and not discard:
+            raise unsaved_changes(doc.title, "model")
+        workspace.close(doc)
+        cache = self._geometry.pop(doc, None)
+        if cache is not None:
+            cache.stop()  # its shape worker too
+        self.warnings_cache.forget(doc)
+        return Closed(doc.title, str(doc.path) if doc.path else None, discarded=doc.modified)
 
     def save(self, target: Path | None) -> Saved:
         doc = self.active()

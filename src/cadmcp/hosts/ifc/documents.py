@@ -482,6 +482,12 @@ class Workspace:
         doc.disk_stamp = disk_stamp
         return doc, True
 
+    def close(self, doc: IfcDocument) -> None:
+        """Forget an open model; when it was active, the one opened last of the others is."""
+        self._documents.remove(doc)
+        if self._active is doc:
+            self._active = self._documents[-1] if self._documents else None
+
     def new(self, name: str = "Untitled") -> IfcDocument:
         """A new, unsaved IFC4 project with one storey, ready for modelling."""
         from cadmcp.hosts.ifc.modelgen import new_project

@@ -53,3 +53,7 @@ class WarningsCache:
         }
         self._cache[doc] = (doc.revision, result)
         return result
+
+    def forget(self, doc: IfcDocument) -> None:
+        """Drop what is kept of a document that closed (it holds the whole model)."""
+        self._cache.pop(doc, None)
