@@ -246,3 +246,23 @@ def test_built_in_keywords_catch_what_users_call_a_capability(
 )
 def test_document_requests_find_the_listing_the_opening_or_the_context(query: str, target: str) -> None:
     assert build_index_from_catalog(_reference_catalog()).search(query).hits[0].target == target
+
+
+@pytest.mark.parametrize(
+    ("query", "app", "target"),
+    [
+        ("close the polyline", "DXF", "execute_python_code"),
+        ("close all open polylines on layer WALLS", "DXF", "execute_python_code"),
+        ("close the sketch", "FreeCAD", "execute_python_code"),
+        ("close the drawing", "DXF", "close_document"),
+        ("close the model without saving", "IFC", "close_document"),
+        ("close this file", None, "close_document"),
+    ],
+)
+def test_a_tool_named_for_the_verb_is_not_for_another_object(
+    query: str, app: str | None, target: str
+) -> None:
+    """ "close" is a change: `close_document` takes the request only when it is about a document;
+    closing a polyline or a sketch is a change the general-purpose tool makes."""
+    first = build_index_from_catalog(_reference_catalog()).search(query).hits[0]
+    assert (first.target, first.host_app if app else None) == (target, app)

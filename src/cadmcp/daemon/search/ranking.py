@@ -330,12 +330,35 @@ def _lift_fallbacks(
         else None
     )
     heads = store.heads
-    # rule: a capability named for what was asked (the verb or a same-intent synonym) keeps the fallback out
-    for _, phrases in asked:
-        for phrase in phrases:  # all of a phrase's terms: "change name" is not named by "change"
-            named = set.intersection(*(heads.get(t, set()) for t in phrase))
-            if any(specific(g) and (says is None or says[g] > 0) for g in named):
-                return 0  # a capability is named for what was asked: it ranks on its own
+    # what a change acts on: the other words the request typed, numbers and amounts aside (the app's
+    # own words too: "close the drawing"); a capability's text that holds none of them is not for it
+    objects = {
+        t
+        for t, w in request.terms.items()
+        if w >= 1.0 and t not in asked_terms and not t.isdigit() and t not in request.amount_terms
+    }
+    holds = store.postings.score([(t, 1.0) for t in objects])[1] if "change" in intents and objects else None
+
+    def for_object(g: int, phrase: tuple[str, ...]) -> bool:
+        """Whether a capability whose name says the change verb is also for what the change acts on
+        ("close_document" is not for "close the polyline"); one named for it by its title or keywords
+        is, as is one whose name says no more than the verb."""
+        name = entries[g].name_terms
+        return holds is None or holds[g] > 0 or not name.issuperset(phrase) or name.issubset(phrase)
+
+    # rule: a capability named for what was asked (the verb or a same-intent synonym, and for a change
+    # something it acts on) keeps the fallback out
+    for kind, found in intents.items():
+        for _, phrases in found:
+            for phrase in phrases:  # all of a phrase's terms: "change name" is not named by "change"
+                named = set.intersection(*(heads.get(t, set()) for t in phrase))
+                if any(
+                    specific(g)
+                    and (says is None or says[g] > 0)
+                    and (kind != "change" or for_object(g, phrase))
+                    for g in named
+                ):
+                    return 0  # a capability is named for what was asked: it ranks on its own
     # a question (not a change), or a change only an amount implies ("5 mm thicker"), that a
     # capability answers by matching most of its other words ("how many entities per layer")
     # goes to that capability
