@@ -349,7 +349,7 @@ async def test_a_script_changing_another_open_document_says_so_and_that_document
 ) -> None:
     """An assembly's script edited a linked part's document (FreeCAD_Assembly4's asm_Bielle, its
     Bielle part): no undo step, no word, `modified: false`, and the change was lost when the host
-    stopped (no recovery copy)."""
+    stopped (no recovery copy). It is said, and an undo step of that document's own."""
     assembly = tmp_path / "assembly.FCStd"
     assembly.write_bytes(sample.read_bytes())
     async with daemon() as session:
@@ -361,10 +361,11 @@ async def test_a_script_changing_another_open_document_says_so_and_that_document
         result = await fc.run(edit, "Widen the bracket from the assembly")
         said = text_of(result)
         assert not result.is_error, said
-        assert "also changed bracket.FCStd (Bracket, Hole" in said and "does not take it back" in said, said
+        assert "also changed bracket.FCStd (Bracket, Hole" in said and "of that document's own" in said, said
         listed = (await fc.invoke("list_documents", {})).structured_content["documents"]
         assert {d["title"]: d["modified"] for d in listed}["bracket.FCStd"] is True, listed
         await fc.invoke("activate_document", {"document": "bracket.FCStd"})
+        assert await fc.value("doc.UndoNames") == "['Widen the bracket from the assembly']"
         saved = await fc.invoke("save_document", {})
         assert not saved.is_error, text_of(saved)
         listed = (await fc.invoke("list_documents", {})).structured_content["documents"]
@@ -508,3 +509,27 @@ async def test_close_document_refuses_unsaved_work_then_drops_it_when_told(
         assert result_value(names) == "[]", text_of(names)  # read again from its file: the box was dropped
         listed = (await fc.invoke("list_documents", {})).structured_content["documents"]
         assert {d["title"]: d["modified"] for d in listed}["copy.FCStd"] is False, listed
+
+
+async def test_a_preview_or_a_failed_run_that_changes_another_document_leaves_it_as_it_was(
+    daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    """FreeCAD_Examples' asm_tuto1 script set the linked axis part's angle: the preview said "modifies
+    nothing" and the angle stayed changed, so confirm-changes never asked and a no undid nothing."""
+    assembly = tmp_path / "assembly.FCStd"
+    assembly.write_bytes(sample.read_bytes())
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        assert not (await fc.invoke("open_document", {"filePath": str(assembly)})).is_error
+        edit = "App.getDocument('bracket').getObject('Bracket').Label = 'Renamed from the assembly'"
+        preview = await fc.invoke("execute_python_code", {"code": edit, "dryRun": True})
+        assert not preview.is_error, text_of(preview)
+        warnings = preview.structured_content.get("warnings") or []
+        assert any("also changes bracket.FCStd (Bracket)" in w for w in warnings), preview.structured_content
+        label = "App.getDocument('bracket').getObject('Bracket').Label"
+        assert await fc.value(label) == "'Bracket'"
+        failed = await fc.run(f"{edit}\n1 / 0")
+        assert failed.is_error and "ROLLBACK" in text_of(failed), text_of(failed)
+        assert await fc.value(label) == "'Bracket'"
+        assert await fc.value("App.getDocument('bracket').UndoNames") == "[]"

@@ -485,6 +485,9 @@ class FreeCADScriptRun:
                 "unavailable",
             )
         self.doc.UndoMode = 1
+        for other in App.listDocuments().values():  # what the script changes there joins the run's
+            if other is not self.doc and not other.UndoMode:  # transaction: a rollback takes it back too
+                other.UndoMode = 1
         self._was_modified = self.adapter.modified(self.doc)
         self._touched = touched(self.doc)
         self._invalid = invalid(self.doc)
@@ -515,8 +518,17 @@ class FreeCADScriptRun:
 
     def caution(self) -> str:
         """For a preview, after :meth:`prepare`: the objects the recompute left in error, as the
-        applied run's answer names them."""
-        return _recompute_warning(self.doc, "change the script") if self._changes.any else ""
+        applied run's answer names them, and the other documents the script changes."""
+        said = [_recompute_warning(self.doc, "change the script") if self._changes.any else ""]
+        docs = App.listDocuments()
+        for name, objects in self._changes.elsewhere.items():
+            if name in docs:
+                listed = ", ".join(sorted(objects)[:5]) + (" ..." if len(objects) > 5 else "")
+                said.append(
+                    f"The script also changes {self.adapter.title(docs[name])} ({listed}), another open "
+                    "document: this preview shows the active document only."
+                )
+        return " ".join(w for w in said if w)
 
     def commit(self) -> RecordedStep | None:
         try:
@@ -527,7 +539,7 @@ class FreeCADScriptRun:
             _close_application_transaction(abort=False)
             self._end()
         after = list(self.doc.UndoNames)
-        elsewhere = self.adapter.changed_elsewhere(self._changes.elsewhere)
+        elsewhere = self.adapter.changed_elsewhere(self._changes.elsewhere, self.name)
         overridden = self._changes.overridden()
         put_back = (
             f"The recompute put back what the script set: {'; '.join(overridden)}. Change what the "
@@ -707,25 +719,36 @@ class FreeCADAdapter:
                 return self._unmodified_at.get(doc.Name) != tuple(doc.UndoNames)
         return tuple(doc.UndoNames) != self._saved.get(doc.Name, ())
 
-    def changed_elsewhere(self, changed: dict[str, set[str]]) -> str:
+    def changed_elsewhere(self, changed: dict[str, set[str]], step: str) -> str:
         """Mark documents a run changed besides its own as modified (FreeCAD's own flag stays unset
-        without a transaction, so answers and recovery copies would pass them over); what to say."""
+        without a transaction, so answers and recovery copies would pass them over); what to say.
+        Where the change became an undo step ``step`` of that document's own, say how to undo it."""
         docs = App.listDocuments()
-        said = []
+        own, loose = [], []
         for name, objects in changed.items():
             doc = docs.get(name)
             if doc is None:
                 continue
-            self._changed_outside.add(name)
             listed = ", ".join(sorted(objects)[:5]) + (" ..." if len(objects) > 5 else "")
-            said.append(f"{self.title(doc)} ({listed})")
-        if not said:
-            return ""
-        return (
-            f"The script also changed {'; '.join(said)}: not part of the undo step, which holds the active "
-            "document only, so navigate_history does not take it back. Save that document to keep the "
-            "change (activate_document, save_document), or set the values back with a script."
-        )
+            if list(doc.UndoNames[:1]) == [step]:
+                own.append(f"{self.title(doc)} ({listed})")
+            else:  # a document the script opened itself records no undo
+                self._changed_outside.add(name)
+                loose.append(f"{self.title(doc)} ({listed})")
+        said = []
+        if own:
+            said.append(
+                f"The script also changed {'; '.join(own)}: an undo step {step!r} of that document's own, "
+                "not of this call's step, which holds the active document only (to undo it: "
+                "activate_document, then navigate_history back). Save that document to keep the change."
+            )
+        if loose:
+            said.append(
+                f"The script also changed {'; '.join(loose)}: not part of the undo step, which holds the "
+                "active document only, so navigate_history does not take it back. Save that document to "
+                "keep the change (activate_document, save_document), or set the values back with a script."
+            )
+        return " ".join(said)
 
     def rolled_back(self, doc: Any, was_modified: bool) -> None:
         """A run on ``doc`` was rolled back: an unmodified document stays unmodified in our answers
