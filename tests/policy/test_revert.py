@@ -644,3 +644,30 @@ async def test_calls_on_hosts_no_longer_running_are_counted_not_listed_unless_as
             (str(closed), False),
             (str(kept), True),
         ], every
+
+
+async def test_a_revert_past_what_the_history_keeps_is_refused_and_undoes_nothing(
+    hosts: Any, daemon_client: Any, tmp_path: Path, runtime_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FreeCAD keeps 20 steps: 23 calls reverted "went back 23 step(s)", every one listed reverted,
+    while the first three had fallen off the history and the document was not back where it began."""
+    monkeypatch.setenv("CADMCP_UNDO_DEPTH", "3")
+    host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        before = await _code(agent, dxf, COUNT_DXF)
+        for radius in range(1, 6):
+            await _code(agent, dxf, f"msp.add_circle((0, 0), {radius})")
+        made = await _code(agent, dxf, COUNT_DXF)
+        ids = [
+            c["callId"] for c in (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        ]
+        refused = await _own(agent, "revert_calls", {"callId": ids[-5], "since": True})
+        said = json.dumps(refused.structured_content)
+        assert refused.structured_content["ok"] is False, said
+        assert "keeps 3 undo step(s), fewer than the 5" in said and f"Revert since {ids[-3]}" in said, said
+        assert await _code(agent, dxf, COUNT_DXF) == made  # nothing was undone
+        went = await _own(agent, "revert_calls", {"callId": ids[-3], "since": True})
+        assert went.structured_content["ok"] is True, went.structured_content
+        assert await _code(agent, dxf, COUNT_DXF) != before  # the first two calls' circles stay

@@ -384,6 +384,9 @@ class Checkpoints:
                         f"{later_one.call_id} first.",
                         host=group[0].where,
                     )
+            kept = await _undo_count(directory, host)
+            if link is not None and kept is not None and (short := _fell_off(standing, kept)):
+                return _refused(f"{group[0].where}: {document} {short}", host=group[0].where)
             plans.append((group, link, now_at, standing))
         undone = []
         for group, link, now_at, standing in plans:
@@ -409,6 +412,14 @@ class Checkpoints:
                 return _refused(
                     f"{group[0].where} could not go back {steps} step(s): {text[:300]}", partial=undone
                 )
+            moved = (answer.get("structuredContent") or {}).get("navigated")
+            if isinstance(moved, int) and moved < steps:  # the history lost steps meanwhile
+                return _refused(
+                    f"{group[0].where} went back only {moved} of the {steps} step(s) of these calls: the "
+                    "oldest were no longer on its history. The document is now before the calls whose steps "
+                    "were there; set back the rest by hand.",
+                    partial=undone,
+                )
             went = {
                 "host": group[0].where,
                 "hostInstanceId": group[0].host,
@@ -433,6 +444,39 @@ class Checkpoints:
                     await _save(link, went)
             undone.append(went)
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
+
+
+def _fell_off(standing: list[Checkpoint], kept: int) -> str:
+    """Why the steps of `standing` (oldest first) cannot all be undone when the document's history
+    holds `kept` steps (the application keeps only so many), or ""."""
+    steps = sum(c.added for c in standing)
+    if steps <= kept:
+        return ""
+    whole, room = [], kept
+    for checkpoint in reversed(standing):  # the latest calls' steps are the ones still there
+        if checkpoint.added > room:
+            break
+        whole.append(checkpoint)
+        room -= checkpoint.added
+    lost = [c.call_id for c in standing[: len(standing) - len(whole)]]
+    named = ", ".join(lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+    by_hand = "set the values back by hand (or reopen the file without saving)"
+    instead = (
+        f"Revert since {whole[-1].call_id} to undo the calls still there, or {by_hand}" if whole else by_hand
+    )
+    return (
+        f"keeps {kept} undo step(s), fewer than the {steps} of these calls: the steps of {named} fell off "
+        f"its history, so they cannot be undone. Nothing was undone. {instead[0].upper()}{instead[1:]}."
+    )
+
+
+async def _undo_count(directory: HostDirectory, host: str) -> int | None:
+    """How many undo steps the host's active document has now (None when it does not say)."""
+    found = await _history(directory, host)
+    if isinstance(found, str):
+        return None
+    count = found[1].get("undoCount")
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def _chosen(items: list[Checkpoint], reverted: set[str], call_id: str, since: bool) -> list[Checkpoint] | str:

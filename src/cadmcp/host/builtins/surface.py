@@ -787,6 +787,7 @@ class BuiltinSurface:
         def model_history() -> str:
             def read() -> str:
                 now = position(adapter)
+                now["undoCount"] = len(adapter.history().undo_names())  # `undo` holds the latest alone
                 earlier, renamed = self.saved_from.get(str(now["document"])), self._saved_as()
                 if earlier:  # the active document was saved as another file: known by both
                     now["savedFrom"] = earlier
