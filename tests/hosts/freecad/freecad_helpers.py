@@ -63,12 +63,15 @@ def _rewritten(target: Path, edit: Any) -> Path:
     return target
 
 
-def from_newer_freecad(target: Path, program: str = "1.2R45125 (Git)") -> Path:
+def from_newer_freecad(target: Path, program: str = "1.2R45125 (Git)", unknown: bool = True) -> Path:
     """The sample as a newer FreeCAD saves it, the shape of FreeCAD/Examples' 1.2 tutorial: its
-    ProgramVersion, and an object of a type 0.20 lacks (App::Point, "Origin001") declared and stored."""
+    ProgramVersion, and (``unknown``) an object of a type 0.20 lacks (App::Point, "Origin001")
+    declared and stored."""
 
     def edit(text: str) -> str:
         text = re.sub(r'ProgramVersion="[^"]*"', f'ProgramVersion="{program}"', text, count=1)
+        if not unknown:
+            return text
         text = re.sub(r'<Objects Count="(\d+)"', lambda m: f'<Objects Count="{int(m[1]) + 1}"', text)
         declared = '<Object type="App::Point" name="Origin001" id="9001" />'
         stored = '<Object name="Origin001"><Properties Count="0"></Properties></Object>'

@@ -221,6 +221,28 @@ async def test_objects_a_newer_freecad_saved_are_said_missing_and_their_file_nev
     assert newer.read_bytes() == original
 
 
+async def test_a_file_a_newer_freecad_saved_is_not_written_over_even_with_every_object_loaded(
+    daemon: Any, tmp_path: Path
+) -> None:
+    """sekt1953's GridfinityParametric, saved by FreeCAD 0.22: opening it warned, but save_document
+    wrote it over and dropped 130 properties and every element map that version had added."""
+    newer = from_newer_freecad(tmp_path / "grid.FCStd", unknown=False)
+    original = newer.read_bytes()
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(newer)})
+        (document,) = launched["documents"]
+        assert "not written over" in " ".join(document.get("warnings", [])), document
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        refused = await fc.invoke("save_document", {})
+        said = text_of(refused)
+        assert refused.is_error and "written by FreeCAD 1.2" in said and "another .FCStd" in said, said
+        assert newer.read_bytes() == original
+        copy = tmp_path / "grid here.FCStd"
+        assert not (await fc.invoke("save_document", {"filePath": str(copy)})).is_error
+        assert not (await fc.invoke("save_document", {})).is_error  # the copy is this FreeCAD's own
+    assert newer.read_bytes() == original
+
+
 ADDON_OBJECT = """
 import sys, types
 addon = types.ModuleType("gadget_addon")

@@ -627,6 +627,8 @@ class FreeCADAdapter:
         """Documents a run changed outside its undo step, until they are saved."""
         self._not_loaded: dict[str, NotLoaded] = {}
         """Per document: objects of its file FreeCAD left out (the file is not written over)."""
+        self._newer: dict[str, tuple[Path, str]] = {}
+        """Per document: its file and the newer FreeCAD that saved it (the file is not written over)."""
         self._open_notes: dict[str, list[str]] = {}
         self._saved: dict[str, tuple[str, ...]] = {}
         self._unmodified_at: dict[str, tuple[str, ...]] = {}
@@ -688,8 +690,9 @@ class FreeCADAdapter:
         self._order = [name for name in self._order if name in docs]
         for gone in [name for name in self._steps if name not in docs]:
             del self._steps[gone]
-        for gone in [name for name in self._not_loaded if name not in docs]:
-            del self._not_loaded[gone]
+        for kept in (self._not_loaded, self._newer):
+            for gone in [name for name in kept if name not in docs]:
+                del kept[gone]
         self._changed_outside &= set(docs)
         for gone in [name for name in _FRESH_DERIVED.solved if name not in docs]:
             del _FRESH_DERIVED.solved[gone]
@@ -849,6 +852,7 @@ class FreeCADAdapter:
         is never written over), or a file from a newer FreeCAD."""
         running = freecad_version()
         self._not_loaded.pop(doc.Name, None)
+        self._newer.pop(doc.Name, None)
         if not newer_than(declared.program, OWN_SOLVER_FLAGS) and declared.program:
             self._old_flags.add(doc.Name)  # saved before FreeCAD kept its sketches' solver flags
         else:
@@ -860,10 +864,11 @@ class FreeCADAdapter:
             return [lost.said(running)]
         major, minor = (int(p) for p in [*App.Version()[:2]])
         if newer_than(declared.program, (major, minor)):
+            self._newer[doc.Name] = (path, version_of(declared.program))
             return [
                 f"{echo(path.name)} was saved by FreeCAD {version_of(declared.program)}, newer than this "
-                f"host's {running}: what that version added to its objects may not survive a save here "
-                "(save_document with another filePath keeps the original)."
+                f"host's {running}: what that version added to its objects does not survive a save here, "
+                "so the file is not written over (save_document with another filePath keeps the original)."
             ]
         return []
 
@@ -950,7 +955,7 @@ class FreeCADAdapter:
         path, name = doc.FileName or None, doc.Name
         was_active = App.ActiveDocument is doc
         App.closeDocument(name)  # its window too, without asking: the check above asked
-        for kept in (self._sources, self._saved, self._unmodified_at, self._open_notes):
+        for kept in (self._sources, self._saved, self._unmodified_at, self._open_notes, self._newer):
             kept.pop(name, None)  # a later document may get the same name
         self._old_flags.discard(name)
         left = self._documents()
@@ -972,6 +977,15 @@ class FreeCADAdapter:
                 f"Not saved: writing {self.title(doc)} over {echo(lost.path.name)} would drop the "
                 f"{lost.count} object(s) this FreeCAD did not load whole from it (freecad://model/warnings "
                 "names them). Call save_document with a filePath to another .FCStd file.",
+                "invalid",
+            )
+        newer = self._newer.get(doc.Name)
+        if newer is not None and (target or Path(doc.FileName)).resolve() == newer[0].resolve():
+            raise FreeCADError(
+                f"Not saved: {echo(newer[0].name)} was written by FreeCAD {newer[1]}, and this host's "
+                f"FreeCAD {freecad_version()} would write it without what that version added (properties "
+                "its objects gained, FreeCAD's element maps). Call save_document with a filePath to another "
+                ".FCStd file.",
                 "invalid",
             )
         # without its window FreeCAD writes no view data: keep the file's (read before it is written over)
