@@ -396,10 +396,15 @@ async def test_a_script_changing_another_open_document_says_so_and_that_document
 
 async def test_a_value_its_expression_puts_back_is_said_not_set(daemon: Any, sample: Path) -> None:
     """FreeCAD/Examples' AttachmentTutorial: `pad.Length = 60` on a Pad whose Length an expression
-    computes answered "Recorded 'Pad +20'" and the result 60; the recompute had made it 40 again."""
+    computes answered "Recorded 'Pad +20'" and the result 60; the recompute had made it 40 again. A
+    preview said "modifies nothing" and warned of nothing (roberthart56's parametric_001)."""
     async with daemon() as session:
         launched = await structured(session, "launch_host", {"filePath": str(sample)})
         fc = FreeCAD(session, launched["hostInstanceId"])
+        code = "doc.getObject('Plate').Length = 20"
+        preview = await fc.invoke("execute_python_code", {"code": code, "dryRun": True})
+        warned = " ".join(preview.structured_content.get("warnings") or [])
+        assert "put back what the script set: Plate.Length" in warned, preview.structured_content
         pad = await fc.run("pad = doc.getObject('Plate')\npad.Length = 20\npad.Length.Value", "Pad to 20")
         said = text_of(pad)
         assert not pad.is_error and "The recompute put back what the script set: Plate.Length was set" in said

@@ -322,6 +322,16 @@ class _Changes:
                             f"made it {now} again")  # fmt: skip
         return said
 
+    def put_back(self) -> str:
+        """The sentence for values the script set that the recompute put back (:meth:`overridden`), or ""."""
+        overridden = self.overridden()
+        if not overridden:
+            return ""
+        return (
+            f"The recompute put back what the script set: {'; '.join(overridden)}. Change what the "
+            "expression reads, or clear it first (obj.setExpression('Property', None))."
+        )
+
     def placed_attached(self) -> str:
         """The sentence for attached objects whose Placement the script set to other than what their
         attachment computes (FreeCAD puts it back), or ""."""
@@ -517,9 +527,11 @@ class FreeCADScriptRun:
             self.doc.recompute()
 
     def caution(self) -> str:
-        """For a preview, after :meth:`prepare`: the objects the recompute left in error, as the
-        applied run's answer names them, and the other documents the script changes."""
+        """For a preview, after :meth:`prepare`: what the applied run's answer would warn of (the
+        objects the recompute left in error, values it put back, attached objects placed by hand)
+        and the other documents the script changes."""
         said = [_recompute_warning(self.doc, "change the script") if self._changes.any else ""]
+        said += [self._changes.put_back(), self._changes.placed_attached()]  # as the applied run says
         docs = App.listDocuments()
         for name, objects in self._changes.elsewhere.items():
             if name in docs:
@@ -540,13 +552,7 @@ class FreeCADScriptRun:
             self._end()
         after = list(self.doc.UndoNames)
         elsewhere = self.adapter.changed_elsewhere(self._changes.elsewhere, self.name)
-        overridden = self._changes.overridden()
-        put_back = (
-            f"The recompute put back what the script set: {'; '.join(overridden)}. Change what the "
-            "expression reads, or clear it first (obj.setExpression('Property', None))."
-            if overridden
-            else ""
-        )
+        put_back = self._changes.put_back()
         placed = self._changes.placed_attached()
         if after == self._undo_before:
             said = " ".join(w for w in (put_back, placed, elsewhere) if w)
