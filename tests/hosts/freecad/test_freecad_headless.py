@@ -89,6 +89,21 @@ async def test_screenshot_differs_where_the_part_is(daemon: Any) -> None:
         assert part.getpixel((2, 298)) == empty.getpixel((2, 298))
 
 
+async def test_a_picture_of_objects_waiting_for_a_recompute_says_they_are_drawn_as_last_computed(
+    daemon: Any, sample: Path
+) -> None:
+    """0x007E's mechanical.FCStd: 49 objects waiting for a recompute were pictured with no word."""
+    async with daemon() as session:
+        launched = await structured(session, "launch_host", {"filePath": str(sample)})
+        fc = FreeCAD(session, launched["hostInstanceId"])
+        clean = await fc.invoke("view_screenshot", {"width": 320})
+        assert "NOT RECOMPUTED" not in text_of(clean), text_of(clean)
+        assert not (await fc.run("doc.getObject('Bracket').touch()")).is_error
+        waiting = await fc.invoke("view_screenshot", {"width": 320})
+        said = text_of(waiting)
+        assert "[NOT RECOMPUTED] 1 object(s) wait for a recompute (Bracket)" in said, said
+
+
 async def test_a_failing_script_is_rolled_back_and_the_document_left_exact(daemon: Any, sample: Path) -> None:
     async with daemon() as session:
         launched = await structured(session, "launch_host", {"filePath": str(sample)})
@@ -284,6 +299,8 @@ async def test_objects_whose_add_on_is_missing_are_named_and_their_file_never_wr
         fc = FreeCAD(session, launched["hostInstanceId"])
         warnings = await fc.read("freecad://model/warnings")
         assert [(i["kind"], i["object"]) for i in warnings["issues"]] == [("class_not_loaded", "Gadget")]
+        pictured = text_of(await fc.invoke("view_screenshot", {"width": 320}))
+        assert "[SAVED SHAPES] 1 add-on object(s) whose add-on is not installed here (Gadget)" in pictured
         refused = await fc.invoke("save_document", {})
         assert refused.is_error and "did not load whole" in text_of(refused), text_of(refused)
         assert made.read_bytes() == original

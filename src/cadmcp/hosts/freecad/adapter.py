@@ -1145,6 +1145,21 @@ class FreeCADAdapter:
                 f"({'; '.join(problems[:3])}): FreeCAD keeps their last good shape, so the picture may not "
                 "show the latest change. freecad://model/warnings lists them."
             )
+        if waiting := sorted(touched(doc) - invalid(doc)):  # FreeCAD draws what it last computed
+            named = ", ".join(waiting[:5]) + (f" and {len(waiting) - 5} more" if len(waiting) > 5 else "")
+            shot.notes.append(
+                f"[NOT RECOMPUTED] {len(waiting)} object(s) wait for a recompute ({named}): they are "
+                "drawn as last computed, not yet following what changed; a script running doc.recompute() "
+                "brings them up to date."
+            )
+        lost = self._not_loaded.get(doc.Name)
+        if lost is not None and lost.classless:
+            names = sorted(lost.classless)
+            named = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            shot.notes.append(
+                f"[SAVED SHAPES] {len(names)} add-on object(s) whose add-on is not installed here ({named}) "
+                "are drawn with the shapes saved in the file: they do not recompute here."
+            )
         return shot
 
     def _shot(self, doc: Any, width: int, height: int | None, options: Mapping[str, Any]) -> Shot:
