@@ -366,7 +366,9 @@ async def test_a_reverted_call_redone_since_is_listed_live_again_and_can_be_reve
             ):
                 await anyio.sleep(0.3)
         shown = await anyio.to_thread.run_sync(_policy, "checkpoints")
-        assert "(its host is gone: it cannot be reverted)" in shown.stdout, shown.stdout
+        assert "(its host is gone" not in shown.stdout and "are not listed (--gone)" in shown.stdout, shown
+        every = await anyio.to_thread.run_sync(_policy, "checkpoints", "--gone")
+        assert "(its host is gone: it cannot be reverted)" in every.stdout, every.stdout
 
 
 async def test_a_call_already_undone_by_hand_reverts_to_nothing_more_not_to_someone_changed_it(

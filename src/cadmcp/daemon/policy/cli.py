@@ -49,7 +49,12 @@ def _parser() -> argparse.ArgumentParser:
     answer = sub.add_parser("answer", help="answer a waiting confirmation")
     answer.add_argument("approval_id")
     answer.add_argument("answer", choices=["accept", "decline"])
-    sub.add_parser("checkpoints", help="what agents changed through the running daemons")
+    listing = sub.add_parser("checkpoints", help="what agents changed through the running daemons")
+    listing.add_argument(
+        "--gone",
+        action="store_true",
+        help="also list the calls on hosts no longer running (no revert reaches them)",
+    )
     revert = sub.add_parser("revert", help="revert a call (or everything since it) on every host it touched")
     revert.add_argument("call_id", help="a callId from `cadmcp policy checkpoints` (like 4242-1)")
     revert.add_argument("--since", action="store_true", help="that call and every later one")
@@ -152,11 +157,15 @@ def main(argv: Sequence[str]) -> int:
 
             answers = [{"checkpoints": anyio.run(Checkpoints(log_dir()).listing)}]
             print("no daemon is running: the checkpoints its call logs hold (reverting one needs a daemon)")
+        gone = 0
         for answer in answers:
             for c in answer.get("checkpoints") or []:
                 count += 1
                 state = " (reverted)" if c["reverted"] else ""
                 if c.get("hostRunning") is False:
+                    gone += 1
+                    if not args.gone:
+                        continue
                     state += " (its host is gone: it cannot be reverted)"
                 when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c["at"])) if c.get("at") else "?"
                 by = f"{c['client']}, " if c.get("client") else ""
@@ -166,6 +175,10 @@ def main(argv: Sequence[str]) -> int:
                 )
         if not count:
             print("no agent change is recorded")
+        elif gone and not args.gone:
+            print(
+                f"{gone} call(s) on hosts no longer running, which no revert reaches, are not listed (--gone)"
+            )
         return 0
     if args.action == "revert":
         request = {"op": "revert", "callId": args.call_id, "since": args.since, "save": args.save}
