@@ -18,6 +18,7 @@ SCHEMA = {
         "layer": {"type": "string", "minLength": 1, "pattern": "^[A-Z-]+$"},
         "tags": {"type": "array", "maxItems": 3, "uniqueItems": True},
         "mode": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+        "height": {"anyOf": [{"type": "integer"}, {"type": "null"}], "minimum": 64, "maximum": 4096},
     },
 }
 
@@ -31,6 +32,7 @@ SCHEMA = {
         ({"layer": "walls"}, "a string of at least 1 character matching '^[A-Z-]+$'"),
         ({"tags": [1, 1]}, "a list of at most 3 items without repeated items"),
         ({"mode": "c"}, "one of 'a', 'b'"),
+        ({"height": 8192}, "an integer >= 64 <= 4096"),  # pydantic's optional field: limits beside anyOf
     ],
 )
 def test_expected_says_what_fits_not_what_was_wrong(arguments: dict[str, Any], expected: str) -> None:
@@ -160,3 +162,14 @@ def test_an_example_for_a_models_argument_follows_its_ref_and_is_itself_valid() 
     ArgumentChecker().check(cap, example)  # the example passes
     Arguments.model_validate(example)
     assert args_hint(cap) == "order: Order (object)"
+
+
+def test_the_example_of_an_optional_bounded_field_is_within_its_bounds() -> None:
+    """view_screenshot's height 8192 was answered "expected an integer" with the example height 1,
+    which the same check refuses."""
+    cap = Capability("id", "tool", "draw", "draw", None, "", {"inputSchema": SCHEMA}, HostKey("m", 1))
+    with pytest.raises(DaemonError) as raised:
+        ArgumentChecker().check(cap, {"height": 8192})
+    example = raised.value.details["example"]
+    assert example["height"] == 64, example
+    ArgumentChecker().check(cap, example)  # the example itself passes

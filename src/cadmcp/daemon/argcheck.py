@@ -206,8 +206,12 @@ def _expected(spec: Any) -> str:
     kind = spec.get("type")
     if kind is None:
         branches = spec.get("anyOf") or spec.get("oneOf")
-        if isinstance(branches, list):
-            words = [_expected(b) for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+        if isinstance(branches, list):  # limits beside the branches hold for each (an optional integer's)
+            words = [
+                _expected(_with_limits(b, spec))
+                for b in branches
+                if not (isinstance(b, dict) and b.get("type") == "null")
+            ]
             return " or ".join(words) or "a value"
         return f"a value {_constraints(spec)}".strip()
     kinds = kind if isinstance(kind, list) else [kind]
@@ -225,6 +229,27 @@ def _expected(spec: Any) -> str:
     if kinds == ["array"] and isinstance(items, dict) and items:
         text = f"a list of {_expected(items).removeprefix('a ').removeprefix('an ')} items"
     return f"{text} {_constraints(spec)}".strip()
+
+
+LIMITS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "pattern",
+)
+"""Schema keywords that bound a value, which pydantic puts beside an optional field's branches."""
+
+
+def _with_limits(branch: Any, wrapper: dict[str, Any]) -> Any:
+    """A branch of `wrapper`'s anyOf/oneOf with the limits the wrapper sets beside them."""
+    if not isinstance(branch, dict):
+        return branch
+    return {**{k: wrapper[k] for k in LIMITS if k in wrapper}, **branch}
 
 
 def _constraints(spec: dict[str, Any]) -> str:
@@ -298,7 +323,7 @@ def example_value(spec: Any, name: str = "value", root: Any = None, depth: int =
     if isinstance(branches, list):
         for branch in branches:
             if isinstance(branch, dict) and branch.get("type") != "null":
-                return example_value(branch, name, root, depth + 1)
+                return example_value(_with_limits(branch, spec), name, root, depth + 1)
     kind = spec.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
