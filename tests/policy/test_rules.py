@@ -11,6 +11,7 @@ from cadmcp.daemon.catalog import HostEntry, HostKey
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.policy import Policy, Subject, load_policy, subject_for
 from cadmcp.daemon.policy.cli import show
+from cadmcp.daemon.policy.envelopes import denied
 from cadmcp.daemon.policy.rules import declared
 from cadmcp.wire.meta import NAVIGATES
 
@@ -126,6 +127,8 @@ def test_rules_match_by_machine_host_document_name_and_annotations_first_match_w
     assert policy.decide(farm).rule.name == "render farm reads only"
     remote = Subject("layer_tool", caller="remote")
     assert policy.decide(remote).rule.name == "no deletes"
+    said = str(denied(policy.decide(remote), remote))  # sent to the caller's machine: where to look
+    assert "`cadmcp policy show layer_tool --caller remote` on that machine" in said, said
     assert policy.decide(Subject("layer_tool")).verdict == "allow"  # the same call, locally
     cap = next(c for c in dxf.capabilities if c.target == "layer_tool")
     by_id = load_policy(_write(tmp_path, {"rules": [{"decision": "deny", "capability": cap.id}]}), env={})

@@ -29,11 +29,14 @@ def _details(decision: Decision, subject: Subject) -> dict[str, object]:
 def denied(decision: Decision, subject: Subject) -> DaemonError:
     """`policy_denied`: a rule refuses the call; nothing ran."""
     rule = decision.rule
+    show = f"`cadmcp policy show {subject.capability}` shows the rule"
+    if subject.caller == "remote":  # decided by the machine that owns the host, for callers from afar
+        show = f"`cadmcp policy show {subject.capability} --caller remote` on that machine shows the rule"
     return DaemonError(
         "policy_denied",
         f"The policy refuses {where(subject)}: rule {rule.name!r} ({rule.origin}) denies it because "
         f"{decision.why}. Nothing ran. Use a capability the policy allows (reads usually are), or ask the "
-        f"person to change the policy (`cadmcp policy show {subject.capability}` shows the rule).",
+        f"person to change the policy ({show}).",
         _details(decision, subject),
     )
 
