@@ -81,6 +81,9 @@ async def test_a_machine_that_disappears_goes_stale_offline_then_gone(
                 seen = await offline()
         assert seen["connectedHosts"] == 0 and seen["lastSeen"]
         assert (await structured(session, "search_dynamic", {"query": "echo"}))["count"] == 0
+        there = await structured(session, "search_dynamic", {"query": "echo", "machineId": "bravo"})
+        said = there["guidance"]["message"]  # the machine, not the words ("Nothing matched. Try other words")
+        assert "'bravo' is offline" in said and "Try other words" not in said, there
         offline_said = (await _invoke(session, echo["id"], {"text": "x"})).structured_content
         assert offline_said["reason"] == "host_disconnected"
         assert "'bravo' is offline" in offline_said["message"], offline_said

@@ -152,7 +152,15 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
             f"by words only so far: the meaning model is still reading {pending} capabilities; the same "
             "search ranks by meaning too within seconds, and may then order them otherwise"
         )
-    if not directory.hosts():  # what matched, if anything, is the daemon's own (checkpoints)
+    unreached = (
+        directory.remote.unreached(machine)
+        if machine is not None and not machine_hosts and directory.remote is not None
+        else None
+    )
+    if unreached is not None:  # not the words: that machine's hosts cannot be listed now
+        message = f"No host of that machine is listed now: {unreached}."
+        answer["guidance"] = {"message": message, "suggestions": [], "kindsAvailable": result.kinds_available}
+    elif not directory.hosts():  # what matched, if anything, is the daemon's own (checkpoints)
         message = (
             "No host is connected, so no drawing or model can answer this. Start one with launch_host "
             f"(hostApp one of {', '.join(_launchable())}, or filePath of a drawing or model to open) "
@@ -166,6 +174,8 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
         message = (
             "Nothing matched. Try other words, one of the suggested names, or an empty query to list all."
         )
+        if machine is not None and not machine_hosts:
+            message = "That machine runs no host now: launch_host with its machineId starts one."
         answer["guidance"] = {
             "message": message,
             "suggestions": result.suggestions,

@@ -131,11 +131,31 @@ class Gateway:
         if len(named) == 1:
             return named[0]
         known = sorted(f"{m.name} ({m.machine_id})" for m in self.mirror.machines.values())
+        down = self.down()
+        if down is not None and not known:  # nothing can be known: say why, not that it does not exist
+            raise DaemonError(
+                "gateway_down",
+                f"No other machine can be reached, so {echo(value)} is not known here: the gateway is not "
+                f"connected: {down}.",
+            )
         raise DaemonError(
             "unknown_machine",
             f"No machine {echo(value)} is known on the gateway (known: {', '.join(known) or 'none'}, and "
             f"this one, {self.settings.machine_name} ({self.settings.machine_id})). Call list_machines.",
         )
+
+    def unreached(self, machine_id: str) -> str | None:
+        """Why a machine of the space lists no host now (offline, or the gateway down), or None."""
+        if machine_id == self.settings.machine_id:
+            return None
+        down = self.down()
+        if down is not None:
+            return f"the gateway is not connected: {down}"
+        machine = self.mirror.machines.get(machine_id)
+        if machine is not None and not machine.online:
+            name = machine.name or machine.machine_id
+            return f"the machine {name!r} is offline (its daemon stopped answering heartbeats; list_machines)"
+        return None
 
     async def policies(self, pattern: str) -> list[dict[str, Any]]:
         """`cadmcp policy show` on every online machine: each one's decisions, by its own policy, for
