@@ -49,3 +49,18 @@ def test_a_hosts_calls_stay_the_hosts_after_it_exits(tmp_path: Path) -> None:
     assert dashboard._host_pids() == {4242}
     endpoints.clear()  # the host exited
     assert dashboard._host_pids() == {4242}
+
+
+def test_a_call_from_another_machine_says_who_sent_it(tmp_path: Path) -> None:
+    """A call another machine sent through the gateway showed "machine": null, "client": null on
+    the serving machine's page, though its log line names the caller."""
+    day = time.strftime("%Y-%m-%dT%H:%M")
+    path = tmp_path / f"log_300_{time.strftime('%Y%m%d%H')}_0.log"
+    path.write_text(
+        f"{day}:01.000+00:00 tools/call ok target=save_document via=gateway callerMachine=machine-a "
+        'caller="modelling PC A" durationMs=3\n'
+    )
+    timeline = Timeline(tmp_path)
+    timeline.poll()
+    (row,) = timeline.listing(set(), sides="all")
+    assert row["client"] == "modelling PC A on machine-a" and row["callerMachine"] == "machine-a", row

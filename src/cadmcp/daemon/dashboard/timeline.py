@@ -67,7 +67,8 @@ class Call:
             "hostTarget": line.get("hostTarget"),
             "machine": line.get("machine"),
             "document": line.get("document") or mark.get("document"),
-            "client": line.get("client"),
+            "client": line.get("client") or _remote_caller(line),
+            "callerMachine": line.get("callerMachine"),  # a call another machine sent through the gateway
             "durationMs": line.get("durationMs"),
             "undoStep": (mark.get("undo") or [None])[0] if mark.get("added") else None,
             "callId": line.get("callId"),  # the checkpoint the call made (`cadmcp.daemon.checkpoints`)
@@ -196,3 +197,12 @@ class Timeline:
             if len(out) >= limit:
                 break
         return out
+
+
+def _remote_caller(line: dict[str, Any]) -> str | None:
+    """Who sent a call that came through the gateway: its client, on which machine."""
+    machine = line.get("callerMachine")
+    if not isinstance(machine, str) or not machine:
+        return None
+    caller = line.get("caller")
+    return f"{caller} on {machine}" if isinstance(caller, str) and caller else f"a client on {machine}"
