@@ -79,11 +79,14 @@ async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confi
 
         swatch = await find_target(session, "render_swatch")
         results: list[Any] = []
+        heard: list[str] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            heard.append(message or "")
 
         async def run() -> None:
-            results.append(
-                await call(session, "invoke_dynamic", {"id": swatch["id"], "arguments": {"size": 4}})
-            )
+            request = {"id": swatch["id"], "arguments": {"size": 4}}
+            results.append(await call(session, "invoke_dynamic", request, progress_callback=progress))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
@@ -104,6 +107,8 @@ async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confi
             assert answered.returncode == 0, answered.stderr
             assert "accepted; the call runs now, its answer going to the agent that asked" in answered.stdout
         assert not results[0].is_error and results[0].content[0].type == "image"
+        # the agent heard why its call waited (it heard nothing, the whole time, before)
+        assert any("Waiting for the person at 'bravo' to approve render_swatch" in m for m in heard), heard
 
         # a script is previewed on its machine, and the yes there applies exactly the preview
         code = await find_target(session, "execute_python_code", "DXF")

@@ -38,6 +38,9 @@ from cadmcp.wire.calllog import clip, compact_result, format_line, mask_secrets,
 from cadmcp.wire.echo import echo
 from cadmcp.wire.meta import PREVIEW
 
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""How a call that came through the gateway reports progress to its caller (`Reply.progress`)."""
+
 log = logging.getLogger("cadmcp.daemon.gateway")
 
 KEEPALIVE = 5.0
@@ -189,9 +192,18 @@ class Responder(GatewayPart):
         gate = self.gate
         previewable = invoking.can_preview(gate, cap, arguments)
 
-        async def confirm(link: Link) -> dict[str, Any] | None:
+        async def confirm(link: Link, progress: Progress | None = None) -> dict[str, Any] | None:
             """Ask this machine's person (with the host's preview where it can): None to go on with
-            `params` (then exactly the previewed change), or the answer to give instead."""
+            `params` (then exactly the previewed change), or the answer to give instead. A caller that
+            asked for progress hears that the call waits for that answer (it may wait minutes)."""
+            if progress is not None:
+                await progress(
+                    0,
+                    None,
+                    f"Waiting for the person at {self.settings.machine_name!r} to approve {cap.name}: "
+                    "they answer with `cadmcp policy approvals` there, or on its dashboard (no answer within "
+                    f"{gate.policy.confirm_timeout:g} s counts as no).",
+                )
             preview = None
             if previewable:
                 tried = await link.raw_request("tools/call", invoking.preview_request(cap, arguments))
@@ -261,7 +273,7 @@ class Responder(GatewayPart):
             }
             progress = reply.progress if body.get("progress") else None  # only when the caller asked
             with scope, self._keeping_alive(reply), anyio.fail_after(timeout or MAX_TIMEOUT):
-                instead = await decision(link) if decision is not None else None  # this machine's queue
+                instead = await decision(link, progress) if decision is not None else None  # the queue here
                 if instead is not None:
                     answer = {"ok": instead}
                 else:
