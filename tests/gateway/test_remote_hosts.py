@@ -100,10 +100,11 @@ async def test_a_machine_sees_another_machines_hosts_and_uses_them(nats_server: 
         )
         assert measured.structured_content["distance"] == 5.0
 
-        # a host error stays the host's answer
+        # a host error stays the host's answer, saying which machine it comes from (a path in it,
+        # "File not found: '/home/alice/plan.dxf'", is that machine's)
         fail = await find_target(session, "fail")
         failed = await call(session, "invoke_dynamic", {"id": fail["id"], "arguments": {"message": "nope"}})
-        assert failed.is_error and failed.content[0].text == "nope"
+        assert failed.is_error and failed.content[0].text == "On the machine 'bravo': nope"
 
         # batch reads, a template and a resource, from the other machine
         status = await find_target(session, "demo://status")

@@ -144,22 +144,41 @@ class RemoteLink(Link):
             machineId=self.entry.key.machine_id,
         )
 
+    def _where(self, message: str) -> str:
+        """`message` saying which machine it comes from (paths in it are that machine's)."""
+        prefix = f"On the machine {self.machine!r}: "
+        return message if message.startswith(prefix) else prefix + message
+
     def _unwrap(self, answer: dict[str, Any]) -> dict[str, Any]:
         if isinstance(answer.get("ok"), dict):
-            return answer["ok"]
+            result = answer["ok"]
+            content = result.get("content")
+            if (
+                result.get("isError")
+                and isinstance(content, list)
+                and content
+                and isinstance(content[0], dict)
+            ):
+                first = content[0]  # a host tool's own error: its paths and processes are that machine's
+                if first.get("type") == "text" and isinstance(first.get("text"), str):
+                    result = {
+                        **result,
+                        "content": [{**first, "text": self._where(first["text"])}, *content[1:]],
+                    }
+            return result
         if isinstance(answer.get("error"), dict):
             error = dict(answer["error"])
             kind = str(error.pop("type", "remote_error"))
-            message = str(error.pop("message", ""))
+            message = self._where(str(error.pop("message", "")))
             return_error = DaemonError(kind, message, {**error, "machineId": self.entry.key.machine_id})
             raise return_error
         if isinstance(answer.get("mcpError"), dict):
             err = answer["mcpError"]
             code = err.get("code") if isinstance(err.get("code"), int) else -32603
-            raise MCPError(code, str(err.get("message") or ""), err.get("data"))
+            raise MCPError(code, self._where(str(err.get("message") or "")), err.get("data"))
         failed = answer.get("failed") if isinstance(answer.get("failed"), dict) else {}
         raise invocation_failed(
-            f"On the machine {self.machine!r}: {failed.get('message') or 'the call failed.'}",
+            self._where(str(failed.get("message") or "the call failed.")),
             execution_started=bool(failed.get("executionStarted", True)),
             machineId=self.entry.key.machine_id,
         )
