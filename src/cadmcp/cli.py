@@ -214,15 +214,23 @@ def _run_daemon(args: argparse.Namespace) -> int:
     from cadmcp.daemon.search.semantic import SemanticUnavailable, semantic_from_env
     from cadmcp.daemon.server import Daemon
 
+    gateway_problem = None
     try:
         semantic = semantic_from_env()
-        gateway = load_settings(vars(args))
+        try:
+            gateway = load_settings(vars(args))
+        except DaemonError as exc:
+            if args.serve:  # serving other machines is all it would do
+                raise
+            # this machine's hosts need no gateway: serve them, and say why others are out of reach
+            gateway, gateway_problem = None, exc.message
+            print(f"cadmcp daemon: {exc.message} Serving this machine's hosts only.", file=sys.stderr)
         policy = load_policy()  # logs a configuration file it cannot parse, and starts on a fallback
     except (SemanticUnavailable, DaemonError) as exc:
         print(f"cadmcp daemon: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
     _check_host_config()
-    if args.serve and not gateway.configured:
+    if args.serve and (gateway is None or not gateway.configured):
         print(
             "cadmcp daemon: --serve needs a gateway (--gateway URL, CADMCP_GATEWAY or the config file)"
             + _unreadable_config(),
@@ -234,6 +242,7 @@ def _run_daemon(args: argparse.Namespace) -> int:
     from cadmcp.userdirs import config_dir
 
     directory = HostDirectory(index, scan_interval=args.scan_interval)
+    directory.gateway_problem = gateway_problem
     watched = config_path() or config_dir() / "hosts.toml"  # one made later holds too
     daemon = Daemon(directory, gateway=gateway, policy=policy, policy_file=watched)
     if args.serve or not http:

@@ -126,6 +126,15 @@ async def test_wrong_credentials_and_an_unreachable_gateway_are_typed_errors_wit
         gateway = await wait_until(refused_state(session), 10)
         assert gateway["url"] == server.url and wrong not in str(gateway)
 
+    missing = "/no/such/ca.pem"  # a wrong setting stopped the daemon, this machine's hosts with it
+    async with alpha.client(CADMCP_GATEWAY=server.url, CADMCP_GATEWAY_TLS_CA=missing) as session:
+        await wait_for_hosts(session, 1)  # this machine's hosts are served
+        gateway = (await machine_listing(session))["gateway"]
+        assert gateway["state"] == "config_error" and missing in gateway["error"]["message"], gateway
+        assert "tlsCa" in gateway["error"]["message"] and "tls_ca" not in gateway["error"]["message"]
+        elsewhere = await call(session, "launch_host", {"hostApp": "Demo", "machineId": "bravo-render"})
+        assert elsewhere.structured_content["type"] == "config_error", elsewhere.structured_content
+
     async with alpha.client(CADMCP_GATEWAY="") as session:  # no gateway at all
         listing = await machine_listing(session)
         assert listing["gateway"]["error"]["type"] == "gateway_not_configured"

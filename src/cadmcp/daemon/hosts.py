@@ -131,6 +131,8 @@ class HostDirectory:
         self.links: dict[HostKey, Link] = {}
         self.states: dict[Path, EndpointState] = {}
         self.ledger = IdLedger()
+        self.gateway_problem: str | None = None
+        """Why the configured gateway did not start (its settings are wrong): said by list_machines."""
         self.remote: RemoteReach | None = None
         """Set by the gateway: why hosts of other machines are out of reach (gateway down, machine
         offline), for answers that would otherwise call them gone."""

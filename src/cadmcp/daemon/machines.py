@@ -53,8 +53,14 @@ def this_machine(directory: HostDirectory, gateway: Gateway | None) -> dict[str,
 def list_machines(directory: HostDirectory, gateway: Gateway | None = None) -> dict[str, Any]:
     """The `list_machines` answer: this machine first, then the other machines of the space."""
     machines = [this_machine(directory, gateway)]
-    if gateway is None:
+    if gateway is None and directory.gateway_problem is not None:
         status: dict[str, Any] = {
+            "configured": True,
+            "state": "config_error",
+            "error": {"type": "config_error", "message": directory.gateway_problem},
+        }
+    elif gateway is None:
+        status = {
             "configured": False,
             "state": "not_configured",
             "error": {"type": "gateway_not_configured", "message": NOT_CONFIGURED},
@@ -75,6 +81,8 @@ def resolve_machine(directory: HostDirectory, gateway: Gateway | None, args: dic
         return gateway.resolve_machine(value)
     if value == directory.machine_id:
         return value
+    if directory.gateway_problem is not None:
+        raise DaemonError("config_error", f"{directory.gateway_problem} (asked for machine {value!r:.80})")
     raise DaemonError("gateway_not_configured", f"{NOT_CONFIGURED} (asked for machine {value!r:.80})")
 
 

@@ -230,13 +230,14 @@ def _validated(settings: Settings) -> Settings:
         raise _config_error("machineId", "a machine id is 1-64 letters, digits, '-' or '_'")
     changes["machine_id"] = machine_id
     changes["machine_name"] = (settings.machine_name or socket.gethostname())[:120]
-    for name in ("creds", "nkey", "tls_ca", "tls_cert", "tls_key"):
-        value = getattr(settings, name)
+    for option in (o for o in OPTIONS if o.attr in ("creds", "nkey", "tls_ca", "tls_cert", "tls_key")):
+        value = getattr(settings, option.attr)
         if value:
             path = Path(value).expanduser()
-            if not path.is_file():
-                raise _config_error(name, f"the file {path} does not exist")
-            changes[name] = str(path)
+            if not path.is_file():  # named as the person writes it: the key, or its variable or flag
+                where = f"{option.key} / {option.env} / --{option.flag.replace('_', '-')}"
+                raise _config_error(where, f"the file {path} does not exist")
+            changes[option.attr] = str(path)
     if settings.ttl and settings.ttl <= settings.heartbeat:
         raise _config_error("ttlSeconds", "it must be longer than heartbeatSeconds")
     return Settings(**{**{f.name: getattr(settings, f.name) for f in fields(settings)}, **changes})
