@@ -90,6 +90,7 @@ async def test_nkey_seeds_tls_with_a_ca_and_tokens(nats_server: Any, machines: A
         gateway = await _state(session, "unreachable")
         assert gateway["error"]["type"] == "gateway_unreachable"
         assert "certificate" in gateway["error"]["message"].lower()
+        assert "give the CA that signed it with tlsCa" in gateway["error"]["message"], gateway  # not the port
 
     token_server = nats_server(auth='authorization { token: "team-token-9Ab" }')
     token_machine = machines("tango-ws", "tango", user=None)
@@ -100,6 +101,7 @@ async def test_nkey_seeds_tls_with_a_ca_and_tokens(nats_server: Any, machines: A
     async with token_machine.client(CADMCP_GATEWAY=token_server.url, CADMCP_GATEWAY_TOKEN="wrong-token") as s:
         gateway = await _state(s, "auth_failed")
         assert "wrong-token" not in str(gateway)
+        assert "it sent a token)" in gateway["error"]["message"], gateway  # which kind, never its value
     assert "team-token-9Ab" not in token_machine.log_text() and "wrong-token" not in token_machine.log_text()
 
 

@@ -102,7 +102,7 @@ async def test_wrong_credentials_and_an_unreachable_gateway_are_typed_errors_wit
         assert wrong not in str(gateway)
         there = await call(session, "search_dynamic", {"query": "echo", "machineId": "bravo"})
         said = there.structured_content  # not "no machine 'bravo' is known": none can be, and why
-        assert said["type"] == "gateway_down" and "user/password or token" in said["message"], said
+        assert said["type"] == "gateway_down" and "refused this daemon's credentials" in said["message"], said
         # local hosts keep working meanwhile
         await wait_for_hosts(session, 1)
         echo = await find_target(session, "echo")

@@ -14,6 +14,7 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -169,8 +170,8 @@ class Connection:
             self.state = "auth_failed"
             self.problem = DaemonError(
                 "authentication_failed",
-                f"The gateway {url} refused this daemon's credentials. Check the creds file, nkey seed, "
-                "user/password or token (see docs/machines.md); they were not shown here.",
+                f"The gateway {url} refused this daemon's credentials ({self._sent()}). Check them against "
+                "the server's (see docs/machines.md); they were not shown here.",
                 {"url": url},
             )
         elif not self.connected and not (
@@ -180,11 +181,33 @@ class Connection:
             self.state = "unreachable"
             self.problem = DaemonError(
                 "gateway_unreachable",
-                f"The gateway {url} cannot be reached ({echo(text, 160)}). Check that nats-server runs "
-                "there and the address and port are right; the daemon keeps retrying.",
+                f"The gateway {url} cannot be reached ({echo(text, 160)}). {_unreachable_hint(text)} The "
+                "daemon keeps retrying.",
                 {"url": url},
             )
         log.info("gateway error: %s", echo(text, 200))
+
+    def _sent(self) -> str:
+        """Which credentials this daemon sent, by kind (several set at once are all sent)."""
+        s = self.settings
+        kinds = [
+            name
+            for name, present in (
+                (f"the creds file {s.creds}", s.creds),
+                (f"the nkey seed {s.nkey}", s.nkey),
+                ("a user and password" if s.password else "a user without password", s.user),
+                ("a token", s.token),
+            )
+            if present
+        ]
+        if any(urlsplit(u).username for u in s.servers):
+            kinds.append("the user in the URL")
+        if not kinds:
+            return "it sent none: set the creds, nkeySeed, user and password, or token the server expects"
+        sent = ", ".join(kinds)
+        if len(kinds) > 1:
+            return f"it sent {sent}: only one kind is expected, unset the others (config file, environment)"
+        return f"it sent {sent}"
 
     async def _on_disconnected(self) -> None:
         if self.state == "connected":
@@ -226,3 +249,16 @@ def _tls_kept_client() -> Any:
             return super()._connect_command()
 
     return TLSKept()
+
+
+def _unreachable_hint(text: str) -> str:
+    """What to check, from how the connection failed."""
+    lowered = text.lower()
+    if "certificate_verify_failed" in lowered or "certificate verify failed" in lowered:
+        return (
+            "The server's TLS certificate is not trusted here: give the CA that signed it with tlsCa "
+            "(CADMCP_GATEWAY_TLS_CA, --tls-ca)."
+        )
+    if "wrong_version_number" in lowered or "record layer failure" in lowered or "ssl" in lowered:
+        return "TLS did not work with that server: if it does not offer TLS, use a nats:// URL."
+    return "Check that nats-server runs there and the address and port are right."
