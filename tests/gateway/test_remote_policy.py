@@ -134,6 +134,14 @@ async def test_a_remote_change_is_denied_by_the_owning_machines_rule_and_a_confi
             )
             assert answered.returncode == 0, answered.stderr
         assert not results[1].is_error and "[UNDO STEP]" in results[1].content[0].text
+        # the change is bravo's person's to see and revert too, not only the calling machine's
+        kept = await anyio.to_thread.run_sync(_approvals, bravo.runtime, "checkpoints")
+        line = next((x for x in kept.stdout.splitlines() if "on alpha-ws" in x), None)
+        assert line is not None and "msp.add_circle" in line, kept.stdout
+        here = await anyio.to_thread.run_sync(_approvals, alpha.runtime, "checkpoints")
+        assert "on the machine 'bravo'" in here.stdout, here.stdout  # the caller's list says where
+        reverted = await anyio.to_thread.run_sync(_approvals, bravo.runtime, "revert", line.split()[0])
+        assert reverted.returncode == 0 and "went back 1 step(s)" in reverted.stdout, reverted
     host_lines = [line for line in bravo.log_lines(demo.pid) if line["method"] == "tools/call"]
     assert [line["target"] for line in host_lines] == ["render_swatch"]  # echo never reached the host
     decisions = [line for line in bravo.log_text().splitlines() if " policy/decision " in line]

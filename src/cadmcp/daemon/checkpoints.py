@@ -248,7 +248,8 @@ class Checkpoints:
         checkpoint = Checkpoint(
             call_id,
             entry.key.instance_id,
-            f"{entry.host_app} {entry.version} pid {entry.key.pid}",
+            f"{entry.host_app} {entry.version} pid {entry.key.pid}"
+            + (f" on the machine {entry.machine!r}" if entry.machine is not None else ""),
             str(mark.get("document") or ""),
             int(mark.get("added") or 0),
             tuple(step_digest(u) for u in undo[:MAX_UNDO_NAMES]),

@@ -278,6 +278,8 @@ class Responder(GatewayPart):
                     answer = {"ok": instead}
                 else:
                     answer = {"ok": await link.raw_request(method, params, on_progress=progress)}
+                    if method == "tools/call":  # this machine's person sees the change too
+                        self._keep_checkpoint(entry, fields, answer["ok"])
         except TimeoutError:
             answer = {
                 "failed": {
@@ -307,6 +309,15 @@ class Responder(GatewayPart):
         await reply.final(answer)
         args = params.get("arguments") if method == "tools/call" and isinstance(params, dict) else None
         self._log(method if isinstance(method, str) else "tools/call", answer, fields, started, args)
+
+    def _keep_checkpoint(self, entry: HostEntry, fields: dict[str, Any], result: dict[str, Any]) -> None:
+        """Keep a change another machine's agent made here as this machine's checkpoint too: its person
+        lists and reverts it here (`cadmcp policy checkpoints`), as the caller's machine can."""
+        if self.gate is None:
+            return
+        who = f"{fields['caller'] or 'a client'} on {fields['callerMachine'] or 'another machine'}"
+        with contextlib.suppress(Exception):  # keeping it never breaks the call
+            self.gate.checkpoints.record(entry, str(fields["target"]), result, who)
 
     def _log(
         self, method: str, answer: dict[str, Any], fields: dict[str, Any], started: float, args: Any
