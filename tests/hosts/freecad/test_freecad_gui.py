@@ -220,3 +220,21 @@ async def wait_until(predicate: Any, timeout: float = 15.0) -> Any:
             return value
         await anyio.sleep(0.1)
     return predicate()
+
+
+async def test_closing_a_changed_document_in_the_window_asks_no_question_and_drops_it(
+    gui_env: dict[str, str], hosts: Any, daemon: Any, sample: Path, tmp_path: Path
+) -> None:
+    """close_document with discard=true in FreeCAD's window: no save dialog holds the GUI thread."""
+    copy = tmp_path / "copy.FCStd"
+    copy.write_bytes(sample.read_bytes())
+    hosts.start("freecad", "--gui", str(sample), timeout=GUI_START_S)
+    async with daemon(**gui_env) as session:
+        await wait_for_freecad(session)
+        fc = FreeCAD(session)
+        assert not (await fc.invoke("open_document", {"filePath": str(copy)})).is_error
+        assert not (await fc.run("App.ActiveDocument.addObject('Part::Box', 'Extra')", "Add a box")).is_error
+        closed = await fc.invoke("close_document", {"discard": True})
+        assert not closed.is_error, text_of(closed)
+        assert [d["title"] for d in closed.structured_content["documents"]] == ["bracket.FCStd"]
+        assert await fc.value("sorted(App.listDocuments())") == "['bracket']"
