@@ -363,6 +363,11 @@ class _Changes:
         return Touched(tuple(created), tuple(modified), tuple(deleted))
 
 
+def _listed(objects: set[str]) -> str:
+    """Some of a document's objects by name, for a sentence."""
+    return ", ".join(sorted(objects)[:5]) + (" ..." if len(objects) > 5 else "")
+
+
 def _attached(obj: Any) -> bool:
     """Whether FreeCAD computes the object's Placement from what it is attached to."""
     try:
@@ -535,10 +540,10 @@ class FreeCADScriptRun:
         docs = App.listDocuments()
         for name, objects in self._changes.elsewhere.items():
             if name in docs:
-                listed = ", ".join(sorted(objects)[:5]) + (" ..." if len(objects) > 5 else "")
+                other = f"{self.adapter.title(docs[name])} ({_listed(objects)})"
                 said.append(
-                    f"The script also changes {self.adapter.title(docs[name])} ({listed}), another open "
-                    "document: this preview shows the active document only."
+                    f"The script also changes {other}, another open document: this preview shows the "
+                    "active document only."
                 )
         return " ".join(w for w in said if w)
 
@@ -738,12 +743,12 @@ class FreeCADAdapter:
             doc = docs.get(name)
             if doc is None:
                 continue
-            listed = ", ".join(sorted(objects)[:5]) + (" ..." if len(objects) > 5 else "")
+            named = f"{self.title(doc)} ({_listed(objects)})"
             if list(doc.UndoNames[:1]) == [step]:
-                own.append(f"{self.title(doc)} ({listed})")
+                own.append(named)
             else:  # a document the script opened itself records no undo
                 self._changed_outside.add(name)
-                loose.append(f"{self.title(doc)} ({listed})")
+                loose.append(named)
         said = []
         if own:
             said.append(
