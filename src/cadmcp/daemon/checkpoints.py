@@ -385,9 +385,6 @@ class Checkpoints:
                         f"{later_one.call_id} first.",
                         host=group[0].where,
                     )
-            kept = await _undo_count(directory, host)
-            if link is not None and kept is not None and (short := _fell_off(standing, kept)):
-                return _refused(f"{group[0].where}: {document} {short}", host=group[0].where)
             plans.append((group, link, now_at, standing))
         undone = []
         for group, link, now_at, standing in plans:
@@ -469,15 +466,6 @@ def _fell_off(standing: list[Checkpoint], kept: int) -> str:
         f"keeps {kept} undo step(s), fewer than the {steps} of these calls: the steps of {named} fell off "
         f"its history, so they cannot be undone. Nothing was undone. {instead[0].upper()}{instead[1:]}."
     )
-
-
-async def _undo_count(directory: HostDirectory, host: str) -> int | None:
-    """How many undo steps the host's active document has now (None when it does not say)."""
-    found = await _history(directory, host)
-    if isinstance(found, str):
-        return None
-    count = found[1].get("undoCount")
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def _chosen(items: list[Checkpoint], reverted: set[str], call_id: str, since: bool) -> list[Checkpoint] | str:
@@ -577,8 +565,11 @@ async def _check(
     digests = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
     ids = _numbers(now.get("undoIds"))
     at = str(now.get("document") or document)
+    kept = now.get("undoCount")  # how many steps the history holds (`undo` names the latest only)
     for n in range(len(group), 0, -1):  # the latest call whose steps are on top (later ones undone)
         if digests == group[n - 1].undo and (ids is None or group[n - 1].ids in (None, ids)):
+            if isinstance(kept, int) and not isinstance(kept, bool) and (short := _fell_off(group[:n], kept)):
+                return f"{last.where}: {document} {short}", None, document, []
             return None, link, at, group[:n]
     if len(first.undo) < MAX_UNDO_NAMES and digests == first.undo[first.added :]:
         return None, None, at, []  # exactly as before the first call: undone by hand
