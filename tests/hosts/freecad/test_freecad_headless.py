@@ -383,19 +383,24 @@ async def test_setting_an_attached_objects_placement_says_the_attachment_puts_it
         assert not offset.is_error and "attached object" not in text_of(offset), text_of(offset)
 
 
+async def _with_second(session: Any, sample: Path, second: Path) -> FreeCAD:
+    """A FreeCAD host launched on the sample with `second`, a copy of it, opened beside it (active)."""
+    second.write_bytes(sample.read_bytes())
+    launched = await structured(session, "launch_host", {"filePath": str(sample)})
+    fc = FreeCAD(session, launched["hostInstanceId"])
+    opened = await fc.invoke("open_document", {"filePath": str(second)})
+    assert not opened.is_error, text_of(opened)
+    return fc
+
+
 async def test_a_script_changing_another_open_document_says_so_and_that_document_is_unsaved(
     daemon: Any, sample: Path, tmp_path: Path
 ) -> None:
     """An assembly's script edited a linked part's document (FreeCAD_Assembly4's asm_Bielle, its
     Bielle part): no undo step, no word, `modified: false`, and the change was lost when the host
     stopped (no recovery copy). It is said, and an undo step of that document's own."""
-    assembly = tmp_path / "assembly.FCStd"
-    assembly.write_bytes(sample.read_bytes())
     async with daemon() as session:
-        launched = await structured(session, "launch_host", {"filePath": str(sample)})
-        fc = FreeCAD(session, launched["hostInstanceId"])
-        opened = await fc.invoke("open_document", {"filePath": str(assembly)})
-        assert not opened.is_error, text_of(opened)
+        fc = await _with_second(session, sample, tmp_path / "assembly.FCStd")
         edit = "part = App.getDocument('bracket')\npart.getObject('Params').set('B2', '70')\npart.recompute()"
         result = await fc.run(edit, "Widen the bracket from the assembly")
         said = text_of(result)
@@ -534,11 +539,8 @@ async def test_close_document_refuses_unsaved_work_then_drops_it_when_told(
 ) -> None:
     """FreeCAD's document goes with its window and history; its name comes back free for the next."""
     copy = tmp_path / "copy.FCStd"
-    copy.write_bytes(sample.read_bytes())
     async with daemon() as session:
-        launched = await structured(session, "launch_host", {"filePath": str(sample)})
-        fc = FreeCAD(session, launched["hostInstanceId"])
-        assert not (await fc.invoke("open_document", {"filePath": str(copy)})).is_error
+        fc = await _with_second(session, sample, copy)
         changed = await fc.run("App.ActiveDocument.addObject('Part::Box', 'Extra')", "Add a box")
         assert not changed.is_error, text_of(changed)
         refused = await fc.invoke("close_document", {})
@@ -560,12 +562,8 @@ async def test_a_preview_or_a_failed_run_that_changes_another_document_leaves_it
 ) -> None:
     """FreeCAD_Examples' asm_tuto1 script set the linked axis part's angle: the preview said "modifies
     nothing" and the angle stayed changed, so confirm-changes never asked and a no undid nothing."""
-    assembly = tmp_path / "assembly.FCStd"
-    assembly.write_bytes(sample.read_bytes())
     async with daemon() as session:
-        launched = await structured(session, "launch_host", {"filePath": str(sample)})
-        fc = FreeCAD(session, launched["hostInstanceId"])
-        assert not (await fc.invoke("open_document", {"filePath": str(assembly)})).is_error
+        fc = await _with_second(session, sample, tmp_path / "assembly.FCStd")
         edit = "App.getDocument('bracket').getObject('Bracket').Label = 'Renamed from the assembly'"
         preview = await fc.invoke("execute_python_code", {"code": edit, "dryRun": True})
         assert not preview.is_error, text_of(preview)
