@@ -365,11 +365,11 @@ async def invoke(
         return _kept(gate, entry, cap, result, client_of(ctx))
 
     if gate is not None and queued is not None:
-        return await _told(gate.queue, queued, send())
+        return await told(gate.queue, queued, send())
     return await send()
 
 
-async def _told(queue: ApprovalQueue, approval_id: str, sending: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+async def told(queue: ApprovalQueue, approval_id: str, sending: Awaitable[dict[str, Any]]) -> dict[str, Any]:
     """The call a person confirmed in the approval queue, sent; they hear what it did."""
     try:
         result = await sending
@@ -499,7 +499,7 @@ async def _police(
     if channel is not None:
         await _ask_while_there(directory, entry, gate.ask(channel, "task input round", *asking))
     elif not _client_can_elicit(ctx):
-        asked = gate.ask(None, "approval queue", *asking, reports=True)  # `_told` settles it
+        asked = gate.ask(None, "approval queue", *asking, reports=True)  # `told` settles it
         queued = await _ask_while_there(directory, entry, asked)
         return Policed("granted", preview.get("previewed") if preview is not None else None, queued=queued)
     elif ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:

@@ -192,10 +192,13 @@ class Responder(GatewayPart):
         gate = self.gate
         previewable = invoking.can_preview(gate, cap, arguments)
 
-        async def confirm(link: Link, progress: Progress | None = None) -> dict[str, Any] | None:
-            """Ask this machine's person (with the host's preview where it can): None to go on with
-            `params` (then exactly the previewed change), or the answer to give instead. A caller that
-            asked for progress hears that the call waits for that answer (it may wait minutes)."""
+        async def confirm(
+            link: Link, progress: Progress | None = None
+        ) -> tuple[dict[str, Any] | None, str | None]:
+            """Ask this machine's person (with the host's preview where it can): (None, their approval's
+            id) to go on with `params` (then exactly the previewed change; the approval hears what the
+            call did), or (the answer to give instead, None). A caller that asked for progress hears
+            that the call waits for that answer (it may wait minutes)."""
             if progress is not None:
                 await progress(
                     0,
@@ -209,11 +212,13 @@ class Responder(GatewayPart):
                 tried = await link.raw_request("tools/call", invoking.preview_request(cap, arguments))
                 preview = preview_summary(tried)
                 if preview is None:
-                    return tried  # the script failed in its preview; nothing changed
-            await gate.ask(None, "approval queue", decision, subject, arguments, preview, cap.raw)
+                    return tried, None  # the script failed in its preview; nothing changed
+            approved = await gate.ask(
+                None, "approval queue", decision, subject, arguments, preview, cap.raw, reports=True
+            )
             if preview is not None and preview.get("previewed"):  # exactly the previewed change
                 params["_meta"] = {**(params.get("_meta") or {}), PREVIEW: {"apply": preview["previewed"]}}
-            return None
+            return None, approved
 
         return confirm
 
@@ -273,11 +278,15 @@ class Responder(GatewayPart):
             }
             progress = reply.progress if body.get("progress") else None  # only when the caller asked
             with scope, self._keeping_alive(reply), anyio.fail_after(timeout or MAX_TIMEOUT):
-                instead = await decision(link, progress) if decision is not None else None  # the queue here
+                instead, approved = await decision(link, progress) if decision is not None else (None, None)
                 if instead is not None:
                     answer = {"ok": instead}
                 else:
-                    answer = {"ok": await link.raw_request(method, params, on_progress=progress)}
+                    sending = link.raw_request(method, params, on_progress=progress)
+                    if approved is not None and self.gate is not None:  # the person hears what it did
+                        answer = {"ok": await invoking.told(self.gate.queue, approved, sending)}
+                    else:
+                        answer = {"ok": await sending}
                     if method == "tools/call":  # this machine's person sees the change too
                         self._keep_checkpoint(entry, fields, answer["ok"])
         except TimeoutError:
