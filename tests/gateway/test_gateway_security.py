@@ -196,8 +196,11 @@ async def test_a_read_only_machine_refuses_changes_and_python_from_other_machine
         assert save["target"] == "save_document"
         refused = await call(session, "invoke_dynamic", {"id": save["id"], "arguments": {}})
         assert refused.structured_content["type"] == "remote_refused"
+        assert refused.structured_content["message"].startswith("The machine 'bravo' takes only reads")
         launch = await call(session, "launch_host", {"hostApp": "Demo", "machineId": "bravo-render"})
-        assert launch.structured_content["type"] == "remote_refused"
+        said = launch.structured_content  # the machine named once, nothing to fix "there"
+        assert said["type"] == "remote_refused" and said["message"].startswith("The machine 'bravo'"), said
+        assert "do it there" not in said["message"], said
 
         # a file's metadata is a read: the read-only machine answers it, and says where it was read
         path = str(SAMPLES / "floorplan.dxf")

@@ -146,8 +146,9 @@ class RemoteLink(Link):
 
     def _where(self, message: str) -> str:
         """`message` saying which machine it comes from (paths in it are that machine's)."""
-        prefix = f"On the machine {self.machine!r}: "
-        return message if message.startswith(prefix) else prefix + message
+        if repr(self.machine) in message:  # it says already ("The machine 'bravo' takes only reads")
+            return message
+        return f"On the machine {self.machine!r}: {message}"
 
     def _unwrap(self, answer: dict[str, Any]) -> dict[str, Any]:
         if isinstance(answer.get("ok"), dict):

@@ -221,12 +221,13 @@ class Gateway:
         if isinstance(answer.get("error"), dict):
             error = dict(answer["error"])
             said = str(error.pop("message", ""))
-            raise DaemonError(
-                str(error.pop("type", "launch_failed")),
-                f"On the machine {machine.name!r}: {said} (what to fix, a file or a command, is on that "
-                "machine: do it there)",
-                {**error, "machineId": machine_id},
-            )
+            kind = str(error.pop("type", "launch_failed"))
+            if kind != "remote_refused":  # that machine's own choice, which names it, has nothing to fix
+                said = (
+                    f"On the machine {machine.name!r}: {said} (what to fix, a file or a command, is on that "
+                )
+                said += "machine: do it there)"
+            raise DaemonError(kind, said, {**error, "machineId": machine_id})
         result = answer.get("ok") if isinstance(answer.get("ok"), dict) else {}
         pid = result.get("pid")
         entry = await self._wait_mirrored(HostKey(machine_id, pid)) if isinstance(pid, int) else None
