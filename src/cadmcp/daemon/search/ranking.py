@@ -337,14 +337,18 @@ def _lift_fallbacks(
         for t, w in request.terms.items()
         if w >= 1.0 and t not in asked_terms and not t.isdigit() and t not in request.amount_terms
     }
-    holds = store.postings.score([(t, 1.0) for t in objects])[1] if "change" in intents and objects else None
+    holds: list[Any] = []  # which capabilities hold those words: scored once, where a name asks
 
     def for_object(g: int, phrase: tuple[str, ...]) -> bool:
         """Whether a capability whose name says the change verb is also for what the change acts on
         ("close_document" is not for "close the polyline"); one named for it by its title or keywords
         is, as is one whose name says no more than the verb."""
         name = entries[g].name_terms
-        return holds is None or holds[g] > 0 or not name.issuperset(phrase) or name.issubset(phrase)
+        if not objects or not name.issuperset(phrase) or name.issubset(phrase):
+            return True
+        if not holds:
+            holds.append(store.postings.score([(t, 1.0) for t in objects])[1])
+        return bool(holds[0][g] > 0)
 
     # rule: a capability named for what was asked (the verb or a same-intent synonym, and for a change
     # something it acts on) keeps the fallback out
