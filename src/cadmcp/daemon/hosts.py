@@ -50,6 +50,9 @@ class RemoteReach(Protocol):
     def down(self) -> str | None:
         """Why other machines cannot be reached at all (the gateway is down), or None."""
 
+    def unreached(self, machine_id: str) -> str | None:
+        """Why the machine `machine_id` cannot be reached now (gateway down, machine offline), or None."""
+
 
 def machine_id() -> str:
     """A stable id for this machine (systemd's machine-id, else a digest of the host name)."""

@@ -106,13 +106,8 @@ class Gateway:
         machine = self.mirror.machines.get(key.machine_id)
         if machine is None or key.pid not in machine.hosts:
             return None
-        name = machine.name or machine.machine_id
-        down = self.down()
-        if down is not None:
-            return f"the gateway is down, so {name!r} cannot be reached: {down}."
-        if not machine.online:
-            return f"the machine {name!r} is offline (its daemon stopped answering heartbeats)."
-        return None
+        why = self.unreached(key.machine_id)
+        return f"{why}." if why is not None else None
 
     def machines(self) -> list[dict[str, Any]]:
         """Other machines of the space: online first, then by name."""
@@ -145,16 +140,17 @@ class Gateway:
         )
 
     def unreached(self, machine_id: str) -> str | None:
-        """Why a machine of the space lists no host now (offline, or the gateway down), or None."""
+        """Why another machine of the space cannot be reached now (the gateway down, the machine
+        offline), or None."""
         if machine_id == self.settings.machine_id:
             return None
+        machine = self.mirror.machines.get(machine_id)
+        name = (machine.name or machine.machine_id) if machine is not None else machine_id
         down = self.down()
         if down is not None:
-            return f"the gateway is not connected: {down}"
-        machine = self.mirror.machines.get(machine_id)
+            return f"the gateway is down, so {name!r} cannot be reached: {down}"
         if machine is not None and not machine.online:
-            name = machine.name or machine.machine_id
-            return f"the machine {name!r} is offline (its daemon stopped answering heartbeats; list_machines)"
+            return f"the machine {name!r} is offline (its daemon stopped answering heartbeats)"
         return None
 
     async def policies(self, pattern: str) -> list[dict[str, Any]]:
