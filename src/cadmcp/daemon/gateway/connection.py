@@ -259,6 +259,6 @@ def _unreachable_hint(text: str) -> str:
             "The server's TLS certificate is not trusted here: give the CA that signed it with tlsCa "
             "(CADMCP_GATEWAY_TLS_CA, --tls-ca)."
         )
-    if "wrong_version_number" in lowered or "record layer failure" in lowered or "ssl" in lowered:
+    if "wrong_version_number" in lowered or "record layer failure" in lowered:  # not TLS on that port
         return "TLS did not work with that server: if it does not offer TLS, use a nats:// URL."
     return "Check that nats-server runs there and the address and port are right."
