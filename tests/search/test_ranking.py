@@ -266,3 +266,14 @@ def test_a_tool_named_for_the_verb_is_not_for_another_object(
     closing a polyline or a sketch is a change the general-purpose tool makes."""
     first = build_index_from_catalog(_reference_catalog()).search(query).hits[0]
     assert (first.target, first.host_app if app else None) == (target, app)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["make the polylines closed", "is the outline closed?", "the boundary is not closed, fix it"],
+)
+def test_closed_the_state_of_a_shape_is_not_a_request_to_close_a_document(query: str) -> None:
+    """ "closed" keeps a term of its own (`ownStems`), as "drawing" does: the stemmer's "close" made
+    these requests find `close_document` first."""
+    hits = build_index_from_catalog(_reference_catalog()).search(query).hits
+    assert hits[:1] == [] or hits[0].target != "close_document"

@@ -598,7 +598,7 @@ class BuiltinSurface:
             close_document,
             f"Close a {noun}",
             f"Close a {noun} (the active one when document is omitted) and its undo history. One with "
-            "unsaved changes is closed only with discard=true, which drops them: save_document first to keep "
+            "unsaved changes needs discard=true, which drops them: save_document first to keep "
             f"them. When the active {noun} closes, the latest of those left becomes active.",
             _hints(read_only=False, destructive=True, idempotent=False),
         )
