@@ -673,3 +673,30 @@ async def test_a_revert_past_what_the_history_keeps_is_refused_and_undoes_nothin
         went = await _own(agent, "revert_calls", {"callId": ids[-3], "since": True})
         assert went.structured_content["ok"] is True, went.structured_content
         assert await _code(agent, dxf, COUNT_DXF) != before  # the first two calls' circles stay
+
+
+async def test_a_call_reverted_without_save_is_saved_by_a_second_revert_with_it(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """`revert CALL --save` after a revert without it answered "reverted already", so the person's
+    only way to write the reverted drawing was asking the agent; once the drawing changed again,
+    saving it would write the new change too, so it is refused then."""
+    drawing = host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        save = await find_target(agent, "save_document", "DXF")
+        await _code(agent, dxf, "msp.add_text('AGENT-WAS-HERE')")
+        assert not (await call(agent, "invoke_dynamic", {"id": save["id"], "arguments": {}})).is_error
+        call_id = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-1]["callId"]
+        first = await anyio.to_thread.run_sync(_policy, "revert", call_id)
+        assert first.returncode == 0 and "still holds" in first.stdout, first.stdout
+        assert "AGENT-WAS-HERE" in drawing.read_text()
+        done = await anyio.to_thread.run_sync(_policy, "revert", call_id, "--save")
+        assert done.returncode == 0, done.stderr
+        assert "was reverted already; Saved: Saved floorplan.dxf" in done.stdout, done.stdout
+        assert "went back" not in done.stdout and "AGENT-WAS-HERE" not in drawing.read_text()
+        await _code(agent, dxf, "msp.add_text('LATER')")
+        refused = await anyio.to_thread.run_sync(_policy, "revert", call_id, "--save")
+        assert refused.returncode == 1 and "changed since" in refused.stderr, refused.stderr
+        assert "LATER" not in drawing.read_text()

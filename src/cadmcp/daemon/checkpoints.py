@@ -338,7 +338,8 @@ class Checkpoints:
     ) -> dict[str, Any]:
         """Undo call `call_id` (with `since`, it and every later one made through the same daemon)
         on every host it touched; with `save`, save each document whose file still holds the steps
-        undone. The outcome is a `policy/revert` line in the call log."""
+        undone (for a call reverted already: its document, when it stands as the revert left it,
+        `savedOnly`). The outcome is a `policy/revert` line in the call log."""
         answer = await self._revert(directory, call_id, since, save)
         if answer.get("ok"):
             self._own_reverted.update(answer["reverted"])
@@ -356,6 +357,9 @@ class Checkpoints:
         reverted -= self._redone
         chosen = _chosen(items, reverted, call_id, since)
         if isinstance(chosen, str):
+            reverted_one = next((c for c in items if c.call_id == call_id and c.call_id in reverted), None)
+            if save and reverted_one is not None:
+                return await _save_reverted(directory, reverted_one)
             return _refused(chosen)
         first = chosen[0]
         live = [c for c in items if c.call_id not in reverted]
@@ -442,6 +446,41 @@ class Checkpoints:
                     await _save(link, went)
             undone.append(went)
         return {"ok": True, "reverted": [c.call_id for c in chosen], "undone": undone}
+
+
+async def _save_reverted(directory: HostDirectory, checkpoint: Checkpoint) -> dict[str, Any]:
+    """Save the document of a call reverted already (`revert --save` after a revert without it),
+    when it still stands as the revert left it: as before the call, nothing changed since."""
+    found = await _history(directory, checkpoint.host)
+    document = checkpoint.document
+    if found == "gone":
+        return _refused(f"{checkpoint.where} is no longer running; {document} cannot be saved from here.")
+    if isinstance(found, str):
+        return _refused(f"{checkpoint.where} does not say where its history stands, so nothing is saved.")
+    link, now = found
+    names = [str(u) for u in now.get("undo") or []]
+    digests = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
+    before = checkpoint.undo[checkpoint.added :]
+    if now.get("document") not in checkpoint.names or (
+        len(checkpoint.undo) < MAX_UNDO_NAMES and digests != before
+    ):
+        return _refused(
+            f"{checkpoint.call_id} was reverted already, and {document} changed since (its active document "
+            f"is {now.get('document')!r}, its last steps {names[:3]}): nothing was saved. Save it as it is "
+            "now with the agent's save_document, or in the application.",
+            host=checkpoint.where,
+        )
+    went: dict[str, Any] = {
+        "host": checkpoint.where,
+        "hostInstanceId": checkpoint.host,
+        "document": document,
+        "steps": 0,
+    }
+    await _save(link, went)
+    if "saveError" in went:
+        return _refused(f"{checkpoint.where}: {went['saveError']}", host=checkpoint.where)
+    went["note"] = f"{checkpoint.call_id} was reverted already; {went['note']}"
+    return {"ok": True, "reverted": [], "savedOnly": True, "undone": [went]}
 
 
 def _fell_off(standing: list[Checkpoint], kept: int) -> str:

@@ -193,11 +193,13 @@ def main(argv: Sequence[str]) -> int:
             return 1
         for undone in done["undone"]:
             document = undone.get("savedAs") or undone["document"]
-            print(f"{undone['host']}: {document} went back {undone['steps']} step(s)")
+            went = "" if done.get("savedOnly") else f" went back {undone['steps']} step(s)"
+            print(f"{undone['host']}: {document}{went}")
             for said in (undone.get("note"), undone.get("saveError")):
                 if said:
                     print(f"  {said}")
-        print(f"reverted {', '.join(done['reverted'])}")
+        if done["reverted"]:
+            print(f"reverted {', '.join(done['reverted'])}")
         return 1 if any(u.get("saveError") for u in done["undone"]) else 0
     if args.action == "answer":
         request = {
