@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from cadmcp.daemon.owncatalog import APP as OWN_APP
+from cadmcp.daemon.owncatalog import TOOLS as OWN_TOOLS
 from cadmcp.daemon.search import SearchIndex, build_index_from_catalog
 from cadmcp.daemon.search.features import FeatureSet
 from cadmcp.host.builtins.keywords import RESOURCE_KEYWORDS, TOOL_KEYWORDS
@@ -277,3 +279,44 @@ def test_closed_the_state_of_a_shape_is_not_a_request_to_close_a_document(query:
     these requests find `close_document` first."""
     hits = build_index_from_catalog(_reference_catalog()).search(query).hits
     assert hits[:1] == [] or hits[0].target != "close_document"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "change the colour of layer WALL to red",
+        "change the text height on layer PUB_TEXT to 3.5",
+        "modify the door width to 900",
+    ],
+)
+def test_the_daemons_own_capabilities_do_not_keep_the_code_tool_from_a_change(query: str) -> None:
+    """The live index always holds the daemon's own capabilities; their keywords "undo my changes"
+    (revert_calls) and "changes" (list_checkpoints, read-only) named them for "change", so with a
+    DXF host the code tool was 13th for these requests. A title or keyword names a capability for a
+    verb only when it opens with it, and one that only reads only by its name."""
+    catalog = _reference_catalog()
+    catalog["hosts"].append({"hostApp": OWN_APP, "version": "1", "tools": OWN_TOOLS})
+    first = build_index_from_catalog(catalog).search(query).hits[0]
+    assert first.target == "execute_python_code"
+
+
+def test_a_read_only_tool_named_for_the_verb_still_takes_it() -> None:
+    """A computation a read-only tool's name says ("convert_time") is no change to make with code."""
+    catalog = {
+        "hosts": [
+            {
+                "hostApp": "Time",
+                "tools": [
+                    {
+                        "name": "convert_time",
+                        "description": "Convert a time between time zones.",
+                        "annotations": {"readOnlyHint": True},
+                        "inputSchema": {"type": "object"},
+                    }
+                ],
+            },
+            *_reference_catalog()["hosts"],
+        ]
+    }
+    first = build_index_from_catalog(catalog).search("convert 9:30am pacific to central european time")
+    assert first.hits[0].target == "convert_time"

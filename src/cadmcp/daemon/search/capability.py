@@ -51,3 +51,6 @@ class Entry:
     order: tuple[str, str, str, int, str, str]
     name_terms: frozenset[str]  # analysed terms of the name and target
     head_terms: frozenset[str]  # name, target, title and keyword terms
+    verb_terms: frozenset[str] = frozenset()
+    """What it says it does: its name's terms, and the first term of its title and of each keyword
+    ("resize part" says "resize"; "undo my changes" says "undo", not "change")."""

@@ -111,6 +111,7 @@ class _Segment:
         "order",
         "postings",
         "term_counts",
+        "verb_terms",
     )
 
     def __init__(
@@ -130,13 +131,15 @@ class _Segment:
         self.kind_counts: dict[str, int] = {}
         self.name_terms: list[frozenset[str]] = []  # per doc, for the second-stage re-rank
         self.head_terms: list[frozenset[str]] = []  # per doc: name, title and keyword terms
+        self.verb_terms: list[frozenset[str]] = []  # per doc: name terms, first of title and keywords
         postings: dict[str, tuple[list[int], list[float]]] = {}
         keys: list[tuple[str, str, int]] = []
         for i, doc in enumerate(self.docs):
             self.kind_counts[doc.kind] = self.kind_counts.get(doc.kind, 0) + 1
-            weights, name_keys, name_terms, head_terms = analysis.of(doc)
+            weights, name_keys, name_terms, head_terms, verb_terms = analysis.of(doc)
             self.name_terms.append(name_terms)
             self.head_terms.append(head_terms)
+            self.verb_terms.append(verb_terms)
             gid = base + i
             for t, x in weights:
                 pair = postings.get(t)
@@ -152,7 +155,9 @@ class _Segment:
         self.names = sorted({d.name for d in self.docs})
 
 
-_Analysed = tuple[tuple[tuple[str, float], ...], tuple[str, ...], frozenset[str], frozenset[str]]
+_Analysed = tuple[
+    tuple[tuple[str, float], ...], tuple[str, ...], frozenset[str], frozenset[str], frozenset[str]
+]
 
 
 class _Analysis:
@@ -190,7 +195,9 @@ class _Analysis:
             keys.add(" ".join(split_words(text)))
         name_terms = frozenset(t for t in self.analyzer.terms(fields[0]) if not t.isdigit())
         head_terms = name_terms | frozenset(self.analyzer.terms(f"{fields[1]} {fields[4]}"))
-        result = (weights, tuple(sorted(keys)), name_terms, head_terms)
+        openings = (self.analyzer.terms(text)[:1] for text in (doc.title or "", *doc.keywords))
+        verb_terms = name_terms | frozenset(t for opening in openings for t in opening)
+        result = (weights, tuple(sorted(keys)), name_terms, head_terms, verb_terms)
         if len(self._cache) >= self._size:
             self._cache.clear()
         self._cache[content] = result
@@ -292,7 +299,9 @@ class SearchIndex:
             self._kind_counts[k] += c
         for i, doc in enumerate(segment.docs):
             gid = segment.base + i
-            self.entries[gid] = Entry(doc, _order_key(doc), segment.name_terms[i], segment.head_terms[i])
+            self.entries[gid] = Entry(
+                doc, _order_key(doc), segment.name_terms[i], segment.head_terms[i], segment.verb_terms[i]
+            )
             if doc.fallback:
                 self.fallbacks[gid] = doc.fallback
             if doc.read_only or doc.kind != "tool":  # resources and templates only read

@@ -350,8 +350,15 @@ def _lift_fallbacks(
             holds.append(store.postings.score([(t, 1.0) for t in objects])[1])
         return bool(holds[0][g] > 0)
 
+    def can_do(g: int, phrase: tuple[str, ...]) -> bool:
+        """Whether a capability is for making the change: its name, or a title or keyword opening with
+        the verb, says it ("resize part"; not "undo my changes"), and one that only reads only by its
+        name ("convert_time"; not list_checkpoints' "changes")."""
+        says_it = entries[g].name_terms if g in store.read_only else entries[g].verb_terms
+        return phrase[0] in says_it
+
     # rule: a capability named for what was asked (the verb or a same-intent synonym, and for a change
-    # something it acts on) keeps the fallback out
+    # something it acts on, which it can do) keeps the fallback out
     for kind, found in intents.items():
         for _, phrases in found:
             for phrase in phrases:  # all of a phrase's terms: "change name" is not named by "change"
@@ -359,7 +366,7 @@ def _lift_fallbacks(
                 if any(
                     specific(g)
                     and (says is None or says[g] > 0)
-                    and (kind != "change" or for_object(g, phrase))
+                    and (kind != "change" or (can_do(g, phrase) and for_object(g, phrase)))
                     for g in named
                 ):
                     return 0  # a capability is named for what was asked: it ranks on its own
