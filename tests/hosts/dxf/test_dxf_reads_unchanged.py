@@ -93,3 +93,18 @@ async def test_a_script_that_reads_a_material_records_no_undo_step(tmp_path: Pat
         scale = "doc.materials.get('Global').diffuse_mapper_matrix = ezdxf.math.Matrix44.scale(2, 2, 1)"
         changed = await client.call_tool("execute_python_code", {"code": scale})
         assert "1 modified" in text_of(changed), text_of(changed)  # a real change still counts
+
+
+def test_the_hosts_warm_up_view_adds_nothing_to_the_drawing(tmp_path: Path) -> None:
+    """The host draws the first view ahead, in short passes, once it is ready; those passes were not
+    guarded, so a drawing with proxy graphics (a TCH drawing's custom objects) gained styles that
+    the next save wrote."""
+    from cadmcp.hosts.dxf.screenshot import draw_ahead
+    from cadmcp.hosts.dxf.viewcache import ViewCache
+
+    path = tmp_path / "leader.dxf"
+    drawing_with_a_proxy_graphic(path)
+    doc = ezdxf.readfile(path)
+    before = sorted(s.dxf.name for s in doc.styles)
+    passes = list(draw_ahead(doc, ViewCache(), step=0.001))
+    assert sorted(s.dxf.name for s in doc.styles) == before, len(passes)

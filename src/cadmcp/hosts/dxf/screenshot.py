@@ -195,13 +195,19 @@ def _only_dots(shapes: list[Any]) -> int:
 
 def draw_ahead(doc: Drawing, cache: ViewCache, step: float, width: int = 1280) -> Iterator[None]:
     """Draw the default view of modelspace into ``cache``, ``step`` seconds per pass; yields after
-    each pass until it is all drawn (a warm-up: later views start from what is drawn)."""
+    each pass until it is all drawn (a warm-up: later views start from what is drawn). Each pass
+    leaves the drawing as it found it (`readguard`: proxy graphics add text styles); the guard never
+    spans a yield, where the host's other jobs (a script) run."""
+    from cadmcp.hosts.dxf.readguard import unchanged
+
     target = doc.modelspace()
-    pixel, _ = _pixel_size(doc, target, None, width, None, "main", cache)
+    with unchanged(doc):
+        pixel, _ = _pixel_size(doc, target, None, width, None, "main", cache)
     bg = _parse_background("white")
     while True:
         try:
-            _, _, pending = _draw(doc, target, bg, None, pixel, time.monotonic() + step, cache)
+            with unchanged(doc):
+                _, _, pending = _draw(doc, target, bg, None, pixel, time.monotonic() + step, cache)
         except Exception:  # a drawing the frontend cannot render: the first real view says so
             return
         if not pending:
