@@ -289,3 +289,24 @@ async def test_a_layout_is_framed_as_a_whole_sheet_by_default(tmp_path: Path) ->
         assert main.structured_content["framing"] == "main"
         model = (await client.call_tool("view_screenshot", {"width": 400})).structured_content
         assert model["framing"] == "main"  # modelspace keeps leaving far outliers out
+
+
+def texts_no_font_here_can_draw(doc: Any) -> None:
+    """A Chinese plan's room names (code page ANSI_936), one character no font has (U+0378 is
+    unassigned), and a plain text."""
+    msp = doc.modelspace()
+    msp.add_text("房间 \u0378", height=2.5, dxfattribs={"layer": "ROOMS"}).set_placement((0, 0))
+    msp.add_mtext("天正单行文字输入", dxfattribs={"char_height": 2.5, "insert": (0, 10), "layer": "ROOMS"})
+    msp.add_text("plain", height=2.5, dxfattribs={"layer": "NOTES"}).set_placement((0, 20))
+
+
+async def test_text_drawn_as_empty_boxes_is_named(drawing: Any) -> None:
+    """gh109_1.dwg, a Chinese plan, showed its room names as rows of empty boxes on a machine with
+    no CJK font, and the view said nothing: the agent took the boxes for the drawing's text."""
+    async with drawing(texts_no_font_here_can_draw) as client:
+        _, text, view = await shot(client)
+        assert "[TEXT AS BOXES]" in text and "fonts-noto-cjk" in text, text
+        boxes = {b["characters"]: b for b in view["textAsBoxes"]}
+        assert any("\u0378" in chars for chars in boxes), boxes
+        assert all(b["font"] for b in boxes.values()) and view["complete"] is False
+        assert "NOTES" not in text.split("[TEXT AS BOXES]")[1]  # the plain text is not named

@@ -21,6 +21,8 @@ STRUCTURED = 50
 """Entities listed in structured content."""
 HIDDEN_SHARE = 4
 """A view says what it hides when at least 1 in this many of its entities is hidden."""
+MAX_LACKING = 40
+"""Characters without a glyph kept per entity."""
 ACIS = frozenset(
     {
         "3DSOLID", "BODY", "REGION", "SURFACE", "EXTRUDEDSURFACE", "LOFTEDSURFACE", "REVOLVEDSURFACE",
@@ -39,6 +41,8 @@ class Coverage:
     skipped: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))
     """Top-level handle -> (entity kind, reason) of each skipped entity or sub-entity."""
     current: str = ""
+    lacking: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Top-level handle -> (characters its texts' font has no glyph for, that font's file)."""
 
     def visit(self, entity: Any) -> None:
         self.visited.append(entity)
@@ -50,6 +54,12 @@ class Coverage:
         if kind in ACIS and reason == "unsupported":
             reason = "ACIS solid, no modeller here to draw it"
         self.skipped[self.current].append((kind, reason))
+
+    def lacks(self, chars: str, font: str) -> None:
+        """Note characters the font drawing the current entity's text has no glyph for."""
+        had, _ = self.lacking.get(self.current, ("", ""))
+        if len(had) < MAX_LACKING:
+            self.lacking[self.current] = (had + "".join(c for c in chars if c not in had), font)
 
 
 def xref_blocks(doc: Any) -> dict[str, str]:
@@ -209,6 +219,9 @@ def describe(
             f"much larger than it are left out of the frame: {listed}{more}. Call view_screenshot with "
             "extents='all' to see everything, or window=[x1, y1, x2, y2] to look at a region."
         )
+    lacking = {h: v for h, v in coverage.lacking.items() if h in drawn}
+    if lacking:
+        notes.append(_boxes_note(doc, lacking))
     structured = {
         "entities": {
             "visited": len(coverage.visited),
@@ -240,7 +253,30 @@ def describe(
             )
         ],
     }
+    if lacking:
+        structured["textAsBoxes"] = [
+            {"handle": h, "characters": chars, "font": font}
+            for h, (chars, font) in list(lacking.items())[:STRUCTURED]
+        ]
     return notes, structured
+
+
+def _boxes_note(doc: Any, lacking: dict[str, tuple[str, str]]) -> str:
+    """What a view drew as empty boxes: texts whose font here has no glyph for some characters."""
+    chars = "".join(dict.fromkeys(c for found, _ in lacking.values() for c in found))
+    fonts = sorted({font for _, font in lacking.values() if font})
+    named = []
+    for handle in list(lacking)[:LISTED]:
+        entity = doc.entitydb.get(handle)
+        named.append(_label(entity) if entity is not None else f"#{handle}")
+    more = f" and {len(lacking) - LISTED} more" if len(lacking) > LISTED else ""
+    return (
+        f"[TEXT AS BOXES] {len(lacking)} entities hold text with characters no font used here has a glyph "
+        f"for ({echo(chars[:20], 40)}), drawn as empty boxes: {', '.join(named)}{more}; font(s) "
+        f"{', '.join(echo(f, 40) for f in fonts[:3])}. The drawing holds the text intact (read it with "
+        "execute_python_code or dxf://element/{handle}); install a font that has these characters (for "
+        "Chinese, Japanese or Korean: Noto Sans CJK, Debian's fonts-noto-cjk) to see it drawn."
+    )
 
 
 def _round(values: Any) -> list[float]:

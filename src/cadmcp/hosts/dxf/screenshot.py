@@ -8,6 +8,7 @@ fill, so glyph holes would fill up otherwise). Heavy modules are imported on fir
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
 from collections import Counter
@@ -271,6 +272,7 @@ def _draw(
     frontend.log_message = _quiet  # type: ignore[method-assign]  # notes about fonts and the like
     coverage = state.coverage
     frontend.skip_entity = coverage.skip  # type: ignore[method-assign]
+    frontend.pipeline.text_engine = _GlyphNoting(frontend.pipeline.text_engine, coverage)
     pending: list[Any] = []
     visit = _progress_filter(len(target), state, pending, deadline)
     passed: set[int] = set()  # the viewports this pass draws (ezdxf keeps them to the end)
@@ -296,6 +298,26 @@ def _draw(
         raise
     state.complete = not pending
     return coverage, state.shapes, pending
+
+
+class _GlyphNoting:
+    """ezdxf's text engine, noting in the coverage the characters a text's font has no glyph for
+    (drawn as empty boxes)."""
+
+    def __init__(self, engine: Any, coverage: Any) -> None:
+        self._engine = engine
+        self._coverage = coverage
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def get_text_glyph_paths(self, text: str, font_face: Any, cap_height: float = 1.0) -> Any:
+        from cadmcp.hosts.dxf.glyphs import lacking
+
+        with contextlib.suppress(Exception):  # noting never stops a view
+            if missing := lacking(self._engine.get_font(font_face), text):
+                self._coverage.lacks(missing, str(getattr(font_face, "filename", "") or ""))
+        return self._engine.get_text_glyph_paths(text, font_face, cap_height)
 
 
 VIEWPORT_OFF = 0x20000
