@@ -247,3 +247,17 @@ async def test_a_drawing_undone_back_to_its_file_is_unmodified(tmp_path: Path) -
         assert not await modified(client)
         await client.call_tool("navigate_history", {"direction": "back"})
         assert await modified(client)  # the file holds the line now
+
+
+async def test_saving_names_the_objects_the_dxf_version_cannot_hold(tmp_path: Path) -> None:
+    """example_2000.dwg keeps a SUN object (with ACAD xdata); saved as R2000 DXF it was left out and
+    the save named only the LIGHT entity: objects were not looked at."""
+    path = tmp_path / "lit.dxf"
+    ezdxf.new("R2000").saveas(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        added = await client.call_tool("execute_python_code", {"code": "doc.objects.new_entity('SUN', {})"})
+        assert not added.is_error, text_of(added)
+        saved = await client.call_tool("save_document", {})
+        said = saved.structured_content["message"]
+        assert "Not written: 1 SUN" in said and "AC1015" in said, said
+    assert not ezdxf.readfile(path).objects.query("SUN")

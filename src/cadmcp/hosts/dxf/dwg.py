@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -666,13 +667,15 @@ def hollow_solids(doc: Drawing) -> Counter[str]:
 
 
 def not_written(doc: Drawing) -> Counter[str]:
-    """Entities ezdxf leaves out when it saves the drawing, by type: solids without their ACIS data
-    and kinds newer than the drawing's DXF version (a LIGHT in an R2000 drawing)."""
+    """Entities and objects ezdxf leaves out when it saves the drawing, by type: solids without their
+    ACIS data and kinds newer than the drawing's DXF version (a LIGHT, or the SUN object a DWG's
+    lighting keeps, in an R2000 drawing)."""
     skipped = hollow_solids(doc)
-    for layout in doc.blocks:
-        for entity in layout:
-            if getattr(entity, "MIN_DXF_VERSION_FOR_EXPORT", "AC1009") > doc.dxfversion:
-                skipped[entity.dxftype()] += 1
+    # an R12 drawing has no objects section: what ezdxf keeps there for it is its own, never written
+    objects = [doc.objects] if doc.dxfversion > "AC1009" else []
+    for entity in itertools.chain.from_iterable([*doc.blocks, *objects]):
+        if getattr(entity, "MIN_DXF_VERSION_FOR_EXPORT", "AC1009") > doc.dxfversion:
+            skipped[entity.dxftype()] += 1
     return skipped
 
 
