@@ -152,6 +152,8 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
             f"by words only so far: the meaning model is still reading {pending} capabilities; the same "
             "search ranks by meaning too within seconds, and may then order them otherwise"
         )
+    if idle := _not_serving(directory, query, items, host, machine):
+        answer["notServing"] = idle
     unreached = (
         directory.remote.unreached(machine)
         if machine is not None and not machine_hosts and directory.remote is not None
@@ -182,6 +184,38 @@ def search(directory: HostDirectory, args: dict[str, Any], machine: str | None =
             "kindsAvailable": result.kinds_available,
         }
     return answer
+
+
+def _not_serving(
+    directory: HostDirectory,
+    query: str | None,
+    items: list[dict[str, Any]],
+    host: str | None,
+    machine: str | None,
+) -> list[str]:
+    """Hosts whose MCP server is down or refused (their capabilities are not listed until it is back),
+    said when the request names their app or no host's capability matched it."""
+    named = set(re.findall(r"\w+", (query or "").casefold()))
+    own = directory.own.instance_id if directory.own is not None else None
+    only_own = all(i.get("hostInstanceId") == own for i in items)
+    said = []
+    for entry in directory.hosts().values():
+        state = entry.shown_state()
+        phase = state.get("phase")
+        if phase not in ("down", "refused") or (host is not None and entry.key.instance_id != host):
+            continue
+        if machine is not None and entry.key.machine_id != machine:
+            continue
+        if not (only_own or set(re.findall(r"\w+", entry.host_app.casefold())) <= named):
+            continue
+        retry = state.get("retryInSeconds")
+        again = f"; tried again in {retry:g} s" if isinstance(retry, int | float) else ""
+        reason = echo(str(state.get("error") or "no reason given"), 200)
+        said.append(
+            f"The {entry.host_app} host ({entry.key.instance_id}) is {phase}, so its capabilities are not "
+            f"listed: {reason}{again}. list_host_instances shows when it is back."
+        )
+    return said[:5]
 
 
 def _launchable() -> list[str]:
