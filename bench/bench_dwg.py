@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "tests" / "hosts" / "dxf"))
 os.environ.setdefault("CADMCP_DWG_READER", str(ROOT / ".ci" / ".cache" / "dwg-reader"))
 
 from cadmcp.hosts.dxf.documents import DocumentSet, DxfHostError  # noqa: E402
+from cadmcp.hosts.dxf.dwg import _workers as dwg_workers  # noqa: E402
 from cadmcp.hosts.dxf.dwg import close_workers, dwg_release, is_pre_r13  # noqa: E402
 
 ORDER = ["R1.", "R2.", "R9", "R10", "R11", "R13", "R14", "R2000", "R2004", "R2007", "R2010", "R2013", "R2018"]
@@ -141,6 +142,12 @@ def measure(files: list[Path], passes: int = 1) -> None:
                     modern[key].extend(values)
     _print_row("R13+", modern)
     _print_row("all", total)
+    made = [ms for worker in dwg_workers.values() for ms in worker.instance_ms]
+    if made:  # each drawing is read by a fresh instance, so no drawing reads what another left behind
+        print(
+            f"fresh LibreDWG instance per drawing: median {statistics.median(made):.0f} ms, max "
+            f"{max(made)} ms over {len(made)} (made after each answer, while the host reads the DXF)"
+        )
     for line in misses:
         print("not exact:", line)
     for line in failures:

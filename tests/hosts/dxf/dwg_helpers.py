@@ -151,3 +151,15 @@ def context_counts(context: dict[str, Any]) -> dict[str, Any]:
         ),
         "blocks": sorted(block["name"] for block in context["blocks"]),
     }
+
+
+def write_texts(path: Path, texts: list[str]) -> Path:
+    """An R2000 DWG (ezdwg) holding one TEXT per string, one above the other."""
+    import ezdwg
+
+    drawing = ezdwg.new()
+    for row, value in enumerate(texts):
+        drawing.modelspace().add_text(value, insert=(0, row, 0), height=0.4)
+    written = ezdwg.to_dwg(drawing, str(path))
+    assert written.skipped_entities == 0, written
+    return path

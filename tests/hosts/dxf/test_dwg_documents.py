@@ -9,7 +9,7 @@ from pathlib import Path
 
 import ezdxf
 import pytest
-from dwg_helpers import counts, require_reader, write_pair
+from dwg_helpers import counts, require_reader, write_pair, write_texts
 from dxf_helpers import text_of
 from mcp import Client
 
@@ -291,6 +291,29 @@ def test_queueing_a_dwg_starts_the_converter_before_the_drawing_is_read(reader: 
     assert documents.requested == []
     assert counts(documents.active.doc)["model"] == counts(ezdxf.readfile(twin))["model"]
     assert worker._proc is started  # the drawing was read by the converter started in advance
+
+
+def test_what_a_drawing_reads_does_not_depend_on_the_drawings_read_before_it(
+    reader: Path, tmp_path: Path
+) -> None:
+    """The converter stays up for the next drawing, and LibreDWG's DXF writer reads past the end of a
+    text holding a line break into memory an earlier conversion left: the same DWG opened again in a
+    host that had converted another drawing came out with stray characters after such texts (a
+    TOLERANCE of LibreDWG's example_2000.dwg read '...^J10' first, then '...^J101', '...^J10M')."""
+    from cadmcp.hosts.dxf.documents import DocumentSet
+
+    short = [f"{'x' * n}\n{'y' * (n % 7)}" for n in range(1, 60)]
+    write_texts(tmp_path / "short.dwg", short)
+    write_texts(tmp_path / "long.dwg", [("Q" * (n % 40) + "\n") * 3 + "Z" * (n % 70) for n in range(2000)])
+    (tmp_path / "short-again.dwg").write_bytes((tmp_path / "short.dwg").read_bytes())
+
+    def texts(name: str) -> list[str]:
+        doc = DocumentSet().open(str(tmp_path / name)).doc
+        return [e.dxf.text for e in doc.modelspace().query("TEXT")]
+
+    first = texts("short.dwg")
+    texts("long.dwg")
+    assert texts("short-again.dwg") == first
 
 
 async def test_a_dwg_named_dxf_is_said_to_be_one_and_never_written_over(reader: Path, tmp_path: Path) -> None:

@@ -28,11 +28,23 @@ const keep = (line) => {
   if (log.length < MAX_LOG) log.push(String(line).slice(0, 300));
 };
 
-async function instantiate() {
-  return createModule({ print: keep, printErr: keep });
+// Each drawing is read by a fresh instance of the module (compiled once): LibreDWG's DXF writer can
+// read past the end of a string into memory left by what it read before, so a reused instance made
+// a drawing's text depend on the drawings converted earlier in the same process.
+const compiled = await WebAssembly.compile(fs.readFileSync(modulePath.replace(/\.js$/, ".wasm")));
+
+function instantiate() {
+  return new Promise((resolve, reject) => {
+    // the module awaits what this returns: the exports, as its own receiveInstance gives them
+    const instantiateWasm = (imports, receive) =>
+      WebAssembly.instantiate(compiled, imports).then((instance) => receive(instance, compiled));
+    createModule({ print: keep, printErr: keep, instantiateWasm }).then(resolve, reject);
+  });
 }
 
+let instanceMs = Date.now();
 let wasm = await instantiate();
+instanceMs = Date.now() - instanceMs; // what the instance that reads the next drawing took to make
 const SUBENTITIES = new Set(["BLOCK", "ENDBLK", "SEQEND", "ATTRIB"]);
 const UNKNOWN_ENTITY = 65534; // LibreDWG's type for entities of classes it does not know
 
@@ -306,6 +318,7 @@ function convert(request) {
       proxied: patched.proxied,
       read_ms: readMs,
       write_ms: Date.now() - started,
+      instance_ms: instanceMs,
       rss: process.memoryUsage().rss,
     };
   } finally {
@@ -330,16 +343,20 @@ for await (const line of lines) {
   try {
     answer = convert(request);
   } catch (err) {
-    // a trap (memory access out of bounds...) leaves the instance unusable: start a fresh one
+    // a trap (memory access out of bounds...): the instance is replaced below, as after every drawing
     answer = { id: request.id, ok: false, stage: "crash", code: -1, error: String(err && err.message || err) };
-    try {
-      wasm = await instantiate();
-    } catch (again) {
-      answer.fatal = String(again);
-    }
   }
   answer.log = log;
   process.stdout.write(JSON.stringify(answer) + "\n");
-  if (answer.fatal) process.exit(1);
+  // the next drawing gets a fresh instance, made while the host reads this one's DXF
+  wasm = null;
+  try {
+    const started = Date.now();
+    wasm = await instantiate();
+    instanceMs = Date.now() - started;
+  } catch (again) {
+    process.stderr.write(`could not start LibreDWG again: ${again}\n`);
+    process.exit(1);
+  }
 }
 process.exit(0);
