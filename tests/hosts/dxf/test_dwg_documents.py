@@ -124,6 +124,41 @@ def map_zeroed(dwg: Path) -> bytes:
     return bytes(data)
 
 
+def map_checksum_broken(dwg: Path) -> bytes:
+    """The generated DWG with the last byte of its object map flipped: LibreDWG reads every object,
+    but flags that a section checksum did not match."""
+    data = bytearray(dwg.read_bytes())
+    (count,) = struct.unpack_from("<I", data, 0x15)
+    _, seeker, size = next(
+        loc for loc in (struct.unpack_from("<BII", data, 0x19 + 9 * i) for i in range(count)) if loc[0] == 2
+    )
+    data[seeker + size - 1] ^= 0xFF
+    return bytes(data)
+
+
+async def test_a_dwg_the_reader_flags_as_damaged_opens_with_a_warning(reader: Path, tmp_path: Path) -> None:
+    """A DWG with a checksum mismatch opened with "Everything the reader found in the DWG was carried
+    over" and no warning; what LibreDWG flagged was only in dxf://model/context's reader_notes."""
+    dwg, twin = write_pair(tmp_path)
+    flagged = tmp_path / "flagged.dwg"
+    flagged.write_bytes(map_checksum_broken(dwg))
+    async with Client(create_server(exec_timeout=30).server) as client:
+        opened = await client.call_tool("open_document", {"filePath": str(flagged)})
+        assert not opened.is_error, text_of(opened)
+        message = opened.structured_content["message"]
+        assert "The DWG reader flagged the file while reading it: a section checksum did not match" in message
+        assert "AUDIT, or RECOVER" in message, message
+        fine = await client.call_tool("open_document", {"filePath": str(dwg)})
+        assert "flagged" not in fine.structured_content["message"]
+    server = create_server([str(flagged)], exec_timeout=30)
+    async with Client(server.server) as client:
+        assert not (await client.call_tool("list_documents", {})).is_error
+        (asked,) = server.adapter.requested()  # what launch_host answers for the file
+        assert any("a section checksum did not match" in w for w in asked["warnings"]), asked
+        read = server.adapter.documents_set.active.doc
+        assert counts(read)["model"] == counts(ezdxf.readfile(twin))["model"]  # read whole all the same
+
+
 @pytest.mark.parametrize(
     ("name", "make", "expected"),
     [

@@ -75,6 +75,8 @@ _READ_FLAGS = {
     16: "some handles are invalid", 32: "some extended data is invalid",
     64: "some values were out of bounds",
 }  # fmt: skip
+_DAMAGE_FLAGS = (1, 8, 16, 32, 64)
+"""The read flags that say the file, or what was read of it, is not as it should be."""
 
 
 class DwgError(Exception):
@@ -492,6 +494,7 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
         as_proxies={str(k): int(v) for k, v in (answer.get("proxied") or {}).items()},
         proxies_without_graphics=_without_graphics(doc) if answer.get("proxied") else 0,
         read_notes=[text for bit, text in _READ_FLAGS.items() if int(answer.get("code") or 0) & bit],
+        warning=_flagged(int(answer.get("code") or 0)),
         seconds=seconds,
         held_as=doc.dxfversion,
     )
@@ -568,6 +571,18 @@ def _check_came_over(doc: Drawing, counts: Iterable[Mapping[str, Any]]) -> None:
     counted = sum(int(n) for part in counts for n in part.values())
     if counted and not any(len(layout) for layout in doc.blocks):
         raise ValueError(f"none of the {counted:,} entities the reader counted came over")
+
+
+def _flagged(code: int) -> str:
+    """What the open answer warns of when LibreDWG flagged damage while reading (empty when none)."""
+    said = [_READ_FLAGS[bit] for bit in _DAMAGE_FLAGS if code & bit]
+    if not said:
+        return ""
+    return (
+        f"The DWG reader flagged the file while reading it: {'; '.join(said)}. It may be damaged, and "
+        "what was read of it (texts, objects) may be incomplete or wrong even where the counts agree: "
+        "compare it with the original (in AutoCAD: AUDIT, or RECOVER) before saving over anything."
+    )
 
 
 def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, Any]) -> DwgError:
