@@ -179,6 +179,18 @@ def test_an_r2007_dwg_is_not_checked_and_says_so(tmp_path: Path) -> None:
     assert "lengthChecked" not in whole and "not checked" not in whole["note"]
 
 
+def test_a_dwg_of_a_newer_release_is_named_as_one_with_what_to_do(tmp_path: Path) -> None:
+    """A DWG of a release newer than R2018 was called "not a DWG drawing or its header is damaged"."""
+    info = read_file_info(write(tmp_path, paged_drawing("AC1036")))
+    assert info["format"] == "dwg" and info["acadVersion"] == "AC1036"
+    assert info["release"] == "newer than R2018" and info["lengthChecked"] is False
+    assert "a DWG drawing of a release this reader does not know (AC1036, newer than AC1032" in info["note"]
+    assert "made by a newer AutoCAD" in info["note"]
+    assert "Save it as DXF, or as a DWG of an older release" in info["note"]
+    odd = read_file_info(write(tmp_path, paged_drawing("AC1016"), "odd.dwg"))
+    assert odd["release"] == "unknown" and "names no AutoCAD release known here" in odd["note"]
+
+
 @pytest.mark.parametrize(
     "data",
     [b"", b"PK\x03\x04zipfile", b"AC99990000", b"0\nSECTION\n"],

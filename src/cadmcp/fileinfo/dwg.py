@@ -9,6 +9,7 @@ R2007 files (AC1021) and those before R13 are not checked."""
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,6 +40,37 @@ _PREVIEW_SENTINEL = bytes.fromhex("1F256D07D43628289D57CA3F9D44102B")
 """Starts the preview image section; another sentinel of the same length ends it."""
 
 
+_NEWEST_KNOWN = "AC1032"
+"""The newest release known here (R2018, written by AutoCAD 2018 to 2025)."""
+_WELL_FORMED = re.compile(rb"AC10[0-9]{2}")
+
+
+def unknown_release(head: bytes) -> str | None:
+    """The format code a DWG header starts with when it is well formed (``AC10`` and two digits) but
+    names no release known here (``AC1036``), else None."""
+    if not _WELL_FORMED.match(head) or releases.match_header(head) is not None:
+        return None
+    return head[:6].decode("ascii")
+
+
+def unknown_release_message(name: str, code: str) -> str:
+    """What to say of a DWG drawing whose release this reader does not know, and what to do."""
+    if code > _NEWEST_KNOWN:
+        what = (
+            f"a DWG drawing of a release this reader does not know ({code}, newer than {_NEWEST_KNOWN}, "
+            "the R2018 format AutoCAD 2018 to 2025 write): it was made by a newer AutoCAD"
+        )
+    else:
+        what = (
+            f"a DWG drawing whose version code ({code}) names no AutoCAD release known here (or whose "
+            "header is damaged)"
+        )
+    return (
+        f"{name} is {what}. Save it as DXF, or as a DWG of an older release (AutoCAD 2018 or earlier), "
+        "in AutoCAD or the application that wrote it, and use that file."
+    )
+
+
 def read(path: Path, detail: Detail) -> dict[str, Any]:
     """The DWG answer for ``path``; ``full`` adds the raw header fields."""
     with path.open("rb") as fp:
@@ -46,6 +78,15 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
         size = fp.seek(0, 2)
         code = releases.match_header(head)
         preview_end = _preview_end(fp, head) if code in _LOCATOR_CODES and size >= _HEADER_BYTES else None
+    unknown = unknown_release(head) if code is None else None
+    if unknown is not None:
+        return {
+            "acadVersion": unknown,
+            "release": "newer than R2018" if unknown > _NEWEST_KNOWN else "unknown",
+            "products": "a newer AutoCAD" if unknown > _NEWEST_KNOWN else "unknown (no release known here)",
+            "lengthChecked": False,
+            "note": unknown_release_message(shown_name(path), unknown),
+        }
     if code is None:
         raise FileInfoError(
             "corrupt_file",

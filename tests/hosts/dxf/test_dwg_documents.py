@@ -166,6 +166,8 @@ async def test_a_dwg_the_reader_flags_as_damaged_opens_with_a_warning(reader: Pa
         ("nothing.dwg", map_zeroed, ["R2000", "found nothing in it, not even the tables", "cut short"]),
         ("cut.dwg", lambda dwg: dwg.read_bytes()[:200], ["R2000", "could not read", "damaged"]),
         ("disguised.dxf", damaged, ["R2000", "damaged"]),
+        ("newer.dwg", lambda dwg: b"AC1036" + dwg.read_bytes()[6:], ["AC1036", "newer AutoCAD", "as DXF"]),
+        ("newer.dxf", lambda dwg: b"AC1036" + dwg.read_bytes()[6:], ["release this reader does not know"]),
         (
             "old.dwg",
             lambda dwg: b"AC1009" + bytes(range(256)) * 4,

@@ -82,6 +82,7 @@ def check_drawing_path(file_path: str) -> Path:
         )
         with path.open("rb") as stream:
             head = stream.read(16)
+        _refuse_unknown_release(path, head)
         if not looks_like_dwg(head):
             raise DxfHostError(
                 f"{echo(path.name)} is not a DWG file: its header names no DWG version (a DWG starts with "
@@ -92,6 +93,7 @@ def check_drawing_path(file_path: str) -> Path:
     path = check_document_path(file_path, kind="a .dxf file", memory_factor=MEMORY_FACTOR, error=DxfHostError)
     with path.open("rb") as stream:
         head = stream.read(256)
+    _refuse_unknown_release(path, head)
     if looks_like_dwg(head):
         return check_document_path(
             str(path), kind="a .dwg file", memory_factor=DWG_MEMORY_FACTOR, error=DxfHostError
@@ -111,6 +113,15 @@ def check_drawing_path(file_path: str) -> Path:
         )
     reject_non_text(path, "a readable DXF file", DxfHostError, lines_break=True)
     return path
+
+
+def _refuse_unknown_release(path: Path, head: bytes) -> None:
+    """A DWG of a release the reader does not know (AC1036...) is named as one, with what to do."""
+    from cadmcp.fileinfo.dwg import unknown_release, unknown_release_message
+
+    code = unknown_release(head)
+    if code is not None:
+        raise DxfHostError(unknown_release_message(echo(path.name), code), "invalid")
 
 
 def load_drawing(file_path: str) -> tuple[Drawing, Auditor, Path]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cadmcp.fileinfo.dwg import unknown_release, unknown_release_message
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -440,6 +441,8 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
     with path.open("rb") as stream:
         head = stream.read(16)
     release = dwg_release(head)
+    if release is None and (unknown := unknown_release(head)) is not None:
+        raise DwgError(unknown_release_message(echo(path.name), unknown), "unreadable")
     if release is None:
         raise DwgError(
             f"{echo(path.name)} is not a DWG file (its header names no DWG version).", "unreadable"
