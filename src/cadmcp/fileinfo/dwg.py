@@ -71,6 +71,23 @@ def unknown_release_message(name: str, code: str) -> str:
     )
 
 
+class CutShort(FileInfoError):
+    """A DWG file shorter than where its header places its end (code ``corrupt_file``)."""
+
+
+def cut_short(path: Path) -> str | None:
+    """Why the DWG at ``path`` is cut short, as read_file_info says it (release, both lengths, what
+    to do), or None: whole as far as its header tells, a release whose length is not checked, or no
+    DWG. The one check behind read_file_info, launch_host and opening a drawing in a running host."""
+    try:
+        read(path, "summary")
+    except CutShort as exc:
+        return exc.message
+    except (FileInfoError, OSError):
+        return None
+    return None
+
+
 def read(path: Path, detail: Detail) -> dict[str, Any]:
     """The DWG answer for ``path``; ``full`` adds the raw header fields."""
     with path.open("rb") as fp:
@@ -105,7 +122,7 @@ def read(path: Path, detail: Detail) -> dict[str, Any]:
         out["lengthChecked"] = False  # a cut-short R2007 drawing answers like a whole one: say so
     if needed is not None and size < needed:
         where = "its fixed header alone is" if size < _HEADER_BYTES else "its header places its end at"
-        raise FileInfoError(
+        raise CutShort(
             "corrupt_file",
             f"{shown_name(path)} is a DWG drawing ({out['release']}, {code}) cut short: it is {size} bytes, "
             f"but {where} {needed}. Re-copy or download it again, or open it in AutoCAD (RECOVER) to "

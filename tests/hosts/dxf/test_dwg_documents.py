@@ -164,7 +164,7 @@ async def test_a_dwg_the_reader_flags_as_damaged_opens_with_a_warning(reader: Pa
     [
         ("damaged.dwg", damaged, ["R2000", "damaged", "RECOVER"]),
         ("nothing.dwg", map_zeroed, ["R2000", "found nothing in it, not even the tables", "cut short"]),
-        ("cut.dwg", lambda dwg: dwg.read_bytes()[:200], ["R2000", "could not read", "damaged"]),
+        ("cut.dwg", lambda dwg: dwg.read_bytes()[:200], ["R2000", "cut short: it is 200 bytes", "not read"]),
         ("disguised.dxf", damaged, ["R2000", "damaged"]),
         ("newer.dwg", lambda dwg: b"AC1036" + dwg.read_bytes()[6:], ["AC1036", "newer AutoCAD", "as DXF"]),
         ("newer.dxf", lambda dwg: b"AC1036" + dwg.read_bytes()[6:], ["release this reader does not know"]),
@@ -189,6 +189,24 @@ async def test_bad_and_old_dwg_files_are_refused_naming_the_release(
         assert "Traceback" not in text
         fine = await client.call_tool("open_document", {"filePath": str(dwg)})  # the converter recovered
         assert not fine.is_error, text_of(fine)
+
+
+async def test_opening_a_dwg_cut_short_says_so_as_read_file_info_does(reader: Path, tmp_path: Path) -> None:
+    """open_document in a running host said only that the file "may be damaged or cut short", where
+    read_file_info and launch_host named both lengths."""
+    from cadmcp.fileinfo import FileInfoError
+
+    dwg, _ = write_pair(tmp_path)
+    cut = tmp_path / "cut.dwg"
+    cut.write_bytes(dwg.read_bytes()[: len(dwg.read_bytes()) // 2])
+    with pytest.raises(FileInfoError) as info:
+        read_file_info(cut)
+    async with Client(create_server([str(dwg)], exec_timeout=30).server) as client:
+        result = await client.call_tool("open_document", {"filePath": str(cut)})
+        assert result.is_error
+        said = text_of(result)
+        assert info.value.message in said and "cut short: it is" in said, said
+        assert "may be damaged or cut short" not in said, said
 
 
 async def test_without_the_converter_a_dwg_says_what_to_install_and_file_info_still_works(

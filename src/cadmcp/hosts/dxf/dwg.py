@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cadmcp.fileinfo.dwg import unknown_release, unknown_release_message
+from cadmcp.fileinfo.dwg import cut_short, unknown_release, unknown_release_message
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -604,6 +604,9 @@ def _refusal(path: Path, version: str, name: str, old: bool, answer: dict[str, A
         "crash": detail,
         "empty": "it found nothing in it, not even the tables every DWG holds",
     }.get(str(stage), f"it said {detail}")
+    cut = cut_short(path)
+    if cut is not None:  # said for certain, as read_file_info and launch_host say it
+        return DwgError(f"{cut} (The DWG reader could not read it: {what}.)", "unreadable", what)
     return DwgError(
         f"{echo(path.name)} is a DWG file ({name}, {version}) that the DWG reader could not read ({what}). "
         "The file may be damaged or cut short (read_file_info checks its length): open it in AutoCAD "
