@@ -643,20 +643,13 @@ def _check_content(file_path: Path, apps: list[Application]) -> None:
 def _cut_short(path: Path) -> str | None:
     """File info's finding that a DWG drawing is cut short (its length against where its header
     places its end), or None: not a DWG, not cut, or a release whose length is not checked."""
-    from cadmcp.fileinfo import FileInfoError
     from cadmcp.fileinfo.paths import sniffed_format
 
-    try:
-        if sniffed_format(path) != "dwg":
-            return None
-        from cadmcp.fileinfo import dwg
-
-        dwg.read(path, "summary")
-    except FileInfoError as exc:
-        return exc.message if " cut short" in exc.message else None
-    except OSError:
+    if sniffed_format(path) != "dwg":
         return None
-    return None
+    from cadmcp.fileinfo.dwg import cut_short
+
+    return cut_short(path)
 
 
 def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError:
