@@ -31,7 +31,11 @@ DEFINITION: dict[str, Any] = {
         "properties": {
             "hostApp": {"type": "string", "description": "Which host to start (DXF, IFC, Demo, ...)."},
             "version": {"type": "string", "description": "Host version, when several are configured."},
-            "filePath": {"type": "string", "description": "A drawing or model to open (absolute path)."},
+            "filePath": {
+                "type": "string",
+                "description": "A drawing or model to open: an absolute path (a relative one is taken from "
+                "the folder the AI client started cadmcp in; the answer says the absolute path).",
+            },
             "timeoutSeconds": {
                 "type": "number",
                 "exclusiveMinimum": 0,
