@@ -163,3 +163,32 @@ def write_texts(path: Path, texts: list[str]) -> Path:
     written = ezdwg.to_dwg(drawing, str(path))
     assert written.skipped_entities == 0, written
     return path
+
+
+def write_text_kinds(path: Path) -> dict[str, list[str]]:
+    """An R2000 DWG (ezdwg) with texts of every kind ezdwg writes holding line breaks (and a few
+    characters outside ASCII); returns the texts written, by kind, in drawing order."""
+    import ezdwg
+
+    drawing = ezdwg.new()
+    msp = drawing.modelspace()
+    written: dict[str, list[str]] = {"TEXT": [], "MTEXT": [], "ATTRIB": [], "ATTDEF": [], "DIMENSION": []}
+    for n in range(1, 60):
+        written["TEXT"].append(f"{'x' * n}\n{'y' * (n % 7)}")
+        msp.add_text(written["TEXT"][-1], insert=(0, n, 0), height=0.4)
+        written["MTEXT"].append(f"{'m' * n}\\P{'k' * (n % 5)}")
+        msp.add_mtext(written["MTEXT"][-1], insert=(20, n, 0), char_height=0.4)
+    written["TEXT"].append("Caf\u00e9 \u00fc\nK\u00fcche \\U+2205 5")
+    msp.add_text(written["TEXT"][-1], insert=(0, 0, 0), height=0.4)
+    block = drawing.blocks.new("TAGGED")
+    written["ATTDEF"].append("first\nsecond")
+    block.add_attdef("TAG", written["ATTDEF"][-1], (0, 0, 0), 0.3)
+    for n in range(30):
+        ref = msp.add_blockref("TAGGED", (40, n, 0))
+        written["ATTRIB"].append(f"{'a' * n}\n{'b' * (n % 3)}")
+        msp.add_attrib(ref, "TAG", written["ATTRIB"][-1], (40, n, 0), 0.3)
+    written["DIMENSION"].append("Width\n<>")
+    msp.add_linear_dim((0, -5, 0), (0, -2, 0), (10, -2, 0), text=written["DIMENSION"][-1])
+    result = ezdwg.to_dwg(drawing, str(path))
+    assert result.skipped_entities == 0, result
+    return written

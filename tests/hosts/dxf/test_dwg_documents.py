@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 from pathlib import Path
 
 import ezdxf
 import pytest
-from dwg_helpers import counts, require_reader, write_pair, write_texts
+from dwg_helpers import counts, require_reader, write_pair, write_text_kinds, write_texts
 from dxf_helpers import text_of
 from mcp import Client
 
@@ -369,6 +370,58 @@ def test_what_a_drawing_reads_does_not_depend_on_the_drawings_read_before_it(
     first = texts("short.dwg")
     texts("long.dwg")
     assert texts("short-again.dwg") == first
+
+
+async def test_texts_with_line_breaks_read_as_the_dwg_holds_them_and_the_mending_is_said(
+    reader: Path, tmp_path: Path
+) -> None:
+    """LibreDWG's DXF writer added stray characters after some texts holding a line break, even in a
+    fresh instance ('xx^JyyNTRO', 'aa^JbbQEND': 24 of the 152 texts here), and garbled a line-broken
+    text's characters outside ASCII ('Caf\u00e9 \u00fc' lost): nothing flagged it, so the agent read,
+    and a save wrote, the corrupted text. Every text now equals the DWG's, a line break in caret
+    notation as DXF writes it, and the open answer says how many were set from the DWG."""
+    from cadmcp.hosts.dxf.documents import DocumentSet
+
+    written = write_text_kinds(tmp_path / "texts.dwg")
+    expected = {
+        kind: [value.replace("\n", "^J").replace("\\U+2205", "\u2205") for value in values]
+        for kind, values in written.items()
+    }
+    doc = DocumentSet().open(str(tmp_path / "texts.dwg")).doc
+    msp = doc.modelspace()
+    read = {
+        "TEXT": [e.dxf.text for e in msp.query("TEXT")],
+        "MTEXT": [e.text for e in msp.query("MTEXT")],
+        "ATTRIB": [a.dxf.text for e in msp.query("INSERT") for a in e.attribs],
+        "ATTDEF": [e.dxf.text for e in doc.blocks["TAGGED"].query("ATTDEF")],
+        "DIMENSION": [e.dxf.text for e in msp.query("DIMENSION")],
+    }
+    assert read == expected
+
+    async with Client(create_server(exec_timeout=30).server) as client:
+        opened = await client.call_tool("open_document", {"filePath": str(tmp_path / "texts.dwg")})
+        assert not opened.is_error, text_of(opened)
+        message = opened.structured_content["message"]
+        state = json.loads((await client.read_resource("dxf://model/context")).contents[0].text)
+    checked = state["source"]["texts"]
+    assert checked["checked"] >= sum(len(values) for values in written.values()), checked  # + the dim's block
+    assert checked["unchecked"] == []
+    if checked["mended"]:  # this LibreDWG build's writer garbles some of them
+        count = sum(checked["mended"].values())
+        assert f"{count} text(s) (" in message and "were set to the DWG's own text" in message, message
+
+
+def test_texts_the_reader_could_not_give_are_named_as_unchecked() -> None:
+    from cadmcp.hosts.dxf.dwg_texts import dxf_form, mend_texts
+
+    doc = ezdxf.new("R2000")
+    text = doc.modelspace().add_text("a^Jbgarbage")
+    check = mend_texts(doc, [[text.dxf.handle, "TEXT", "a\nb", 0]], [["2F", "MTEXT"], ["30", "TOLERANCE"]])
+    assert text.dxf.text == "a^Jb" and check.mended == {"TEXT": 1} and check.checked == 1
+    (mended, unchecked) = check.notes()
+    assert mended.startswith("1 text(s) (1 TEXT) came out of the reader's DXF unlike the DWG")
+    assert unchecked.startswith("The text of 2 entities could not be read from the DWG to check it (MTEXT 2F")
+    assert dxf_form("\tx\r\n\x01\\U+00e9") == "\tx^M^J^A\u00e9"
 
 
 async def test_a_dwg_named_dxf_is_said_to_be_one_and_never_written_over(reader: Path, tmp_path: Path) -> None:

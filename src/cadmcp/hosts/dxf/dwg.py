@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cadmcp.fileinfo.dwg import cut_short, unknown_release, unknown_release_message
+from cadmcp.hosts.dxf.dwg_texts import TextCheck, mend_texts
 from cadmcp.wire.echo import echo
 
 if TYPE_CHECKING:
@@ -117,6 +118,9 @@ class DwgSource:
     """The DXF version the drawing is held in, and saved as (``AC1032``), when not the DWG's."""
     proxies_without_graphics: int = 0
     """Proxy entities whose proxy graphics hold nothing to draw (nothing shows them)."""
+    texts: TextCheck | None = None
+    """The texts compared with the DWG's own and set to them where the reader's DXF differed (None
+    when the reader gave none to compare)."""
 
     def lost_phrase(self, limit: int = 8) -> str:
         """``'1 ACAD_TABLE (model space); 3 objects of 2 kinds'`` (empty when nothing was lost)."""
@@ -171,6 +175,8 @@ class DwgSource:
                 "drawing: it was read as one and is never written over (save_document writes a .dxf of "
                 "another name); rename it to .dwg so that other programs read it too."
             )
+        if self.texts is not None:
+            said.extend(self.texts.notes())
         if self.warning:
             said.append(self.warning)
         return said
@@ -194,6 +200,7 @@ class DwgSource:
             "carried_as_proxy_graphics": self.as_proxies,
             "proxies_without_graphics": self.proxies_without_graphics,
             "reader_notes": self.read_notes,
+            **({"texts": self.texts.as_json()} if self.texts is not None else {}),
         }
 
 
@@ -486,8 +493,10 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
                 "unreadable",
             )
             return _second_reader(path, version, name, load, refusal, Path(tmp))
+    texts = None
     if not old:
         _layer_states(doc, answer.get("layers") or {}, modern=version >= "AC1015")
+        texts = mend_texts(doc, answer.get("texts") or [], answer.get("texts_unread") or [])
     source = DwgSource(
         path=path.resolve(),
         version=version,
@@ -500,6 +509,7 @@ def read_dwg(path: Path, load: Any) -> tuple[Drawing, Auditor, DwgSource]:
         warning=_flagged(int(answer.get("code") or 0)),
         seconds=seconds,
         held_as=doc.dxfversion,
+        texts=texts,
     )
     return doc, auditor, source
 

@@ -11,7 +11,10 @@
 // (paper space, block definitions), and "objects" the non-graphical objects outside the
 // tables, as LibreDWG read them, so the host can say what the DXF lost; "layers" maps each layer
 // to its flag word (R2000+: bit 2 means off) and colour index (R13/R14: negative means off), as
-// this LibreDWG build writes every layer as off into its DXF. The process ends when stdin closes.
+// this LibreDWG build writes every layer as off into its DXF; "texts" gives each text-bearing entity's
+// text as the decoded drawing holds it ([handle, kind, value, is_bytes]) and "texts_unread" those whose
+// text could not be read ([handle, kind]), as the DXF writer can garble texts holding a line break.
+// The process ends when stdin closes.
 import fs from "node:fs";
 import readline from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -54,6 +57,7 @@ function inventory(m, data) {
   const objects = {};
   const layers = {};
   const proxies = [];
+  const texts = { read: [], unread: [] };
   const layerNames = new Map();
   const ownerNames = new Map();
   const n = m.dwg_get_num_objects(data);
@@ -75,9 +79,11 @@ function inventory(m, data) {
       }
       continue;
     }
+    const tio = m.dwg_object_to_entity_tio(obj);
+    const field = name && name.startsWith("DIMENSION") ? "user_text" : TEXT_FIELDS[name];
+    if (field) readText(m, obj, tio, name, field, texts);
     if (m.dwg_obj_is_subentity(obj)) continue;
     if (!name || SUBENTITIES.has(name) || name.startsWith("VERTEX")) continue;
-    const tio = m.dwg_object_to_entity_tio(obj);
     const owner = tio ? m.dwg_entity_owner(tio) : 0;
     let ownerName = ownerNames.get(owner);
     if (ownerName === undefined) {
@@ -90,7 +96,32 @@ function inventory(m, data) {
     counts[name] = (counts[name] || 0) + 1;
     if (inModel) proxies.push({ name, index: i, handle: hex(m.dwg_obj_get_handle_value(obj)) });
   }
-  return { model, other, objects, layers, proxies, layerNames };
+  return { model, other, objects, layers, proxies, layerNames, texts };
+}
+
+// The string field that holds each text-bearing entity's text in LibreDWG's structs.
+const TEXT_FIELDS = {
+  TEXT: "text_value",
+  ATTRIB: "text_value",
+  ATTDEF: "default_value",
+  MTEXT: "text",
+  TOLERANCE: "text_value",
+}; // and DIMENSION_*: "user_text"
+
+// An entity's text as the decoded drawing holds it, not as the DXF writer wrote it: LibreDWG's writer
+// can add stray characters after a text holding a line break (it reads past the end of the string it
+// escaped), so the host compares the two. Before R2007 the value is the drawing's code-page bytes
+// (as latin1 characters, flagged 1), from R2007 on the text itself (0).
+function readText(m, obj, tio, name, field, texts) {
+  const handle = hex(m.dwg_obj_get_handle_value(obj));
+  const value = tio ? m.dwg_dynapi_entity_value(tio, field) : null;
+  if (!value || !value.success) {
+    texts.unread.push([handle, name]);
+  } else if (value.bin) {
+    texts.read.push([handle, name, Buffer.from(value.bin).toString("latin1"), 1]);
+  } else {
+    texts.read.push([handle, name, value.data === null || value.data === undefined ? "" : String(value.data), 0]);
+  }
 }
 
 function hex(value) {
@@ -316,6 +347,8 @@ function convert(request) {
       objects: found.objects,
       layers: found.layers,
       proxied: patched.proxied,
+      texts: found.texts.read,
+      texts_unread: found.texts.unread,
       read_ms: readMs,
       write_ms: Date.now() - started,
       instance_ms: instanceMs,
