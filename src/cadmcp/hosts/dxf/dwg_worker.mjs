@@ -392,4 +392,5 @@ for await (const line of lines) {
     process.exit(1);
   }
 }
-process.exit(0);
+// an answer can be hundreds of KB (a drawing's texts) still on its way into the pipe: exit after it
+process.stdout.write("", () => process.exit(0));
