@@ -10,7 +10,8 @@ counts by number, not by type), layers equal (ezdxf's added Defpoints ignored) a
 on/off states equal, blocks equal, and open time (median, max) of the DWG beside its DXF twin,
 each opened the way the host opens them (with --passes, each file's median over N opens, DWG and
 twin one after the other). Without DIR (or CADMCP_DWG_CORPUS) it measures
-generated R2000 drawings. The converter must be installed (.ci/deps/dwg-reader.sh, or
+generated R2000 drawings (lines and circles; 10,000 texts). It also prints how many texts were
+checked against the DWG and set to its own. The converter must be installed (.ci/deps/dwg-reader.sh, or
 CADMCP_DWG_READER).
 """
 
@@ -71,6 +72,7 @@ def measure(files: list[Path], passes: int = 1) -> None:
     dxf_times: dict[Path, list[float]] = defaultdict(list)
     misses: list[str] = []
     failures: list[str] = []
+    checked, mended, unread = 0, Counter[str](), 0
     warm = files[0]
     try:
         _, cold = open_timed(warm)
@@ -91,6 +93,10 @@ def measure(files: list[Path], passes: int = 1) -> None:
         row["opened"].append(dwg)
         dwg_times[dwg].append(seconds)
         row["lost"].append(sum(i["count"] for i in entry.source.lost if i["where"] == "model space"))
+        if entry.source.texts is not None:
+            checked += entry.source.texts.checked
+            mended.update(entry.source.texts.mended)
+            unread += len(entry.source.texts.unread)
         twin = dwg.with_suffix(".dxf")
         if not twin.is_file():
             continue
@@ -148,6 +154,10 @@ def measure(files: list[Path], passes: int = 1) -> None:
             f"fresh LibreDWG instance per drawing: median {statistics.median(made):.0f} ms, max "
             f"{max(made)} ms over {len(made)} (made after each answer, while the host reads the DXF)"
         )
+    print(
+        f"texts checked against the DWG: {checked:,}, set to the DWG's own: {sum(mended.values()):,} "
+        f"{dict(sorted(mended.items()))}, not readable to check: {unread:,}"
+    )
     for line in misses:
         print("not exact:", line)
     for line in failures:
@@ -191,6 +201,17 @@ def generated(folder: Path) -> list[Path]:
         ezdwg.to_dwg(drawing, str(dwg))
         doc.saveas(dwg.with_suffix(".dxf"))
         files.append(dwg)
+    drawing = ezdwg.new()  # texts, one in ten with a line break: what checking them against the DWG costs
+    doc = ezdxf.new("R2000")
+    for i in range(10000):
+        x, y = i % 100, i // 100
+        text = f"Room {i}" + ("\nfloor 2" if i % 10 == 0 else "")
+        drawing.modelspace().add_text(text, insert=(x, y, 0), height=0.2)
+        doc.modelspace().add_text(text.replace("\n", "^J"), height=0.2, dxfattribs={"insert": (x, y, 0)})
+    dwg = folder / "texts10000.dwg"
+    ezdwg.to_dwg(drawing, str(dwg))
+    doc.saveas(dwg.with_suffix(".dxf"))
+    files.append(dwg)
     return files
 
 
@@ -211,7 +232,7 @@ def main() -> None:
             measure(files, args.passes)
         else:
             with tempfile.TemporaryDirectory() as tmp:
-                print("no --corpus: generated R2000 drawings (10, 1,000 and 10,000 lines)")
+                print("no --corpus: generated R2000 drawings (10, 1,000 and 10,000 lines; 10,000 texts)")
                 measure(generated(Path(tmp)), args.passes)
     finally:
         close_workers()
