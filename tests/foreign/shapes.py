@@ -17,7 +17,10 @@ that loads a large model first; `broken` answers calls with a result whose conte
 megabytes of text as its `megabytes` argument asks (a server returning a whole file); `twice` lists
 one tool name twice; `jsonlog` logs JSON lines that carry the request's `id` and `method` to stdout
 before each answer (as structured loggers do); `garbled` answers a call with bytes that are not UTF-8;
-`sloppy` answers any method it does not know with an empty result.
+`sloppy` answers any method it does not know with an empty result; `notemplates` declares resources
+and prompts but has only `resources/list` (Method not found for the rest, as the reference
+mcp-server-sqlite answers `resources/templates/list`); `listfails` declares resources and answers
+`resources/list` with the generic server error.
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ def catalog(shape: str) -> list[Any]:
         "garbled",
         "sloppy",
         "unversioned",
+        "notemplates",
+        "listfails",
     ):
         return [
             {
@@ -118,9 +123,10 @@ def main() -> None:
         if method == "initialize":
             if shape == "sluggish":
                 time.sleep(SLUGGISH_SECONDS)
+            listing = {"resources": {}, "prompts": {}} if shape in ("notemplates", "listfails") else {}
             result: Any = {
                 "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}},
+                "capabilities": {"tools": {}, **listing},
                 "serverInfo": {"name": f"shape-{shape}", "version": "" if shape == "unversioned" else "0.1"},
             }
         elif method == "tools/list" and shape == "endless":
@@ -128,6 +134,11 @@ def main() -> None:
             result = {"tools": [{**tools[0], "name": f"tool_{page}"}], "nextCursor": str(page + 1)}
         elif method == "tools/list":
             result = {"tools": tools}
+        elif method == "resources/list" and shape == "notemplates":
+            result = {"resources": [{"uri": "memo://insights", "name": "Business insights memo"}]}
+        elif method == "resources/list" and shape == "listfails":
+            print(json.dumps({"jsonrpc": "2.0", "id": ident, "error": SERVER_ERROR}), flush=True)
+            continue
         elif method == "tools/call" and shape in ("failing", "closedtext"):
             error = SERVER_ERROR if shape == "failing" else {"code": -32000, "message": "Connection closed"}
             print(json.dumps({"jsonrpc": "2.0", "id": ident, "error": error}), flush=True)

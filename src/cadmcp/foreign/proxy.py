@@ -170,6 +170,25 @@ def _prompt_template(prompt: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+OPTIONAL_LISTS = ("resources/list", "resources/templates/list", "prompts/list")
+"""List methods a server may lack though it declares their capability (the reference
+mcp-server-sqlite declares `resources` and has no `resources/templates/list`): its answer Method
+not found is an empty list. A server that declares tools must list them."""
+
+
+def _list_failure(method: str, exc: MCPError, timeout: float) -> str:
+    """Why listing the catalog failed, naming the method the server did not answer."""
+    if exc.error.code == types.REQUEST_TIMEOUT:
+        return (
+            f"the server did not answer {method} within its connectTimeoutSeconds ({timeout:g} s); "
+            "if it is only slow to list, raise connectTimeoutSeconds in its entry"
+        )
+    return (
+        f"the server answered {method} with an error ({exc.error.code}: {exc.error.message[:200]}), "
+        "so its catalog cannot be listed; tell the server's author"
+    )
+
+
 def _validated(kind: type, items: list[Any], what: str) -> list[Any]:
     out = []
     for n, item in enumerate(items):
@@ -275,6 +294,8 @@ class ForeignHost:
         self.server_pid: int | None = None
         self.listed_twice: list[str] = []
         """Names the server's catalog lists more than once (`tool 'x'`, `resource 'y'`)."""
+        self.lacking: list[str] = []
+        """List methods the server answers Method not found though it declares their capability."""
         self.first_attempt = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None  # where calls run (they outlive one request)
         self._changed: list[Any] = []
@@ -304,6 +325,7 @@ class ForeignHost:
                 **({"pid": self.server_pid} if self.server_pid else {}),
                 "restarts": self.restarts,
                 **({"listedTwice": self._listed_twice_note()} if self.listed_twice else {}),
+                **({"notListed": self._lacking_note()} if self.lacking else {}),
             },
             **more,
         )
@@ -313,6 +335,12 @@ class ForeignHost:
         extra = len(self.listed_twice) - MAX_LISTED_TWICE
         more = f" and {extra} more" if extra > 0 else ""
         return f"{shown}{more}: the server lists these names twice; the first of each is served"
+
+    def _lacking_note(self) -> str:
+        return (
+            f"{', '.join(self.lacking)}: the server declares the capability but answers "
+            "Method not found; served as empty"
+        )
 
     # -- supervision ---------------------------------------------------------------------------
     async def supervise(self) -> None:
@@ -458,17 +486,17 @@ class ForeignHost:
         async with ForeignSession(
             read, write, elicitation_callback=self.rounds.elicit, message_handler=changes.on_message
         ) as session:
-            step = "answering its first request (server/discover or initialize)"
+            steps = ["answering its first request (server/discover or initialize)"]
             try:
                 with anyio.fail_after(self.config.connect_timeout):
                     self.protocol_version = await session.connect(self.config.protocol)
                     self.server_info = session.server_info
-                    step = "listing its catalog"
-                    await self._list(session)
+                    steps.append("listing its catalog")
+                    await self._list(session, steps)
             except TimeoutError:
                 raise GaveUp(
                     f"the server did not finish starting within its connectTimeoutSeconds "
-                    f"({self.config.connect_timeout:g} s): it was still {step}. If it is only slow to "
+                    f"({self.config.connect_timeout:g} s): it was still {steps[-1]}. If it is only slow to "
                     "start, raise connectTimeoutSeconds in its entry"
                 ) from None
             except ValidationError as exc:  # the SDK's reading of an answer that is no MCP
@@ -477,7 +505,7 @@ class ForeignHost:
                 raise GaveUp(
                     f"an answer of the server's is not what MCP says ({exc.title}"
                     f"{f' {where}' if where else ''}: {str(first.get('msg', exc))[:200]}), while it was "
-                    f"{step}; tell the server's author"
+                    f"{steps[-1]}; tell the server's author"
                 ) from None
             if channel is not None:
                 channel.bind(session.envelope)
@@ -526,17 +554,29 @@ class ForeignHost:
                     f"the connection to the server is gone ({describe(exc, MAX_REASON_CHARS)})"
                 ) from None
 
-    async def _list(self, session: ForeignSession) -> None:
+    async def _list(self, session: ForeignSession, doing: list[str] | None = None) -> None:
+        """List the server's catalog and keep it; `doing` is told each method as it is asked (for
+        the reason a start that took too long gives)."""
         caps = session.server_capabilities
         timeout = self.config.connect_timeout
+        lacking: list[str] = []
 
         async def items(method: str, key: str, offered: Any, most: int) -> list[dict[str, Any]]:
             if caps is not None and offered is None:
                 return []
+            if doing is not None:
+                doing.append(f"listing its catalog ({method})")
             try:
                 found, _ = await session.list_all(method, key, timeout, max_items=most)
             except EndlessList as exc:
                 raise CatalogRefused(str(exc)) from None
+            except MCPError as exc:
+                if connection_closed(exc):
+                    raise  # the server went: said as such by whoever waits on it
+                if exc.error.code == types.METHOD_NOT_FOUND and method in OPTIONAL_LISTS:
+                    lacking.append(method)  # offered with its capability, but not there: none
+                    return []
+                raise GaveUp(_list_failure(method, exc, timeout)) from None
             return found
 
         tools = await items("tools/list", "tools", caps.tools if caps else True, MAX_HOST_TOOLS)
@@ -571,6 +611,9 @@ class ForeignHost:
         self.listed_twice = [*twice, *twice_r, *twice_t]
         if self.listed_twice:
             log.warning("%s: %s", self.app.name, self._listed_twice_note())
+        self.lacking = lacking
+        if lacking:
+            log.warning("%s: %s", self.app.name, self._lacking_note())
         self.tools, self.resources, self.templates = typed_tools, typed_resources, typed_templates
         self._tool_names = frozenset(t.name for t in typed_tools)
         self.served_tools = [_driven_by_proxy(t) for t in typed_tools]
