@@ -20,7 +20,10 @@ before each answer (as structured loggers do); `garbled` answers a call with byt
 `sloppy` answers any method it does not know with an empty result; `notemplates` declares resources
 and prompts but has only `resources/list` (Method not found for the rest, as the reference
 mcp-server-sqlite answers `resources/templates/list`); `listfails` declares resources and answers
-`resources/list` with the generic server error.
+`resources/list` with the generic server error; `crashing` ends, saying why on stderr, when called.
+
+Every shape logs each request it handles to stderr, and one it does not know as an MCP 1.x Python
+server does (`Failed to validate request: ...`), as it does for the proxy's `server/discover`.
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ def catalog(shape: str) -> list[Any]:
         "unversioned",
         "notemplates",
         "listfails",
+        "crashing",
     ):
         return [
             {
@@ -103,6 +107,8 @@ def catalog(shape: str) -> list[Any]:
 
 LOG_LINE = "INFO starting the widget service on stdout"
 SLUGGISH_SECONDS = 5.0
+CRASH_LINE = "shapes: the widget licence expired, exiting"
+UNKNOWN = "unknown method"
 SERVER_ERROR = {"code": -32000, "message": "widget database locked; retry in 5 s"}
 
 
@@ -118,6 +124,7 @@ def main() -> None:
         method, ident = message.get("method"), message.get("id")
         if ident is None:
             continue
+        print(f"shapes: handling {method}", file=sys.stderr, flush=True)
         if shape == "jsonlog":
             print(json.dumps({"level": "info", "id": ident, "method": method, "msg": "handling"}), flush=True)
         if method == "initialize":
@@ -153,6 +160,9 @@ def main() -> None:
             os.close(1)
             time.sleep(30)
             return
+        elif method == "tools/call" and shape == "crashing":
+            print(CRASH_LINE, file=sys.stderr, flush=True)
+            sys.exit(3)
         elif method == "tools/call" and shape == "garbled":
             answer = json.dumps(
                 {"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": "@"}]}}
@@ -176,6 +186,7 @@ def main() -> None:
         elif method == "ping" or shape == "sloppy":  # (sloppy: whatever the method)
             result = {}
         else:
+            print(f"Failed to validate request: {UNKNOWN} {method!r}", file=sys.stderr, flush=True)
             answer = {"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": "no such method"}}
             print(json.dumps(answer), flush=True)
             continue

@@ -27,15 +27,30 @@ class StderrTail:
     def __init__(self, keep: int = STDERR_KEPT) -> None:
         self._kept = bytearray()
         self._keep = keep
+        self._fed = 0  # bytes read in all (a mark is a count of them)
 
     def clear(self) -> None:
         """Forget what an earlier run of the server wrote."""
         self._kept.clear()
 
     def feed(self, data: bytes) -> None:
+        self._fed += len(data)
         self._kept += data
         if len(self._kept) > 2 * self._keep:
             del self._kept[: -self._keep]
+
+    def mark(self) -> int:
+        """Where the server's stderr has been read to now, for `forget`."""
+        return self._fed
+
+    def forget(self, start: int, end: int) -> None:
+        """Drop what was read between two marks, as far as it is still kept: what the server wrote
+        about a request of the proxy's own is not why it may go down. Marks are counted back from
+        the end, so a later `forget` must not reach before an earlier one's end."""
+        back_start, back_end = self._fed - start, self._fed - end
+        if back_start <= back_end:
+            return
+        del self._kept[max(len(self._kept) - back_start, 0) : max(len(self._kept) - back_end, 0)]
 
     def text(self) -> str:
         """Its last `STDERR_TAIL` characters, whitespace folded."""

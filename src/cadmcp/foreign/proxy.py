@@ -366,7 +366,9 @@ class ForeignHost:
             self.session = self.channel = None
             if self._last_channel is not None and (note := self._last_channel.not_protocol_note()):
                 reason = f"{reason}; {note}"
-            reason = mask_text(self._with_transport_note(reason))  # the agent reads it (a URL, a log line)
+            if not refused:  # a refusal is of the catalog: the server's stderr or status is not why
+                reason = self._with_transport_note(reason)
+            reason = mask_text(reason)  # the agent reads it (a URL, a log line)
             self.rounds.fail_all(reason)
             if time.monotonic() - started > 2 * BACKOFF_MAX:
                 failures = 0  # it had been up for a while: a fresh failure
@@ -489,7 +491,10 @@ class ForeignHost:
             steps = ["answering its first request (server/discover or initialize)"]
             try:
                 with anyio.fail_after(self.config.connect_timeout):
+                    probed = self._stderr.mark()
                     self.protocol_version = await session.connect(self.config.protocol)
+                    if self.config.protocol is None and self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                        self._forget_probe(probed)
                     self.server_info = session.server_info
                     steps.append("listing its catalog")
                     await self._list(session, steps)
@@ -526,6 +531,14 @@ class ForeignHost:
                 async for _ in changes.received:
                     await self._relist(session)
                 tg.cancel_scope.cancel()
+
+    def _forget_probe(self, probed: int) -> None:
+        """The server did not know the `server/discover` the proxy tried first and fell back to
+        `initialize`: what it wrote to stderr meanwhile (an MCP 1.x Python server logs a validation
+        traceback for it) is about the proxy's probe, so reasons it goes down later do not quote it.
+        Such a server logs before it answers, and its answer to `initialize` came after that, so by
+        now the stderr reader has taken the traceback in."""
+        self._stderr.forget(probed, self._stderr.mark())
 
     async def _relist(self, session: ForeignSession) -> None:
         with anyio.fail_after(self.config.connect_timeout):
