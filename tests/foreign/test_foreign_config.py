@@ -452,6 +452,47 @@ def test_a_command_found_in_a_virtual_environment_is_stored_by_its_full_path(
     assert servers["Git"] is not None and servers["Git"].command == "mcp-server-git"
 
 
+@pytest.mark.anyio
+async def test_a_script_named_relative_to_this_folder_is_started_in_this_folder_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`host add Shop -- python shop.py` run in the server's folder stored `shop.py` and no cwd:
+    the daemon, started elsewhere, ran it in its own folder and the script could not be opened."""
+    import shutil
+
+    import anyio
+
+    from cadmcp.foreign.proxy import ForeignHost
+    from tests.foreign.conftest import SHAPES
+
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    shutil.copy(SHAPES, folder / "shop.py")
+    path = tmp_path / "hosts.json"
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    monkeypatch.chdir(folder)
+    assert cli_main(["host", "add", "Shop", "--", sys.executable, "shop.py", "twice"]) == 0
+    said = capsys.readouterr().err
+    assert f"shop.py is a path relative to this folder, so the server starts in it (cwd {Path.cwd()})" in said
+    assert cli_main(["host", "add", "Named", "--", sys.executable, "-m", "shop"]) == 0  # no path here
+    assert cli_main(["host", "add", "Chosen", "--cwd", str(tmp_path), "--", sys.executable, "shop.py"]) == 0
+    capsys.readouterr()
+    servers = {a.name: a.server for a in applications.configured(path)}
+    assert servers["Named"] is not None and servers["Named"].cwd is None
+    assert servers["Chosen"] is not None and servers["Chosen"].cwd == str(tmp_path.resolve())
+
+    monkeypatch.chdir(tmp_path)  # the daemon that starts it runs elsewhere
+    app = applications.find("Shop", applications.configured(path))
+    assert app is not None
+    host = ForeignHost(app)
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(60):
+            await host.start(tg)
+        assert host.state["phase"] == "ready", host.state
+        assert host.listed_twice == ["tool 'plain_tool'"]  # it ran as `shop.py twice`
+        tg.cancel_scope.cancel()
+
+
 def test_host_add_and_remove_say_a_running_host_of_that_name_keeps_its_entry(
     runtime_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -243,6 +243,35 @@ def _not_runnable(command: str) -> str:
     )
 
 
+def _here_path(value: str, *, command: bool = False) -> bool:
+    """Whether a command or argument is a relative path to something in this shell's folder (a
+    bare command name is looked up on PATH, not here)."""
+    if not value or value.startswith(("-", "~")) or is_reference(value) or Path(value).is_absolute():
+        return False
+    if command and os.sep not in value and not (os.altsep and os.altsep in value):
+        return False
+    return Path(value).exists()
+
+
+def _settle_here(entry: dict[str, Any]) -> str | None:
+    """Start a stdio server that names files or folders relative to this shell's folder
+    (`python shop.py`, `--repository .`) in this folder, its `cwd`, as it runs here (the daemon
+    that starts it runs elsewhere), and say so; None when it names none or has its `cwd`."""
+    server = entry.get("server") or {}
+    if "command" not in server or server.get("cwd"):
+        return None
+    named = [server["command"]] if _here_path(server["command"], command=True) else []
+    named += [arg for arg in server.get("args") or [] if _here_path(arg)]
+    if not named:
+        return None
+    server["cwd"] = here = str(Path.cwd())
+    shown = ", ".join(shlex.quote(n) for n in named[:3]) + (" ..." if len(named) > 3 else "")
+    return (
+        f"{shown} {'is a path' if len(named) == 1 else 'are paths'} relative to this folder, so the server "
+        f"starts in it (cwd {here}), as it would here; give --cwd FOLDER for another"
+    )
+
+
 def _pin(entry: dict[str, Any]) -> str | None:
     """Store a bare command found in a virtual environment's `bin` folder (on this shell's PATH
     only while it is active) by its full path, and say so; None when it is not one."""
@@ -607,8 +636,9 @@ def main(argv: Sequence[str]) -> int:
             hosts.pop(other)
         entry = hosts[name] = _entry(args, command)
         replaced = [other for other in same if other != name]
-        if (pinned := _pin(entry)) is not None:
-            notes.append(pinned)
+        for note in (_pin(entry), _settle_here(entry)):
+            if note is not None:
+                notes.append(note)
     try:
         text = _text(path, data, document, name, replaced)
     except Exception as exc:  # a TOML layout tomlkit cannot edit: the entry to write by hand
