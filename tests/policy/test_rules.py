@@ -80,7 +80,9 @@ def test_profiles_split_reads_from_changes() -> None:
     assert read_only.decide(_cap(entry, "execute_python_code")).verdict == "deny"
     decision = read_only.decide(_cap(entry, "layer_tool"))
     assert decision.rule.name == "changes" and decision.rule.origin == "profile read-only"
-    assert "readOnlyHint" in decision.why
+    assert "it may change something (it does not declare readOnlyHint)" in decision.why
+    declares_false = read_only.decide(_cap(entry, "execute_python_code")).why
+    assert "it may change something (it declares readOnlyHint false)" in declares_false, declares_false
     opening = read_only.decide(_cap(entry, "open_document"))  # opens, changes no document
     assert opening.verdict == "allow" and "it only opens or switches documents" in opening.why
     assert not confirm.is_trusting

@@ -16,7 +16,15 @@ from cadmcp.daemon.catalog import Capability, HostEntry
 from cadmcp.daemon.errors import DaemonError
 from cadmcp.daemon.policy import config
 from cadmcp.daemon.policy.profiles import DEFAULT_PROFILE, PROFILES
-from cadmcp.daemon.policy.rules import DEFAULT_RULE, Decision, Rule, Subject, declared, navigates
+from cadmcp.daemon.policy.rules import (
+    DEFAULT_RULE,
+    Decision,
+    Rule,
+    Subject,
+    declared,
+    navigates,
+    read_only_hint,
+)
 
 log = logging.getLogger("cadmcp.policy")
 
@@ -171,4 +179,5 @@ def subject_for(
         caller=caller,
         caller_machine=caller_machine,
         navigates=moves,
+        read_only_hint=read_only_hint(cap.kind, cap.raw),
     )

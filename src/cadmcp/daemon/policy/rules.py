@@ -44,6 +44,8 @@ class Subject(NamedTuple):
     caller_machine: str = ""
     navigates: bool = False
     """A tool that only opens or switches documents (`NAVIGATES`): a read, said so in words."""
+    read_only_hint: bool | None = None
+    """A tool's `readOnlyHint` as it declares it (None: it declares none), for the words of why."""
 
     @property
     def changes(self) -> bool:
@@ -61,6 +63,13 @@ def declared(kind: str, raw: dict[str, Any]) -> tuple[bool, bool]:
     read_only = hints.get("readOnlyHint") is True or navigates(kind, raw)
     destructive = not read_only and hints.get("destructiveHint") is not False
     return read_only, destructive
+
+
+def read_only_hint(kind: str, raw: dict[str, Any]) -> bool | None:
+    """A tool's `readOnlyHint` as it declares it; None when it declares none (or is no tool)."""
+    hints = raw.get("annotations") if kind == "tool" and isinstance(raw.get("annotations"), dict) else {}
+    hint = hints.get("readOnlyHint")
+    return hint if isinstance(hint, bool) else None
 
 
 def navigates(kind: str, raw: dict[str, Any]) -> bool:
@@ -142,7 +151,10 @@ class Rule:
             parts.append(f"it is a {s.kind}")
         if self.read_only is not None:
             if not s.read_only:
-                parts.append("it may change something (it does not declare readOnlyHint)")
+                said = "does not declare readOnlyHint"
+                if s.read_only_hint is False:
+                    said = "declares readOnlyHint false"
+                parts.append(f"it may change something (it {said})")
             else:
                 parts.append("it only reads" + _declares(s))
         if self.destructive is not None:
