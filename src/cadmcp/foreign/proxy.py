@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -105,7 +106,7 @@ def _era_hint(app: str) -> str:
     return (
         f"cadmcp: the {app} server asks its question the 2025-11-25 way (ctx.elicit), for which the "
         "2026-07-28 protocol it is connected with has no channel. Hold it to 2025-11-25 and its "
-        f"questions reach you: cadmcp host add {app} ... --protocol 2025-11-25 --force, or "
+        f"questions reach you: cadmcp host add {shlex.quote(app)} ... --protocol 2025-11-25 --force, or "
         '"protocolVersion": "2025-11-25" in its server entry.'
     )
 
@@ -794,7 +795,7 @@ class ForeignHost:
             message=f"The {self.app.name} server did not answer {name} within "
             f"{self.config.call_timeout:g} s (its callTimeoutSeconds); the call was cancelled "
             "there. Try again later, or with less work; if it needs longer, raise its callTimeoutSeconds "
-            f"(cadmcp host add {self.app.name} ... --call-timeout SECONDS --force).",
+            f"(cadmcp host add {shlex.quote(self.app.name)} ... --call-timeout SECONDS --force).",
             data={"type": "server_timeout", "timeoutSeconds": self.config.call_timeout},
         )
 
