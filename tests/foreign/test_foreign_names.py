@@ -57,3 +57,15 @@ async def test_a_server_that_gives_no_version_is_listed_as_of_unknown_version(
         assert not started.is_error, started
         (host,) = (await structured(session, "list_host_instances"))["hosts"]
         assert host["hostApp"] == "Bare" and host["version"] == "unknown", host
+
+
+async def test_a_server_named_with_a_space_that_does_not_come_up_is_told_how_to_fix_it_quoted(
+    daemon_client: Any, tmp_path: Path
+) -> None:
+    """`cadmcp host add my shop --force ...` would add a host `my` running `shop`."""
+    env = config_env(tmp_path, {"my shop": {"server": {"command": "no-such-mcp-server-xyz"}}})
+    async with daemon_client(env=env) as session:
+        failed = await call(session, "launch_host", {"hostApp": "my shop", "timeoutSeconds": 60})
+        body = failed.structured_content
+        assert failed.is_error and body["type"] == "server_down", body
+        assert "`cadmcp host add 'my shop' --force ...`" in body["message"], body

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import stat
 import subprocess
@@ -668,8 +669,8 @@ def _server_not_up(answer: dict[str, Any], state: dict[str, Any]) -> DaemonError
         "server_down",
         f"The {name} host (pid {answer['pid']}) started, but its MCP server is {phase}: {reason}. "
         f"{again}. If the reason is in its entry (command, URL, env, headers), fix it with "
-        f"`cadmcp host add {name} --force ...` or in the host configuration (it is started again "
-        "with the new entry as soon as the file changes); nothing can be called on it until then. If "
+        f"`cadmcp host add {shlex.quote(name)} --force ...` or in the host configuration (it is started "
+        "again with the new entry as soon as the file changes); nothing can be called on it until then. If "
         "the reason is in the environment it started in (a variable not set), set it there and call "
         f"launch_host with restartHostInstanceId={answer.get('hostInstanceId')!r}: a running host "
         "keeps the environment it started with.",
