@@ -1,9 +1,12 @@
 """How the proxy lists a server's catalog when the server lacks some of it: a list method it does
-not have is an empty list (said in its state), and a list that fails names the method."""
+not have is an empty list (said in its state), and a list that fails names the method; and what
+its state says when its entry is edited while it runs."""
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -46,4 +49,42 @@ async def test_a_list_the_server_fails_to_answer_names_the_method() -> None:
         error = host.state["error"]
         assert error.startswith("the server answered resources/list with an error (-32000: widget"), error
         assert "notListed" not in host.state["foreign"]
+        tg.cancel_scope.cancel()
+
+
+async def test_an_edited_entry_of_a_running_server_is_said_to_apply_at_its_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Editing a running server's entry changed nothing, and nothing said so: the server keeps
+    the entry it started with (restarting it would end its calls and what it holds), and its state
+    says the new one applies when it is started again."""
+    from cadmcp.applications import CONFIG_ENV, find
+
+    def write(shape: str) -> None:
+        entry = {"server": {"command": sys.executable, "args": [str(SHAPES), shape]}}
+        path.write_text(json.dumps({"hosts": {"Shaped": entry}}))
+
+    path = tmp_path / "hosts.json"
+    monkeypatch.setenv(CONFIG_ENV, str(path))
+    write("twice")
+    app = find("Shaped")
+    assert app is not None
+    host = ForeignHost(app)
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(60):
+            await host.start(tg)
+            assert host.state["phase"] == "ready" and "entryChanged" not in host.state["foreign"]
+            pid = host.server_pid
+        write("notemplates")
+        with anyio.fail_after(10):  # the proxy looks at the file every second
+            while "entryChanged" not in host.state["foreign"]:
+                await anyio.sleep(0.1)
+        note = host.state["foreign"]["entryChanged"]
+        assert "the new one applies when it is started again" in note, note
+        assert host.state["phase"] == "ready" and host.server_pid == pid
+        assert host.listed_twice == ["tool 'plain_tool'"]  # still the server it started as
+        write("twice")  # edited back: nothing to apply
+        with anyio.fail_after(10):
+            while "entryChanged" in host.state["foreign"]:
+                await anyio.sleep(0.1)
         tg.cancel_scope.cancel()

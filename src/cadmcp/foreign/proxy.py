@@ -68,6 +68,11 @@ START_MARGIN = 10.0
 server's spawn, a runtime such as npx or uv fetching it) before its endpoint says `starting`."""
 CONFIG_POLL = 1.0
 """Seconds between looks at the host configuration file while the server waits to start again."""
+ENTRY_CHANGED = (
+    "its entry in the host configuration changed since the server started; the running server keeps "
+    "the entry it started with, and the new one applies when it is started again (launch_host with "
+    "restartHostInstanceId, or when it goes down)"
+)
 MAX_REASON_CHARS = 600
 MAX_LISTED_TWICE = 10
 """Names listed twice that the host state names (the count says how many more)."""
@@ -295,6 +300,8 @@ class ForeignHost:
         self.server_pid: int | None = None
         self.listed_twice: list[str] = []
         """Names the server's catalog lists more than once (`tool 'x'`, `resource 'y'`)."""
+        self.entry_changed = False
+        """Whether the server's entry in the host configuration changed since it was started."""
         self.lacking: list[str] = []
         """List methods the server answers Method not found though it declares their capability."""
         self.first_attempt = anyio.Event()
@@ -327,6 +334,7 @@ class ForeignHost:
                 "restarts": self.restarts,
                 **({"listedTwice": self._listed_twice_note()} if self.listed_twice else {}),
                 **({"notListed": self._lacking_note()} if self.lacking else {}),
+                **({"entryChanged": ENTRY_CHANGED} if self.entry_changed else {}),
             },
             **more,
         )
@@ -404,6 +412,16 @@ class ForeignHost:
     def _reload(self) -> None:
         """Start again with the server's entry as the configuration has it now (a fixed command, a
         new URL or header), or as before when it is gone or cannot be read."""
+        fresh = self._fresh_entry()
+        if fresh is not None and fresh.server != self.config:
+            log.info(
+                "%s: its entry in the host configuration changed; started with the new one", self.app.name
+            )
+            self.app, self.config = fresh, fresh.server
+
+    def _fresh_entry(self) -> Application | None:
+        """The server's entry as the configuration has it now; None (said in the log) when it is
+        gone, wrong or cannot be read."""
         try:
             fresh = find(self.app.name)
         except ConfigError as exc:
@@ -412,20 +430,37 @@ class ForeignHost:
                 self.app.name,
                 exc,
             )
-            return
+            return None
         if fresh is not None and fresh.problem is not None:
             log.warning("%s: its entry is wrong now (%s); it stays as it was", self.app.name, fresh.problem)
-            return
+            return None
         if fresh is None or fresh.server is None:
             log.warning(
                 "%s: no longer a server in the host configuration; its entry stays as it was", self.app.name
             )
-            return
-        if fresh.server != self.config:
-            log.info(
-                "%s: its entry in the host configuration changed; started with the new one", self.app.name
-            )
-            self.app, self.config = fresh, fresh.server
+            return None
+        return fresh
+
+    async def _watch_entry(self) -> None:
+        """While the server is up, say in its state when its entry in the host configuration
+        changes. The running server is not restarted for it (its calls in flight, and what it
+        holds, such as open documents, would go): the new entry applies at its next start."""
+        seen = _file_signature(self._config_file)
+        self._look_at_entry(seen)
+        while True:
+            await anyio.sleep(CONFIG_POLL)
+            if (signature := _file_signature(self._config_file)) != seen:
+                seen = signature
+                self._look_at_entry(signature)
+
+    def _look_at_entry(self, signature: tuple[int, int] | None) -> None:
+        fresh = self._fresh_entry() if signature is not None else None
+        changed = fresh is not None and fresh.server != self.config
+        if changed != self.entry_changed and self.state.get("phase") == "ready":
+            self.entry_changed = changed
+            if changed:
+                log.info("%s: %s", self.app.name, ENTRY_CHANGED)
+            self._server_state("ready")
 
     def _server_ended(self) -> None:
         """The server's stdout ended: say it is down now, while the session and its transport wind
@@ -517,11 +552,13 @@ class ForeignHost:
                 channel.bind(session.envelope)
             self.session, self.channel = session, channel
             self.down_reason = self.retry_at = self._ending = None
+            self.entry_changed = False  # it runs the entry it was started with
             self._server_state("ready")
             log.info("%s connected: %d tools", self.app.name, len(self.tools))
             self.first_attempt.set()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_liveness, session)
+                tg.start_soon(self._watch_entry)
                 if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
                     with contextlib.suppress(MCPError):  # a server with nothing to listen to
                         async with listen(
