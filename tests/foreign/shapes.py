@@ -20,7 +20,8 @@ before each answer (as structured loggers do); `garbled` answers a call with byt
 `sloppy` answers any method it does not know with an empty result; `notemplates` declares resources
 and prompts but has only `resources/list` (Method not found for the rest, as the reference
 mcp-server-sqlite answers `resources/templates/list`); `listfails` declares resources and answers
-`resources/list` with the generic server error; `crashing` ends, saying why on stderr, when called.
+`resources/list` with the generic server error; `crashing` ends, saying why on stderr, when called;
+`logging` sends 150 log messages (MCP's `notifications/message`) before a call's answer.
 
 Every shape logs each request it handles to stderr, and one it does not know as an MCP 1.x Python
 server does (`Failed to validate request: ...`), as it does for the proxy's `server/discover`.
@@ -80,6 +81,7 @@ def catalog(shape: str) -> list[Any]:
         "notemplates",
         "listfails",
         "crashing",
+        "logging",
     ):
         return [
             {
@@ -131,6 +133,7 @@ def main() -> None:
             if shape == "sluggish":
                 time.sleep(SLUGGISH_SECONDS)
             listing = {"resources": {}, "prompts": {}} if shape in ("notemplates", "listfails") else {}
+            listing = {"logging": {}} if shape == "logging" else listing
             result: Any = {
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"tools": {}, **listing},
@@ -181,6 +184,12 @@ def main() -> None:
                 "content": [{"type": "text", "text": "3"}],
                 "_meta": {"io.cadmcp/checkpoint": stamp, "vendor/trace": "t-1"},
             }
+        elif method == "tools/call" and shape == "logging":  # logs through MCP, 150 times
+            for n in range(150):
+                note = {"level": "warning" if n == 0 else "info", "logger": "shop", "data": f"note {n}"}
+                print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": note}))
+            sys.stdout.flush()
+            result = {"content": [{"type": "text", "text": "3"}]}
         elif method == "tools/call":
             result = {"content": [{"type": "text", "text": "3"}]}
         elif method == "ping" or shape == "sloppy":  # (sloppy: whatever the method)

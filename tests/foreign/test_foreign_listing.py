@@ -88,3 +88,25 @@ async def test_an_edited_entry_of_a_running_server_is_said_to_apply_at_its_next_
             while "entryChanged" in host.state["foreign"]:
                 await anyio.sleep(0.1)
         tg.cancel_scope.cancel()
+
+
+async def test_what_a_server_logs_through_mcp_is_kept_in_the_proxys_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A FastMCP server's ctx.info and ctx.warning reached nobody; they are in the proxy's log now
+    (the call log), a hundred per ten seconds at most, the rest counted."""
+    from cadmcp.foreign import serverlog
+
+    host = _host("logging")
+    caplog.set_level("INFO", logger="cadmcp.foreign")
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(60):
+            await host.start(tg)
+            assert host.session is not None
+            await host.session.raw_request("tools/call", {"name": "plain_tool", "arguments": {}})
+            while sum("Shaped (shop) logged" in r.getMessage() for r in caplog.records) < serverlog.MAX_LINES:
+                await anyio.sleep(0.05)
+        tg.cancel_scope.cancel()
+    lines = [r for r in caplog.records if "Shaped (shop) logged" in r.getMessage()]
+    assert lines[0].getMessage() == "Shaped (shop) logged warning: note 0" and lines[0].levelname == "WARNING"
+    assert len(lines) == serverlog.MAX_LINES  # the other 50 are counted, not written

@@ -47,6 +47,7 @@ from cadmcp.foreign import link
 from cadmcp.foreign.fastlane import FastLane, NotSent, ServerChannel, ServerGone
 from cadmcp.foreign.rounds import RELATED_TASK, Call, Progress, Rounds
 from cadmcp.foreign.secrets import SecretError
+from cadmcp.foreign.serverlog import ServerLog
 from cadmcp.wire.catalogbounds import MAX_HOST_RESOURCES, MAX_HOST_TEMPLATES, MAX_HOST_TOOLS, catalog_problem
 from cadmcp.wire.closure import connection_closed
 from cadmcp.wire.jsonwire import dumps
@@ -522,7 +523,11 @@ class ForeignHost:
     async def _serve_session(self, read: Any, write: Any, channel: ServerChannel | None) -> None:
         changes = ListChanges()
         async with ForeignSession(
-            read, write, elicitation_callback=self.rounds.elicit, message_handler=changes.on_message
+            read,
+            write,
+            elicitation_callback=self.rounds.elicit,
+            message_handler=changes.on_message,
+            logging_callback=ServerLog(self.app.name),
         ) as session:
             steps = ["answering its first request (server/discover or initialize)"]
             try:
