@@ -106,7 +106,8 @@ def test_a_host_run_in_a_terminal_says_which_files_did_not_open_and_why(
     half = tmp_path / "half.dwg"  # read once the host serves (a converter's work), and refused
     half.write_bytes(dwg.read_bytes()[: dwg.stat().st_size // 2])
     text = _in_a_terminal(half, cut)
-    assert f"cadmcp host dxf: {half} was not opened: 'half.dwg' is a DWG file (R2000" in text, text
+    said = f"cadmcp host dxf: {half} was not opened: 'half.dwg' is a DWG drawing (R2000, AC1015) cut short"
+    assert said in text, text
     assert "cadmcp host dxf: cut.dxf: 'cut.dxf' looks cut short" in text, text
     assert "ready with cut.dxf" in text and "Ctrl-C stops it" in text, text
 
