@@ -700,3 +700,32 @@ async def test_a_call_reverted_without_save_is_saved_by_a_second_revert_with_it(
         refused = await anyio.to_thread.run_sync(_policy, "revert", call_id, "--save")
         assert refused.returncode == 1 and "changed since" in refused.stderr, refused.stderr
         assert "LATER" not in drawing.read_text()
+
+
+async def test_revert_since_passes_over_a_call_the_person_undid_before_another_was_made(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """C1, C2, the person's Undo of C2, then C3: "revert since C1" said C1's steps "fell off" a
+    history that keeps 64, and its advice went in circles ("revert since C2", then "someone changed
+    it between C2 and C3"). The steps on the stack are C3's and C1's: both are undone, C2 is named
+    as undone by hand."""
+    host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        step = await find_target(agent, "navigate_history", "DXF")
+        before = await _code(agent, dxf, COUNT_DXF)
+        await _code(agent, dxf, "# one\nmsp.add_circle((0, 0), 5)")
+        await _code(agent, dxf, "# two\nmsp.add_circle((0, 0), 7)")
+        back = {"id": step["id"], "arguments": {"direction": "back"}}
+        assert not (await call(agent, "invoke_dynamic", back)).is_error  # the person's Undo of "two"
+        await _code(agent, dxf, "# three\nmsp.add_line((0, 0), (1, 1))")
+        c1, c2, c3 = [
+            c["callId"] for c in (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        ][-3:]
+        done = await _own(agent, "revert_calls", {"callId": c1, "since": True})
+        assert not done.is_error, done.structured_content
+        (went,) = done.structured_content["undone"]
+        assert went["steps"] == 2 and went["undoneByHand"] == [c2], went
+        assert done.structured_content["reverted"] == [c1, c2, c3]
+        assert await _code(agent, dxf, COUNT_DXF) == before

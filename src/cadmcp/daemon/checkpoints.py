@@ -431,7 +431,7 @@ class Checkpoints:
             if now_at != group[0].document:
                 went["savedAs"] = now_at
             if len(standing) < len(group):
-                by_hand = [c.call_id for c in group[len(standing) :]]
+                by_hand = [c.call_id for c in group if c not in standing]
                 went["undoneByHand"] = by_hand
                 went["note"] = f"The steps of {', '.join(by_hand)} were undone by hand already."
             held = (answer.get("structuredContent") or {}).get("savedFileHolds")
@@ -481,6 +481,32 @@ async def _save_reverted(directory: HostDirectory, checkpoint: Checkpoint) -> di
         return _refused(f"{checkpoint.where}: {went['saveError']}", host=checkpoint.where)
     went["note"] = f"{checkpoint.call_id} was reverted already; {went['note']}"
     return {"ok": True, "reverted": [], "savedOnly": True, "undone": [went]}
+
+
+def _standing(calls: list[Checkpoint]) -> list[Checkpoint] | None:
+    """Of `calls` (one document's, oldest first; the last one's steps on top of its undo stack) the
+    ones whose steps are still on the stack, oldest first: going down from the top, the next is the
+    call whose stack after it is the stack before the one above; a call undone by hand (the person's
+    Undo, then another call) is passed over. None when the stack under them holds steps of no call
+    of `calls` (someone's own change between two of them)."""
+    chain = [calls[-1]]
+    below = calls[-1].undo[calls[-1].added :]
+    for checkpoint in reversed(calls[:-1]):
+        if _same_stack(checkpoint.undo, below):
+            chain.append(checkpoint)
+            below = checkpoint.undo[checkpoint.added :]
+    first = calls[0]
+    return chain[::-1] if _same_stack(below, first.undo[first.added :]) else None
+
+
+def _same_stack(one: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """Whether two undo stacks (step digests, latest first) are the same, as far as both are known:
+    stacks that long may be clipped to their latest `MAX_UNDO_NAMES` names (and less the steps of a
+    call taken off the top), so they are compared on what both hold."""
+    if len(one) == len(other):
+        return one == other
+    n = min(len(one), len(other))
+    return max(len(one), len(other)) >= MAX_UNDO_NAMES // 2 and one[:n] == other[:n]
 
 
 def _fell_off(standing: list[Checkpoint], kept: int) -> str:
@@ -607,9 +633,12 @@ async def _check(
     kept = now.get("undoCount")  # how many steps the history holds (`undo` names the latest only)
     for n in range(len(group), 0, -1):  # the latest call whose steps are on top (later ones undone)
         if digests == group[n - 1].undo and (ids is None or group[n - 1].ids in (None, ids)):
-            if isinstance(kept, int) and not isinstance(kept, bool) and (short := _fell_off(group[:n], kept)):
+            # the calls below it whose steps are there too (one undone by hand is not, nor counted);
+            # steps of no call among them under it: the pairwise check names who changed it between
+            standing = _standing(group[:n]) or group[:n]
+            if isinstance(kept, int) and not isinstance(kept, bool) and (short := _fell_off(standing, kept)):
                 return f"{last.where}: {document} {short}", None, document, []
-            return None, link, at, group[:n]
+            return None, link, at, standing
     if len(first.undo) < MAX_UNDO_NAMES and digests == first.undo[first.added :]:
         return None, None, at, []  # exactly as before the first call: undone by hand
     if digests == last.undo:
