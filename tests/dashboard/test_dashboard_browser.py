@@ -242,6 +242,28 @@ async def test_revert_from_the_history_list_undoes_that_call_on_its_host(rig: Ri
         await until(lambda: "(reverted)" in css(browser, f'tr[data-checkpoint="{call_id}"]')[0].text)
 
 
+async def test_revert_since_asks_naming_every_document_it_would_undo(rig: Rig, browser: Any) -> None:
+    """The agent changed the drawing, then the part; "Revert since" on the drawing's call asked
+    about the drawing only ("... in poly4.dxf? Its steps are undone there") and undid the part too."""
+    if rig.freecad_pid is None:
+        pytest.skip(freecad_missing() or "no FreeCAD host")
+    async with rig.agent() as agent:
+        await wait_for_hosts(agent, rig.hosts, timeout=90)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        fc = await find_target(agent, "execute_python_code", "FreeCAD")
+        assert not (await code(agent, dxf, "msp.add_circle((7, 7), 1)")).is_error
+        call_id = await last_call_id(agent)
+        assert not (await code(agent, fc, ADD_BLOCK)).is_error
+        row = f'tr[data-checkpoint="{call_id}"] button'
+        buttons = await until(lambda: [b for b in css(browser, row) if b.text == "Revert since"])
+        press(browser, buttons[0])
+        asked = await until(lambda: _alert(browser))
+        text = asked.text
+        asked.dismiss()  # nothing is reverted
+        assert f"Revert {call_id} and every later call through the same agent, 2 call(s)," in text, text
+        assert "in each of 2 documents:" in text and "plan.dxf" in text and "bracket.FCStd" in text, text
+
+
 def _alert(browser: Any) -> Any:
     """The page's open confirmation dialog, or None."""
     from selenium.common.exceptions import NoAlertPresentException

@@ -335,9 +335,17 @@ function renderCheckpoints(items) {
 }
 
 async function revert(callId, since) {
-  const c = (state.checkpoints || []).find((item) => item.callId === callId) || {};
-  const what = since ? `${callId} and every later call through the same agent` : `${callId} (${c.step || c.target || "its change"})`;
-  if (!window.confirm(`Revert ${what} in ${c.document || "its document"}? Its steps are undone there.`)) return;
+  const list = state.checkpoints || [];
+  const at = list.findIndex((item) => item.callId === callId);
+  const c = list[at] || {};
+  const agent = callId.split("-")[0];  // the daemon the call went through: a since takes its later calls
+  const calls = since ? list.slice(Math.max(at, 0)).filter((x) => !x.reverted && x.callId.split("-")[0] === agent) : [c];
+  const places = [...new Set(calls.map((x) => `${x.document || "its document"} (${x.host || "its host"})`))];
+  const what = since
+    ? `${callId} and every later call through the same agent, ${calls.length} call(s),`
+    : `${callId} (${c.step || c.target || "its change"})`;
+  const where = places.length > 1 ? `in each of ${places.length} documents: ${places.join("; ")}` : `in ${places[0]}`;
+  if (!window.confirm(`Revert ${what} ${where}? Its steps are undone there.`)) return;
   const answer = await post("/revert", { callId, since });
   $("history-message").textContent = answer.ok
     ? `Reverted ${answer.reverted.join(", ")}: ${answer.undone.map((u) => `${u.document} back ${u.steps} step(s)${u.note ? ` (${u.note})` : ""}`).join("; ")}`
