@@ -33,8 +33,7 @@ DEFINITION: dict[str, Any] = {
             "version": {"type": "string", "description": "Host version, when several are configured."},
             "filePath": {
                 "type": "string",
-                "description": "A drawing or model to open: an absolute path (a relative one is taken from "
-                "the folder the AI client started cadmcp in; the answer says the absolute path).",
+                "description": "A drawing or model to open (absolute, or relative to where cadmcp started).",
             },
             "timeoutSeconds": {
                 "type": "number",
