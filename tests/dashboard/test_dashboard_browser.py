@@ -409,3 +409,29 @@ async def test_a_calls_pictures_show_inline_in_the_timeline_and_whole_in_the_cal
     )
     assert whole and '"length"' in browser.find_element("id", "call-dialog-body").text  # the log's line too
     press(browser, browser.find_element("id", "call-dialog-close"))
+
+
+HIDE = """
+Object.defineProperty(document, 'hidden', {value: arguments[0], configurable: true});
+document.dispatchEvent(new Event('visibilitychange'));
+"""
+
+
+async def test_a_hidden_page_lets_go_of_its_live_stream_and_catches_up_when_shown(
+    rig: Rig, browser: Any
+) -> None:
+    """Each open page held one of the six connections a browser opens to one address: with six
+    tabs, a seventh never loaded and Approve waited in the browser, doing nothing for the person."""
+    await until(lambda: browser.find_element("id", "live").text == "live", timeout=60)
+    browser.execute_script(HIDE, True)
+    await until(lambda: "paused" in browser.find_element("id", "live").text, timeout=20)
+    async with rig.agent() as agent:
+        await wait_for_hosts(agent, rig.hosts, timeout=90)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        assert not (await code(agent, dxf, "msp.add_circle((3, 3), 1)")).is_error
+        call_id = await last_call_id(agent)
+    await anyio.sleep(2)
+    assert not [r for r in css(browser, "#call-rows tr") if call_id in r.text]  # not live while hidden
+    browser.execute_script(HIDE, False)
+    await until(lambda: browser.find_element("id", "live").text == "live", timeout=20)
+    await until(lambda: [r for r in css(browser, "#call-rows tr") if call_id in r.text], timeout=20)

@@ -390,8 +390,27 @@ function offline(on) {
   }
 }
 
+// A hidden page lets go of its live stream a while after it is hidden, and takes it up again when
+// shown: a browser opens at most six connections to one address, each open page's stream holds one,
+// so with six pages a seventh one, or an Approve clicked, would wait for one to free.
+const HIDDEN_GRACE_MS = 5000;
+let stream = null;
+let hiddenTimer = null;
+
+document.addEventListener("visibilitychange", () => {
+  clearTimeout(hiddenTimer);
+  if (document.hidden) {
+    hiddenTimer = setTimeout(() => {
+      if (stream) { stream.close(); stream = null; $("live").textContent = "paused while this page is hidden"; }
+    }, HIDDEN_GRACE_MS);
+  } else if (!stream) {
+    connect();
+  }
+});
+
 function connect() {
   const events = new EventSource(`${API}/events`);
+  stream = events;
   events.addEventListener("hello", () => { $("live").textContent = "live"; offline(false); reload(); });
   events.addEventListener("resync", reload);
   events.addEventListener("call", (e) => addCall(JSON.parse(e.data)));
@@ -408,7 +427,7 @@ function connect() {
       // not retried by the browser: try again now and then until a daemon serves the page.
       $("live").textContent = GONE;
       offline(true);
-      if (events.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
+      if (events.readyState === EventSource.CLOSED && stream === events) setTimeout(connect, RETRY_MS);
       return;
     }
     if (answer && (answer.status === 401 || answer.status === 403)) {  // the daemon restarted, or the login ended
