@@ -317,6 +317,12 @@ async def test_a_queued_change_runs_when_approved_and_leaves_the_model_as_it_was
             assert results[0].is_error == (verdict == "Reject"), results[0]
             assert await ifc_walls(unaskable) == walls + added
             await until(lambda: not css(browser, "#approval-list > li"))
+            # the page says what became of it: after Approve it said nothing, even when it failed
+            said = await until(lambda: browser.find_element("id", "approval-message").text)
+            if verdict == "Approve":
+                await until(lambda: "it ran: " in browser.find_element("id", "approval-message").text)
+            else:
+                assert said.startswith("Rejected execute_python_code on IFC") and "did not run" in said, said
 
         # a change no picture shows: said beside the pictures (it was said to the agent only)
         rename = "model.by_type('IfcWall')[0].Description = 'checked'"

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from cadmcp.daemon.policy.gate import Gate
 
 DOOR_TIMEOUT = 2.0
+OUTCOME_WAIT = 20.0
+"""Seconds an Approve waits for the call's outcome to say it on the page (a longer run: in Calls)."""
 HISTORY_TIMEOUT = 60.0
 ANSWERED_BY = "dashboard"
 
@@ -42,7 +44,8 @@ class Steering:
             if door == mine:
                 continue
             with contextlib.suppress(OSError, TimeoutError, ValueError):
-                answers.append(await control.ask(door, request, timeout=DOOR_TIMEOUT))
+                waits = request.get("wait") if isinstance(request.get("wait"), int | float) else 0
+                answers.append(await control.ask(door, request, timeout=DOOR_TIMEOUT + waits))
         return [a for a in answers if a.get("ok") or (late and a.get("late"))]
 
     async def approvals(self) -> list[dict[str, Any]]:
@@ -68,6 +71,8 @@ class Steering:
         if answer not in ("accept", "decline"):
             return {"ok": False, "error": "Answer accept or decline."}
         request = {"op": "answer", "approvalId": approval_id, "answer": answer, "by": ANSWERED_BY}
+        if answer == "accept":  # the daemon that asked says how the call went, as to the CLI
+            request["wait"] = OUTCOME_WAIT
         answers = await self._everyone(request, late=True)
         return (
             next((a for a in answers if a.get("ok")), None)

@@ -303,9 +303,15 @@ function renderApprovals(items) {
     const pictures = (a.pictures || []).map((data, i) => el("figure", {},
       el("img", { src: `data:image/png;base64,${data}`, alt: i === 0 ? "Before the change" : "After the change (previewed)" }),
       el("figcaption", { text: i === 0 ? "before" : "after" })));
+    const what = `${call.capability || "the call"} on ${call.hostApp || "its host"}${call.document ? ` (${call.document})` : ""}`;
     const answer = async (verdict) => {
+      $("approval-message").textContent = verdict === "accept" ? `Approved ${what}: it runs now…` : "";
       const done = await post("/approvals/answer", { approvalId: a.approvalId, answer: verdict });
-      if (!done.ok) alert(done.error);
+      if (!done.ok) { $("approval-message").textContent = ""; alert(done.error); return; }
+      $("approval-message").textContent = verdict === "decline" ? `Rejected ${what}: it did not run.`
+        : done.outcome ? `Approved ${what}: it ${done.outcome}`
+        : "outcome" in done ? `Approved ${what}: still running; its outcome shows in Calls when it ends.`
+        : `Approved ${what}: it runs on its machine, its answer going to the agent that asked.`;
     };
     return el("li", { class: "approval", "data-approval": a.approvalId },
       el("h3", {}, `${call.capability || "a call"} on ${call.hostApp || ""} ${call.version || ""}`, call.document ? ` (${call.document})` : ""),
