@@ -441,3 +441,27 @@ async def test_a_hidden_page_lets_go_of_its_live_stream_and_catches_up_when_show
     browser.execute_script(HIDE, False)
     await until(lambda: browser.find_element("id", "live").text == "live", timeout=20)
     await until(lambda: [r for r in css(browser, "#call-rows tr") if call_id in r.text], timeout=20)
+
+
+async def test_call_times_are_in_the_browsers_time_zone_as_the_other_times_are(
+    rig: Rig, browser: Any
+) -> None:
+    """With the browser in New York, Calls showed the log's time (the machine's zone) while History
+    and pictures showed local times: a call and its change did not match."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    browser.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "America/New_York"})
+    try:
+        async with rig.agent() as agent:
+            await wait_for_hosts(agent, rig.hosts, timeout=90)
+            dxf = await find_target(agent, "execute_python_code", "DXF")
+            assert not (await code(agent, dxf, "msp.add_circle((4, 4), 1)")).is_error
+            call_id = await last_call_id(agent)
+        rows = await until(lambda: [r for r in css(browser, "#call-rows tr") if call_id in r.text], 30)
+        logged = rows[0].find_element("css selector", "td").get_attribute("title")
+        shown = rows[0].find_element("css selector", "td").text
+        there = datetime.fromisoformat(logged).astimezone(ZoneInfo("America/New_York"))
+        assert shown.startswith(there.strftime("%H:%M:%S")), (shown, logged)
+    finally:
+        browser.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": ""})

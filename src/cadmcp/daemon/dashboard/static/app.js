@@ -232,13 +232,21 @@ function callShown(call) {
   return true;
 }
 
+// A log line's time (ISO, the machine's offset) in this browser's time zone, as every other time on
+// the page is: a call and the change it made show the same clock.
+function clock(iso) {
+  const when = new Date(iso || "");
+  if (Number.isNaN(when.getTime())) return (iso || "").slice(11, 23);
+  return `${when.toLocaleTimeString([], { hour12: false })}.${String(when.getMilliseconds()).padStart(3, "0")}`;
+}
+
 function callRow(call) {
   const who = `${call.client || (call.source === "host" ? "host" : "daemon")} ${call.pid}${call.machine ? " via " + call.machine : ""}`;
   const what = call.hostTarget ? `${call.target} → ${call.hostTarget}` : call.target || call.method;
   const images = callImages(call, "thumb");
   const row = el("tr", { class: "call", tabindex: "0", "data-call": call.id, onclick: () => showCall(call.id),
     onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); showCall(call.id); } } },
-    el("td", { text: (call.time || "").slice(11, 23) }),
+    el("td", { text: clock(call.time), title: call.time || "" }),
     el("td", { text: who }),
     el("td", {}, what, call.document ? ` (${call.document})` : "", ...images),
     el("td", { text: call.host || "" }),
