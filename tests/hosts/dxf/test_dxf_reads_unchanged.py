@@ -108,3 +108,27 @@ def test_the_hosts_warm_up_view_adds_nothing_to_the_drawing(tmp_path: Path) -> N
     before = sorted(s.dxf.name for s in doc.styles)
     passes = list(draw_ahead(doc, ViewCache(), step=0.001))
     assert sorted(s.dxf.name for s in doc.styles) == before, len(passes)
+
+
+async def test_a_preview_without_its_after_picture_says_so_beside_the_picture_it_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An IFC preview of deleting a wall with openings came with the before-picture alone: nothing in
+    the answer, on the dashboard's card or in the approval queue said the after-picture was missing,
+    or why. Any failure there is said now."""
+    from cadmcp.hosts.dxf.adapter import DxfAdapter
+
+    def broken(self: object) -> None:
+        raise RuntimeError("the shape worker ended")
+
+    monkeypatch.setattr(DxfAdapter, "forget_views", broken)
+    path = tmp_path / "leader.dxf"
+    drawing_with_a_proxy_graphic(path)
+    async with Client(create_server([str(path)], exec_timeout=10).server) as client:
+        line = {"code": "msp.add_line((0, 0), (1, 1))", "dryRun": True}
+        preview = await client.call_tool("execute_python_code", line)
+    said = text_of(preview)
+    assert "[NO PICTURE] The after-picture could not be rendered (RuntimeError: the shape worker ended)" in (
+        said
+    )
+    assert [c.type for c in preview.content].count("image") == 1

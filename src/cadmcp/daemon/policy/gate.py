@@ -316,7 +316,11 @@ class Gate:
         answer, by, approval_id = "timeout", "", None
         if answerer is None:
             if asked.get("pictures"):  # only the queue's entry carries them (a prompt is text)
-                asked["message"] += "\n  before- and after-pictures are in this entry"
+                asked["message"] += (
+                    "\n  before- and after-pictures are in this entry"
+                    if len(asked["pictures"]) > 1
+                    else "\n  one picture is in this entry (the other could not be made: see below)"
+                )
                 for note in (preview or {}).get("notes") or []:  # what they cannot show, beside them
                     asked["message"] += f"\n  the pictures: {note}"
             how, (answer, by, approval_id) = "approval queue", await self.queue.ask(asked, timeout, reports)

@@ -204,10 +204,15 @@ def _picture(adapter: DocumentAdapter, notes: list[str], when: str) -> bytes | N
     try:
         shot = adapter.screenshot(PICTURE_WIDTH, None, {})
     except Exception as exc:  # a picture that cannot be made is said, the preview still stands
-        notes.append(f"The {when}-picture could not be rendered ({type(exc).__name__}).")
+        notes.append(f"The {when}-picture could not be rendered ({_why(exc)}).")
         return None
     notes.extend(note for note in shot.notes if note not in notes)
     return shot.png
+
+
+def _why(exc: BaseException) -> str:
+    said = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
 
 def _forget_views(adapter: DocumentAdapter) -> None:
@@ -251,8 +256,12 @@ def _preview(
         after = dict(source.inventory(before))
         found["difference"] = Difference.between(before, after)
         found["after"] = revision(after)
-        _forget_views(adapter)  # cached meshes must not outlive the rolled-back change
-        found["png"] = _picture(adapter, notes, "after")
+        try:
+            _forget_views(adapter)  # cached meshes must not outlive the rolled-back change
+        except Exception as exc:  # no picture of the change can be trusted: said, the preview stands
+            notes.append(f"The after-picture could not be rendered ({_why(exc)}).")
+        else:
+            found["png"] = _picture(adapter, notes, "after")
         raise _Previewed
 
     def rollback(_token: object) -> str:
@@ -300,6 +309,9 @@ def _preview(
         )
         notes.append(same)
         text += f"\n[SAME PICTURES] {same}"
+    missing = [n for n in notes if "-picture could not be rendered" in n]
+    if missing:  # said beside the pictures there are, not only in the structured notes
+        text += "\n[NO PICTURE] " + " ".join(missing)
     printed = result.text() if (result.output or result.has_value) else ""
     content: list[Any] = [types.TextContent(type="text", text=text + (f"\n\n{printed}" if printed else ""))]
     for label, png in (("before", before_png), ("after", found.get("png"))):
