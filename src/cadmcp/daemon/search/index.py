@@ -102,16 +102,14 @@ class _Segment:
         "base",
         "docs",
         "domain",
-        "head_terms",
         "host_key",
         "kind_counts",
         "name_keys",
-        "name_terms",
         "names",
         "order",
         "postings",
         "term_counts",
-        "verb_terms",
+        "terms",
     )
 
     def __init__(
@@ -129,17 +127,13 @@ class _Segment:
         self.app = self.docs[0].host_app.casefold() if self.docs else ""
         self.order = _order_key(self.docs[0])[:3] if self.docs else ("", "", host_key)
         self.kind_counts: dict[str, int] = {}
-        self.name_terms: list[frozenset[str]] = []  # per doc, for the second-stage re-rank
-        self.head_terms: list[frozenset[str]] = []  # per doc: name, title and keyword terms
-        self.verb_terms: list[frozenset[str]] = []  # per doc: name terms, first of title and keywords
+        self.terms: list[_Terms] = []  # per doc: its name, head and verb terms (`Entry`)
         postings: dict[str, tuple[list[int], list[float]]] = {}
         keys: list[tuple[str, str, int]] = []
         for i, doc in enumerate(self.docs):
             self.kind_counts[doc.kind] = self.kind_counts.get(doc.kind, 0) + 1
-            weights, name_keys, name_terms, head_terms, verb_terms = analysis.of(doc)
-            self.name_terms.append(name_terms)
-            self.head_terms.append(head_terms)
-            self.verb_terms.append(verb_terms)
+            weights, name_keys, terms = analysis.of(doc)
+            self.terms.append(terms)
             gid = base + i
             for t, x in weights:
                 pair = postings.get(t)
@@ -155,9 +149,8 @@ class _Segment:
         self.names = sorted({d.name for d in self.docs})
 
 
-_Analysed = tuple[
-    tuple[tuple[str, float], ...], tuple[str, ...], frozenset[str], frozenset[str], frozenset[str]
-]
+_Terms = tuple[frozenset[str], frozenset[str], frozenset[str]]
+_Analysed = tuple[tuple[tuple[str, float], ...], tuple[str, ...], _Terms]
 
 
 class _Analysis:
@@ -197,7 +190,7 @@ class _Analysis:
         head_terms = name_terms | frozenset(self.analyzer.terms(f"{fields[1]} {fields[4]}"))
         openings = (self.analyzer.terms(text)[:1] for text in (doc.title or "", *doc.keywords))
         verb_terms = name_terms | frozenset(t for opening in openings for t in opening)
-        result = (weights, tuple(sorted(keys)), name_terms, head_terms, verb_terms)
+        result = (weights, tuple(sorted(keys)), (name_terms, head_terms, verb_terms))
         if len(self._cache) >= self._size:
             self._cache.clear()
         self._cache[content] = result
@@ -299,14 +292,12 @@ class SearchIndex:
             self._kind_counts[k] += c
         for i, doc in enumerate(segment.docs):
             gid = segment.base + i
-            self.entries[gid] = Entry(
-                doc, _order_key(doc), segment.name_terms[i], segment.head_terms[i], segment.verb_terms[i]
-            )
+            self.entries[gid] = Entry(doc, _order_key(doc), *segment.terms[i])
             if doc.fallback:
                 self.fallbacks[gid] = doc.fallback
             if doc.read_only or doc.kind != "tool":  # resources and templates only read
                 self.read_only.add(gid)
-            for t in segment.head_terms[i]:
+            for t in segment.terms[i][1]:
                 self.heads.setdefault(t, set()).add(gid)
         self._name_keys.update(segment.name_keys)
         self._lexicon = None
@@ -332,7 +323,7 @@ class SearchIndex:
             del self.entries[gid]
             self.fallbacks.pop(gid, None)
             self.read_only.discard(gid)
-            for t in segment.head_terms[i]:
+            for t in segment.terms[i][1]:
                 heads = self.heads[t]
                 heads.discard(gid)
                 if not heads:
