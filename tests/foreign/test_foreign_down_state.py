@@ -10,16 +10,20 @@ from cadmcp.daemon.hosts import HostDirectory
 from cadmcp.daemon.search import SearchIndex
 from cadmcp.daemon.searching import search
 
+TIME_HOST = HostKey("m1", 4242)
 
-def _entry(state: dict[str, object]) -> HostEntry:
+
+def _entry(
+    state: dict[str, object], key: HostKey = TIME_HOST, app: str = "Time", tools: list | None = None
+) -> HostEntry:
     return HostEntry.build(
-        HostKey("m1", 4242),
-        host_app="Time",
+        key,
+        host_app=app,
         version="1",
-        endpoint="/run/x.sock",
+        endpoint=f"/run/{app.lower()}.sock",
         protocol_version="2025-11-25",
-        server_name="Time",
-        tools=[],
+        server_name=app,
+        tools=tools or [],
         resources=[],
         templates=[],
         state=state,
@@ -44,30 +48,9 @@ def _directory(tmp_path: Path) -> HostDirectory:
     """A DXF host serving a tool, and a foreign server (mcp-server-sqlite's shape) that is down."""
     directory = HostDirectory(SearchIndex(), directory=tmp_path)
     tool = {"name": "list_documents", "description": "List the open drawings.", "inputSchema": {}}
-    dxf = HostEntry.build(
-        HostKey(directory.machine_id, 101),
-        host_app="DXF",
-        version="1",
-        endpoint="/run/dxf.sock",
-        protocol_version="2025-11-25",
-        server_name="DXF",
-        tools=[tool],
-        resources=[],
-        templates=[],
-        state={"phase": "ready"},
-    )
-    down = HostEntry.build(
-        HostKey(directory.machine_id, 102),
-        host_app="Sqlite",
-        version="1",
-        endpoint="/run/sqlite.sock",
-        protocol_version="2025-11-25",
-        server_name="Sqlite",
-        tools=[],
-        resources=[],
-        templates=[],
-        state={"phase": "down", "error": "the server's process ended (exit code 1)", "retryAt": 1e12},
-    )
+    dxf = _entry({"phase": "ready"}, HostKey(directory.machine_id, 101), "DXF", [tool])
+    stopped = {"phase": "down", "error": "the server's process ended (exit code 1)", "retryAt": 1e12}
+    down = _entry(stopped, HostKey(directory.machine_id, 102), "Sqlite")
     for entry, tools in ((dxf, [tool]), (down, [])):
         directory.install(entry, object(), tools, [], [])  # type: ignore[arg-type]
     return directory
