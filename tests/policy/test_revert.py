@@ -729,3 +729,24 @@ async def test_revert_since_passes_over_a_call_the_person_undid_before_another_w
         assert went["steps"] == 2 and went["undoneByHand"] == [c2], went
         assert done.structured_content["reverted"] == [c1, c2, c3]
         assert await _code(agent, dxf, COUNT_DXF) == before
+
+
+async def test_a_reverted_call_stays_reverted_when_the_agent_runs_the_same_code_again(
+    hosts: Any, daemon_client: Any, tmp_path: Path
+) -> None:
+    """The agent's call was reverted, then it ran the same code again: the new step has the old
+    one's name, so the reverted call was taken for redone and listed as not reverted, with its
+    Revert buttons back, while the drawing held the change once."""
+    host_on_copy(hosts, tmp_path, "floorplan.dxf", "dxf")
+    async with daemon_client() as agent:
+        await wait_for_hosts(agent, 1)
+        dxf = await find_target(agent, "execute_python_code", "DXF")
+        same = "# mark\nmsp.add_circle((0, 0), 5)"
+        await _code(agent, dxf, same)
+        first = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"][-1]["callId"]
+        assert not (await _own(agent, "revert_calls", {"callId": first})).is_error
+        await _code(agent, dxf, same)
+        listed = (await _own(agent, "list_checkpoints", {})).structured_content["checkpoints"]
+        by_id = {c["callId"]: c for c in listed}
+        assert by_id[first]["reverted"] is True, by_id[first]
+        assert [c["reverted"] for c in listed[-1:]] == [False]

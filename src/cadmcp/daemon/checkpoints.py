@@ -580,7 +580,8 @@ async def _redone(directory: HostDirectory, items: list[Checkpoint], reverted: s
                 continue
             names = [str(u) for u in found[1].get("undo") or []]
             now = tuple(step_digest(u) for u in names[:MAX_UNDO_NAMES])
-            back.update(c.call_id for c in group if _on_stack(now, c))
+            ids = _numbers(found[1].get("undoIds"))
+            back.update(c.call_id for c in group if _on_stack(now, c) and _numbered_alike(ids, c))
     return back
 
 
@@ -589,6 +590,15 @@ def _on_stack(now: tuple[str, ...], checkpoint: Checkpoint) -> bool:
     the whole stack after the call, not a part of it, so steps of the same name shifted down by a
     revert are not taken for the call's own."""
     after = checkpoint.undo
+    return len(now) >= len(after) and now[len(now) - len(after) :] == after
+
+
+def _numbered_alike(now: tuple[int | None, ...] | None, checkpoint: Checkpoint) -> bool:
+    """Whether the undo stack's step numbers `now` end as the call left them, where both are known:
+    the same code run again makes steps of the same names, which are other steps."""
+    after = checkpoint.ids
+    if now is None or after is None:
+        return True
     return len(now) >= len(after) and now[len(now) - len(after) :] == after
 
 
