@@ -1,6 +1,6 @@
 """What a foreign server logs through MCP (`notifications/message`: FastMCP's ``ctx.info``,
 ``ctx.warning``), kept in the proxy's log: the call log, where `cadmcp logs` and the dashboard
-read it. A server that logs in a loop is held to a rate, and the lines left out are counted."""
+read it. A server that logs in a loop is held to a rate, and one line says the rest are left out."""
 
 from __future__ import annotations
 
@@ -37,19 +37,17 @@ class ServerLog:
         self._clock = clock
         self._window = clock()
         self._kept = 0
-        self._dropped = 0
 
     async def __call__(self, params: Any) -> None:
         now = self._clock()
         if now - self._window >= WINDOW_S:
-            if self._dropped:
-                said = "%s logged %d more message(s) in %g s, left out"
-                log.warning(said, self.name, self._dropped, WINDOW_S)
-            self._window, self._kept, self._dropped = now, 0, 0
-        if self._kept >= MAX_LINES:
-            self._dropped += 1
-            return
+            self._window, self._kept = now, 0
         self._kept += 1
+        if self._kept > MAX_LINES:
+            if self._kept == MAX_LINES + 1:  # said at once: a flood that stops would never say it later
+                said = "%s logs more than %d messages in %g s; the rest of them are left out"
+                log.warning(said, self.name, MAX_LINES, WINDOW_S)
+            return
         level = str(getattr(params, "level", "info"))
         logger = getattr(params, "logger", None)
         data = clip(getattr(params, "data", None), MAX_CHARS)
